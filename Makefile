@@ -1,0 +1,29 @@
+# srfabric: `make demo` runs the main job, `make test` runs every test. Both bootstrap first.
+VENV := .venv
+PY := $(VENV)/bin/python
+
+.PHONY: bootstrap demo test unit integration lint typecheck clean
+
+bootstrap:
+	bash scripts/bootstrap.sh
+
+demo: bootstrap
+	$(VENV)/bin/srfabric demo
+
+test: bootstrap lint typecheck
+	$(PY) -m pytest -q -p no:cacheprovider
+
+unit: bootstrap
+	$(PY) -m pytest -q -p no:cacheprovider -m "not integration"
+
+integration: bootstrap
+	$(PY) -m pytest -q -p no:cacheprovider -m integration
+
+lint: bootstrap
+	$(VENV)/bin/ruff check srfabric tests
+
+typecheck: bootstrap
+	$(VENV)/bin/mypy
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Install everything srfabric needs on Debian, as root. Safe to run again: each step checks first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(
+  openvswitch-switch mininet iperf3 d-itg ethtool iputils-ping iproute2 tcpdump
+  clang llvm libbpf-dev bpftool python3-venv python3-scapy make gcc
+)
+VENV=.venv
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "bootstrap: installing ${missing[*]}"
+  apt-get update -q
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+fi
+
+# Debian's mininet module lives in /usr/bin/python3's site-packages, so the venv sees system packages.
+if [ ! -x "$VENV/bin/python" ]; then
+  /usr/bin/python3 -m venv --system-site-packages "$VENV"
+fi
+stamp="$VENV/.installed"
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ constraints.txt -nt "$stamp" ]; then
+  "$VENV/bin/pip" install -q --upgrade pip
+  "$VENV/bin/pip" install -q -c constraints.txt -e ".[dev]"
+  touch "$stamp"
+fi
+
+# Open vSwitch runs in userspace here (no kernel module); start it when it is not running.
+if ! ovs-vsctl --timeout=5 show >/dev/null 2>&1; then
+  /usr/share/openvswitch/scripts/ovs-ctl start --system-id=random
+fi

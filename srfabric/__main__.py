@@ -1,0 +1,5 @@
+import sys
+
+from srfabric.cli import main
+
+sys.exit(main())

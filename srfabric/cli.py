@@ -1,0 +1,41 @@
+"""The ``srfabric`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from srfabric.codecs import CODEC_NAMES
+from srfabric.errors import SrfabricError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="srfabric", description="Source-routed service chains on SDN fabrics.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    demo = commands.add_parser("demo", help="three service chains on an emulated k=4 fat-tree, with a report")
+    demo.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    demo.add_argument("--codec", choices=CODEC_NAMES, default="mac-nibble")
+    demo.add_argument("--k", type=int, default=4, help="fat-tree arity (even)")
+    demo.add_argument("--duration", type=float, default=4.0, help="seconds of traffic per chain")
+    demo.add_argument("--rate", default="2M", help="iperf3 UDP rate per chain")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "demo":
+            from srfabric.demo import run_demo
+
+            return run_demo(args)
+    except SrfabricError as error:
+        print(f"srfabric: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("srfabric: interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+"""Service chains and their flow classifiers (the networking-sfc model, reduced to what routing needs)."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+
+from srfabric.errors import ModelError
+
+PROTOCOLS = {"icmp": 1, "tcp": 6, "udp": 17}
+
+
+@dataclass(frozen=True)
+class FlowClassifier:
+    """Which packets enter a chain: ethertype, protocol, prefixes and port ranges.
+
+    Field names follow networking-sfc's flow classifier. Ranges are inclusive.
+
+    Examples
+    --------
+    >>> FlowClassifier(protocol="udp", destination_port_range=(5001, 5001)).validate()
+    >>> FlowClassifier(destination_port_range=(1, 2)).validate()
+    Traceback (most recent call last):
+    srfabric.errors.ModelError: destination_port_range: a port range needs protocol tcp or udp
+    """
+
+    ethertype: str = "IPv4"
+    protocol: str | None = None
+    source_ip_prefix: str | None = None
+    destination_ip_prefix: str | None = None
+    source_port_range: tuple[int, int] | None = None
+    destination_port_range: tuple[int, int] | None = None
+
+    def validate(self) -> None:
+        if self.ethertype != "IPv4":
+            raise ModelError("ethertype", f"{self.ethertype!r} is not supported (IPv4 only)")
+        if self.protocol is not None and self.protocol not in PROTOCOLS:
+            raise ModelError("protocol", f"{self.protocol!r} is not one of {', '.join(PROTOCOLS)}")
+        for name in ("source_ip_prefix", "destination_ip_prefix"):
+            prefix = getattr(self, name)
+            if prefix is None:
+                continue
+            try:
+                ipaddress.IPv4Network(prefix, strict=False)
+            except ValueError:
+                raise ModelError(name, f"{prefix!r} is not an IPv4 prefix") from None
+        for name in ("source_port_range", "destination_port_range"):
+            span = getattr(self, name)
+            if span is None:
+                continue
+            if self.protocol not in ("tcp", "udp"):
+                raise ModelError(name, "a port range needs protocol tcp or udp")
+            low, high = span
+            if not 0 <= low <= high <= 65535:
+                raise ModelError(name, f"{low}..{high} is not a range within 0..65535")
+
+    @property
+    def key(self) -> str:
+        """A short label such as ``udp:5001`` for reports."""
+        proto = self.protocol or "ip"
+        if self.destination_port_range:
+            low, high = self.destination_port_range
+            return f"{proto}:{low}" if low == high else f"{proto}:{low}-{high}"
+        return proto
+
+
+@dataclass(frozen=True)
+class Chain:
+    """An ordered list of service functions that traffic from ``source`` to ``destination`` crosses."""
+
+    name: str
+    classifier: FlowClassifier
+    functions: tuple[str, ...]
+    source: str
+    destination: str
+    chain_id: int = 0
+
+    def validate(self, known_hosts: set[str], known_functions: set[str]) -> None:
+        self.classifier.validate()
+        if self.source not in known_hosts:
+            raise ModelError("source", f"host {self.source!r} is unknown")
+        if self.destination not in known_hosts:
+            raise ModelError("destination", f"host {self.destination!r} is unknown")
+        for index, name in enumerate(self.functions):
+            if name not in known_functions:
+                raise ModelError(f"functions[{index}]", f"service function {name!r} is unknown")
+        if not 0 <= self.chain_id < 1 << 24:
+            raise ModelError("chain_id", f"{self.chain_id} is outside 0..{(1 << 24) - 1}")

@@ -1,0 +1,141 @@
+"""The controller's view of the network: switches, directed links, hosts, service functions.
+
+Everything here is plain data. Discovery (LLDP, ARP) fills a ``Fabric``;
+routing and rule compilation read it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+from typing import Literal
+
+import networkx as nx
+
+from srfabric.errors import ModelError
+
+Endpoint = tuple[int, int]
+"""A switch port: (datapath id, port number)."""
+
+Role = Literal["edge", "aggregation", "core", "switch"]
+PortRole = Literal["fabric", "function", "host"]
+
+
+@dataclass(frozen=True)
+class Switch:
+    """A switch; ``sre`` says whether it may (re-)encapsulate (edges by default)."""
+
+    dpid: int
+    name: str
+    role: Role = "edge"
+    sre: bool | None = None
+
+    @property
+    def can_encapsulate(self) -> bool:
+        return self.role == "edge" if self.sre is None else self.sre
+
+
+@dataclass(frozen=True)
+class Host:
+    """An end host attached to one switch port."""
+
+    name: str
+    mac: int
+    ip: str
+    dpid: int
+    port: int
+
+
+@dataclass(frozen=True)
+class ServiceFunction:
+    """A service function: traffic enters through ``ingress`` and comes back at ``egress``."""
+
+    name: str
+    ingress: Endpoint
+    egress: Endpoint
+
+
+@dataclass
+class Fabric:
+    """A network as the controller knows it.
+
+    Examples
+    --------
+    >>> f = Fabric()
+    >>> f.add_switch(Switch(1, "s1")); f.add_switch(Switch(2, "s2"))
+    >>> f.add_link((1, 3), (2, 1))
+    >>> f.port_role(1, 3), f.port_role(1, 4)
+    ('fabric', 'host')
+    """
+
+    switches: dict[int, Switch] = field(default_factory=dict)
+    links: dict[Endpoint, Endpoint] = field(default_factory=dict)
+    hosts: dict[str, Host] = field(default_factory=dict)
+    functions: dict[str, ServiceFunction] = field(default_factory=dict)
+    _graph: nx.DiGraph | None = field(default=None, repr=False, compare=False)
+
+    def add_switch(self, switch: Switch) -> None:
+        self.switches[switch.dpid] = switch
+
+    def add_link(self, a: Endpoint, b: Endpoint) -> None:
+        """Add a full-duplex link between two switch ports."""
+        for end in (a, b):
+            if end[0] not in self.switches:
+                raise ModelError("link", f"switch {end[0]:#x} is unknown")
+        self.links[a] = b
+        self.links[b] = a
+        self._graph = None
+
+    def remove_link(self, a: Endpoint) -> None:
+        b = self.links.pop(a, None)
+        if b is not None:
+            self.links.pop(b, None)
+        self._graph = None
+
+    def add_host(self, host: Host) -> None:
+        if host.dpid not in self.switches:
+            raise ModelError("host.switch", f"switch {host.dpid:#x} of host {host.name} is unknown")
+        try:
+            ipaddress.IPv4Address(host.ip)
+        except ValueError:
+            raise ModelError("host.ip", f"{host.ip!r} is not an IPv4 address") from None
+        self.hosts[host.name] = host
+
+    def add_function(self, function: ServiceFunction) -> None:
+        for which, end in (("ingress", function.ingress), ("egress", function.egress)):
+            if end[0] not in self.switches:
+                raise ModelError(f"{function.name}.{which}", f"switch {end[0]:#x} is unknown")
+            if end in self.links:
+                raise ModelError(f"{function.name}.{which}", f"port {end[1]} of {end[0]:#x} is a fabric link")
+        self.functions[function.name] = function
+
+    def host_by_ip(self, ip: str) -> Host | None:
+        for host in self.hosts.values():
+            if host.ip == ip:
+                return host
+        return None
+
+    def function_ports(self) -> dict[Endpoint, ServiceFunction]:
+        ports = {}
+        for function in self.functions.values():
+            ports[function.ingress] = function
+            ports[function.egress] = function
+        return ports
+
+    def port_role(self, dpid: int, port: int) -> PortRole:
+        """Fabric ports carry source-routed frames; host ports are untrusted."""
+        if (dpid, port) in self.links:
+            return "fabric"
+        if (dpid, port) in self.function_ports():
+            return "function"
+        return "host"
+
+    def graph(self) -> nx.DiGraph:
+        """Directed switch graph; each edge holds the egress ``port``."""
+        if self._graph is None:
+            graph = nx.DiGraph()
+            graph.add_nodes_from(sorted(self.switches))
+            for (a, a_port), (b, _b_port) in sorted(self.links.items()):
+                graph.add_edge(a, b, port=a_port)
+            self._graph = graph
+        return self._graph

@@ -1,0 +1,178 @@
+"""Topologies as data, with every port number fixed before anything runs.
+
+A ``TopoSpec`` says which switches, hosts and service functions exist and
+which port of which switch each link uses. The Mininet testbed builds it; unit
+tests turn it straight into the ``Fabric`` the controller would discover.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from srfabric.errors import ModelError
+from srfabric.model.fabric import Fabric, Host, Role, ServiceFunction, Switch
+
+
+@dataclass(frozen=True)
+class SwitchSpec:
+    name: str
+    dpid: int
+    role: Role
+
+
+@dataclass(frozen=True)
+class HostSpec:
+    name: str
+    ip: str
+    mac: int
+    switch: str
+    port: int
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    """A service function node with interface 0 (ingress) and interface 1 (egress)."""
+
+    name: str
+    switch: str
+    ingress_port: int
+    egress_port: int
+
+
+@dataclass(frozen=True)
+class LinkSpec:
+    a: str
+    a_port: int
+    b: str
+    b_port: int
+
+
+@dataclass
+class TopoSpec:
+    """Build a topology step by step; ports are numbered from 1 per switch unless given.
+
+    Examples
+    --------
+    >>> t = TopoSpec()
+    >>> t.add_switch("s1"); t.add_switch("s2")
+    >>> t.add_link("s1", "s2")
+    >>> t.add_host("h1", "s1").port
+    2
+    """
+
+    switches: dict[str, SwitchSpec] = field(default_factory=dict)
+    hosts: dict[str, HostSpec] = field(default_factory=dict)
+    functions: dict[str, FunctionSpec] = field(default_factory=dict)
+    links: list[LinkSpec] = field(default_factory=list)
+    _used: dict[str, set[int]] = field(default_factory=dict)
+
+    def add_switch(self, name: str, role: Role = "edge", dpid: int | None = None) -> None:
+        if name in self.switches:
+            raise ModelError("switch", f"{name!r} exists already")
+        dpid = dpid if dpid is not None else len(self.switches) + 1
+        self.switches[name] = SwitchSpec(name, dpid, role)
+        self._used[name] = set()
+
+    def _port(self, switch: str, port: int | None) -> int:
+        if switch not in self.switches:
+            raise ModelError("switch", f"{switch!r} is unknown")
+        used = self._used[switch]
+        if port is None:
+            port = 1
+            while port in used:
+                port += 1
+        if port in used:
+            raise ModelError("port", f"port {port} of {switch} is taken")
+        used.add(port)
+        return port
+
+    def add_link(self, a: str, b: str, a_port: int | None = None, b_port: int | None = None) -> None:
+        self.links.append(LinkSpec(a, self._port(a, a_port), b, self._port(b, b_port)))
+
+    def add_host(self, name: str, switch: str, port: int | None = None) -> HostSpec:
+        number = len(self.hosts) + 1
+        host = HostSpec(name, f"10.0.0.{number}", number, switch, self._port(switch, port))
+        self.hosts[name] = host
+        return host
+
+    def add_function(self, name: str, switch: str) -> FunctionSpec:
+        function = FunctionSpec(name, switch, self._port(switch, None), self._port(switch, None))
+        self.functions[name] = function
+        return function
+
+    def dpid(self, switch: str) -> int:
+        return self.switches[switch].dpid
+
+    def to_fabric(self) -> Fabric:
+        """The fabric a controller has once discovery is complete."""
+        fabric = Fabric()
+        for spec in self.switches.values():
+            fabric.add_switch(Switch(spec.dpid, spec.name, spec.role))
+        for link in self.links:
+            fabric.add_link((self.dpid(link.a), link.a_port), (self.dpid(link.b), link.b_port))
+        for host in self.hosts.values():
+            fabric.add_host(Host(host.name, host.mac, host.ip, self.dpid(host.switch), host.port))
+        for fn in self.functions.values():
+            dpid = self.dpid(fn.switch)
+            fabric.add_function(ServiceFunction(fn.name, (dpid, fn.ingress_port), (dpid, fn.egress_port)))
+        return fabric
+
+
+def tsn_fig1() -> TopoSpec:
+    """The five-switch, four-host network of the TSN paper's Fig. 1.
+
+    Ports are those the paper names: TSN-1 reaches TSN-2 through port 3, TSN-2
+    reaches TSN-5 through port 2 and TSN-5 reaches host 3 through port 4.
+    """
+    topo = TopoSpec()
+    for index in range(1, 6):
+        topo.add_switch(f"s{index}", "edge")
+    topo.add_host("h1", "s1", 1)
+    topo.add_host("h2", "s1", 2)
+    topo.add_link("s1", "s2", 3, 1)
+    topo.add_link("s1", "s3", 4, 1)
+    topo.add_link("s2", "s5", 2, 1)
+    topo.add_link("s3", "s4", 2, 1)
+    topo.add_link("s4", "s5", 2, 2)
+    topo.add_host("h3", "s5", 4)
+    topo.add_host("h4", "s4", 3)
+    return topo
+
+
+def fat_tree(k: int) -> TopoSpec:
+    """A k-ary fat-tree (Al-Fares et al.): (k/2)^2 cores, k pods of k/2 aggregation and k/2 edge
+    switches, k/2 hosts per edge.
+
+    Edge ports 1..k/2 go up to the pod's aggregation switches, k/2+1..k down to
+    hosts; aggregation ports 1..k/2 go down, k/2+1..k up; core port p leads to pod p.
+
+    >>> t = fat_tree(4)
+    >>> len(t.switches), len(t.hosts), len(t.links)
+    (20, 16, 32)
+    """
+    if k < 2 or k % 2:
+        raise ModelError("k", f"a fat-tree needs an even k >= 2, got {k}")
+    half = k // 2
+    topo = TopoSpec()
+    for index in range(half * half):
+        topo.add_switch(f"c{index + 1}", "core", dpid=0x300 + index + 1)
+    for pod in range(k):
+        for index in range(half):
+            topo.add_switch(f"a{pod * half + index + 1}", "aggregation", dpid=0x200 + pod * half + index + 1)
+            topo.add_switch(f"e{pod * half + index + 1}", "edge", dpid=0x100 + pod * half + index + 1)
+    for pod in range(k):
+        for e in range(half):
+            edge = f"e{pod * half + e + 1}"
+            for a in range(half):
+                topo.add_link(edge, f"a{pod * half + a + 1}", a + 1, e + 1)
+    for pod in range(k):
+        for a in range(half):
+            agg = f"a{pod * half + a + 1}"
+            for c in range(half):
+                topo.add_link(agg, f"c{a * half + c + 1}", half + c + 1, pod + 1)
+    for pod in range(k):
+        for e in range(half):
+            edge = f"e{pod * half + e + 1}"
+            for h in range(half):
+                topo.add_host(f"h{len(topo.hosts) + 1}", edge, half + h + 1)
+    return topo

@@ -1,0 +1,90 @@
+"""Paths through the fabric as (switch, egress port) hops.
+
+A route starts at the port where the packet enters the fabric and ends at the
+switch that delivers it to its destination host. After every hop the packet
+arrives somewhere: over a link at the peer port, or, when the hop leads into a
+service function, back from that function's egress port.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import networkx as nx
+
+from srfabric.errors import RoutingError
+from srfabric.model.chain import Chain
+from srfabric.model.fabric import Endpoint, Fabric
+
+
+@dataclass(frozen=True)
+class Hop:
+    """Leave switch ``dpid`` through ``port``; the packet then arrives at ``arrival``."""
+
+    dpid: int
+    port: int
+    arrival: Endpoint
+
+
+@dataclass(frozen=True)
+class Route:
+    """Hops from ``entry`` (where the packet enters) until the delivering switch.
+
+    ``delivery`` is the destination host's port; the last hop arrives at its switch.
+    """
+
+    entry: Endpoint
+    hops: tuple[Hop, ...]
+    delivery: Endpoint
+
+    def ports(self) -> list[int]:
+        return [hop.port for hop in self.hops]
+
+
+def _switch_path(fabric: Fabric, src: int, dst: int, what: str) -> list[Hop]:
+    if src == dst:
+        return []
+    try:
+        nodes = nx.shortest_path(fabric.graph(), src, dst)
+    except (nx.NetworkXNoPath, nx.NodeNotFound):
+        raise RoutingError(what, f"no path from switch {src:#x} to switch {dst:#x}") from None
+    hops = []
+    for a, b in itertools.pairwise(nodes):
+        port = fabric.graph().edges[a, b]["port"]
+        hops.append(Hop(a, port, fabric.links[(a, port)]))
+    return hops
+
+
+def chain_route(fabric: Fabric, chain: Chain) -> Route:
+    """The shortest route from the chain's source through each function in order to its destination.
+
+    Examples
+    --------
+    >>> from srfabric.model.topo import tsn_fig1
+    >>> from srfabric.model import Chain, FlowClassifier
+    >>> fabric = tsn_fig1().to_fabric()
+    >>> route = chain_route(fabric, Chain("c", FlowClassifier(), (), "h1", "h3"))
+    >>> route.ports()
+    [3, 2]
+    """
+    source = fabric.hosts[chain.source]
+    destination = fabric.hosts[chain.destination]
+    hops: list[Hop] = []
+    position: Endpoint = (source.dpid, source.port)
+    for index, name in enumerate(chain.functions):
+        function = fabric.functions.get(name)
+        if function is None:
+            raise RoutingError(f"functions[{index}]", f"service function {name!r} is unknown")
+        hops += _switch_path(fabric, position[0], function.ingress[0], f"functions[{index}]")
+        hops.append(Hop(function.ingress[0], function.ingress[1], function.egress))
+        position = function.egress
+    hops += _switch_path(fabric, position[0], destination.dpid, "destination")
+    return Route((source.dpid, source.port), tuple(hops), (destination.dpid, destination.port))
+
+
+def host_route(fabric: Fabric, entry: Endpoint, destination: str) -> Route:
+    """The shortest route from a switch port to a host (default, non-chain traffic)."""
+    host = fabric.hosts[destination]
+    hops = _switch_path(fabric, entry[0], host.dpid, "destination")
+    return Route(entry, tuple(hops), (host.dpid, host.port))

@@ -1,0 +1,151 @@
+"""How each header codec looks as flow entries: write, read, strip and spot a header.
+
+``NibbleRules`` is the TSN paper's scheme (Fig. 4 and 6): the ingress sets the
+source MAC; a transit switch matches the hop-count nibble, loads the count
+minus one into it and outputs to the port held in nibble ``count - 1``.
+``MplsRules`` is the SFC paper's header: VLAN + MPLS pushed, the destination
+MAC overwritten, the MPLS TTL matched as the pointer and decremented.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from srfabric.codecs.mac_nibble import COUNT_SHIFT, MAX_HOPS, MacNibbleCodec
+from srfabric.codecs.mac_vlan_mpls import SLOT_BITS, MacVlanMplsCodec, slot_location
+from srfabric.rules.entries import (
+    Action,
+    LoadBits,
+    Match,
+    MoveBits,
+    Output,
+    OutputBits,
+    PopMpls,
+    PopVlan,
+    PushMpls,
+    PushVlan,
+    SetField,
+    SetMplsTtl,
+    match,
+)
+from srfabric.rules.pipeline import IPV4_ETHERTYPE, MPLS_ETHERTYPE
+
+NIBBLE_MASK = 0xF << COUNT_SHIFT
+VLAN_PRESENT = 0x1000
+
+
+class CodecRules(Protocol):
+    name: str
+    capacity: int
+    max_port: int
+    rewrites_source_mac: bool
+
+    def encapsulate(self, encoded: tuple[int, ...], first_port: int) -> tuple[Action, ...]: ...
+
+    def decode_steps(self) -> list[tuple[Match, tuple[Action, ...]]]: ...
+
+    def exhausted(self) -> tuple[Match, tuple[Action, ...]]: ...
+
+    def forged(self) -> list[Match]: ...
+
+
+class NibbleRules:
+    name = "mac-nibble"
+    capacity = MAX_HOPS
+    max_port = 15
+    rewrites_source_mac = True
+
+    def __init__(self) -> None:
+        self.codec = MacNibbleCodec()
+
+    def encapsulate(self, encoded: tuple[int, ...], first_port: int) -> tuple[Action, ...]:
+        header = self.codec.encode(encoded)
+        return SetField("eth_src", header.eth_src), Output(first_port)
+
+    def decode_steps(self) -> list[tuple[Match, tuple[Action, ...]]]:
+        steps: list[tuple[Match, tuple[Action, ...]]] = []
+        for count in range(1, MAX_HOPS + 1):
+            steps.append(
+                (
+                    match(eth_src=(count << COUNT_SHIFT, NIBBLE_MASK)),
+                    (LoadBits("eth_src", COUNT_SHIFT, 4, count - 1), OutputBits("eth_src", 4 * (count - 1), 4)),
+                )
+            )
+        return steps
+
+    def exhausted(self) -> tuple[Match, tuple[Action, ...]]:
+        return match(eth_src=(0, NIBBLE_MASK)), ()
+
+    def forged(self) -> list[Match]:
+        # A hop count of 1..15 in the top nibble: four masked entries cover every non-zero value.
+        return [
+            match(eth_src=(0x8 << COUNT_SHIFT, 0x8 << COUNT_SHIFT)),
+            match(eth_src=(0x4 << COUNT_SHIFT, 0xC << COUNT_SHIFT)),
+            match(eth_src=(0x2 << COUNT_SHIFT, 0xE << COUNT_SHIFT)),
+            match(eth_src=(0x1 << COUNT_SHIFT, 0xF << COUNT_SHIFT)),
+        ]
+
+
+class MplsRules:
+    name = "mac-vlan-mpls"
+    capacity = MacVlanMplsCodec.capacity
+    max_port = 255
+    rewrites_source_mac = False
+
+    def __init__(self) -> None:
+        self.codec = MacVlanMplsCodec()
+
+    def encapsulate(self, encoded: tuple[int, ...], first_port: int) -> tuple[Action, ...]:
+        header = self.codec.encode(encoded)
+        (label,) = header.labels  # pathlets never exceed the one-label capacity
+        return (
+            PushVlan(0x8100),
+            SetField("vlan_vid", header.vlan_vid | VLAN_PRESENT),
+            PushMpls(MPLS_ETHERTYPE),
+            SetField("mpls_label", label),
+            SetMplsTtl(header.ttl),
+            SetField("eth_dst", header.eth_dst),
+            Output(first_port),
+        )
+
+    def _output_slot(self, slot: int) -> tuple[Action, ...]:
+        pieces = slot_location(slot)
+        names = {"eth_dst": "eth_dst", "vlan_vid": "vlan_tci", "mpls_label": "mpls_label"}
+        if len(pieces) == 1:
+            field, ofs, width = pieces[0]
+            return (OutputBits(names[field], ofs, width),)
+        # The slot straddles two fields: gather its bits in a register first.
+        actions: list[Action] = []
+        high = SLOT_BITS
+        for field, ofs, width in pieces:
+            high -= width
+            actions.append(MoveBits(names[field], ofs, "reg0", high, width))
+        actions.append(OutputBits("reg0", 0, SLOT_BITS))
+        return tuple(actions)
+
+    def decode_steps(self) -> list[tuple[Match, tuple[Action, ...]]]:
+        steps: list[tuple[Match, tuple[Action, ...]]] = []
+        for ttl in range(1, self.capacity + 1):
+            steps.append(
+                (
+                    match(eth_type=MPLS_ETHERTYPE, mpls_ttl=ttl),
+                    (SetMplsTtl(ttl - 1), *self._output_slot(ttl)),
+                )
+            )
+        return steps
+
+    def exhausted(self) -> tuple[Match, tuple[Action, ...]]:
+        return match(eth_type=MPLS_ETHERTYPE, mpls_ttl=0), (PopMpls(IPV4_ETHERTYPE), PopVlan())
+
+    def forged(self) -> list[Match]:
+        return [match(eth_type=MPLS_ETHERTYPE), match(vlan_vid=(VLAN_PRESENT, VLAN_PRESENT))]
+
+
+def rules_for(codec: str) -> CodecRules:
+    from srfabric.errors import SrfabricError
+
+    if codec == "mac-nibble":
+        return NibbleRules()
+    if codec == "mac-vlan-mpls":
+        return MplsRules()
+    raise SrfabricError("codec", f"unknown codec {codec!r}; choose mac-nibble or mac-vlan-mpls")

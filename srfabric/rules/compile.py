@@ -1,0 +1,209 @@
+"""Compile the fabric and its chains into the flow entries each switch should hold.
+
+Pure: the same inputs always give the same entries, so the controller can
+diff what a switch has against what it should have.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable, Sequence
+
+from srfabric.errors import ModelError, RoutingError
+from srfabric.model.chain import Chain
+from srfabric.model.fabric import Fabric
+from srfabric.routing.pathlets import Pathlet, split_pathlets
+from srfabric.routing.paths import Route, chain_route, host_route
+from srfabric.rules.classify import classifier_matches
+from srfabric.rules.codec_rules import CodecRules, rules_for
+from srfabric.rules.entries import (
+    Action,
+    FlowEntry,
+    Kind,
+    Match,
+    Output,
+    SetField,
+    ToController,
+    cookie,
+    match,
+)
+from srfabric.rules.pipeline import (
+    ARP_ETHERTYPE,
+    DECODE,
+    DELIVER,
+    HOST_IN,
+    IPV4_ETHERTYPE,
+    LLDP_ETHERTYPE,
+    PORT_IN,
+    PRIO_ARP,
+    PRIO_CHAIN,
+    PRIO_CONTROL,
+    PRIO_DECODE,
+    PRIO_EXHAUSTED,
+    PRIO_MISS,
+    PRIO_PORT,
+    PRIO_ROUTE,
+    PRIO_SECURITY,
+    TERMINATE,
+)
+
+
+def _ip(text: str) -> int:
+    return int(ipaddress.IPv4Address(text))
+
+
+class _Tables:
+    """Collects entries per switch and refuses two different entries with one key."""
+
+    def __init__(self, dpids: Iterable[int]) -> None:
+        self.entries: dict[int, dict[tuple[int, int, Match], FlowEntry]] = {d: {} for d in dpids}
+
+    def add(self, dpid: int, entry: FlowEntry, what: str) -> None:
+        table = self.entries[dpid]
+        old = table.get(entry.key)
+        if old is not None and old != entry:
+            raise ModelError(what, f"conflicts with an existing entry on switch {dpid:#x} (cookie {old.cookie:#x})")
+        table[entry.key] = entry
+
+
+def switch_base_entries(fabric: Fabric, dpid: int, rules: CodecRules, sre: bool) -> list[FlowEntry]:
+    """Chain-independent entries: port roles, control, security, decode, restore, delivery."""
+    entries = [
+        FlowEntry(
+            PORT_IN, PRIO_CONTROL, match(eth_type=LLDP_ETHERTYPE), (ToController(),), cookie=cookie(Kind.CONTROL)
+        ),
+        FlowEntry(PORT_IN, PRIO_MISS, (), goto=HOST_IN, cookie=cookie(Kind.PORT)),
+        FlowEntry(HOST_IN, PRIO_ARP, match(eth_type=ARP_ETHERTYPE), (ToController(),), cookie=cookie(Kind.CONTROL)),
+        FlowEntry(HOST_IN, PRIO_MISS, (), cookie=cookie(Kind.MISS)),
+        FlowEntry(DECODE, PRIO_MISS, (), cookie=cookie(Kind.MISS)),
+    ]
+    trusted = {port for (d, port) in fabric.links if d == dpid}
+    trusted |= {port for (d, port) in fabric.function_ports() if d == dpid}
+    for port in sorted(trusted):
+        entries.append(FlowEntry(PORT_IN, PRIO_PORT, match(in_port=port), goto=DECODE, cookie=cookie(Kind.PORT)))
+    for index, forged in enumerate(rules.forged()):
+        # Distinct priorities: forged matches may overlap, and a switch must never choose at random.
+        entries.append(FlowEntry(HOST_IN, PRIO_SECURITY - index, forged, cookie=cookie(Kind.SECURITY)))
+    for step_match, actions in rules.decode_steps():
+        entries.append(FlowEntry(DECODE, PRIO_DECODE, step_match, actions, cookie=cookie(Kind.DECODE)))
+    exhausted_match, strip = rules.exhausted()
+    if sre:
+        entries.append(
+            FlowEntry(DECODE, PRIO_EXHAUSTED, exhausted_match, strip, goto=TERMINATE, cookie=cookie(Kind.DECODE))
+        )
+        entries.append(FlowEntry(TERMINATE, PRIO_MISS, (), goto=DELIVER, cookie=cookie(Kind.RESTORE)))
+        entries.append(FlowEntry(DELIVER, PRIO_MISS, (), cookie=cookie(Kind.MISS)))
+        if rules.rewrites_source_mac:
+            for host in fabric.hosts.values():
+                entries.append(
+                    FlowEntry(
+                        TERMINATE,
+                        PRIO_ROUTE,
+                        match(eth_type=IPV4_ETHERTYPE, ipv4_src=_ip(host.ip)),
+                        (SetField("eth_src", host.mac),),
+                        goto=DELIVER,
+                        cookie=cookie(Kind.RESTORE),
+                    )
+                )
+        for host in fabric.hosts.values():
+            if host.dpid == dpid:
+                entries.append(
+                    FlowEntry(
+                        DELIVER,
+                        PRIO_ROUTE,
+                        match(eth_type=IPV4_ETHERTYPE, ipv4_dst=_ip(host.ip)),
+                        (SetField("eth_dst", host.mac), Output(host.port)),
+                        cookie=cookie(Kind.DELIVER),
+                    )
+                )
+    else:
+        entries.append(FlowEntry(DECODE, PRIO_EXHAUSTED, exhausted_match, (), cookie=cookie(Kind.MISS)))
+    return entries
+
+
+def _check_ports(route: Route, rules: CodecRules, what: str) -> None:
+    for index, hop in enumerate(route.hops):
+        if not 1 <= hop.port <= rules.max_port:
+            raise RoutingError(
+                what,
+                f"hop {index} leaves switch {hop.dpid:#x} through port {hop.port}, "
+                f"outside 1..{rules.max_port} that {rules.name} can encode",
+            )
+
+
+def route_entries(
+    route: Route, matches: list[Match], rules: CodecRules, sre: set[int], kind: Kind, owner: int, what: str
+) -> list[tuple[int, FlowEntry]]:
+    """Entries that steer ``matches`` along ``route``: one header per pathlet, at its start.
+
+    The first pathlet is written in HOST_IN (``matches`` carry the ingress
+    port when it matters); later pathlets in TERMINATE at the switch where the
+    previous header ran out, matched on the port the packet arrives on.
+    """
+    _check_ports(route, rules, what)
+    priority = PRIO_CHAIN if kind == Kind.CHAIN else PRIO_ROUTE
+    if not route.hops:
+        return [
+            (route.entry[0], FlowEntry(HOST_IN, priority, m, (Output(route.delivery[1]),), cookie=cookie(kind, owner)))
+            for m in matches
+        ]
+    pathlets: list[Pathlet] = split_pathlets(route, rules.capacity, lambda dpid: dpid in sre)
+    placed = []
+    for index, pathlet in enumerate(pathlets):
+        actions: tuple[Action, ...] = rules.encapsulate(pathlet.encoded, pathlet.first_port)
+        for m in matches:
+            if index == 0:
+                placed.append((pathlet.start[0], FlowEntry(HOST_IN, priority, m, actions, cookie=cookie(kind, owner))))
+            else:
+                fields = {name: (value if mask is None else (value, mask)) for name, value, mask in m}
+                fields["in_port"] = pathlet.start[1]
+                placed.append(
+                    (
+                        pathlet.start[0],
+                        FlowEntry(TERMINATE, priority, match(**fields), actions, cookie=cookie(kind, owner)),
+                    )
+                )
+    return placed
+
+
+def sre_switches(fabric: Fabric) -> set[int]:
+    """Switches that may write headers: SRE-marked ones and every switch with hosts."""
+    with_hosts = {host.dpid for host in fabric.hosts.values()}
+    return {dpid for dpid, sw in fabric.switches.items() if sw.can_encapsulate} | with_hosts
+
+
+def compile_fabric(fabric: Fabric, chains: Sequence[Chain], codec: str) -> dict[int, list[FlowEntry]]:
+    """Every entry every switch should hold, sorted by (table, priority, match).
+
+    Examples
+    --------
+    >>> from srfabric.model.topo import fat_tree
+    >>> tables = compile_fabric(fat_tree(4).to_fabric(), [], "mac-nibble")
+    >>> sum(1 for e in tables[0x301] if e.kind == Kind.DECODE)
+    11
+    """
+    rules = rules_for(codec)
+    sre = sre_switches(fabric)
+    tables = _Tables(fabric.switches)
+    for dpid in fabric.switches:
+        for entry in switch_base_entries(fabric, dpid, rules, dpid in sre):
+            tables.add(dpid, entry, "fabric")
+    ingress = sorted({host.dpid for host in fabric.hosts.values()})
+    for host in sorted(fabric.hosts.values(), key=lambda h: h.name):
+        dst = [match(eth_type=IPV4_ETHERTYPE, ipv4_dst=_ip(host.ip))]
+        for dpid in ingress:
+            route = host_route(fabric, (dpid, 0), host.name)
+            for where, entry in route_entries(route, dst, rules, sre, Kind.ROUTE, 0, f"host {host.name}"):
+                tables.add(where, entry, f"host {host.name}")
+    for chain in chains:
+        chain.validate(set(fabric.hosts), set(fabric.functions))
+        route = chain_route(fabric, chain)
+        matches = classifier_matches(chain.classifier, in_port=route.entry[1])
+        for where, entry in route_entries(
+            route, matches, rules, sre, Kind.CHAIN, chain.chain_id, f"chain {chain.name}"
+        ):
+            tables.add(where, entry, f"chain {chain.name}")
+    return {
+        dpid: sorted(entries.values(), key=lambda e: (e.table, -e.priority, e.match))
+        for dpid, entries in tables.entries.items()
+    }

@@ -1,0 +1,158 @@
+"""Flow entries and actions as immutable, hashable data.
+
+Field names are OpenFlow's OXM names (``eth_src``, ``ipv4_dst``, ...);
+bit-range actions name Open vSwitch fields (``eth_src``, ``vlan_tci``,
+``mpls_label``, ``reg0``). A southbound adapter turns these into wire
+messages for one switch; the fake switch in ``simulate`` executes them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+Match = tuple[tuple[str, int, int | None], ...]
+"""Sorted (field, value, mask) triples; every value is an integer (MACs and IPv4 too)."""
+
+
+def match(**fields: int | tuple[int, int]) -> Match:
+    """Build a canonical match; a ``(value, mask)`` tuple makes a masked field.
+
+    >>> match(in_port=3, eth_src=(0x1 << 44, 0xF << 44))
+    (('eth_src', 17592186044416, 263882790666240), ('in_port', 3, None))
+    """
+    items: list[tuple[str, int, int | None]] = []
+    for name, value in fields.items():
+        if isinstance(value, tuple):
+            items.append((name, value[0], value[1]))
+        else:
+            items.append((name, value, None))
+    return tuple(sorted(items))
+
+
+class Kind(IntEnum):
+    """What an entry is for; stored in the top byte of its cookie."""
+
+    CONTROL = 1  # LLDP and ARP to the controller
+    PORT = 2  # which pipeline a port's frames take
+    SECURITY = 3  # drop forged headers from host ports
+    DECODE = 4  # read the next port from the header
+    CHAIN = 5  # classify and encapsulate a chain's traffic
+    ROUTE = 6  # default routes to hosts
+    RESTORE = 7  # restore the original frame at the egress edge
+    DELIVER = 8  # hand frames to local hosts
+    MISS = 9  # counted drops of everything else
+
+
+def cookie(kind: Kind, owner: int = 0) -> int:
+    return (int(kind) << 56) | (owner & 0xFFFFFFFFFFFF)
+
+
+def kind_of(cookie_value: int) -> Kind | None:
+    try:
+        return Kind(cookie_value >> 56)
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class Output:
+    port: int
+
+
+@dataclass(frozen=True)
+class OutputBits:
+    """Output to the port number held in ``nbits`` bits of ``field`` starting at bit ``ofs``."""
+
+    field: str
+    ofs: int
+    nbits: int
+
+
+@dataclass(frozen=True)
+class LoadBits:
+    field: str
+    ofs: int
+    nbits: int
+    value: int
+
+
+@dataclass(frozen=True)
+class MoveBits:
+    src: str
+    src_ofs: int
+    dst: str
+    dst_ofs: int
+    nbits: int
+
+
+@dataclass(frozen=True)
+class SetField:
+    field: str
+    value: int
+
+
+@dataclass(frozen=True)
+class PushVlan:
+    ethertype: int = 0x8100
+
+
+@dataclass(frozen=True)
+class PopVlan:
+    pass
+
+
+@dataclass(frozen=True)
+class PushMpls:
+    ethertype: int = 0x8847
+
+
+@dataclass(frozen=True)
+class PopMpls:
+    ethertype: int = 0x0800
+
+
+@dataclass(frozen=True)
+class SetMplsTtl:
+    ttl: int
+
+
+@dataclass(frozen=True)
+class ToController:
+    pass
+
+
+Action = (
+    Output
+    | OutputBits
+    | LoadBits
+    | MoveBits
+    | SetField
+    | PushVlan
+    | PopVlan
+    | PushMpls
+    | PopMpls
+    | SetMplsTtl
+    | ToController
+)
+
+
+@dataclass(frozen=True)
+class FlowEntry:
+    """One flow entry. No actions and no ``goto`` means drop (the entry still counts)."""
+
+    table: int
+    priority: int
+    match: Match
+    actions: tuple[Action, ...] = ()
+    goto: int | None = None
+    cookie: int = 0
+
+    @property
+    def kind(self) -> Kind | None:
+        return kind_of(self.cookie)
+
+    @property
+    def key(self) -> tuple[int, int, Match]:
+        """What identifies the entry inside a switch (OpenFlow's strict match)."""
+        return self.table, self.priority, self.match

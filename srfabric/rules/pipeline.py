@@ -1,0 +1,30 @@
+"""The table layout every switch shares.
+
+0 PORT_IN   sort frames by the role of the port they came in on
+1 HOST_IN   frames from hosts: drop forged headers, ARP to the controller,
+            classify chains and default routes, write the header
+2 DECODE    frames from the fabric or a service function: read the next port
+3 TERMINATE header exhausted at an edge: write the next pathlet's header or restore
+4 DELIVER   hand the restored frame to a local host
+"""
+
+PORT_IN = 0
+HOST_IN = 1
+DECODE = 2
+TERMINATE = 3
+DELIVER = 4
+
+LLDP_ETHERTYPE = 0x88CC
+ARP_ETHERTYPE = 0x0806
+IPV4_ETHERTYPE = 0x0800
+MPLS_ETHERTYPE = 0x8847
+
+PRIO_CONTROL = 1000
+PRIO_SECURITY = 1000
+PRIO_ARP = 900
+PRIO_PORT = 500
+PRIO_CHAIN = 200
+PRIO_ROUTE = 100
+PRIO_DECODE = 100
+PRIO_EXHAUSTED = 50
+PRIO_MISS = 0

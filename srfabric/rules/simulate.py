@@ -1,0 +1,234 @@
+"""Execute flow entries on a modelled packet: a fake switch and a fabric walk.
+
+Tests use this to check forwarding behaviour (where a packet goes, which
+functions it crosses, what arrives) instead of comparing flow text. It follows
+Open vSwitch's semantics for the fields srfabric uses: ``eth_type`` is the
+type after VLAN tags, IP fields are hidden under MPLS, and apply-actions run
+in order with every output sending the packet as it is at that point.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+from srfabric.errors import SrfabricError
+from srfabric.model.fabric import Fabric
+from srfabric.rules.entries import (
+    FlowEntry,
+    LoadBits,
+    MoveBits,
+    Output,
+    OutputBits,
+    PopMpls,
+    PopVlan,
+    PushMpls,
+    PushVlan,
+    SetField,
+    SetMplsTtl,
+    ToController,
+)
+from srfabric.rules.pipeline import MPLS_ETHERTYPE
+
+WIDTHS = {"eth_src": 48, "eth_dst": 48, "vlan_tci": 16, "vlan_vid": 13, "mpls_label": 20, "reg0": 32}
+
+
+@dataclass
+class Packet:
+    """The header fields of one frame; ``vlans`` and ``mpls`` list the outermost first."""
+
+    eth_src: int
+    eth_dst: int
+    eth_type: int = 0x0800
+    ipv4_src: int = 0
+    ipv4_dst: int = 0
+    ip_proto: int = 0
+    tp_src: int = 0
+    tp_dst: int = 0
+    vlans: list[int] = field(default_factory=list)
+    mpls: list[list[int]] = field(default_factory=list)
+    regs: dict[str, int] = field(default_factory=dict)
+
+    def read(self, name: str, in_port: int) -> int | None:
+        """A field's value, or None where the packet does not have it."""
+        if name == "in_port":
+            return in_port
+        if name in ("eth_src", "eth_dst"):
+            return int(getattr(self, name))
+        if name == "eth_type":
+            return MPLS_ETHERTYPE if self.mpls else self.eth_type
+        if name in ("vlan_vid", "vlan_tci"):
+            return (self.vlans[0] | 0x1000) if self.vlans else 0
+        if name in ("mpls_label", "mpls_ttl"):
+            if not self.mpls:
+                return None
+            return self.mpls[0][0 if name == "mpls_label" else 1]
+        if name == "reg0":
+            return self.regs.get("reg0", 0)
+        if self.mpls or self.eth_type != 0x0800:
+            return None
+        if name in ("ipv4_src", "ipv4_dst", "ip_proto"):
+            return int(getattr(self, name))
+        protos = {"tcp": 6, "udp": 17}
+        proto, _, which = name.partition("_")
+        if proto in protos and self.ip_proto == protos[proto]:
+            return self.tp_src if which == "src" else self.tp_dst
+        return None
+
+    def write(self, name: str, value: int) -> None:
+        if name in ("eth_src", "eth_dst"):
+            setattr(self, name, value & ((1 << 48) - 1))
+        elif name in ("vlan_vid", "vlan_tci"):
+            if not self.vlans:
+                raise SrfabricError(name, "set on a frame without a VLAN tag")
+            self.vlans[0] = value & 0xFFF
+        elif name == "mpls_label":
+            if not self.mpls:
+                raise SrfabricError(name, "set on a frame without MPLS")
+            self.mpls[0][0] = value & 0xFFFFF
+        elif name == "reg0":
+            self.regs["reg0"] = value
+        else:
+            raise SrfabricError(name, "the fake switch cannot write this field")
+
+
+def _bits(value: int, ofs: int, nbits: int) -> int:
+    return (value >> ofs) & ((1 << nbits) - 1)
+
+
+def entry_matches(entry: FlowEntry, packet: Packet, in_port: int) -> bool:
+    for name, value, mask in entry.match:
+        have = packet.read(name, in_port)
+        if have is None:
+            return False
+        if mask is None:
+            if have != value:
+                return False
+        elif have & mask != value & mask:
+            return False
+    return True
+
+
+@dataclass
+class SwitchResult:
+    outputs: list[tuple[int, Packet]]
+    to_controller: bool
+    hit: list[FlowEntry]
+
+
+class FakeSwitch:
+    """One switch's tables, executed on ``Packet`` objects."""
+
+    def __init__(self, entries: list[FlowEntry]) -> None:
+        self.tables: dict[int, list[FlowEntry]] = {}
+        for entry in entries:
+            self.tables.setdefault(entry.table, []).append(entry)
+
+    def lookup(self, table: int, packet: Packet, in_port: int) -> FlowEntry | None:
+        best: FlowEntry | None = None
+        for entry in self.tables.get(table, []):
+            if entry_matches(entry, packet, in_port):
+                if best is not None and entry.priority == best.priority:
+                    raise SrfabricError("table", f"two entries of priority {entry.priority} match in table {table}")
+                if best is None or entry.priority > best.priority:
+                    best = entry
+        return best
+
+    def process(self, packet: Packet, in_port: int) -> SwitchResult:
+        packet = copy.deepcopy(packet)
+        result = SwitchResult([], False, [])
+        table: int | None = 0
+        while table is not None:
+            entry = self.lookup(table, packet, in_port)
+            if entry is None:
+                break
+            result.hit.append(entry)
+            for action in entry.actions:
+                self._apply(action, packet, in_port, result)
+            table = entry.goto
+        return result
+
+    def _apply(self, action: object, packet: Packet, in_port: int, result: SwitchResult) -> None:
+        if isinstance(action, Output):
+            result.outputs.append((action.port, copy.deepcopy(packet)))
+        elif isinstance(action, OutputBits):
+            value = packet.read(action.field, in_port)
+            assert value is not None, action.field
+            result.outputs.append((_bits(value, action.ofs, action.nbits), copy.deepcopy(packet)))
+        elif isinstance(action, LoadBits):
+            value = packet.read(action.field, in_port) or 0
+            mask = ((1 << action.nbits) - 1) << action.ofs
+            packet.write(action.field, (value & ~mask) | (action.value << action.ofs))
+        elif isinstance(action, MoveBits):
+            src = _bits(packet.read(action.src, in_port) or 0, action.src_ofs, action.nbits)
+            dst = packet.read(action.dst, in_port) or 0
+            mask = ((1 << action.nbits) - 1) << action.dst_ofs
+            packet.write(action.dst, (dst & ~mask) | (src << action.dst_ofs))
+        elif isinstance(action, SetField):
+            packet.write(action.field, action.value)
+        elif isinstance(action, PushVlan):
+            packet.vlans.insert(0, 0)
+        elif isinstance(action, PopVlan):
+            packet.vlans.pop(0)
+        elif isinstance(action, PushMpls):
+            packet.mpls.insert(0, [0, 64])
+        elif isinstance(action, PopMpls):
+            packet.mpls.pop(0)
+            if not packet.mpls:
+                packet.eth_type = action.ethertype
+        elif isinstance(action, SetMplsTtl):
+            packet.mpls[0][1] = action.ttl
+        elif isinstance(action, ToController):
+            result.to_controller = True
+        else:
+            raise SrfabricError("action", f"the fake switch cannot run {action!r}")
+
+
+@dataclass
+class Walk:
+    """Where a packet went: functions crossed in order, deliveries and the switches it visited."""
+
+    functions: list[str] = field(default_factory=list)
+    delivered: list[tuple[str, Packet]] = field(default_factory=list)
+    switches: list[int] = field(default_factory=list)
+    dropped_at: list[int] = field(default_factory=list)
+    to_controller: list[int] = field(default_factory=list)
+
+
+def walk(
+    fabric: Fabric, tables: dict[int, list[FlowEntry]], packet: Packet, dpid: int, in_port: int, max_hops: int = 64
+) -> Walk:
+    """Inject ``packet`` at (dpid, in_port) and follow it through switches, links and functions.
+
+    Service functions forward a frame unchanged from their ingress to their egress port.
+    """
+    switches = {d: FakeSwitch(entries) for d, entries in tables.items()}
+    functions = {f.ingress: f for f in fabric.functions.values()}
+    hosts = {(h.dpid, h.port): h.name for h in fabric.hosts.values()}
+    result = Walk()
+    pending = [(packet, dpid, in_port)]
+    steps = 0
+    while pending:
+        steps += 1
+        if steps > max_hops:
+            raise SrfabricError("walk", f"packet still moving after {max_hops} switches (loop?)")
+        current, here, port = pending.pop(0)
+        result.switches.append(here)
+        outcome = switches[here].process(current, port)
+        if outcome.to_controller:
+            result.to_controller.append(here)
+        if not outcome.outputs and not outcome.to_controller:
+            result.dropped_at.append(here)
+        for out_port, sent in outcome.outputs:
+            end = (here, out_port)
+            if end in fabric.links:
+                pending.append((sent, *fabric.links[end]))
+            elif end in functions:
+                function = functions[end]
+                result.functions.append(function.name)
+                pending.append((sent, *function.egress))
+            elif end in hosts:
+                result.delivered.append((hosts[end], sent))
+            else:
+                result.dropped_at.append(here)
+    return result
