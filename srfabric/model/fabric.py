@@ -102,9 +102,8 @@ class Fabric:
         self.hosts[host.name] = host
 
     def add_function(self, function: ServiceFunction) -> None:
+        # The switch may connect later; only a port already known as a fabric link is refused.
         for which, end in (("ingress", function.ingress), ("egress", function.egress)):
-            if end[0] not in self.switches:
-                raise ModelError(f"{function.name}.{which}", f"switch {end[0]:#x} is unknown")
             if end in self.links:
                 raise ModelError(f"{function.name}.{which}", f"port {end[1]} of {end[0]:#x} is a fabric link")
         self.functions[function.name] = function

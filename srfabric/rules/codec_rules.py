@@ -135,7 +135,9 @@ class MplsRules:
         return steps
 
     def exhausted(self) -> tuple[Match, tuple[Action, ...]]:
-        return match(eth_type=MPLS_ETHERTYPE, mpls_ttl=0), (PopMpls(IPV4_ETHERTYPE), PopVlan())
+        # Open vSwitch refuses pop_vlan unless the match says a tag is present.
+        exhausted = match(eth_type=MPLS_ETHERTYPE, mpls_ttl=0, vlan_vid=(VLAN_PRESENT, VLAN_PRESENT))
+        return exhausted, (PopVlan(), PopMpls(IPV4_ETHERTYPE))
 
     def forged(self) -> list[Match]:
         return [match(eth_type=MPLS_ETHERTYPE), match(vlan_vid=(VLAN_PRESENT, VLAN_PRESENT))]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterable, Sequence
 
-from srfabric.errors import ModelError, RoutingError
+from srfabric.errors import ModelError, RoutingError, SrfabricError
 from srfabric.model.chain import Chain
 from srfabric.model.fabric import Fabric
 from srfabric.routing.pathlets import Pathlet, split_pathlets
@@ -64,6 +64,21 @@ class _Tables:
         if old is not None and old != entry:
             raise ModelError(what, f"conflicts with an existing entry on switch {dpid:#x} (cookie {old.cookie:#x})")
         table[entry.key] = entry
+
+    def add_all(self, placed: list[tuple[int, FlowEntry]], what: str) -> None:
+        """Add entries all or nothing, so a conflicting chain leaves no half of itself behind."""
+        for dpid, entry in placed:
+            old = self.entries[dpid].get(entry.key)
+            if old is not None and old != entry:
+                raise ModelError(what, f"conflicts with an existing entry on switch {dpid:#x} (cookie {old.cookie:#x})")
+        for dpid, entry in placed:
+            self.entries[dpid][entry.key] = entry
+
+
+def _report(problems: list[SrfabricError] | None, what: str, error: SrfabricError) -> None:
+    if problems is None:
+        raise error
+    problems.append(type(error)(what, error.message if error.field == what else str(error)))
 
 
 def switch_base_entries(fabric: Fabric, dpid: int, rules: CodecRules, sre: bool) -> list[FlowEntry]:
@@ -172,8 +187,14 @@ def sre_switches(fabric: Fabric) -> set[int]:
     return {dpid for dpid, sw in fabric.switches.items() if sw.can_encapsulate} | with_hosts
 
 
-def compile_fabric(fabric: Fabric, chains: Sequence[Chain], codec: str) -> dict[int, list[FlowEntry]]:
+def compile_fabric(
+    fabric: Fabric, chains: Sequence[Chain], codec: str, problems: list[SrfabricError] | None = None
+) -> dict[int, list[FlowEntry]]:
     """Every entry every switch should hold, sorted by (table, priority, match).
+
+    With ``problems`` given, a host or chain that cannot be routed (or conflicts)
+    is left out and its error appended there; without it the first error is raised.
+    The error's ``field`` names the culprit (``host h3``, ``chain SFP1``).
 
     Examples
     --------
@@ -190,19 +211,25 @@ def compile_fabric(fabric: Fabric, chains: Sequence[Chain], codec: str) -> dict[
             tables.add(dpid, entry, "fabric")
     ingress = sorted({host.dpid for host in fabric.hosts.values()})
     for host in sorted(fabric.hosts.values(), key=lambda h: h.name):
+        what = f"host {host.name}"
         dst = [match(eth_type=IPV4_ETHERTYPE, ipv4_dst=_ip(host.ip))]
-        for dpid in ingress:
-            route = host_route(fabric, (dpid, 0), host.name)
-            for where, entry in route_entries(route, dst, rules, sre, Kind.ROUTE, 0, f"host {host.name}"):
-                tables.add(where, entry, f"host {host.name}")
+        placed: list[tuple[int, FlowEntry]] = []
+        try:
+            for dpid in ingress:
+                route = host_route(fabric, (dpid, 0), host.name)
+                placed += route_entries(route, dst, rules, sre, Kind.ROUTE, 0, what)
+            tables.add_all(placed, what)
+        except SrfabricError as error:
+            _report(problems, what, error)
     for chain in chains:
-        chain.validate(set(fabric.hosts), set(fabric.functions))
-        route = chain_route(fabric, chain)
-        matches = classifier_matches(chain.classifier, in_port=route.entry[1])
-        for where, entry in route_entries(
-            route, matches, rules, sre, Kind.CHAIN, chain.chain_id, f"chain {chain.name}"
-        ):
-            tables.add(where, entry, f"chain {chain.name}")
+        what = f"chain {chain.name}"
+        try:
+            chain.validate(set(fabric.hosts), set(fabric.functions))
+            route = chain_route(fabric, chain)
+            matches = classifier_matches(chain.classifier, in_port=route.entry[1])
+            tables.add_all(route_entries(route, matches, rules, sre, Kind.CHAIN, chain.chain_id, what), what)
+        except SrfabricError as error:
+            _report(problems, what, error)
     return {
         dpid: sorted(entries.values(), key=lambda e: (e.table, -e.priority, e.match))
         for dpid, entries in tables.entries.items()

@@ -1,0 +1,1 @@
+"""The srfabric controller: discovery, host learning and switch table reconciliation."""

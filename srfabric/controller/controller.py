@@ -1,0 +1,252 @@
+"""The srfabric controller: it discovers the fabric, learns hosts, and keeps every switch's
+tables equal to what ``compile_fabric`` says they should hold.
+
+Reconciliation: the controller remembers what each switch holds, compiles the
+desired entries after every change, sends only the difference (deletes, then
+adds) and waits for each switch's barrier reply before reporting success.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from os_ken.ofproto import ofproto_v1_3 as ofp
+from os_ken.ofproto import ofproto_v1_3_parser as parser
+
+from srfabric.controller.packets import ARP_REQUEST, lldp_frame, parse_arp, parse_lldp
+from srfabric.errors import DecodingError, ModelError, SrfabricError
+from srfabric.model.chain import Chain
+from srfabric.model.fabric import Fabric, Host, Role, ServiceFunction, Switch
+from srfabric.rules.compile import compile_fabric
+from srfabric.rules.entries import FlowEntry, Kind, Match, kind_of
+from srfabric.southbound.channel import OpenFlowServer, SwitchConnection
+from srfabric.southbound.ofbind import flow_add, flow_delete, flow_delete_all, packet_out
+
+log = logging.getLogger(__name__)
+
+@dataclass
+class ControllerConfig:
+    """What the operator tells the controller; everything else it discovers."""
+
+    codec: str = "mac-nibble"
+    switch_names: dict[int, tuple[str, Role]] = field(default_factory=dict)
+    host_names: dict[int, str] = field(default_factory=dict)
+    lldp_interval: float = 1.0
+
+@dataclass
+class EntryStats:
+    """One installed entry as the switch reports it."""
+
+    table: int
+    priority: int
+    cookie: int
+    packets: int
+    bytes: int
+
+    @property
+    def kind(self) -> Kind | None:
+        return kind_of(self.cookie)
+
+class Controller:
+    def __init__(self, config: ControllerConfig | None = None) -> None:
+        self.config = config or ControllerConfig()
+        self.fabric = Fabric()
+        self.chains: dict[str, Chain] = {}
+        self.switches: dict[int, SwitchConnection] = {}
+        self.installed: dict[int, dict[tuple[int, int, Match], FlowEntry]] = {}
+        self.problems: list[SrfabricError] = []
+        self.server = OpenFlowServer(self._on_ready, self._on_message, self._on_gone)
+        self._lock = asyncio.Lock()
+        self._dirty = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+
+    # -- lifecycle ---------------------------------------------------------------------
+    async def start(self, host: str = "127.0.0.1", port: int = 6653) -> int:
+        bound = await self.server.start(host, port)
+        self._tasks.append(asyncio.create_task(self._sync_loop()))
+        self._tasks.append(asyncio.create_task(self._lldp_loop()))
+        return bound
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await self.server.stop()
+
+    # -- northbound --------------------------------------------------------------------
+    def add_function(self, function: ServiceFunction) -> None:
+        """Declare a service function's ports (they are trusted and never fabric links)."""
+        for end in (function.ingress, function.egress):
+            self.fabric.remove_link(end)
+        self.fabric.add_function(function)
+        self._dirty.set()
+
+    async def add_chain(self, chain: Chain) -> None:
+        """Install a chain; returns once every switch confirmed its entries with a barrier.
+
+        A chain that cannot be routed or conflicts raises and changes nothing.
+        """
+        if chain.name in self.chains:
+            raise ModelError("name", f"chain {chain.name!r} exists already")
+        problems: list[SrfabricError] = []
+        compile_fabric(self.fabric, [*self.chains.values(), chain], self.config.codec, problems)
+        for problem in problems:
+            if problem.field == f"chain {chain.name}":
+                raise problem
+        self.chains[chain.name] = chain
+        await self.sync()
+
+    async def remove_chain(self, name: str) -> None:
+        if self.chains.pop(name, None) is None:
+            raise ModelError("name", f"chain {name!r} is unknown")
+        await self.sync()
+
+    # -- reconciliation ----------------------------------------------------------------
+    async def sync(self) -> None:
+        """Bring every connected switch to the compiled state and wait for its barrier."""
+        async with self._lock:
+            problems: list[SrfabricError] = []
+            tables = compile_fabric(self.fabric, list(self.chains.values()), self.config.codec, problems)
+            self.problems = problems
+            await asyncio.gather(*(self._push(dpid, tables.get(dpid, [])) for dpid in list(self.switches)))
+
+    async def _push(self, dpid: int, desired_list: list[FlowEntry]) -> None:
+        conn = self.switches.get(dpid)
+        if conn is None:
+            return
+        desired = {entry.key: entry for entry in desired_list}
+        current = self.installed.setdefault(dpid, {})
+        removed = [entry for key, entry in current.items() if key not in desired]
+        added = [entry for key, entry in desired.items() if current.get(key) != entry]
+        if not removed and not added:
+            return
+        for entry in removed:
+            conn.send(flow_delete(entry))
+        for entry in added:
+            conn.send(flow_add(entry))
+        try:
+            await conn.barrier()
+        except SrfabricError:
+            self.installed[dpid] = {}  # unknown state: the next sync rewrites it
+            raise
+        self.installed[dpid] = desired
+
+    async def _sync_loop(self) -> None:
+        while True:
+            await self._dirty.wait()
+            await asyncio.sleep(0.05)  # let a burst of discoveries settle into one sync
+            self._dirty.clear()
+            try:
+                await self.sync()
+            except SrfabricError as error:
+                log.warning("sync failed: %s", error)
+
+    # -- switch events -----------------------------------------------------------------
+    async def _on_ready(self, conn: SwitchConnection) -> None:
+        name, role = self.config.switch_names.get(conn.dpid, (f"dp{conn.dpid:x}", "edge"))
+        self.fabric.add_switch(Switch(conn.dpid, name, role))
+        conn.send(flow_delete_all())
+        await conn.barrier()
+        self.installed[conn.dpid] = {}
+        self.switches[conn.dpid] = conn
+        self._send_lldp(conn)
+        self._dirty.set()
+
+    async def _on_gone(self, conn: SwitchConnection) -> None:
+        if self.switches.get(conn.dpid) is conn:
+            del self.switches[conn.dpid]
+            for end in [end for end in self.fabric.links if end[0] == conn.dpid]:
+                self.fabric.remove_link(end)
+            self._dirty.set()
+
+    async def _on_message(self, conn: SwitchConnection, msg: Any) -> None:
+        if isinstance(msg, parser.OFPPacketIn):
+            self._packet_in(conn, msg.match["in_port"], bytes(msg.data))
+        elif isinstance(msg, parser.OFPPortStatus):
+            port = msg.desc
+            if msg.reason == ofp.OFPPR_DELETE or port.state & ofp.OFPPS_LINK_DOWN:
+                self.fabric.remove_link((conn.dpid, port.port_no))
+            self._dirty.set()
+
+    def _packet_in(self, conn: SwitchConnection, in_port: int, data: bytes) -> None:
+        ethertype = int.from_bytes(data[12:14], "big") if len(data) >= 14 else 0
+        try:
+            if ethertype == 0x88CC:
+                self._lldp_in(conn, in_port, data)
+            elif ethertype == 0x0806:
+                self._arp_in(conn, in_port, data)
+        except DecodingError as error:
+            log.info("switch %#x port %d: ignored frame: %s", conn.dpid, in_port, error)
+
+    def _lldp_in(self, conn: SwitchConnection, in_port: int, data: bytes) -> None:
+        peer = parse_lldp(data)
+        here = (conn.dpid, in_port)
+        functions = self.fabric.function_ports()
+        if peer[0] not in self.fabric.switches or here in functions or peer in functions:
+            return
+        if self.fabric.links.get(here) != peer:
+            self.fabric.add_link(peer, here)
+            self._dirty.set()
+
+    def _arp_in(self, conn: SwitchConnection, in_port: int, data: bytes) -> None:
+        arp = parse_arp(data)
+        if self.fabric.port_role(conn.dpid, in_port) != "host":
+            return
+        known = self.fabric.host_by_ip(arp.sender_ip)
+        if known is None or (known.mac, known.dpid, known.port) != (arp.sender_mac, conn.dpid, in_port):
+            name = self.config.host_names.get(arp.sender_mac, known.name if known else f"host-{arp.sender_ip}")
+            self.fabric.add_host(Host(name, arp.sender_mac, arp.sender_ip, conn.dpid, in_port))
+            self._dirty.set()
+        if arp.sender_ip == arp.target_ip:
+            return  # gratuitous: learning was all
+        target = self.fabric.host_by_ip(arp.target_ip)
+        if arp.op == ARP_REQUEST:
+            if target is not None:
+                conn.send(packet_out(in_port, arp.reply(target.mac).to_bytes()))
+            else:
+                self._flood_to_hosts(data, exclude=(conn.dpid, in_port))
+        elif target is not None and target.mac == arp.target_mac:
+            out = self.switches.get(target.dpid)
+            if out is not None:
+                out.send(packet_out(target.port, data))
+
+    def _flood_to_hosts(self, data: bytes, exclude: tuple[int, int]) -> None:
+        for dpid, conn in self.switches.items():
+            for port in conn.ports:
+                if (dpid, port) != exclude and self.fabric.port_role(dpid, port) == "host":
+                    conn.send(packet_out(port, data))
+
+    def _send_lldp(self, conn: SwitchConnection) -> None:
+        functions = self.fabric.function_ports()
+        for port in conn.ports:
+            if (conn.dpid, port) not in functions:
+                conn.send(packet_out(port, lldp_frame(conn.dpid, port)))
+
+    async def _lldp_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.lldp_interval)
+            for conn in list(self.switches.values()):
+                with contextlib.suppress(Exception):
+                    self._send_lldp(conn)
+
+    # -- observation -------------------------------------------------------------------
+    async def entry_stats(self, dpid: int) -> list[EntryStats]:
+        """Every entry the switch holds, with its counters, read over OpenFlow."""
+        conn = self.switches[dpid]
+        return [EntryStats(s.table_id, s.priority, s.cookie, s.packet_count, s.byte_count)
+                for s in await conn.flow_stats()]
+
+    async def wait_until(self, condition: Callable[[], bool], timeout: float, what: str) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not condition():
+            if loop.time() > deadline:
+                raise SrfabricError("timeout", f"{what} not reached within {timeout} s")
+            await asyncio.sleep(0.05)
+        await self.sync()
+
+Waiter = Callable[[], Awaitable[None]]

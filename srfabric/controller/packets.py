@@ -1,0 +1,102 @@
+"""Pure codecs for the few frames the controller itself reads and writes: ARP and LLDP."""
+
+from __future__ import annotations
+
+import ipaddress
+import struct
+from dataclasses import dataclass
+
+from srfabric.errors import DecodingError
+
+ETH = struct.Struct("!6s6sH")
+ARP = struct.Struct("!HHBBH6s4s6s4s")
+LLDP_MULTICAST = bytes.fromhex("0180c200000e")
+BROADCAST = b"\xff" * 6
+ARP_REQUEST, ARP_REPLY = 1, 2
+
+
+def _mac_bytes(value: int) -> bytes:
+    return value.to_bytes(6, "big")
+
+
+@dataclass(frozen=True)
+class ArpPacket:
+    op: int
+    sender_mac: int
+    sender_ip: str
+    target_mac: int
+    target_ip: str
+    eth_src: int
+    eth_dst: int
+
+    def to_bytes(self) -> bytes:
+        eth = ETH.pack(_mac_bytes(self.eth_dst), _mac_bytes(self.eth_src), 0x0806)
+        arp = ARP.pack(1, 0x0800, 6, 4, self.op, _mac_bytes(self.sender_mac),
+                       ipaddress.IPv4Address(self.sender_ip).packed, _mac_bytes(self.target_mac),
+                       ipaddress.IPv4Address(self.target_ip).packed)
+        return eth + arp
+
+    def reply(self, answer_mac: int) -> ArpPacket:
+        """The reply a host owning ``target_ip`` with ``answer_mac`` would send.
+
+        >>> req = ArpPacket(1, 0x1, "10.0.0.1", 0, "10.0.0.2", 0x1, 0xFFFFFFFFFFFF)
+        >>> parse_arp(req.reply(0x2).to_bytes()).sender_mac
+        2
+        """
+        return ArpPacket(ARP_REPLY, answer_mac, self.target_ip, self.sender_mac, self.sender_ip,
+                         answer_mac, self.sender_mac)
+
+
+def parse_arp(frame: bytes) -> ArpPacket:
+    if len(frame) < ETH.size + ARP.size:
+        raise DecodingError("arp", f"frame of {len(frame)} bytes is shorter than {ETH.size + ARP.size}")
+    dst, src, ethertype = ETH.unpack_from(frame)
+    if ethertype != 0x0806:
+        raise DecodingError("arp", f"ethertype {ethertype:#06x} is not ARP")
+    hw, proto, hlen, plen, op, sha, spa, tha, tpa = ARP.unpack_from(frame, ETH.size)
+    if (hw, proto, hlen, plen) != (1, 0x0800, 6, 4):
+        raise DecodingError("arp", "only Ethernet/IPv4 ARP is handled")
+    return ArpPacket(op, int.from_bytes(sha, "big"), str(ipaddress.IPv4Address(spa)), int.from_bytes(tha, "big"),
+                     str(ipaddress.IPv4Address(tpa)), int.from_bytes(src, "big"), int.from_bytes(dst, "big"))
+
+
+def _tlv(kind: int, value: bytes) -> bytes:
+    return struct.pack("!H", (kind << 9) | len(value)) + value
+
+
+def lldp_frame(dpid: int, port: int, src_mac: int = 0x020000000001) -> bytes:
+    """An LLDP frame naming the sending switch (chassis ID) and port (port ID).
+
+    >>> parse_lldp(lldp_frame(0x101, 3))
+    (257, 3)
+    """
+    chassis = _tlv(1, b"\x07" + f"dpid:{dpid:016x}".encode())
+    port_id = _tlv(2, b"\x07" + str(port).encode())
+    ttl = _tlv(3, struct.pack("!H", 120))
+    return ETH.pack(LLDP_MULTICAST, _mac_bytes(src_mac), 0x88CC) + chassis + port_id + ttl + _tlv(0, b"")
+
+
+def parse_lldp(frame: bytes) -> tuple[int, int]:
+    """(dpid, port) from an LLDP frame that ``lldp_frame`` wrote."""
+    if len(frame) < ETH.size:
+        raise DecodingError("lldp", "frame too short")
+    _, _, ethertype = ETH.unpack_from(frame)
+    if ethertype != 0x88CC:
+        raise DecodingError("lldp", f"ethertype {ethertype:#06x} is not LLDP")
+    offset, dpid, port = ETH.size, None, None
+    while offset + 2 <= len(frame):
+        (head,) = struct.unpack_from("!H", frame, offset)
+        kind, length = head >> 9, head & 0x1FF
+        value = frame[offset + 2 : offset + 2 + length]
+        if len(value) < length:
+            raise DecodingError("lldp", "TLV runs past the end of the frame")
+        offset += 2 + length
+        if kind == 0:
+            break
+        if kind == 1 and value[1:6] == b"dpid:":
+            dpid = int(value[6:], 16)
+        elif kind == 2 and value[:1] == b"\x07":
+            port = int(value[1:])
+    if dpid is None or port is None:
+        raise DecodingError("lldp", "no srfabric chassis/port ID")
+    return dpid, port

@@ -1,0 +1,44 @@
+"""Run the asyncio controller in a background thread, for synchronous callers such as Mininet scripts."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+from srfabric.controller.controller import Controller, ControllerConfig
+
+T = TypeVar("T")
+
+
+class ControllerThread:
+    """Start with ``start()``, call coroutines with ``call()``, end with ``stop()``."""
+
+    def __init__(self, config: ControllerConfig, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="srfabric-controller", daemon=True)
+        self.controller: Controller | None = None
+        self.config = config
+        self.host, self.port = host, port
+
+    def start(self) -> int:
+        self.thread.start()
+
+        async def boot() -> int:
+            self.controller = Controller(self.config)
+            return await self.controller.start(self.host, self.port)
+
+        self.port = self.call(boot())
+        return self.port
+
+    def call(self, coro: Coroutine[Any, Any, T], timeout: float = 60.0) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def stop(self) -> None:
+        if self.controller is not None and self.thread.is_alive():
+            try:
+                self.call(self.controller.stop(), timeout=5)
+            finally:
+                self.loop.call_soon_threadsafe(self.loop.stop)
+                self.thread.join(timeout=5)

@@ -1,0 +1,1 @@
+"""Adapters that carry rules as data to real switches."""

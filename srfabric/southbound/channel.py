@@ -1,0 +1,225 @@
+"""An OpenFlow 1.3 channel on asyncio; os-ken only builds and parses the messages.
+
+Each switch connection runs the handshake (HELLO, FEATURES, PORT_DESC), answers
+echo requests, matches barrier and multipart replies to their requests by xid,
+and hands everything else (PACKET_IN, PORT_STATUS) to the controller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import struct
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from os_ken.ofproto import ofproto_parser
+from os_ken.ofproto import ofproto_v1_3 as ofp
+from os_ken.ofproto import ofproto_v1_3_parser as parser
+
+from srfabric.errors import SrfabricError
+from srfabric.southbound.ofbind import PROTOCOL
+
+log = logging.getLogger(__name__)
+HEADER = struct.Struct("!BBHI")
+
+
+class SwitchError(SrfabricError):
+    """A switch refused a message (OFPT_ERROR) or stopped answering."""
+
+
+@dataclass
+class PortInfo:
+    number: int
+    name: str
+    mac: str
+
+
+@dataclass
+class Counters:
+    """Control-channel traffic, for overhead measurements."""
+
+    bytes_sent: int = 0
+    bytes_received: int = 0
+    messages_sent: int = 0
+    messages_received: int = 0
+
+
+class SwitchConnection:
+    """One switch's control connection."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.dpid: int = 0
+        self.ports: dict[int, PortInfo] = {}
+        self.counters = Counters()
+        self._xid = 0
+        self._waiting: dict[int, asyncio.Future[Any]] = {}
+        self._multipart: dict[int, list[Any]] = {}
+        self._errors: list[tuple[int, str]] = []
+        self._recent: dict[int, str] = {}  # xid -> what was sent, to explain errors
+        self.closed = asyncio.Event()
+
+    def _next_xid(self) -> int:
+        self._xid = (self._xid + 1) & 0xFFFFFFFF or 1
+        return self._xid
+
+    def send(self, msg: Any) -> int:
+        xid = self._next_xid()
+        msg.set_xid(xid)
+        msg.serialize()
+        self.writer.write(msg.buf)
+        detail = f" {msg.match} {msg.instructions}" if hasattr(msg, "instructions") else ""
+        self._recent[xid] = type(msg).__name__ + detail
+        if len(self._recent) > 4096:
+            self._recent.pop(next(iter(self._recent)))
+        self.counters.bytes_sent += len(msg.buf)
+        self.counters.messages_sent += 1
+        return xid
+
+    async def _request(self, msg: Any, timeout: float) -> Any:
+        xid = self.send(msg)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._waiting[xid] = future
+        try:
+            await self.writer.drain()
+            return await asyncio.wait_for(future, timeout)
+        except TimeoutError:
+            raise SwitchError("switch", f"{self.dpid:#x} did not answer within {timeout} s") from None
+        finally:
+            self._waiting.pop(xid, None)
+
+    async def barrier(self, timeout: float = 10.0) -> None:
+        """Wait until the switch has processed everything sent before; raise on any error it reported."""
+        await self._request(parser.OFPBarrierRequest(PROTOCOL), timeout)
+        if self._errors:
+            errors, self._errors = self._errors, []
+            raise SwitchError("switch", f"{self.dpid:#x} rejected {len(errors)} message(s): {errors[0][1]}")
+
+    async def multipart(self, msg: Any, timeout: float = 10.0) -> list[Any]:
+        """Send a multipart request and return the bodies of all reply parts."""
+        parts: list[Any] = await self._request(msg, timeout)
+        return parts
+
+    async def flow_stats(self) -> list[Any]:
+        return await self.multipart(parser.OFPFlowStatsRequest(PROTOCOL))
+
+    async def handshake(self, timeout: float = 10.0) -> None:
+        self.send(parser.OFPHello(PROTOCOL))
+        features = await self._request(parser.OFPFeaturesRequest(PROTOCOL), timeout)
+        self.dpid = features.datapath_id
+        self.send(parser.OFPSetConfig(PROTOCOL, ofp.OFPC_FRAG_NORMAL, 0xFFFF))
+        for port in await self.multipart(parser.OFPPortDescStatsRequest(PROTOCOL, 0), timeout):
+            self._note_port(port)
+
+    def _note_port(self, port: Any) -> None:
+        if port.port_no <= ofp.OFPP_MAX:
+            name = port.name.decode() if isinstance(port.name, bytes) else str(port.name)
+            self.ports[port.port_no] = PortInfo(port.port_no, name, port.hw_addr)
+
+    async def read_loop(self, deliver: Callable[[SwitchConnection, Any], Awaitable[None]]) -> None:
+        try:
+            while True:
+                head = await self.reader.readexactly(HEADER.size)
+                version, msg_type, length, xid = HEADER.unpack(head)
+                body = await self.reader.readexactly(length - HEADER.size)
+                self.counters.bytes_received += length
+                self.counters.messages_received += 1
+                if version != ofp.OFP_VERSION:
+                    if msg_type == ofp.OFPT_HELLO:
+                        continue  # version negotiation: the switch offers a bitmap; we speak 1.3
+                    raise SwitchError("version", f"switch speaks OpenFlow wire version {version}, not 1.3")
+                msg = ofproto_parser.msg(PROTOCOL, version, msg_type, length, xid, head + body)
+                await self._dispatch(msg, deliver)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            self.closed.set()
+            for future in self._waiting.values():
+                if not future.done():
+                    future.set_exception(SwitchError("switch", f"{self.dpid:#x} disconnected"))
+
+    async def _dispatch(self, msg: Any, deliver: Callable[[SwitchConnection, Any], Awaitable[None]]) -> None:
+        xid = msg.xid
+        if isinstance(msg, parser.OFPHello):
+            return  # its xid is the switch's own and must not answer one of our requests
+        if isinstance(msg, parser.OFPEchoRequest):
+            reply = parser.OFPEchoReply(PROTOCOL, data=msg.data)
+            reply.set_xid(xid)
+            reply.serialize()
+            self.writer.write(reply.buf)
+        elif isinstance(msg, parser.OFPErrorMsg):
+            sent = self._recent.get(xid, "an unknown message")
+            self._errors.append((xid, f"OFPT_ERROR type={msg.type} code={msg.code} for {sent}"))
+            log.warning("switch %#x: error type=%s code=%s xid=%s", self.dpid, msg.type, msg.code, xid)
+        elif isinstance(msg, parser.OFPPortStatus):
+            if msg.reason == ofp.OFPPR_DELETE:
+                self.ports.pop(msg.desc.port_no, None)
+            else:
+                self._note_port(msg.desc)
+            await deliver(self, msg)
+        elif isinstance(msg, parser.OFPMultipartReply) or hasattr(msg, "body") and xid in self._waiting:
+            parts = self._multipart.setdefault(xid, [])
+            body = msg.body if isinstance(msg.body, list) else [msg.body]
+            parts.extend(body)
+            if not msg.flags & ofp.OFPMPF_REPLY_MORE:
+                self._resolve(xid, self._multipart.pop(xid))
+        elif xid in self._waiting:
+            self._resolve(xid, msg)
+        else:
+            await deliver(self, msg)
+
+    def _resolve(self, xid: int, value: Any) -> None:
+        future = self._waiting.get(xid)
+        if future is not None and not future.done():
+            future.set_result(value)
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.writer.close()
+
+
+@dataclass
+class OpenFlowServer:
+    """Accept switch connections and hand ready (handshaken) switches to callbacks."""
+
+    on_ready: Callable[[SwitchConnection], Awaitable[None]]
+    on_message: Callable[[SwitchConnection, Any], Awaitable[None]]
+    on_gone: Callable[[SwitchConnection], Awaitable[None]]
+    connections: set[SwitchConnection] = field(default_factory=set)
+    _server: asyncio.Server | None = None
+    _tasks: set[asyncio.Task[None]] = field(default_factory=set)
+
+    async def start(self, host: str = "127.0.0.1", port: int = 6653) -> int:
+        self._server = await asyncio.start_server(self._accept, host, port)
+        return int(self._server.sockets[0].getsockname()[1])
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        conn = SwitchConnection(reader, writer)
+        self.connections.add(conn)
+        reading = asyncio.create_task(conn.read_loop(self.on_message))
+        self._tasks.add(reading)
+        try:
+            await conn.handshake()
+            await self.on_ready(conn)
+            await conn.closed.wait()
+        except (SrfabricError, ConnectionError, OSError) as error:
+            log.info("switch connection ended during setup: %s", error)
+        finally:
+            self.connections.discard(conn)
+            conn.close()
+            reading.cancel()
+            self._tasks.discard(reading)
+            if conn.dpid:
+                await self.on_gone(conn)
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        for conn in list(self.connections):
+            conn.close()
+        for task in list(self._tasks):
+            task.cancel()

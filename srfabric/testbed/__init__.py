@@ -1,0 +1,1 @@
+"""Emulated testbeds: Mininet with Open vSwitch in userspace, service functions, traffic."""

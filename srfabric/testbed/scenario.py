@@ -1,0 +1,129 @@
+"""One running experiment: controller, Mininet fabric, service functions, learned hosts.
+
+Used by ``srfabric demo`` and the integration tests. Leaving the context (also
+on an error or Ctrl-C) stops the functions, Mininet and the controller.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from srfabric.controller.controller import Controller
+from srfabric.controller.runner import ControllerThread
+from srfabric.model.chain import Chain
+from srfabric.model.topo import TopoSpec
+from srfabric.rules.entries import Kind
+from srfabric.testbed.net import Testbed, controller_config, spec_functions
+
+
+class Scenario:
+    def __init__(self, spec: TopoSpec, codec: str = "mac-nibble", functions_mark: bool = True) -> None:
+        self.spec = spec
+        self.codec = codec
+        self.mark = functions_mark
+        self.runner = ControllerThread(controller_config(spec, codec))
+        self.testbed: Testbed | None = None
+        self.workdir = Path(tempfile.mkdtemp(prefix="srfabric-"))
+        self.timings: dict[str, float] = {}
+        self._vnfs: dict[str, Any] = {}
+
+    @property
+    def controller(self) -> Controller:
+        assert self.runner.controller is not None
+        return self.runner.controller
+
+    def __enter__(self) -> Scenario:
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        self.stop()
+
+    def _mark(self, step: str, since: float) -> None:
+        self.timings[step] = round(time.monotonic() - since, 3)
+
+    def start(self) -> None:
+        begin = time.monotonic()
+        port = self.runner.start()
+        for function in spec_functions(self.spec):
+            self.runner.loop.call_soon_threadsafe(self.controller.add_function, function)
+        self.testbed = Testbed(self.spec, port)
+        self.testbed.start()
+        self._mark("build_s", begin)
+        begin = time.monotonic()
+        links, switches = 2 * len(self.spec.links), len(self.spec.switches)
+        self.runner.call(self.controller.wait_until(
+            lambda: len(self.controller.switches) == switches and len(self.controller.fabric.links) == links,
+            30, f"discovery of {switches} switches and {links // 2} links"))
+        self._mark("discovery_s", begin)
+        begin = time.monotonic()
+        self.learn_hosts()
+        self._mark("host_learning_s", begin)
+        for index, name in enumerate(self.spec.functions, start=1):
+            self.start_function(name, index)
+
+    def learn_hosts(self) -> None:
+        """Every host ARPs once (a ping to its neighbour), so the controller learns where it is."""
+        assert self.testbed is not None
+        names = list(self.spec.hosts)
+        for index, name in enumerate(names):
+            peer = self.spec.hosts[names[(index + 1) % len(names)]].ip
+            self.testbed.node(name).cmd(f"ping -c1 -W1 {peer} >/dev/null 2>&1 &")
+        self.runner.call(self.controller.wait_until(
+            lambda: len(self.controller.fabric.hosts) == len(names), 20, f"learning of {len(names)} hosts"))
+
+    def start_function(self, name: str, mark: int) -> None:
+        assert self.testbed is not None
+        args = [sys.executable, "-m", "srfabric.testbed.vnf", "--name", name, "--ingress", f"{name}-eth0",
+                "--egress", f"{name}-eth1", "--mark", str(mark if self.mark else 0),
+                "--stats", str(self.workdir / f"{name}.json")]
+        self._vnfs[name] = self.testbed.popen(name, args)
+
+    def add_chains(self, chains: list[Chain]) -> float:
+        """Install chains one by one; returns the seconds until the last barrier reply."""
+        begin = time.monotonic()
+        for chain in chains:
+            self.runner.call(self.controller.add_chain(chain))
+        return time.monotonic() - begin
+
+    def function_stats(self) -> dict[str, dict[str, Any]]:
+        """Stop the functions (they write their final counters) and read what each one saw."""
+        assert self.testbed is not None
+        stats = {}
+        for name, process in self._vnfs.items():
+            self.testbed.stop_process(process)
+            path = self.workdir / f"{name}.json"
+            stats[name] = json.loads(path.read_text()) if path.exists() else {"flows": {}}
+        self._vnfs.clear()
+        return stats
+
+    def entry_counts(self) -> dict[str, dict[str, int]]:
+        """Per switch: entries by kind and packets dropped as forged, read over OpenFlow."""
+        counts = {}
+        for dpid in sorted(self.controller.switches):
+            name = self.controller.fabric.switches[dpid].name
+            stats = self.runner.call(self.controller.entry_stats(dpid))
+            kinds = Counter(s.kind.name.lower() if s.kind else "foreign" for s in stats)
+            forged = sum(s.packets for s in stats if s.kind == Kind.SECURITY)
+            counts[name] = {"total": len(stats), "forged_drops": forged, **kinds}
+        return counts
+
+    def stop(self) -> None:
+        try:
+            if self.testbed is not None:
+                self.testbed.stop()
+        finally:
+            self.runner.stop()
+            shutil.rmtree(self.workdir, ignore_errors=True)
