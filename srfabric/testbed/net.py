@@ -36,6 +36,9 @@ def ipv6_off_by_default() -> Iterator[None]:
             path.write_text(old)
 
 
+FABRIC_MTU = 1600
+
+
 class Testbed:
     def __init__(self, spec: TopoSpec, controller_port: int) -> None:
         self.spec = spec
@@ -87,6 +90,13 @@ class Testbed:
             knob = Path(f"/proc/sys/net/ipv6/conf/{name}/disable_ipv6")
             with contextlib.suppress(OSError):
                 knob.write_text("1")
+            # A header may add bytes (VLAN + MPLS: 8); like a DC fabric, links inside it carry a larger MTU
+            # than hosts use, so full-size host frames still fit once encapsulated.
+            subprocess.run(["ip", "link", "set", "dev", name, "mtu", str(FABRIC_MTU)], check=False)
+        for name in self.spec.functions:
+            node = self.net.get(name)
+            for intf in node.intfList():
+                node.cmd(f"ip link set dev {intf.name} mtu {FABRIC_MTU}")
         for name in [*self.spec.hosts, *self.spec.functions]:
             node = self.net.get(name)
             # No IPv6 chatter (router solicitations, MLD) on the fabric; checksums filled in by the sender,

@@ -18,6 +18,7 @@ from typing import Any
 
 from srfabric.controller.controller import Controller
 from srfabric.controller.runner import ControllerThread
+from srfabric.errors import SrfabricError
 from srfabric.model.chain import Chain
 from srfabric.model.topo import TopoSpec
 from srfabric.rules.entries import Kind
@@ -73,6 +74,17 @@ class Scenario:
         self._mark("host_learning_s", begin)
         for index, name in enumerate(self.spec.functions, start=1):
             self.start_function(name, index)
+        self._wait_functions_ready()
+
+    def _wait_functions_ready(self, timeout: float = 15.0) -> None:
+        deadline = time.monotonic() + timeout
+        for name, process in self._vnfs.items():
+            while not (self.workdir / f"{name}.json").exists():
+                if process.poll() is not None:
+                    raise SrfabricError(name, f"service function exited with status {process.returncode}")
+                if time.monotonic() > deadline:
+                    raise SrfabricError(name, f"service function not ready within {timeout} s")
+                time.sleep(0.02)
 
     def learn_hosts(self) -> None:
         """Every host ARPs once (a ping to its neighbour), so the controller learns where it is."""
@@ -97,6 +109,15 @@ class Scenario:
         for chain in chains:
             self.runner.call(self.controller.add_chain(chain))
         return time.monotonic() - begin
+
+    def peek_function_stats(self, settle: float = 0.8) -> dict[str, dict[str, Any]]:
+        """The counters the running functions last wrote (they write every half second)."""
+        time.sleep(settle)
+        stats = {}
+        for name in self._vnfs:
+            path = self.workdir / f"{name}.json"
+            stats[name] = json.loads(path.read_text()) if path.exists() else {"flows": {}}
+        return stats
 
     def function_stats(self) -> dict[str, dict[str, Any]]:
         """Stop the functions (they write their final counters) and read what each one saw."""

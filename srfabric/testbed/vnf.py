@@ -130,7 +130,8 @@ def run(ingress: str, egress: str, mark: int, stats: Path, name: str) -> None:
     poller = select.poll()
     for fd in by_fd:
         poller.register(fd, select.POLLIN)
-    last_dump = 0.0
+    counters.dump(stats)  # the file's existence tells the testbed the sockets are bound
+    last_dump = time.monotonic()
     while not stopping:
         for fd, _ in poller.poll(200):
             direction, rx, tx = by_fd[fd]

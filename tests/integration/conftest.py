@@ -1,0 +1,21 @@
+"""Integration tests need root, Open vSwitch and Mininet; they build and remove their own namespaces."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    missing = []
+    if os.geteuid() != 0:
+        missing.append("root")
+    if shutil.which("ovs-vsctl") is None:
+        missing.append("Open vSwitch")
+    for item in items:
+        if "integration" in str(item.fspath):
+            item.add_marker(pytest.mark.integration)
+            if missing:
+                item.add_marker(pytest.mark.skip(reason=f"needs {', '.join(missing)}"))
