@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import subprocess
 import time
 from typing import Any
 
 from rich.console import Console
 
+from srfabric.errors import SrfabricError
 from srfabric.model.chain import Chain, FlowClassifier
 from srfabric.model.topo import TopoSpec, fat_tree
 from srfabric.report import print_report
@@ -108,8 +111,21 @@ def build_report(
     }
 
 
+def check_host() -> None:
+    """Refuse early, with the reason, where the testbed cannot run."""
+    if os.geteuid() != 0:
+        raise SrfabricError("demo", "needs root: Mininet creates network namespaces and veth links")
+    if shutil.which("ovs-vsctl") is None:
+        raise SrfabricError("demo", "Open vSwitch is not installed; run `make bootstrap`")
+    if subprocess.run(["ovs-vsctl", "--timeout=5", "show"], capture_output=True).returncode != 0:
+        raise SrfabricError("demo", "ovs-vswitchd is not running; run `make bootstrap` to start it")
+
+
 def run_demo(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
+    if args.k < 4:
+        raise SrfabricError("k", f"the demo needs a fat-tree with k >= 4 (pods for seven functions), got {args.k}")
+    check_host()
     spec, source, destination = demo_topology(args.k)
     chains = demo_chains(source, destination)
     begin = time.monotonic()

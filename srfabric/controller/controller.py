@@ -98,7 +98,14 @@ class Controller:
             if problem.field == f"chain {chain.name}":
                 raise problem
         self.chains[chain.name] = chain
-        await self.sync()
+        try:
+            await self.sync()
+        except SrfabricError:
+            # A switch refused the entries: forget the chain and take back what did get installed.
+            del self.chains[chain.name]
+            with contextlib.suppress(SrfabricError):
+                await self.sync()
+            raise
 
     async def remove_chain(self, name: str) -> None:
         if self.chains.pop(name, None) is None:

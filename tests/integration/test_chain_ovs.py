@@ -72,15 +72,23 @@ def test_iperf3_tcp_crosses_the_chain(scenario: Scenario) -> None:
 
 
 def test_transit_entries_do_not_grow_with_chains(scenario: Scenario) -> None:
-    before = scenario.entry_counts()
+    """Switches other than the ingress edge hold the same entries with 1 chain and with 50."""
+    tcp = scenario.controller.chains["tcp"]
+    scenario.runner.call(scenario.controller.remove_chain("tcp"))
+    one = scenario.entry_counts()
     extra = [Chain(f"u{i}", FlowClassifier(protocol="udp", destination_port_range=(6000 + i, 6000 + i)),
-                   FUNCTIONS, "h1", "h3", 100 + i) for i in range(48)]
+                   FUNCTIONS, "h1", "h3", 100 + i) for i in range(49)]
     scenario.add_chains(extra)
-    after = scenario.entry_counts()
-    assert after["s1"]["chain"] == before["s1"]["chain"] + 48  # ingress edge: one entry per chain
+    fifty = scenario.entry_counts()
+    assert len(scenario.controller.chains) == 50
+    assert fifty["s1"]["chain"] == one["s1"]["chain"] + 49  # ingress edge: one entry per chain
     for switch in ("s2", "s3", "s4", "s5"):
-        assert after[switch]["total"] == before[switch]["total"], switch
-        assert after[switch].get("chain", 0) == 0
+        assert fifty[switch]["total"] == one[switch]["total"], switch
+        assert fifty[switch].get("chain", 0) == 0
+    for chain in extra:
+        scenario.runner.call(scenario.controller.remove_chain(chain.name))
+    scenario.add_chains([tcp])
+    assert scenario.entry_counts()["s1"]["chain"] == one["s1"]["chain"] + 1
 
 
 SCAPY_SEND = """
