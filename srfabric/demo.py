@@ -63,7 +63,10 @@ def run_traffic(scenario: Scenario, chains: list[Chain], rate: str, seconds: flo
     ]
     results = {}
     for chain, client in zip(chains, clients, strict=True):
-        output, _ = client.communicate(timeout=seconds + 30)
+        try:
+            output, _ = client.communicate(timeout=seconds + 30)
+        except subprocess.TimeoutExpired:
+            raise SrfabricError(chain.name, f"iperf3 did not finish within {seconds + 30} s") from None
         results[chain.name] = parse_udp(output.decode())
     for server in servers:
         tb.stop_process(server)

@@ -12,7 +12,8 @@ class Codec(Protocol):
     ``encode(ports)`` returns an immutable header object; ``decode(header)``
     returns ``(next_port, rest)`` where ``rest`` is the header the next switch
     sees. ``capacity`` is how many ports one header of the simplest form holds
-    (the form every OpenFlow switch can read).
+    (the form Open vSwitch decodes with its Nicira extensions: output from a
+    field, load and move of bits, matching the MPLS TTL).
     """
 
     name: str

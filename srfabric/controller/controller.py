@@ -19,7 +19,7 @@ from os_ken.ofproto import ofproto_v1_3 as ofp
 from os_ken.ofproto import ofproto_v1_3_parser as parser
 
 from srfabric.controller.packets import ARP_REQUEST, lldp_frame, parse_arp, parse_lldp
-from srfabric.errors import DecodingError, ModelError, SrfabricError
+from srfabric.errors import ModelError, SrfabricError
 from srfabric.model.chain import Chain
 from srfabric.model.fabric import Fabric, Host, Role, ServiceFunction, Switch
 from srfabric.rules.compile import compile_fabric
@@ -75,6 +75,7 @@ class Controller:
     async def stop(self) -> None:
         for task in self._tasks:
             task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.server.stop()
 
     # -- northbound --------------------------------------------------------------------
@@ -119,7 +120,12 @@ class Controller:
             problems: list[SrfabricError] = []
             tables = compile_fabric(self.fabric, list(self.chains.values()), self.config.codec, problems)
             self.problems = problems
-            await asyncio.gather(*(self._push(dpid, tables.get(dpid, [])) for dpid in list(self.switches)))
+            results = await asyncio.gather(
+                *(self._push(dpid, tables.get(dpid, [])) for dpid in list(self.switches)), return_exceptions=True
+            )
+            for result in results:  # every push has finished before any failure is reported
+                if isinstance(result, BaseException):
+                    raise result
 
     async def _push(self, dpid: int, desired_list: list[FlowEntry]) -> None:
         conn = self.switches.get(dpid)
@@ -138,7 +144,9 @@ class Controller:
         try:
             await conn.barrier()
         except SrfabricError:
-            self.installed[dpid] = {}  # unknown state: the next sync rewrites it
+            # Assume the adds landed: the next sync then deletes whatever is not wanted.
+            self.installed[dpid] = {**{k: v for k, v in current.items() if k in desired},
+                                    **{entry.key: entry for entry in added}}
             raise
         self.installed[dpid] = desired
 
@@ -186,7 +194,7 @@ class Controller:
                 self._lldp_in(conn, in_port, data)
             elif ethertype == 0x0806:
                 self._arp_in(conn, in_port, data)
-        except DecodingError as error:
+        except SrfabricError as error:
             log.info("switch %#x port %d: ignored frame: %s", conn.dpid, in_port, error)
 
     def _lldp_in(self, conn: SwitchConnection, in_port: int, data: bytes) -> None:
@@ -195,14 +203,16 @@ class Controller:
         functions = self.fabric.function_ports()
         if peer[0] not in self.fabric.switches or here in functions or peer in functions:
             return
+        if any((h.dpid, h.port) in (here, peer) for h in self.fabric.hosts.values()):
+            return  # a port with a learned host never becomes a trusted fabric port
         if self.fabric.links.get(here) != peer:
             self.fabric.add_link(peer, here)
             self._dirty.set()
 
     def _arp_in(self, conn: SwitchConnection, in_port: int, data: bytes) -> None:
         arp = parse_arp(data)
-        if self.fabric.port_role(conn.dpid, in_port) != "host":
-            return
+        if self.fabric.port_role(conn.dpid, in_port) != "host" or arp.sender_ip == "0.0.0.0":
+            return  # probes (RFC 5227) say nothing about where a host is
         known = self.fabric.host_by_ip(arp.sender_ip)
         if known is None or (known.mac, known.dpid, known.port) != (arp.sender_mac, conn.dpid, in_port):
             name = self.config.host_names.get(arp.sender_mac, known.name if known else f"host-{arp.sender_ip}")

@@ -94,8 +94,11 @@ def parse_lldp(frame: bytes) -> tuple[int, int]:
         if kind == 0:
             break
         if kind == 1 and value[1:6] == b"dpid:":
-            dpid = int(value[6:], 16)
-        elif kind == 2 and value[:1] == b"\x07":
+            try:
+                dpid = int(value[6:], 16)
+            except ValueError:
+                raise DecodingError("lldp", "chassis ID is not dpid:<hex>") from None
+        elif kind == 2 and value[:1] == b"\x07" and value[1:].isdigit():
             port = int(value[1:])
     if dpid is None or port is None:
         raise DecodingError("lldp", "no srfabric chassis/port ID")

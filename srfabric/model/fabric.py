@@ -82,6 +82,10 @@ class Fabric:
         for end in (a, b):
             if end[0] not in self.switches:
                 raise ModelError("link", f"switch {end[0]:#x} is unknown")
+        for end in (a, b):  # a recabled port forgets its old partner
+            old = self.links.pop(end, None)
+            if old is not None:
+                self.links.pop(old, None)
         self.links[a] = b
         self.links[b] = a
         self._graph = None

@@ -42,6 +42,7 @@ from srfabric.rules.pipeline import (
     PRIO_EXHAUSTED,
     PRIO_MISS,
     PRIO_PORT,
+    PRIO_REENCAP,
     PRIO_ROUTE,
     PRIO_SECURITY,
     TERMINATE,
@@ -50,6 +51,24 @@ from srfabric.rules.pipeline import (
 
 def _ip(text: str) -> int:
     return int(ipaddress.IPv4Address(text))
+
+
+def matches_overlap(a: Match, b: Match) -> bool:
+    """Whether some packet matches both: every field the two share agrees under both masks.
+
+    >>> matches_overlap(match(udp_dst=5001), match(udp_dst=(5000, 0xFFF8)))
+    True
+    >>> matches_overlap(match(udp_dst=5001), match(udp_dst=5002))
+    False
+    """
+    fields_a = {name: (value, mask) for name, value, mask in a}
+    for name, value, mask in b:
+        if name in fields_a:
+            other_value, other_mask = fields_a[name]
+            common = (mask if mask is not None else -1) & (other_mask if other_mask is not None else -1)
+            if value & common != other_value & common:
+                return False
+    return True
 
 
 class _Tables:
@@ -66,11 +85,22 @@ class _Tables:
         table[entry.key] = entry
 
     def add_all(self, placed: list[tuple[int, FlowEntry]], what: str) -> None:
-        """Add entries all or nothing, so a conflicting chain leaves no half of itself behind."""
+        """Add entries all or nothing, so a conflicting chain leaves no half of itself behind.
+
+        Two chain entries of one priority whose matches can both hit one packet
+        would leave the choice to the switch: that is refused too.
+        """
         for dpid, entry in placed:
             old = self.entries[dpid].get(entry.key)
             if old is not None and old != entry:
                 raise ModelError(what, f"conflicts with an existing entry on switch {dpid:#x} (cookie {old.cookie:#x})")
+            if entry.kind != Kind.CHAIN:
+                continue
+            for other in self.entries[dpid].values():
+                if (other.kind == Kind.CHAIN and other.cookie != entry.cookie and other.table == entry.table
+                        and other.priority == entry.priority and matches_overlap(other.match, entry.match)):
+                    raise ModelError(what, f"its classifier overlaps another chain's (cookie {other.cookie:#x}) "
+                                           f"on switch {dpid:#x}; make them disjoint")
         for dpid, entry in placed:
             self.entries[dpid][entry.key] = entry
 
@@ -147,16 +177,27 @@ def _check_ports(route: Route, rules: CodecRules, what: str) -> None:
 
 
 def route_entries(
-    route: Route, matches: list[Match], rules: CodecRules, sre: set[int], kind: Kind, owner: int, what: str
+    route: Route,
+    matches: list[Match],
+    rules: CodecRules,
+    sre: set[int],
+    kind: Kind,
+    owner: int,
+    what: str,
+    endpoints: dict[str, int] | None = None,
 ) -> list[tuple[int, FlowEntry]]:
     """Entries that steer ``matches`` along ``route``: one header per pathlet, at its start.
 
     The first pathlet is written in HOST_IN (``matches`` carry the ingress
     port when it matters); later pathlets in TERMINATE at the switch where the
-    previous header ran out, matched on the port the packet arrives on.
+    previous header ran out, matched on the port the packet arrives on and on
+    ``endpoints`` (the route's source and destination addresses), so that
+    other traffic whose header runs out on that port is never pulled in.
     """
     _check_ports(route, rules, what)
     priority = PRIO_CHAIN if kind == Kind.CHAIN else PRIO_ROUTE
+    # Above the TERMINATE restore entries (PRIO_ROUTE), which would otherwise tie with route boundaries.
+    boundary_priority = PRIO_CHAIN if kind == Kind.CHAIN else PRIO_REENCAP
     if not route.hops:
         return [
             (route.entry[0], FlowEntry(HOST_IN, priority, m, (Output(route.delivery[1]),), cookie=cookie(kind, owner)))
@@ -171,13 +212,10 @@ def route_entries(
                 placed.append((pathlet.start[0], FlowEntry(HOST_IN, priority, m, actions, cookie=cookie(kind, owner))))
             else:
                 fields = {name: (value if mask is None else (value, mask)) for name, value, mask in m}
+                fields.update(endpoints or {})
                 fields["in_port"] = pathlet.start[1]
-                placed.append(
-                    (
-                        pathlet.start[0],
-                        FlowEntry(TERMINATE, priority, match(**fields), actions, cookie=cookie(kind, owner)),
-                    )
-                )
+                entry = FlowEntry(TERMINATE, boundary_priority, match(**fields), actions, cookie=cookie(kind, owner))
+                placed.append((pathlet.start[0], entry))
     return placed
 
 
@@ -227,7 +265,10 @@ def compile_fabric(
             chain.validate(set(fabric.hosts), set(fabric.functions))
             route = chain_route(fabric, chain)
             matches = classifier_matches(chain.classifier, in_port=route.entry[1])
-            tables.add_all(route_entries(route, matches, rules, sre, Kind.CHAIN, chain.chain_id, what), what)
+            endpoints = {"ipv4_src": _ip(fabric.hosts[chain.source].ip),
+                         "ipv4_dst": _ip(fabric.hosts[chain.destination].ip)}
+            placed = route_entries(route, matches, rules, sre, Kind.CHAIN, chain.chain_id, what, endpoints)
+            tables.add_all(placed, what)
         except SrfabricError as error:
             _report(problems, what, error)
     return {

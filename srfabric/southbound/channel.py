@@ -132,8 +132,13 @@ class SwitchConnection:
                     if msg_type == ofp.OFPT_HELLO:
                         continue  # version negotiation: the switch offers a bitmap; we speak 1.3
                     raise SwitchError("version", f"switch speaks OpenFlow wire version {version}, not 1.3")
-                msg = ofproto_parser.msg(PROTOCOL, version, msg_type, length, xid, head + body)
-                await self._dispatch(msg, deliver)
+                try:
+                    msg = ofproto_parser.msg(PROTOCOL, version, msg_type, length, xid, head + body)
+                    if msg is not None:
+                        await self._dispatch(msg, deliver)
+                except (SrfabricError, ValueError, KeyError, AttributeError, struct.error) as error:
+                    # One odd message must not end the switch's connection.
+                    log.info("switch %#x: ignored message type %d: %s", self.dpid, msg_type, error)
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         finally:
@@ -153,7 +158,8 @@ class SwitchConnection:
             self.writer.write(reply.buf)
         elif isinstance(msg, parser.OFPErrorMsg):
             sent = self._recent.get(xid, "an unknown message")
-            self._errors.append((xid, f"OFPT_ERROR type={msg.type} code={msg.code} for {sent}"))
+            if sent.startswith("OFPFlowMod"):  # packet-out errors (LLDP, ARP) say nothing of the tables
+                self._errors.append((xid, f"OFPT_ERROR type={msg.type} code={msg.code} for {sent}"))
             log.warning("switch %#x: error type=%s code=%s xid=%s", self.dpid, msg.type, msg.code, xid)
         elif isinstance(msg, parser.OFPPortStatus):
             if msg.reason == ofp.OFPPR_DELETE:
@@ -223,3 +229,4 @@ class OpenFlowServer:
             conn.close()
         for task in list(self._tasks):
             task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -47,7 +47,11 @@ class Testbed:
         self.processes: list[subprocess.Popen[bytes]] = []
 
     def __enter__(self) -> Testbed:
-        self.start()
+        try:
+            self.start()
+        except BaseException:
+            self.stop()  # a half-built network is removed too
+            raise
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:

@@ -46,8 +46,12 @@ def ipv4_offset(frame: bytes | bytearray) -> int | None:
                 offset += 4
                 if bottom:
                     break
-            return offset if offset < len(frame) and frame[offset] >> 4 == 4 else None
-        return offset if ethertype == 0x0800 and offset + 20 <= len(frame) else None
+            if offset + 20 > len(frame) or frame[offset] >> 4 != 4 or (frame[offset] & 0x0F) < 5:
+                return None
+            return offset if offset + (frame[offset] & 0x0F) * 4 <= len(frame) else None
+        if ethertype != 0x0800 or offset + 20 > len(frame):
+            return None
+        return offset if offset + (frame[offset] & 0x0F) * 4 <= len(frame) else None
     return None
 
 
@@ -146,12 +150,16 @@ def run(ingress: str, egress: str, mark: int, stats: Path, name: str) -> None:
                 if int.from_bytes(frame[12:14], "big") == 0x88CC:
                     counters.dropped["lldp"] += 1  # link-local: a bridge never forwards it
                     continue
-                ip = ipv4_offset(frame)
-                if ip is not None:
-                    previous = stamp_dscp(frame, ip, mark) if mark else None
-                    counters.note(direction, flow_key(frame, ip), previous)
-                else:
-                    counters.note(direction, "other", None)
+                try:
+                    ip = ipv4_offset(frame)
+                    if ip is not None:
+                        previous = stamp_dscp(frame, ip, mark) if mark else None
+                        counters.note(direction, flow_key(frame, ip), previous)
+                    else:
+                        counters.note(direction, "other", None)
+                except (IndexError, struct.error):
+                    counters.dropped["malformed"] += 1  # one bad frame must not stop the function
+                    continue
                 try:
                     tx.send(frame)
                 except OSError:

@@ -166,3 +166,40 @@ def test_port_beyond_the_codec_is_refused() -> None:
     with pytest.raises(RoutingError, match="outside 1..15"):
         compile_fabric(fabric, [chain], "mac-nibble")
     compile_fabric(fabric, [chain], "mac-vlan-mpls")
+
+
+def test_a_later_pathlet_does_not_capture_another_chains_traffic() -> None:
+    """Chain A re-encapsulates after v1; chain B's packets with A's port must not be pulled into A."""
+    fabric = demo_fabric()
+    a = Chain("A", FlowClassifier(protocol="udp", destination_port_range=(5001, 5001)), ("v1", "v4", "v7"),
+              "h1", "h16", 1)
+    b = Chain("B", FlowClassifier(protocol="udp"), ("v4",), "h2", "h9", 2)
+    tables = compile_fabric(fabric, [a, b], "mac-nibble")
+    result = send(fabric, tables, udp("h2", "h9", 5001, fabric), "h2")
+    assert result.functions == ["v4"]
+    assert [name for name, _ in result.delivered] == ["h9"]
+
+
+def test_overlapping_classifiers_from_one_host_are_refused() -> None:
+    fabric = demo_fabric()
+    narrow = Chain("n", FlowClassifier(protocol="udp", destination_port_range=(5001, 5001)), ("v1",), "h1", "h16", 1)
+    wide = Chain("w", FlowClassifier(protocol="udp", destination_port_range=(5000, 5010)), ("v2",), "h1", "h16", 2)
+    with pytest.raises(ModelError, match="overlaps"):
+        compile_fabric(fabric, [narrow, wide], "mac-nibble")
+
+
+def test_long_host_routes_on_a_line_do_not_tie_with_restore() -> None:
+    from srfabric.model.topo import TopoSpec
+
+    topo = TopoSpec()
+    for index in range(14):
+        topo.add_switch(f"s{index}")
+        if index:
+            topo.add_link(f"s{index - 1}", f"s{index}")
+    topo.add_host("h1", "s0")
+    topo.add_host("h2", "s13")
+    fabric = topo.to_fabric()
+    tables = compile_fabric(fabric, [], "mac-nibble")
+    result = send(fabric, tables, udp("h1", "h2", 9, fabric), "h1")
+    assert [name for name, _ in result.delivered] == ["h2"]
+    assert result.delivered[0][1].eth_src == fabric.hosts["h1"].mac
