@@ -77,13 +77,6 @@ class _Tables:
     def __init__(self, dpids: Iterable[int]) -> None:
         self.entries: dict[int, dict[tuple[int, int, Match], FlowEntry]] = {d: {} for d in dpids}
 
-    def add(self, dpid: int, entry: FlowEntry, what: str) -> None:
-        table = self.entries[dpid]
-        old = table.get(entry.key)
-        if old is not None and old != entry:
-            raise ModelError(what, f"conflicts with an existing entry on switch {dpid:#x} (cookie {old.cookie:#x})")
-        table[entry.key] = entry
-
     def add_all(self, placed: list[tuple[int, FlowEntry]], what: str) -> None:
         """Add entries all or nothing, so a conflicting chain leaves no half of itself behind.
 
@@ -245,8 +238,7 @@ def compile_fabric(
     sre = sre_switches(fabric)
     tables = _Tables(fabric.switches)
     for dpid in fabric.switches:
-        for entry in switch_base_entries(fabric, dpid, rules, dpid in sre):
-            tables.add(dpid, entry, "fabric")
+        tables.add_all([(dpid, entry) for entry in switch_base_entries(fabric, dpid, rules, dpid in sre)], "fabric")
     ingress = sorted({host.dpid for host in fabric.hosts.values()})
     for host in sorted(fabric.hosts.values(), key=lambda h: h.name):
         what = f"host {host.name}"

@@ -79,7 +79,7 @@ class Scenario:
     def _wait_functions_ready(self, timeout: float = 15.0) -> None:
         deadline = time.monotonic() + timeout
         for name, process in self._vnfs.items():
-            while not (self.workdir / f"{name}.json").exists():
+            while not self._stats_path(name).exists():
                 if process.poll() is not None:
                     raise SrfabricError(name, f"service function exited with status {process.returncode}")
                 if time.monotonic() > deadline:
@@ -100,7 +100,7 @@ class Scenario:
         assert self.testbed is not None
         args = [sys.executable, "-m", "srfabric.testbed.vnf", "--name", name, "--ingress", f"{name}-eth0",
                 "--egress", f"{name}-eth1", "--mark", str(mark if self.mark else 0),
-                "--stats", str(self.workdir / f"{name}.json")]
+                "--stats", str(self._stats_path(name))]
         self._vnfs[name] = self.testbed.popen(name, args)
 
     def add_chains(self, chains: list[Chain]) -> float:
@@ -113,22 +113,23 @@ class Scenario:
     def peek_function_stats(self, settle: float = 0.8) -> dict[str, dict[str, Any]]:
         """The counters the running functions last wrote (they write every half second)."""
         time.sleep(settle)
-        stats = {}
-        for name in self._vnfs:
-            path = self.workdir / f"{name}.json"
-            stats[name] = json.loads(path.read_text()) if path.exists() else {"flows": {}}
-        return stats
+        return {name: self._read_stats(name) for name in self._vnfs}
 
     def function_stats(self) -> dict[str, dict[str, Any]]:
         """Stop the functions (they write their final counters) and read what each one saw."""
         assert self.testbed is not None
-        stats = {}
-        for name, process in self._vnfs.items():
+        for process in self._vnfs.values():
             self.testbed.stop_process(process)
-            path = self.workdir / f"{name}.json"
-            stats[name] = json.loads(path.read_text()) if path.exists() else {"flows": {}}
+        stats = {name: self._read_stats(name) for name in self._vnfs}
         self._vnfs.clear()
         return stats
+
+    def _stats_path(self, function: str) -> Path:
+        return self.workdir / f"{function}.json"
+
+    def _read_stats(self, function: str) -> dict[str, Any]:
+        path = self._stats_path(function)
+        return json.loads(path.read_text()) if path.exists() else {"flows": {}}
 
     def entry_counts(self) -> dict[str, dict[str, int]]:
         """Per switch: entries by kind and packets dropped as forged, read over OpenFlow."""
