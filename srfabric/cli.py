@@ -18,6 +18,11 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--k", type=int, default=4, help="fat-tree arity (even)")
     demo.add_argument("--duration", type=float, default=4.0, help="seconds of traffic per chain")
     demo.add_argument("--rate", default="2M", help="iperf3 UDP rate per chain")
+    from srfabric.bench.cli import add_parsers as add_bench
+    from srfabric.tsn.cli import add_parsers as add_tsn
+
+    add_tsn(commands)
+    add_bench(commands)
     return parser
 
 
@@ -28,6 +33,14 @@ def main(argv: list[str] | None = None) -> int:
             from srfabric.demo import run_demo
 
             return run_demo(args)
+        if args.command == "tsn":
+            from srfabric.tsn.cli import run as run_tsn
+
+            return run_tsn(args)
+        if args.command == "bench":
+            from srfabric.bench.cli import run as run_bench
+
+            return run_bench(args)
     except SrfabricError as error:
         print(f"srfabric: {error}", file=sys.stderr)
         return 2

@@ -1,0 +1,1 @@
+"""Benchmarks: each prints figures and writes CSV, JSON and a PNG plot."""

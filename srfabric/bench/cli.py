@@ -1,0 +1,71 @@
+"""``srfabric bench ...``: benchmarks that print figures and write CSV, JSON and PNG."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from srfabric.errors import ModelError
+
+
+def add_parsers(commands: argparse._SubParsersAction) -> None:
+    bench = commands.add_parser("bench", help="benchmarks (results under results/)")
+    sub = bench.add_subparsers(dest="bench_command", required=True)
+    tsn = sub.add_parser("tsn", help="TSSDN Fig. 4c-4f: schedule quality and runtimes")
+    tsn.add_argument("--quick", action="store_true", help="a few points only (under a minute)")
+    tsn.add_argument("--out", default="results", help="results root folder")
+    tsn.add_argument("--time-limit", type=float, default=120.0, help="seconds per solver call")
+    tsn.add_argument("--seed", type=int, default=0)
+    tsn.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+
+
+def run(args: argparse.Namespace) -> int:
+    from srfabric.bench.tsn import run_bench
+
+    if args.time_limit <= 0:
+        raise ModelError("time-limit", f"must be > 0, got {args.time_limit}")
+    summary, folder = run_bench(args.quick, args.out, args.time_limit, args.seed)
+    if args.json:
+        print(json.dumps(summary | {"folder": str(folder)}))
+    else:
+        print_summary(summary)
+        print(f"results: {folder} (runs.csv, summary.json, fig4.png)")
+    return 0
+
+
+def print_summary(summary: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    console.print(f"machine: {summary['machine']['cpus']} cores; paper: CPLEX, 16 cores (4c, 4d), 2 cores (4e, 4f)")
+    table = Table(title="4c: scheduled flows relative to S/UR")
+    for column in ("method", "mean", "100%", ">=98%", "min", "paper mean", "paper 100%"):
+        table.add_column(column)
+    paper = summary["paper"]
+    for variant, q in summary["quality_vs_sur"].items():
+        table.add_row(variant, f"{q['mean']:.1%}", f"{q['share_full']:.0%}", f"{q['share_98']:.0%}", f"{q['min']:.1%}",
+                      f"{paper['quality_mean'].get(variant, paper['incremental_quality']):.0%}",
+                      f"{paper['quality_full'][variant]:.0%}" if variant in paper["quality_full"] else "-")
+    console.print(table)
+    for key, title in (("runtime_vs_flows", "4d: runtime vs flows"), ("runtime_vs_slots", "4e: runtime vs slots"),
+                       ("runtime_vs_links", "4f: runtime vs links"), ("sur_forms", "S/UR formulations, whole ILP")):
+        rows = summary[key]
+        if not rows:
+            continue
+        axis = next(k for k in rows[0] if k not in ("variant", "scheduled", "seconds", "per_flow_ms", "status"))
+        table = Table(title=title)
+        variants = list(dict.fromkeys(r["variant"] for r in rows))
+        table.add_column(axis)
+        for variant in variants:
+            table.add_column(f"{variant} s (flows)")
+        for value in dict.fromkeys(r[axis] for r in rows):
+            cells = []
+            for variant in variants:
+                hit = [r for r in rows if r[axis] == value and r["variant"] == variant]
+                cells.append(f"{hit[0]['seconds']:.4f} ({hit[0]['scheduled']})" if hit else "-")
+            table.add_row(str(value), *cells)
+        console.print(table)
+    for name, goal in summary["goals"].items():
+        console.print(f"goal {name}: {'met' if goal['met'] else 'NOT met'} {goal}")

@@ -1,0 +1,257 @@
+"""``srfabric bench tsn``: the TSSDN paper's Fig. 4c-4f, measured here, next to the paper's figures.
+
+4c: quality (flows scheduled relative to S/UR) of S/PR, S/FR and incremental admission.
+4d: runtime vs flows; 4e: runtime vs slots; 4f: runtime vs links. The paper ran
+CPLEX on 16 cores (4c, 4d) and a 2-core machine (4e, 4f).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from srfabric.bench.output import machine, run_folder, write_csv, write_json
+from srfabric.bench.tsn_scenarios import FLOW_COUNTS, Scenario, fig4c, fig4d, fig4e, fig4f
+from srfabric.tsn.mip import SolveOptions
+from srfabric.tsn.scheduler import SchedulerOptions, schedule
+from srfabric.tsn.verify import verify
+
+# The paper's figures (section 5.2), quoted in the output next to ours.
+PAPER: dict[str, Any] = {
+    "quality_mean": {"spr": 0.99, "sfr": 0.97},
+    "quality_full": {"spr": 0.67, "sfr": 0.38},
+    "fig4d_total_s_100_flows": {"sur": 120.0, "spr": 7.0, "sfr": 3.0},
+    "fig4d_per_flow_s": {"sur": 1.1, "spr": 0.061, "sfr": 0.024},
+    "fig4f_per_flow_s_256_links": {"spr": 12.0, "sfr": 2.0},
+    "incremental_quality": 0.68,
+}
+
+
+@dataclass
+class Run:
+    """One method on one scenario."""
+
+    scenario: Scenario
+    method: str
+    variant: str
+    scheduled: int
+    seconds: float
+    build_s: float
+    solve_s: float
+    status: str
+
+    def row(self) -> dict[str, Any]:
+        sc = self.scenario
+        return {
+            "figure": sc.figure, "topology": sc.topology, "links": sc.links, "flows": sc.flows, "slots": sc.slots,
+            "method": self.method, "variant": self.variant, "scheduled": self.scheduled,
+            "seconds": round(self.seconds, 6), "per_flow_ms": round(self.seconds / sc.flows * 1000, 4),
+            "build_s": round(self.build_s, 6), "solve_s": round(self.solve_s, 6), "status": self.status,
+        }
+
+
+VARIANTS: dict[str, tuple[str, Callable[[SolveOptions], SchedulerOptions]]] = {
+    "sur": ("sur", lambda s: SchedulerOptions(solve=s)),
+    "spr": ("spr", lambda s: SchedulerOptions(solve=s)),
+    "sfr": ("sfr", lambda s: SchedulerOptions(solve=s)),
+    "incremental": ("incremental", lambda s: SchedulerOptions(solve=s)),
+    # The paper's ILPs handed to HiGHS whole: no relaxation first, no start point.
+    "spr-ilp": ("spr", lambda s: SchedulerOptions(solve=s, bound_first=False, warm_start=False)),
+    "sfr-ilp": ("sfr", lambda s: SchedulerOptions(solve=s, bound_first=False, warm_start=False)),
+    "sur-flow-ilp": ("sur", lambda s: SchedulerOptions(solve=s, bound_first=False, warm_start=False)),
+    "sur-product-ilp": (
+        "sur", lambda s: SchedulerOptions(solve=s, bound_first=False, warm_start=False, sur_form="product")
+    ),
+}
+
+
+def measure(scenario: Scenario, variant: str, solve: SolveOptions, repeats: int = 1) -> Run:
+    """Run one variant (the median of ``repeats`` runs) and check its schedule with the independent verifier."""
+    method, make = VARIANTS[variant]
+    times = []
+    for _ in range(repeats):
+        began = time.perf_counter()
+        result = schedule(scenario.problem, method, make(solve))
+        times.append(time.perf_counter() - began)
+    seconds = statistics.median(times)
+    problems = verify(result)
+    if problems:
+        raise AssertionError(f"{variant} on {scenario.topology}: {problems[:3]}")
+    return Run(scenario, method, variant, len(result.assignments), seconds, result.build_s, result.solve_s,
+               result.status)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Which scenarios and variants a run covers."""
+
+    quality: list[Scenario]
+    flows: list[Scenario]
+    slots: list[Scenario]
+    links: list[Scenario]
+    forms: list[Scenario]
+
+    @classmethod
+    def make(cls, quick: bool, seed: int = 0) -> Plan:
+        if quick:
+            return cls(
+                quality=[sc for i, sc in enumerate(fig4c(seed, (30, 70, 110), per_count=1)) if i % 4 == 0],
+                flows=list(fig4d(seed, (20, 60, 100))),
+                slots=list(fig4e(seed, (5, 50), flows=100)),
+                links=list(fig4f(seed, sizes=((4, 24, 30), (10, 200, 256)), flows=50)),
+                forms=list(fig4d(seed, (20,))),
+            )
+        return cls(
+            quality=list(fig4c(seed)),
+            flows=list(fig4d(seed, FLOW_COUNTS)),
+            slots=list(fig4e(seed)),
+            links=list(fig4f(seed)),
+            forms=list(fig4d(seed, (20, 30, 40))),
+        )
+
+    def jobs(self) -> list[tuple[str, Scenario, str, int]]:
+        """(part, scenario, variant, repeats); the runtime points are medians of three runs."""
+        out = [("4c", sc, v, 1) for sc in self.quality for v in ("sur", "spr", "sfr", "incremental")]
+        four_d = ("sur", "spr", "sfr", "incremental", "spr-ilp", "sfr-ilp")
+        out += [("4d", sc, v, 3) for sc in self.flows for v in four_d]
+        out += [("4e", sc, v, 3) for sc in self.slots for v in ("spr", "sfr", "incremental")]
+        out += [("4f", sc, v, 3) for sc in self.links for v in ("spr", "sfr", "incremental")]
+        out += [("forms", sc, v, 1) for sc in self.forms for v in ("sur-flow-ilp", "sur-product-ilp")]
+        return out
+
+
+def summarise(runs: list[tuple[str, Run]]) -> dict[str, Any]:
+    """Quality statistics, runtimes and the issue's goals, with the paper's figures."""
+    by_part: dict[str, list[Run]] = {}
+    for part, run in runs:
+        by_part.setdefault(part, []).append(run)
+    summary: dict[str, Any] = {"machine": machine(), "paper": PAPER}
+    quality: dict[str, dict[str, float]] = {}
+    sur = {id(r.scenario): r.scheduled for r in by_part.get("4c", []) if r.variant == "sur"}
+    for variant in ("spr", "sfr", "incremental"):
+        ratios = [r.scheduled / sur[id(r.scenario)] for r in by_part.get("4c", [])
+                  if r.variant == variant and sur.get(id(r.scenario))]
+        if ratios:
+            quality[variant] = {
+                "mean": round(statistics.mean(ratios), 4),
+                "share_full": round(sum(q >= 1 for q in ratios) / len(ratios), 4),
+                "share_98": round(sum(q >= 0.98 for q in ratios) / len(ratios), 4),
+                "min": round(min(ratios), 4),
+                "scenarios": len(ratios),
+            }
+    summary["quality_vs_sur"] = quality
+    increments = [r for r in by_part.get("4c", []) if r.variant == "incremental"]
+    if increments:
+        summary["incremental_per_flow_ms"] = {
+            "mean": round(statistics.mean(r.seconds / r.scenario.flows * 1000 for r in increments), 4),
+            "max": round(max(r.seconds / r.scenario.flows * 1000 for r in increments), 4),
+        }
+    summary["runtime_vs_flows"] = _table(by_part.get("4d", []), "flows")
+    summary["runtime_vs_slots"] = _table(by_part.get("4e", []), "slots")
+    summary["runtime_vs_links"] = _table(by_part.get("4f", []), "links")
+    summary["sur_forms"] = _table(by_part.get("forms", []), "flows")
+    summary["goals"] = _goals(summary, by_part.get("4d", []))
+    return summary
+
+
+def _table(runs: Iterable[Run], key: str) -> list[dict[str, Any]]:
+    return [
+        {key: getattr(r.scenario, key), "variant": r.variant, "scheduled": r.scheduled, "seconds": round(r.seconds, 4),
+         "per_flow_ms": round(r.seconds / r.scenario.flows * 1000, 3), "status": r.status}
+        for r in runs
+    ]
+
+
+def _goals(summary: dict[str, Any], fig4d_runs: list[Run]) -> dict[str, Any]:
+    goals: dict[str, Any] = {}
+    at = [r for r in fig4d_runs if r.scenario.flows >= 100]
+    if at:
+        largest = min(r.scenario.flows for r in at)  # the paper's figures are for "over 100 flows"
+        for variant in ("spr", "sfr"):
+            ours = [r.seconds for r in at if r.variant == variant and r.scenario.flows == largest]
+            if ours:
+                paper = PAPER["fig4d_total_s_100_flows"][variant]
+                quality = summary["quality_vs_sur"].get(variant, {}).get("mean")
+                goals[f"{variant}_speedup_vs_paper"] = {
+                    "flows": largest, "ours_s": round(ours[0], 4), "paper_s": paper,
+                    "speedup": round(paper / ours[0], 1), "met": paper / ours[0] >= 100,
+                    "quality_mean": quality, "paper_quality_mean": PAPER["quality_mean"][variant],
+                }
+        sur = [r.seconds for r in at if r.variant == "sur" and r.scenario.flows == largest]
+        if sur:
+            goals["sur_100_flows_under_10s"] = {"flows": largest, "ours_s": round(sur[0], 3), "met": sur[0] < 10}
+    if "incremental" in summary["quality_vs_sur"]:
+        quality = summary["quality_vs_sur"]["incremental"]["mean"]
+        per_flow = summary["incremental_per_flow_ms"]["max"]
+        goals["incremental"] = {"quality_mean": quality, "per_flow_ms_max": per_flow,
+                                "met": quality >= 0.95 and per_flow < 1.0}
+    return goals
+
+
+def plot(runs: list[tuple[str, Run]], summary: dict[str, Any], path: Path) -> None:
+    """Four panels like the paper's Fig. 4c-4f."""
+    import warnings
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    with warnings.catch_warnings():
+        # Debian's own mpl_toolkits is visible through the venv's system site packages; 3D is not used here.
+        warnings.filterwarnings("ignore", message="Unable to import Axes3D")
+        import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(2, 2, figsize=(11, 8))
+    sur = {id(r.scenario): r.scheduled for p, r in runs if p == "4c" and r.variant == "sur"}
+    ax = axes[0][0]
+    for variant in ("spr", "sfr", "incremental"):
+        ratios = sorted(r.scheduled / sur[id(r.scenario)] for p, r in runs
+                        if p == "4c" and r.variant == variant and sur.get(id(r.scenario)))
+        if ratios:
+            ax.step([q * 100 for q in ratios], [(i + 1) / len(ratios) for i in range(len(ratios))], where="post",
+                    label=f"{variant} (mean {statistics.mean(ratios):.1%})")
+    ax.set(title="4c: quality relative to S/UR", xlabel="relative quality (%)", ylabel="CDF of scenarios")
+    ax.legend(fontsize=8)
+    for ax, part, key, title in (
+        (axes[0][1], "4d", "flows", "4d: runtime vs flows (ER, 38 links, 5 slots)"),
+        (axes[1][0], "4e", "slots", "4e: runtime per flow vs slots (Waxman, 256 links)"),
+        (axes[1][1], "4f", "links", "4f: runtime per flow vs links (100 flows, 50 slots)"),
+    ):
+        variants = sorted({r.variant for p, r in runs if p == part})
+        for variant in variants:
+            points = sorted((getattr(r.scenario, key), r.seconds / (1 if part == "4d" else r.scenario.flows))
+                            for p, r in runs if p == part and r.variant == variant)
+            ax.plot([x for x, _ in points], [y for _, y in points], marker="o", label=variant)
+        ax.set_yscale("log")
+        ax.set(title=title, xlabel=key, ylabel="seconds" + ("" if part == "4d" else " per flow"))
+        ax.legend(fontsize=8)
+    figure.suptitle(f"srfabric bench tsn: HiGHS on {summary['machine']['cpus']} cores")
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def run_bench(quick: bool, out: str, time_limit_s: float, seed: int = 0) -> tuple[dict[str, Any], Path]:
+    """Run every part with a progress bar; returns the summary and the results folder."""
+    from rich.progress import Progress
+
+    plan = Plan.make(quick, seed)
+    solve = SolveOptions(time_limit_s=time_limit_s, seed=seed)
+    jobs = plan.jobs()
+    runs: list[tuple[str, Run]] = []
+    with Progress(transient=True) as progress:
+        task = progress.add_task("bench tsn", total=len(jobs))
+        for part, scenario, variant, repeats in jobs:
+            progress.update(task, description=f"{part} {scenario.topology} {scenario.flows} flows {variant}")
+            runs.append((part, measure(scenario, variant, solve, repeats)))
+            progress.advance(task)
+    folder = run_folder(out, "tsn")
+    write_csv(folder / "runs.csv", [dict(part=p) | r.row() for p, r in runs])
+    summary = summarise(runs)
+    summary["quick"] = quick
+    write_json(folder / "summary.json", summary)
+    plot(runs, summary, folder / "fig4.png")
+    return summary, folder

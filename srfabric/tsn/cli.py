@@ -1,0 +1,202 @@
+"""``srfabric tsn ...``: schedule time-triggered streams and render gate control lists."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from srfabric.errors import ModelError
+from srfabric.tsn.files import network_from_json, read_json, streams_from_json
+from srfabric.tsn.model import Network, Stream
+from srfabric.tsn.schedule import METHODS, Schedule, schedule_from_json
+from srfabric.tsn.slots import SlotModel, plan
+
+
+def add_parsers(commands: argparse._SubParsersAction) -> None:
+    """Register ``tsn schedule``, ``tsn gcl`` and ``tsn generate``."""
+    tsn = commands.add_parser("tsn", help="time-triggered streams: routes, slots and gate control lists")
+    sub = tsn.add_subparsers(dest="tsn_command", required=True)
+
+    schedule = sub.add_parser("schedule", help="compute routes and slots (TSSDN S/UR, S/PR, S/FR, incremental)")
+    _problem_args(schedule)
+    schedule.add_argument("--json", action="store_true", help="print the schedule as one JSON object")
+    schedule.add_argument("--tsnkit-out", metavar="DIR", help="also write tsnkit's GCL/OFFSET/ROUTE/QUEUE CSVs here")
+
+    gcl = sub.add_parser("gcl", help="gate control lists of a schedule, as taprio commands or 802.1Qcw YANG")
+    _problem_args(gcl)
+    gcl.add_argument("--schedule", metavar="FILE", help="a schedule from 'tsn schedule --json' (else computed)")
+    gcl.add_argument("--format", choices=("taprio", "yang"), default="taprio")
+    gcl.add_argument("--guard-bytes", type=int, default=1500, help="largest best-effort frame (guard band)")
+    gcl.add_argument("--base-time-ns", type=int, default=0)
+    gcl.add_argument("--include-hosts", action="store_true", help="also gate the hosts' egress ports")
+    gcl.add_argument("--check", action="store_true", help="run the taprio commands in a kernel booted under QEMU")
+
+    generate = sub.add_parser("generate", help="write a random topology and flows like the paper's evaluation")
+    generate.add_argument("--model", choices=("er", "rrg", "ba", "waxman"), default="er")
+    generate.add_argument("--switches", type=int, default=6)
+    generate.add_argument("--hosts", type=int, default=24)
+    generate.add_argument("--links", type=int, default=38, help="er/waxman: total links, host links included")
+    generate.add_argument("--degree", type=int, default=3, help="rrg: switch degree; ba: links per new switch")
+    generate.add_argument("--flows", type=int, default=50)
+    generate.add_argument("--seed", type=int, default=0)
+    generate.add_argument("--out", default=".", help="directory for topology.json and flows.json")
+
+
+def _problem_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--topology", required=True, help="topology JSON, or tsnkit's topology CSV (*.csv)")
+    parser.add_argument("--flows", required=True, help="flows JSON, or tsnkit's stream CSV (*.csv)")
+    parser.add_argument("--method", choices=METHODS, default="spr")
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--slots", type=int, help="number of slots per base period")
+    size.add_argument("--base-period-ns", type=int, help="base period (default: gcd of the flows' periods)")
+    parser.add_argument("--diameter", type=int, default=8, help="longest path in links; sizes the slot")
+    parser.add_argument("--store-and-forward", action="store_true", help="slot sized for store-and-forward switches")
+    parser.add_argument("--no-phases", action="store_true", help="as the paper: every stream owns its slot each cycle")
+    parser.add_argument("--time-limit", type=float, default=60.0, help="seconds per solver call")
+    parser.add_argument("--gap", type=float, default=0.0, help="relative optimality gap to stop at")
+    parser.add_argument("--seed", type=int, default=0, help="S/FR's path draw and the solver's seed")
+    parser.add_argument("--path-cap", type=int, default=32, help="S/PR: shortest paths per flow")
+    parser.add_argument("--k-paths", type=int, default=4, help="incremental: candidate paths per flow")
+    parser.add_argument("--sur-form", choices=("flow", "product"), default="flow")
+
+
+def load_inputs(topology: str, flows: str) -> tuple[Network, list[Stream]]:
+    """Read the topology and flow files, JSON or tsnkit CSV by extension."""
+    from srfabric.tsn import tsnkit
+
+    def text(path: str, what: str) -> str:
+        try:
+            return Path(path).read_text()
+        except OSError as error:
+            raise ModelError(what, f"cannot read {path}: {error.strerror}") from None
+
+    if topology.endswith(".csv"):
+        network = tsnkit.network_from_tsnkit(text(topology, "topology"))
+    else:
+        network = network_from_json(read_json(topology, "topology"))
+    if flows.endswith(".csv"):
+        streams = tsnkit.streams_from_tsnkit(text(flows, "flows"))
+    else:
+        streams = streams_from_json(read_json(flows, "flows"))
+    return network, streams
+
+
+def compute(args: argparse.Namespace) -> Schedule:
+    """Plan slots and run the chosen method."""
+    from srfabric.tsn.mip import SolveOptions
+    from srfabric.tsn.scheduler import SchedulerOptions, schedule
+
+    network, streams = load_inputs(args.topology, args.flows)
+    model = SlotModel(diameter=args.diameter, store_and_forward=args.store_and_forward)
+    problem = plan(network, streams, args.slots, args.base_period_ns, model, phases=not args.no_phases)
+    if args.time_limit <= 0:
+        raise ModelError("time-limit", f"must be > 0, got {args.time_limit}")
+    if not 0 <= args.gap < 1:
+        raise ModelError("gap", f"must be in [0, 1), got {args.gap}")
+    options = SchedulerOptions(
+        solve=SolveOptions(time_limit_s=args.time_limit, mip_gap=args.gap, seed=args.seed),
+        path_cap=args.path_cap, k_paths=args.k_paths, sur_form=args.sur_form,
+    )
+    return schedule(problem, args.method, options)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Dispatch ``srfabric tsn <command>``."""
+    if args.tsn_command == "schedule":
+        return _schedule(args)
+    if args.tsn_command == "gcl":
+        return _gcl(args)
+    return _generate(args)
+
+
+def _schedule(args: argparse.Namespace) -> int:
+    from srfabric.tsn.verify import verify
+
+    result = compute(args)
+    problems = verify(result)
+    if problems:  # A solver bug, not bad input: say so plainly rather than print a wrong schedule.
+        raise ModelError("schedule", "the verifier rejected the result: " + "; ".join(problems[:3]))
+    if args.tsnkit_out:
+        from srfabric.tsn.tsnkit import write_tsnkit
+
+        write_tsnkit(result, args.tsnkit_out)
+    if args.json:
+        print(json.dumps(result.to_json()))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    problem = result.problem
+    table = Table(title=f"{result.method}: {len(result.assignments)} of {len(problem.streams)} flows scheduled")
+    for column in ("flow", "slot", "phase", "offset ns", "path"):
+        table.add_column(column)
+    for assignment in result.assignments:
+        table.add_row(assignment.stream, str(assignment.slot), str(assignment.phase),
+                      str(result.offset_ns(assignment)), " → ".join(assignment.path))
+    console = Console()
+    console.print(table)
+    console.print(
+        f"{problem.slots} slots of {problem.slot_ns} ns in a base period of {problem.base_period_ns} ns "
+        f"({problem.cycles} per hyperperiod); "
+        f"build {result.build_s * 1000:.1f} ms, solve {result.solve_s * 1000:.1f} ms, "
+        f"status {result.status}; unscheduled: {', '.join(result.unscheduled) or 'none'}"
+    )
+    return 0
+
+
+def _gcl(args: argparse.Namespace) -> int:
+    from srfabric.tsn.gcl import build_gcls
+    from srfabric.tsn.render import to_taprio, to_yang
+
+    if args.schedule:
+        network, streams = load_inputs(args.topology, args.flows)
+        document = read_json(args.schedule, "schedule")
+        phases = bool(document.get("phases", True)) if isinstance(document, dict) else True
+        model = SlotModel(diameter=args.diameter, store_and_forward=args.store_and_forward)
+        slots = document.get("slots") if isinstance(document, dict) else None
+        period = document.get("base_period_ns") if slots is None else None
+        problem = plan(network, streams, slots, period, model, phases)
+        result = schedule_from_json(problem, document)
+    else:
+        result = compute(args)
+    if args.guard_bytes < 0:
+        raise ModelError("guard-bytes", f"must be >= 0, got {args.guard_bytes}")
+    gcls = build_gcls(result, args.guard_bytes, args.include_hosts, base_time_ns=args.base_time_ns)
+    if args.format == "yang":
+        print(json.dumps(to_yang(gcls), indent=1))
+    else:
+        for gcl in gcls:
+            print(to_taprio(gcl))
+    if args.check:
+        from srfabric.tsn.taprio_check import check_in_qemu
+
+        verdicts = check_in_qemu([(gcl.interface, to_taprio(gcl)) for gcl in gcls])
+        refused = [v for v in verdicts if not v.accepted]
+        print(f"taprio under QEMU: {len(verdicts) - len(refused)} of {len(gcls)} commands accepted", file=sys.stderr)
+        for verdict in refused:
+            print(f"  {verdict.interface}: {verdict.output.splitlines()[0] if verdict.output else ''}", file=sys.stderr)
+        return 1 if refused or len(verdicts) != len(gcls) else 0
+    return 0
+
+
+def _generate(args: argparse.Namespace) -> int:
+    from srfabric.tsn import generators
+    from srfabric.tsn.files import network_to_json, streams_to_json
+
+    if args.model == "er":
+        network = generators.erdos_renyi(args.switches, args.hosts, args.links, args.seed)
+    elif args.model == "rrg":
+        network = generators.random_regular(args.switches, args.hosts, args.degree, args.seed)
+    elif args.model == "ba":
+        network = generators.barabasi_albert(args.switches, args.hosts, args.degree, args.seed)
+    else:
+        network = generators.waxman(args.switches, args.hosts, args.links, args.seed)
+    streams = generators.random_streams(network, args.flows, args.seed)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "topology.json").write_text(json.dumps(network_to_json(network), indent=1))
+    (out / "flows.json").write_text(json.dumps(streams_to_json(streams), indent=1))
+    print(f"wrote {out / 'topology.json'} ({len(network.links)} links) and {out / 'flows.json'} ({len(streams)} flows)")
+    return 0

@@ -1,0 +1,121 @@
+"""Gate control lists (IEEE 802.1Qbv) for every egress port that carries scheduled streams.
+
+The time-triggered class is open, alone, in the slots its streams use on that
+port; before each such window the best-effort class is closed for one maximum
+best-effort frame (the guard band), so no frame is still on the wire when the
+window opens; the best-effort class is open the rest of the cycle. Adjacent
+entries with equal gate masks are merged.
+
+Examples
+--------
+>>> windows_to_entries([(100, 200)], cycle_ns=1000, guard_ns=30, tt_mask=2, be_mask=1)
+[GateEntry(mask=1, duration_ns=70), GateEntry(mask=0, duration_ns=30), GateEntry(mask=2, duration_ns=100), \
+GateEntry(mask=1, duration_ns=800)]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from srfabric.tsn.model import SWITCH
+from srfabric.tsn.schedule import Schedule
+from srfabric.tsn.slots import SlotModel
+
+TT_CLASS = 1
+BE_CLASS = 0
+BE_FRAME_BYTES = 1500
+
+
+@dataclass(frozen=True)
+class GateEntry:
+    """One SetGateStates entry: bit c of ``mask`` opens traffic class c for ``duration_ns``."""
+
+    mask: int
+    duration_ns: int
+
+
+@dataclass
+class PortGcl:
+    """The gate control list of one egress port."""
+
+    node: str
+    peer: str
+    interface: str
+    cycle_ns: int
+    base_time_ns: int = 0
+    entries: list[GateEntry] = field(default_factory=list)
+    tt_class: int = TT_CLASS
+    be_class: int = BE_CLASS
+
+
+def windows_to_entries(
+    windows: list[tuple[int, int]], cycle_ns: int, guard_ns: int, tt_mask: int, be_mask: int
+) -> list[GateEntry]:
+    """Entries covering ``[0, cycle_ns)`` for time-triggered ``windows`` (start, end) in the cycle."""
+    guards: list[tuple[int, int]] = []
+    for start, _ in windows:
+        begin = start - guard_ns
+        if begin >= 0:
+            guards.append((begin, start))
+        else:  # The guard of an early window reaches back into the end of the previous cycle.
+            guards += [(0, start), (cycle_ns + begin, cycle_ns)]
+    cuts = sorted({0, cycle_ns, *(t for w in windows + guards for t in w)})
+    entries: list[GateEntry] = []
+    for begin, end in zip(cuts, cuts[1:], strict=False):
+        if end <= begin:
+            continue
+        if any(s <= begin and end <= e for s, e in windows):
+            mask = tt_mask
+        elif any(s <= begin and end <= e for s, e in guards):
+            mask = 0
+        else:
+            mask = be_mask
+        if entries and entries[-1].mask == mask:
+            entries[-1] = GateEntry(mask, entries[-1].duration_ns + end - begin)
+        else:
+            entries.append(GateEntry(mask, end - begin))
+    return entries
+
+
+def build_gcls(
+    schedule: Schedule,
+    guard_bytes: int = BE_FRAME_BYTES,
+    include_hosts: bool = False,
+    tt_class: int = TT_CLASS,
+    be_class: int = BE_CLASS,
+    base_time_ns: int = 0,
+    slot_model: SlotModel | None = None,
+) -> list[PortGcl]:
+    """One :class:`PortGcl` per egress port used by the schedule (switch ports; host ports on request)."""
+    problem = schedule.problem
+    network = problem.network
+    slot_model = slot_model or SlotModel()
+    cycle_ns = problem.cycles * problem.base_period_ns
+    multiple_of = dict(zip((s.id for s in problem.streams), problem.multiples, strict=True))
+    windows: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    for assignment in schedule.assignments:
+        multiple = multiple_of[assignment.stream]
+        for hop in zip(assignment.path, assignment.path[1:], strict=False):
+            if network.kinds[hop[0]] != SWITCH and not include_hosts:
+                continue
+            for cycle in range(assignment.phase, problem.cycles, multiple):
+                start = cycle * problem.base_period_ns + assignment.slot * problem.slot_ns
+                windows.setdefault(hop, []).append((start, start + problem.slot_ns))
+    gcls = []
+    for (node, peer), spans in sorted(windows.items()):
+        rate = network.link_of(network.edge_index[node, peer]).rate_bps
+        guard = min(slot_model.frame_ns(guard_bytes, rate), problem.base_period_ns)
+        entries = windows_to_entries(_merge(spans), cycle_ns, guard, 1 << tt_class, 1 << be_class)
+        interface = network.interface(node, peer)
+        gcls.append(PortGcl(node, peer, interface, cycle_ns, base_time_ns, entries, tt_class, be_class))
+    return gcls
+
+
+def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged

@@ -1,0 +1,172 @@
+"""S/PR and S/FR (TSSDN sections 3.3 and 3.4): slots for candidate paths.
+
+Both are one formulation: a binary ``x[o, k]`` per option ``o`` (a candidate
+path of a stream, at one phase) and slot ``k``. S/PR gives every stream all its
+shortest paths (capped); S/FR gives it one, drawn at random with a seed. Rows:
+each stream gets at most one option and slot, and no (directed edge, slot,
+cycle of the hyperperiod) holds two options.
+
+Solving goes in three steps, each cheap next to the one after it:
+
+1. the *load bound*: the same choice of options without slots, where every
+   (edge, cycle) may carry up to ``slots`` options. It relaxes the ILP, so its
+   optimum bounds the number of schedulable streams from above;
+2. colouring: the chosen options get slots (DSatur, then a small exact ILP);
+3. only when no colouring reaches the bound is the full ILP solved, starting
+   from the best colouring and with the bound as a row.
+
+A colouring that reaches the bound is an optimum of the full ILP, proven.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from srfabric.tsn.colouring import colour
+from srfabric.tsn.mip import BinaryProgram, FloatArray, SolveOptions
+from srfabric.tsn.paths import Path
+from srfabric.tsn.schedule import Assignment, Schedule
+from srfabric.tsn.slots import Problem
+
+
+def add_slot_order_rows(program: BinaryProgram, columns: np.ndarray, slots: int) -> None:
+    """Slots are interchangeable, so require slot k to hold at least as many streams as slot k+1.
+
+    ``columns`` is an (options, slots) array of column indices. Any schedule
+    can be relabelled to satisfy this, so no optimum is lost, and the search
+    no longer visits the slots! relabelled copies of each solution.
+    """
+    if slots < 2 or columns.size == 0:
+        return
+    first = program.add_rows(slots - 1, 0.0, np.inf)
+    for k in range(slots - 1):
+        program.add_entries(np.full(columns.shape[0], first + k), columns[:, k], 1.0)
+        program.add_entries(np.full(columns.shape[0], first + k), columns[:, k + 1], -1.0)
+
+
+@dataclass
+class _Options:
+    """Options (stream index, path, phase) and, per (edge, cycle) use, the option and its label."""
+
+    owners: list[tuple[int, Path, int]]
+    use_option: np.ndarray
+    use_label: np.ndarray  # edge * slots * cycles + cycle
+
+    @classmethod
+    def enumerate(cls, problem: Problem, candidates: Sequence[Sequence[Path]]) -> _Options:
+        network, slots, cycles = problem.network, problem.slots, problem.cycles
+        owners: list[tuple[int, Path, int]] = []
+        use_option: list[int] = []
+        use_label: list[int] = []
+        for index, paths in enumerate(candidates):
+            multiple = problem.multiples[index]
+            for path in paths:
+                edges = network.path_edges(path)
+                for phase in range(multiple):
+                    option = len(owners)
+                    owners.append((index, path, phase))
+                    for edge in edges:
+                        for cycle in range(phase, cycles, multiple):
+                            use_option.append(option)
+                            use_label.append(edge * slots * cycles + cycle)
+        return cls(owners, np.asarray(use_option, dtype=np.int64), np.asarray(use_label, dtype=np.int64))
+
+    @property
+    def streams(self) -> np.ndarray:
+        return np.array([owner[0] for owner in self.owners], dtype=np.int64)
+
+
+def load_bound(problem: Problem, options: _Options, solve: SolveOptions) -> tuple[int, list[int], str]:
+    """Optimum of the slot-free relaxation, the options it picks, and the solver status."""
+    program = BinaryProgram()
+    cols = program.add_columns(np.ones(len(options.owners)))
+    program.add_packing_rows(options.streams, cols)
+    program.add_packing_rows(options.use_label, cols[options.use_option], capacity=float(problem.slots))
+    result = program.solve(solve)
+    if result.values is None:
+        return len({owner[0] for owner in options.owners}), [], result.status
+    picked = [int(o) for o in np.nonzero(result.values > 0.5)[0]]
+    # With a time limit the bound is the solver's dual bound, not the incumbent.
+    bound = len(picked) if result.status == "optimal" else int(np.floor(len(picked) * (1 + result.gap) + 1e-6))
+    return bound, picked, result.status
+
+
+def solve_paths(
+    problem: Problem,
+    method: str,
+    candidates: Sequence[Sequence[Path]],
+    solve: SolveOptions,
+    start: Schedule | None = None,
+    slot_order: bool = True,
+    prepared_s: float = 0.0,
+    bound_first: bool = True,
+) -> Schedule:
+    """Schedule ``problem`` choosing among ``candidates[i]`` for stream i (see the module docstring)."""
+    began = time.perf_counter()
+    options = _Options.enumerate(problem, candidates)
+    schedule = Schedule(method, problem)
+    bound = None
+    solve_s = 0.0
+    if bound_first:
+        step = time.perf_counter()
+        bound, picked, _ = load_bound(problem, options, solve)
+        coloured = colour(problem, [options.owners[o] for o in picked], solve)
+        solve_s = time.perf_counter() - step
+        if start is None or len(coloured) >= len(start.assignments):
+            start = Schedule(method, problem, coloured)
+        if len(coloured) >= bound:
+            schedule.assignments = coloured
+            schedule.build_s = prepared_s + time.perf_counter() - began - solve_s
+            schedule.solve_s = solve_s
+            schedule.sort_assignments()
+            return schedule
+
+    program = BinaryProgram()
+    slots, cycles = problem.slots, problem.cycles
+    columns = program.add_columns(np.ones(len(options.owners) * slots)).reshape(len(options.owners), slots)
+    k = np.arange(slots, dtype=np.int64)
+    program.add_packing_rows(np.repeat(options.streams, slots), columns.ravel())
+    labels = options.use_label[:, None] + k[None, :] * cycles
+    program.add_packing_rows(labels.ravel(), columns[options.use_option].ravel())
+    if slot_order:
+        add_slot_order_rows(program, columns, slots)
+    if bound is not None:
+        row = program.add_rows(1, -np.inf, float(bound))
+        program.add_entries(np.full(columns.size, row), columns.ravel())
+    warm = _warm_start(options.owners, columns, program.num_cols, start)
+    schedule.build_s = prepared_s + time.perf_counter() - began - solve_s
+
+    result = program.solve(solve, warm)
+    schedule.solve_s = solve_s + result.solve_s
+    schedule.status, schedule.gap = result.status, result.gap
+    if result.values is None:
+        return schedule
+    for option, slot in zip(*np.nonzero(result.values.reshape(len(options.owners), slots) > 0.5), strict=True):
+        index, path, phase = options.owners[option]
+        schedule.assignments.append(Assignment(problem.streams[index].id, int(slot), path, phase))
+    schedule.sort_assignments()
+    return schedule
+
+
+def _warm_start(
+    owners: list[tuple[int, Path, int]], columns: np.ndarray, num_cols: int, start: Schedule | None
+) -> FloatArray | None:
+    """Column values of ``start`` (slots relabelled by load) if each of its choices is an option here."""
+    if start is None:
+        return None
+    where = {(start.problem.streams[i].id, path, phase): o for o, (i, path, phase) in enumerate(owners)}
+    values = np.zeros(num_cols)
+    for assignment in start.assignments:
+        option = where.get((assignment.stream, assignment.path, assignment.phase))
+        if option is None:
+            return None
+        values[columns[option, assignment.slot]] = 1.0
+    grid = values[columns]
+    order = np.argsort(-grid.sum(axis=0), kind="stable")
+    relabelled = np.zeros_like(values)
+    relabelled[columns] = grid[:, order]
+    return relabelled

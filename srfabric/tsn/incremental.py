@@ -1,0 +1,152 @@
+"""Online admission: add one stream to a schedule without moving the admitted ones.
+
+Every directed edge keeps a bit mask of busy (slot, cycle) positions; bit
+``slot * cycles + cycle``. A new stream tries its k shortest paths, shortest
+first, and takes the free position that is already busiest elsewhere in the
+network ("most used" best fit): packing streams into the same slots leaves
+whole slots free for later streams whose paths would collide.
+
+Examples
+--------
+>>> from srfabric.tsn.model import Network, Stream
+>>> net = Network.build([("a", "host"), ("s", "switch"), ("b", "host")], [("a", "s"), ("s", "b")])
+>>> admission = Admission(net, slots=2)
+>>> admission.admit(Stream("f1", "a", "b")).slot
+0
+>>> admission.admit(Stream("f2", "a", "b")).slot
+1
+>>> admission.admit(Stream("f3", "a", "b")) is None
+True
+>>> admission.remove("f1")
+>>> admission.admit(Stream("f3", "a", "b")).slot
+0
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from srfabric.errors import ModelError
+from srfabric.tsn.model import Network, Stream
+from srfabric.tsn.paths import PathFinder
+from srfabric.tsn.schedule import Assignment, Schedule
+from srfabric.tsn.slots import DEFAULT_DIAMETER, Problem
+
+
+class Admission:
+    """Admitted streams and the busy positions of every directed edge."""
+
+    def __init__(
+        self,
+        network: Network,
+        slots: int,
+        cycles: int = 1,
+        max_hops: int = DEFAULT_DIAMETER,
+        k_paths: int = 4,
+        finder: PathFinder | None = None,
+    ) -> None:
+        self.network = network
+        self.slots = slots
+        self.cycles = cycles
+        self.k_paths = k_paths
+        self.finder = finder or PathFinder(network, max_hops)
+        self.busy = [0] * len(network.edges)
+        self.usage = [0] * (slots * cycles)
+        self.admitted: dict[str, tuple[Assignment, int, list[int]]] = {}
+
+    def pattern(self, multiple: int, phase: int) -> int:
+        """Bits of the cycles ``c ≡ phase (mod multiple)`` within one slot."""
+        if self.cycles % multiple:
+            raise ModelError("multiple", f"{multiple} does not divide the hyperperiod of {self.cycles} cycles")
+        return sum(1 << cycle for cycle in range(phase, self.cycles, multiple))
+
+    def admit(
+        self, stream: Stream, multiple: int = 1, paths: Sequence[tuple[str, ...]] | None = None
+    ) -> Assignment | None:
+        """Place ``stream`` or return None when no path has a free position; admitted streams stay put.
+
+        ``paths`` replaces the k shortest paths as the candidates (shortest first).
+        """
+        if stream.id in self.admitted:
+            raise ModelError("id", f"stream {stream.id!r} is already admitted")
+        best: tuple[int, int, tuple[str, ...], int, int] | None = None
+        patterns = [self.pattern(multiple, phase) for phase in range(multiple)]
+        if paths is None:
+            paths = self.finder.k_shortest(stream.src, stream.dst, self.k_paths)
+        for path in paths:
+            if best is not None and len(path) > len(best[2]):
+                break  # Longer paths only when no shorter one has room.
+            union = 0
+            for edge in self.network.path_edges(path):
+                union |= self.busy[edge]
+            for slot in range(self.slots):
+                window = union >> (slot * self.cycles)
+                for phase, bits in enumerate(patterns):
+                    if window & bits:
+                        continue
+                    score = self._score(slot, phase, multiple)
+                    if best is None or score > best[0]:
+                        best = (score, slot, path, phase, bits)
+        if best is None:
+            return None
+        _, slot, path, phase, bits = best
+        assignment = Assignment(stream.id, slot, path, phase)
+        self._occupy(assignment, bits << (slot * self.cycles), +1)
+        return assignment
+
+    def _score(self, slot: int, phase: int, multiple: int) -> int:
+        base = slot * self.cycles
+        return sum(self.usage[base + cycle] for cycle in range(phase, self.cycles, multiple))
+
+    def _occupy(self, assignment: Assignment, mask: int, sign: int) -> None:
+        edges = self.network.path_edges(assignment.path)
+        for edge in edges:
+            self.busy[edge] ^= mask
+        bit = 0
+        remaining = mask
+        while remaining:
+            if remaining & 1:
+                self.usage[bit] += sign * len(edges)
+            remaining >>= 1
+            bit += 1
+        if sign > 0:
+            self.admitted[assignment.stream] = (assignment, mask, edges)
+        else:
+            del self.admitted[assignment.stream]
+
+    def place(self, assignment: Assignment, multiple: int = 1) -> None:
+        """Record an assignment made elsewhere; raises if it collides with an admitted stream."""
+        mask = self.pattern(multiple, assignment.phase) << (assignment.slot * self.cycles)
+        for edge in self.network.path_edges(assignment.path):
+            if self.busy[edge] & mask:
+                u, v = self.network.edges[edge]
+                raise ModelError(assignment.stream, f"slot {assignment.slot} on {u}→{v} is already taken")
+        self._occupy(assignment, mask, +1)
+
+    def remove(self, stream_id: str) -> None:
+        """Free the positions of ``stream_id``."""
+        if stream_id not in self.admitted:
+            raise ModelError("id", f"stream {stream_id!r} is not admitted")
+        assignment, mask, _ = self.admitted[stream_id]
+        self._occupy(assignment, mask, -1)
+
+
+def schedule_incremental(
+    problem: Problem,
+    k_paths: int = 4,
+    finder: PathFinder | None = None,
+    candidates: Sequence[Sequence[tuple[str, ...]]] | None = None,
+) -> Schedule:
+    """Admit the problem's streams one by one in their given order (from ``candidates[i]`` if given)."""
+    admission = Admission(problem.network, problem.slots, problem.cycles, problem.max_hops, k_paths, finder)
+    began = time.perf_counter()
+    schedule = Schedule("incremental", problem)
+    for index, (stream, multiple) in enumerate(zip(problem.streams, problem.multiples, strict=True)):
+        paths = candidates[index] if candidates is not None else None
+        assignment = admission.admit(stream, multiple, paths)
+        if assignment is not None:
+            schedule.assignments.append(assignment)
+    schedule.solve_s = time.perf_counter() - began
+    schedule.status = "heuristic"
+    return schedule

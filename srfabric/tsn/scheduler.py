@@ -1,0 +1,78 @@
+"""One entry point for every scheduling method.
+
+Examples
+--------
+>>> from srfabric.tsn.model import Network, Stream
+>>> net = Network.build(
+...     [("a1", "host"), ("a2", "host"), ("s1", "switch"), ("s2", "switch"), ("b1", "host"), ("b2", "host")],
+...     [("a1", "s1"), ("a2", "s1"), ("s1", "s2"), ("s2", "b1"), ("s2", "b2")],
+... )
+>>> problem = Problem.slotted(net, [Stream("f1", "a1", "b1"), Stream("f2", "a2", "b2")], slots=1)
+>>> [len(schedule(problem, method).assignments) for method in ("sur", "spr", "sfr", "incremental")]
+[1, 1, 1, 1]
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+
+from srfabric.errors import ModelError
+from srfabric.tsn.ilp_paths import solve_paths
+from srfabric.tsn.ilp_sur import SUR_FORMS, solve_sur
+from srfabric.tsn.incremental import schedule_incremental
+from srfabric.tsn.mip import SolveOptions
+from srfabric.tsn.paths import PathFinder
+from srfabric.tsn.schedule import METHODS, Schedule
+from srfabric.tsn.slots import Problem
+
+
+@dataclass(frozen=True)
+class SchedulerOptions:
+    """Knobs of the methods; the defaults are the ones the benchmark uses."""
+
+    solve: SolveOptions = field(default_factory=SolveOptions)
+    path_cap: int = 32  # S/PR: at most this many shortest paths per stream
+    k_paths: int = 4  # incremental: candidate paths per stream
+    sur_form: str = "flow"
+    warm_start: bool = True  # start the full ILPs from the best heuristic schedule
+    slot_order: bool = True  # symmetry-breaking rows over interchangeable slots
+    bound_first: bool = True  # relaxation, colouring, and the full ILP only when they leave a gap
+
+
+def schedule(problem: Problem, method: str, options: SchedulerOptions | None = None) -> Schedule:
+    """Compute a schedule for ``problem`` with ``method`` (one of ``sur``, ``spr``, ``sfr``, ``incremental``)."""
+    options = options or SchedulerOptions()
+    if method not in METHODS:
+        raise ModelError("method", f"must be one of {', '.join(METHODS)}, got {method!r}")
+    if options.sur_form not in SUR_FORMS:
+        raise ModelError("sur_form", f"must be one of {', '.join(SUR_FORMS)}, got {options.sur_form!r}")
+    for name in ("path_cap", "k_paths"):
+        if getattr(options, name) < 1:
+            raise ModelError(name, f"must be >= 1, got {getattr(options, name)}")
+    began = time.perf_counter()
+    finder = PathFinder(problem.network, problem.max_hops)
+    if method == "incremental":
+        return schedule_incremental(problem, options.k_paths, finder)
+    if method == "sur":
+        start = None
+        if options.warm_start and not options.bound_first:
+            start = schedule_incremental(problem, options.k_paths, finder)
+        result = solve_sur(
+            problem, options.solve, options.sur_form, start, options.slot_order, finder, options.bound_first
+        )
+        result.build_s += time.perf_counter() - began - result.build_s - result.solve_s
+        return result
+    if method == "spr":
+        candidates = [finder.shortest(s.src, s.dst, options.path_cap) for s in problem.streams]
+    else:
+        rng = random.Random(options.solve.seed)
+        candidates = [finder.random_shortest(s.src, s.dst, rng) for s in problem.streams]
+    start = None
+    if options.warm_start and not options.bound_first:
+        start = schedule_incremental(problem, finder=finder, candidates=candidates)
+    prepared_s = time.perf_counter() - began
+    return solve_paths(
+        problem, method, candidates, options.solve, start, options.slot_order, prepared_s, options.bound_first
+    )

@@ -1,0 +1,160 @@
+"""tsnkit's files: import its topology and stream CSVs, export a schedule as its GCL, OFFSET, ROUTE, QUEUE.
+
+tsnkit numbers nodes 0..N-1 and lists each direction of a link as its own row
+``"(u, v)",q_num,rate,t_proc,t_prop`` with ``rate`` in bit/ns and times in ns.
+A node on exactly one link is an end station (host), the rest are switches.
+Streams are ``stream,src,dst,size,period,deadline,jitter`` with ``dst`` a list
+of one node, ``size`` in bytes and times in ns.
+
+Examples
+--------
+>>> rows = ['"(0, 2)",8,1,2000,0', '"(2, 0)",8,1,2000,0', '"(1, 2)",8,1,2000,0', '"(2, 1)",8,1,2000,0']
+>>> topo = "\\n".join(["link,q_num,rate,t_proc,t_prop", *rows])
+>>> net = network_from_tsnkit(topo)
+>>> net.hosts, net.switches
+(['0', '1'], ['2'])
+>>> streams_from_tsnkit('stream,src,dst,size,period,deadline,jitter\\n0,0,[1],50,2000000,2000000,2000000\\n')
+[Stream(id='0', src='0', dst='1', period_ns=2000000, size_bytes=50, deadline_ns=2000000)]
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import io
+import math
+from pathlib import Path
+
+from srfabric.errors import ModelError
+from srfabric.tsn.gcl import build_gcls
+from srfabric.tsn.model import HOST, SWITCH, Link, Network, Stream
+from srfabric.tsn.schedule import Schedule
+
+TOPOLOGY_HEADER = ["link", "q_num", "rate", "t_proc", "t_prop"]
+STREAM_HEADER = ["stream", "src", "dst", "size", "period", "deadline", "jitter"]
+
+
+def _rows(text: str, header: list[str], what: str) -> list[dict[str, str]]:
+    reader = csv.DictReader(io.StringIO(text))
+    if reader.fieldnames != header:
+        raise ModelError(what, f"header must be {','.join(header)}, got {','.join(reader.fieldnames or [])}")
+    return list(reader)
+
+
+def _number(row: dict[str, str], name: str, where: str) -> float:
+    try:
+        value = float(row[name])
+    except (TypeError, ValueError):
+        raise ModelError(f"{where}.{name}", f"must be a number, got {row[name]!r}") from None
+    if value < 0:
+        raise ModelError(f"{where}.{name}", f"must be >= 0, got {row[name]}")
+    return value
+
+
+def network_from_tsnkit(text: str) -> Network:
+    """A :class:`Network` from tsnkit's topology CSV (node ids become strings)."""
+    directed: dict[tuple[int, int], dict[str, str]] = {}
+    for index, row in enumerate(_rows(text, TOPOLOGY_HEADER, "topology")):
+        where = f"topology[{index}]"
+        try:
+            pair = ast.literal_eval(row["link"])
+            u, v = int(pair[0]), int(pair[1])
+        except (ValueError, SyntaxError, TypeError, IndexError):
+            raise ModelError(f"{where}.link", f"must look like \"(0, 1)\", got {row['link']!r}") from None
+        if (u, v) in directed:
+            raise ModelError(f"{where}.link", f"({u}, {v}) is listed twice")
+        for name in ("rate", "t_proc", "t_prop"):
+            _number(row, name, where)
+        directed[u, v] = row
+    degree: dict[int, int] = {}
+    for u, v in directed:
+        degree[u] = degree.get(u, 0) + 1
+        degree[v] = degree.get(v, 0) + 1
+    nodes = sorted(degree)
+    if nodes != list(range(len(nodes))):
+        raise ModelError("topology", "node ids must run 0..N-1 without gaps")
+    # tsnkit's rule: a node seen exactly twice (one link, both directions) is an end station.
+    network = Network(kinds={str(n): HOST if degree[n] == 2 else SWITCH for n in nodes})
+    for (u, v), row in directed.items():
+        if u > v and (v, u) in directed:
+            continue
+        network.add_link(
+            Link(str(u), str(v), round(float(row["rate"]) * 1e9), int(float(row["t_proc"])), int(float(row["t_prop"])))
+        )
+    network.validate()
+    return network
+
+
+def streams_from_tsnkit(text: str) -> list[Stream]:
+    """Streams from tsnkit's stream CSV (unicast only)."""
+    streams = []
+    for index, row in enumerate(_rows(text, STREAM_HEADER, "streams")):
+        where = f"streams[{index}]"
+        try:
+            targets = ast.literal_eval(row["dst"])
+        except (ValueError, SyntaxError):
+            raise ModelError(f"{where}.dst", f"must look like [3], got {row['dst']!r}") from None
+        if not isinstance(targets, list) or len(targets) != 1:
+            raise ModelError(f"{where}.dst", f"must list exactly one node (no multicast), got {row['dst']!r}")
+        values = {name: int(_number(row, name, where)) for name in ("src", "size", "period", "deadline")}
+        streams.append(
+            Stream(row["stream"], str(values["src"]), str(int(targets[0])), values["period"], values["size"],
+                   values["deadline"])
+        )
+    return streams
+
+
+def _node_numbers(network: Network) -> dict[str, int]:
+    names = list(network.kinds)
+    if all(name.isdigit() for name in names):
+        return {name: int(name) for name in names}
+    return {name: index for index, name in enumerate(names)}
+
+
+def schedule_to_tsnkit(schedule: Schedule, tt_queue: int = 1) -> dict[str, str]:
+    """tsnkit's output files (``GCL``, ``OFFSET``, ``ROUTE``, ``QUEUE``) as CSV texts, times in ns."""
+    problem = schedule.problem
+    number = _node_numbers(problem.network)
+    streams = {s.id: s for s in problem.streams}
+    cycle = math.lcm(*(s.period_ns for s in problem.streams)) if problem.streams else problem.base_period_ns
+
+    def link(u: str, v: str) -> str:
+        return str((number[u], number[v]))
+
+    files = {name: io.StringIO() for name in ("GCL", "OFFSET", "ROUTE", "QUEUE")}
+    writers = {name: csv.writer(buffer, lineterminator="\n") for name, buffer in files.items()}
+    writers["GCL"].writerow(["link", "queue", "start", "end", "cycle"])
+    writers["OFFSET"].writerow(["stream", "frame", "offset"])
+    writers["ROUTE"].writerow(["stream", "link"])
+    writers["QUEUE"].writerow(["stream", "frame", "link", "queue"])
+    for assignment in schedule.assignments:
+        stream = streams[assignment.stream]
+        first = schedule.offset_ns(assignment) % stream.period_ns
+        hops = list(zip(assignment.path, assignment.path[1:], strict=False))
+        for frame in range(cycle // stream.period_ns):
+            writers["OFFSET"].writerow([stream.id, frame, frame * stream.period_ns + first])
+            for u, v in hops:
+                writers["QUEUE"].writerow([stream.id, frame, link(u, v), tt_queue])
+        for u, v in hops:
+            writers["ROUTE"].writerow([stream.id, link(u, v)])
+    for gcl in build_gcls(schedule, include_hosts=True):
+        at = 0
+        for entry in gcl.entries:
+            if entry.mask & (1 << gcl.tt_class):
+                for repeat in range(0, cycle, gcl.cycle_ns):
+                    writers["GCL"].writerow([link(gcl.node, gcl.peer), tt_queue, repeat + at,
+                                             repeat + at + entry.duration_ns, cycle])
+            at += entry.duration_ns
+    return {name: buffer.getvalue() for name, buffer in files.items()}
+
+
+def write_tsnkit(schedule: Schedule, directory: str | Path, name: str = "srfabric") -> list[Path]:
+    """Write ``<name>-GCL.csv`` and the others into ``directory``; returns the paths."""
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for kind, text in schedule_to_tsnkit(schedule).items():
+        path = folder / f"{name}-{kind}.csv"
+        path.write_text(text)
+        paths.append(path)
+    return paths
