@@ -150,19 +150,11 @@ def _gcl(args: argparse.Namespace) -> int:
     from srfabric.tsn.gcl import build_gcls
     from srfabric.tsn.render import to_taprio, to_yang
 
-    if args.schedule:
-        network, streams = load_inputs(args.topology, args.flows)
-        document = read_json(args.schedule, "schedule")
-        phases = bool(document.get("phases", True)) if isinstance(document, dict) else True
-        model = SlotModel(diameter=args.diameter, store_and_forward=args.store_and_forward)
-        slots = document.get("slots") if isinstance(document, dict) else None
-        period = document.get("base_period_ns") if slots is None else None
-        problem = plan(network, streams, slots, period, model, phases)
-        result = schedule_from_json(problem, document)
-    else:
-        result = compute(args)
     if args.guard_bytes < 0:
         raise ModelError("guard-bytes", f"must be >= 0, got {args.guard_bytes}")
+    if args.base_time_ns < 0:
+        raise ModelError("base-time-ns", f"must be >= 0, got {args.base_time_ns}")
+    result = _saved_schedule(args) if args.schedule else compute(args)
     gcls = build_gcls(result, args.guard_bytes, args.include_hosts, base_time_ns=args.base_time_ns)
     if args.format == "yang":
         print(json.dumps(to_yang(gcls), indent=1))
@@ -179,6 +171,32 @@ def _gcl(args: argparse.Namespace) -> int:
             print(f"  {verdict.interface}: {verdict.output.splitlines()[0] if verdict.output else ''}", file=sys.stderr)
         return 1 if refused or len(verdicts) != len(gcls) else 0
     return 0
+
+
+def _saved_schedule(args: argparse.Namespace) -> Schedule:
+    """A schedule printed by ``tsn schedule --json``, rebuilt on the same slots and checked again."""
+    from srfabric.tsn.verify import verify
+
+    network, streams = load_inputs(args.topology, args.flows)
+    document = read_json(args.schedule, "schedule")
+    if not isinstance(document, dict):
+        raise ModelError("schedule", "must be the JSON printed by 'srfabric tsn schedule --json'")
+    for name in ("slots", "slot_ns", "base_period_ns", "cycles"):
+        value = document.get(name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ModelError(f"schedule.{name}", f"must be an integer >= 1, got {value!r}")
+    model = SlotModel(diameter=args.diameter, store_and_forward=args.store_and_forward)
+    phases = bool(document.get("phases", True))
+    problem = plan(network, streams, document["slots"], document["base_period_ns"], model, phases)
+    for name in ("slot_ns", "cycles"):
+        if getattr(problem, name) != document[name]:
+            expected = getattr(problem, name)
+            raise ModelError(f"schedule.{name}", f"{document[name]} does not match these files ({expected})")
+    result = schedule_from_json(problem, document)
+    problems = verify(result)
+    if problems:
+        raise ModelError("schedule", "; ".join(problems[:3]))
+    return result
 
 
 def _generate(args: argparse.Namespace) -> int:

@@ -56,6 +56,8 @@ def network_from_json(document: Any) -> Network:
     kinds: dict[str, str] = {}
     for index, node in enumerate(document["nodes"]):
         where = f"nodes[{index}]"
+        if not isinstance(node, dict):
+            raise ModelError(where, "must be an object")
         name = _field(node, where, "id", str)
         kind = _field(node, where, "kind", str)
         if kind not in NODE_KINDS:
@@ -88,7 +90,9 @@ def streams_from_json(document: Any) -> list[Stream]:
     streams = []
     for index, flow in enumerate(document["flows"]):
         where = f"flows[{index}]"
-        deadline = _field(flow, where, "deadline_ns", int, None, positive=True) if "deadline_ns" in flow else None
+        if not isinstance(flow, dict):
+            raise ModelError(where, "must be an object")
+        deadline = _field(flow, where, "deadline_ns", int, None, positive=True)
         streams.append(
             Stream(
                 str(_field(flow, where, "id", str)),

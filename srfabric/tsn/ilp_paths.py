@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -81,18 +81,17 @@ class _Options:
 
 
 def load_bound(problem: Problem, options: _Options, solve: SolveOptions) -> tuple[int, list[int], str]:
-    """Optimum of the slot-free relaxation, the options it picks, and the solver status."""
+    """A proven upper bound from the slot-free relaxation, the options it picks, and the solver status."""
     program = BinaryProgram()
     cols = program.add_columns(np.ones(len(options.owners)))
     program.add_packing_rows(options.streams, cols)
     program.add_packing_rows(options.use_label, cols[options.use_option], capacity=float(problem.slots))
-    result = program.solve(solve)
+    result = program.solve(replace(solve, mip_gap=0.0))  # A user's gap must not loosen the bound.
+    streams = len({owner[0] for owner in options.owners})
+    bound = min(streams, int(np.floor(result.dual_bound + 1e-6))) if np.isfinite(result.dual_bound) else streams
     if result.values is None:
-        return len({owner[0] for owner in options.owners}), [], result.status
-    picked = [int(o) for o in np.nonzero(result.values > 0.5)[0]]
-    # With a time limit the bound is the solver's dual bound, not the incumbent.
-    bound = len(picked) if result.status == "optimal" else int(np.floor(len(picked) * (1 + result.gap) + 1e-6))
-    return bound, picked, result.status
+        return bound, [], result.status
+    return bound, [int(o) for o in np.nonzero(result.values > 0.5)[0]], result.status
 
 
 def solve_paths(

@@ -18,7 +18,7 @@ second objective term (under 1 in total) prefers shorter routes.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -97,13 +97,32 @@ class _Model:
             self.program.add_packing_rows(np.concatenate(labels), np.concatenate(columns))
 
     def trace(self, stream: int, hot: np.ndarray) -> tuple[str, ...]:
-        """The src→dst path through the usable edges with indices ``hot``."""
+        """A shortest src→dst path over the usable edges with indices ``hot``; () if they do not join src to dst.
+
+        A solver may leave a loop beside the path (flow conservation allows it);
+        the walk ignores such edges.
+        """
         network, info = self.problem.network, self.problem.streams[stream]
-        nxt = dict(network.edges[self.usable[stream][local]] for local in hot)
-        path = [info.src]
-        while path[-1] != info.dst and path[-1] in nxt and len(path) <= len(nxt):
-            path.append(nxt[path[-1]])
-        return tuple(path)
+        successors: dict[str, list[str]] = {}
+        for local in hot:
+            u, v = network.edges[self.usable[stream][local]]
+            successors.setdefault(u, []).append(v)
+        before: dict[str, str] = {info.src: info.src}
+        frontier = [info.src]
+        while frontier and info.dst not in before:
+            following = []
+            for u in frontier:
+                for v in successors.get(u, []):
+                    if v not in before:
+                        before[v] = u
+                        following.append(v)
+            frontier = following
+        if info.dst not in before:
+            return ()
+        path = [info.dst]
+        while path[-1] != info.src:
+            path.append(before[path[-1]])
+        return tuple(reversed(path))
 
     def read(self, result: MipResult) -> list[Assignment]:
         if result.values is None:
@@ -114,7 +133,8 @@ class _Model:
             for slot in np.nonzero(values[block.sends] > 0.5)[0]:
                 hot_cols = block.route if block.route is not None else block.edges[:, slot]
                 path = self.trace(block.stream, np.nonzero(values[hot_cols] > 0.5)[0])
-                found.append(Assignment(self.problem.streams[block.stream].id, int(slot), path, block.phase))
+                if path:
+                    found.append(Assignment(self.problem.streams[block.stream].id, int(slot), path, block.phase))
         return found
 
 
@@ -148,16 +168,20 @@ def load_bound(problem: Problem, usable: list[list[int]], solve: SolveOptions) -
                 columns.append(cols)
     if labels:
         program.add_packing_rows(np.concatenate(labels), np.concatenate(columns), capacity=float(problem.slots))
-    result = program.solve(solve)
+    result = program.solve(replace(solve, mip_gap=0.0))  # A user's gap must not loosen the bound.
+    routable = sum(1 for stream in range(len(problem.streams)) if model.source_out(stream))
+    bound = routable
+    if np.isfinite(result.dual_bound):
+        # The objective is the count minus at most epsilon * streams * max_hops (< 1) for route lengths.
+        slack = epsilon * len(problem.streams) * problem.max_hops
+        bound = min(routable, int(np.floor(result.dual_bound + slack + 1e-6)))
     if result.values is None:
-        return len(problem.streams), []
+        return bound, []
     chosen: list[Choice] = []
     for stream, phase, cols in routes:
-        hot = np.nonzero(result.values[cols] > 0.5)[0]
-        path = model.trace(stream, hot)
-        if len(path) > 1 and path[-1] == problem.streams[stream].dst:
+        path = model.trace(stream, np.nonzero(result.values[cols] > 0.5)[0])
+        if path:
             chosen.append((stream, path, phase))
-    bound = len(chosen) if result.status == "optimal" else int(np.floor(len(chosen) * (1 + result.gap) + 1e-6))
     return bound, chosen
 
 

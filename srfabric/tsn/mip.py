@@ -36,6 +36,7 @@ class MipResult:
     status: str
     gap: float
     solve_s: float
+    dual_bound: float = float("inf")  # proven upper bound on the objective (maximisation)
 
 
 class BinaryProgram:
@@ -140,5 +141,9 @@ class BinaryProgram:
         values = None
         if info.primal_solution_status == highspy.kSolutionStatusFeasible:
             values = np.asarray(highs.getSolution().col_value, dtype=np.float64)
-        gap = float(info.mip_gap) if values is not None and np.isfinite(info.mip_gap) else 0.0
-        return MipResult(values, names.get(status, highs.modelStatusToString(status)), gap, solve_s)
+        # With no incumbent, or an incumbent of 0, HiGHS reports an infinite gap: keep it infinite.
+        gap = float(info.mip_gap) if values is not None else float("inf")
+        dual = float(info.mip_dual_bound) if np.isfinite(info.mip_dual_bound) else float("inf")
+        if status == highspy.HighsModelStatus.kOptimal and values is not None and options.mip_gap == 0:
+            dual = min(dual, float(cost @ values) + 1e-6)
+        return MipResult(values, names.get(status, highs.modelStatusToString(status)), gap, solve_s, dual)

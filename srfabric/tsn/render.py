@@ -30,6 +30,21 @@ def priority_map(tt_class: int, be_class: int, tt_priority: int = TT_PRIORITY) -
     return [tt_class if priority == tt_priority else be_class for priority in range(16)]
 
 
+U32 = 2**32 - 1
+
+
+def _u32_entries(entries: list[GateEntry]) -> list[GateEntry]:
+    """Split entries longer than taprio's and YANG's 32-bit nanosecond intervals."""
+    out = []
+    for entry in entries:
+        left = entry.duration_ns
+        while left > U32:
+            out.append(GateEntry(entry.mask, U32))
+            left -= U32
+        out.append(GateEntry(entry.mask, left))
+    return out
+
+
 def to_taprio(gcl: PortGcl, tt_priority: int = TT_PRIORITY) -> str:
     """A ``tc qdisc replace ... taprio`` command (software mode, CLOCK_TAI) for ``gcl``."""
     classes = max(gcl.tt_class, gcl.be_class) + 1
@@ -40,7 +55,7 @@ def to_taprio(gcl: PortGcl, tt_priority: int = TT_PRIORITY) -> str:
         "queues", *(f"1@{tc}" for tc in range(classes)),
         "base-time", str(gcl.base_time_ns),
     ]
-    for entry in gcl.entries:
+    for entry in _u32_entries(gcl.entries):
         words += ["sched-entry", "S", f"{entry.mask:02x}", str(entry.duration_ns)]
     words += ["clockid", "CLOCK_TAI"]
     return " ".join(words)
@@ -71,6 +86,8 @@ def to_yang(gcls: list[PortGcl]) -> dict[str, Any]:
     interfaces = []
     for gcl in gcls:
         divisor = math.gcd(gcl.cycle_ns, 1_000_000_000)
+        if gcl.cycle_ns // divisor > U32:
+            raise ModelError("cycle_ns", f"{gcl.cycle_ns} ns does not fit admin-cycle-time's 32-bit numerator")
         table = {
             "gate-enabled": True,
             "admin-gate-states": 255,
@@ -82,7 +99,7 @@ def to_yang(gcls: list[PortGcl]) -> dict[str, Any]:
                         "gate-states-value": entry.mask,
                         "time-interval-value": entry.duration_ns,
                     }
-                    for index, entry in enumerate(gcl.entries)
+                    for index, entry in enumerate(_u32_entries(gcl.entries))
                 ]
             },
             "admin-cycle-time": {"numerator": gcl.cycle_ns // divisor, "denominator": 1_000_000_000 // divisor},

@@ -110,6 +110,8 @@ def plan(
             raise ModelError(
                 f"flows[{index}].period_ns", f"{stream.period_ns} is not a multiple of the base period {base_period_ns}"
             )
+    if not network.links:
+        raise ModelError("links", "the topology has no links")
     rate = min(link.rate_bps for link in network.links)
     t_hop = max(link.t_proc_ns + link.t_prop_ns for link in network.links)
     needed_ns = model.slot_ns(max(stream.size_bytes for stream in streams), rate, t_hop)
@@ -130,6 +132,14 @@ def plan(
                 "slots",
                 f"{slots} slots of {slot_ns} ns do not fit a frame across {model.diameter} hops "
                 f"({needed_ns} ns); at most {base_period_ns // needed_ns} slots fit in {base_period_ns} ns",
+            )
+    for index, stream in enumerate(streams):
+        # Within its slot a frame may take up to the slot model's worst case to arrive.
+        if stream.deadline_ns is not None and stream.deadline_ns < needed_ns:
+            raise ModelError(
+                f"flows[{index}].deadline_ns",
+                f"{stream.deadline_ns} ns is shorter than the {needed_ns} ns a frame may need across "
+                f"{model.diameter} hops",
             )
     multiples = tuple(stream.period_ns // base_period_ns if phases else 1 for stream in streams)
     problem = Problem(network, tuple(streams), slots, slot_ns, base_period_ns, multiples, model.diameter)

@@ -46,6 +46,8 @@ def _number(row: dict[str, str], name: str, where: str) -> float:
         value = float(row[name])
     except (TypeError, ValueError):
         raise ModelError(f"{where}.{name}", f"must be a number, got {row[name]!r}") from None
+    if not math.isfinite(value) or value > 2**63:
+        raise ModelError(f"{where}.{name}", f"must be a finite number, got {row[name]!r}")
     if value < 0:
         raise ModelError(f"{where}.{name}", f"must be >= 0, got {row[name]}")
     return value
@@ -61,6 +63,8 @@ def network_from_tsnkit(text: str) -> Network:
             u, v = int(pair[0]), int(pair[1])
         except (ValueError, SyntaxError, TypeError, IndexError):
             raise ModelError(f"{where}.link", f"must look like \"(0, 1)\", got {row['link']!r}") from None
+        if u < 0 or v < 0:
+            raise ModelError(f"{where}.link", f"node ids must be >= 0, got ({u}, {v})")
         if (u, v) in directed:
             raise ModelError(f"{where}.link", f"({u}, {v}) is listed twice")
         for name in ("rate", "t_proc", "t_prop"):
@@ -96,6 +100,8 @@ def streams_from_tsnkit(text: str) -> list[Stream]:
             raise ModelError(f"{where}.dst", f"must look like [3], got {row['dst']!r}") from None
         if not isinstance(targets, list) or len(targets) != 1:
             raise ModelError(f"{where}.dst", f"must list exactly one node (no multicast), got {row['dst']!r}")
+        if not isinstance(targets[0], int) or isinstance(targets[0], bool):
+            raise ModelError(f"{where}.dst", f"must hold a node number, got {row['dst']!r}")
         values = {name: int(_number(row, name, where)) for name in ("src", "size", "period", "deadline")}
         streams.append(
             Stream(row["stream"], str(values["src"]), str(int(targets[0])), values["period"], values["size"],
@@ -112,9 +118,17 @@ def _node_numbers(network: Network) -> dict[str, int]:
 
 
 def schedule_to_tsnkit(schedule: Schedule, tt_queue: int = 1) -> dict[str, str]:
-    """tsnkit's output files (``GCL``, ``OFFSET``, ``ROUTE``, ``QUEUE``) as CSV texts, times in ns."""
+    """tsnkit's output files (``GCL``, ``OFFSET``, ``ROUTE``, ``QUEUE``) as CSV texts, times in ns.
+
+    Nodes and streams keep their ids when these are numbers (as after an
+    import from tsnkit), else they are numbered in file order. A frame's
+    offset is its release time within its own period, as tsnkit's simulator
+    reads it.
+    """
     problem = schedule.problem
     number = _node_numbers(problem.network)
+    ids = [s.id for s in problem.streams]
+    stream_number = {i: int(i) for i in ids} if all(i.isdigit() for i in ids) else {i: n for n, i in enumerate(ids)}
     streams = {s.id: s for s in problem.streams}
     cycle = math.lcm(*(s.period_ns for s in problem.streams)) if problem.streams else problem.base_period_ns
 
@@ -131,12 +145,13 @@ def schedule_to_tsnkit(schedule: Schedule, tt_queue: int = 1) -> dict[str, str]:
         stream = streams[assignment.stream]
         first = schedule.offset_ns(assignment) % stream.period_ns
         hops = list(zip(assignment.path, assignment.path[1:], strict=False))
+        number_of = stream_number[stream.id]
         for frame in range(cycle // stream.period_ns):
-            writers["OFFSET"].writerow([stream.id, frame, frame * stream.period_ns + first])
+            writers["OFFSET"].writerow([number_of, frame, first])
             for u, v in hops:
-                writers["QUEUE"].writerow([stream.id, frame, link(u, v), tt_queue])
+                writers["QUEUE"].writerow([number_of, frame, link(u, v), tt_queue])
         for u, v in hops:
-            writers["ROUTE"].writerow([stream.id, link(u, v)])
+            writers["ROUTE"].writerow([number_of, link(u, v)])
     for gcl in build_gcls(schedule, include_hosts=True):
         at = 0
         for entry in gcl.entries:

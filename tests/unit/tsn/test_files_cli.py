@@ -87,11 +87,14 @@ def test_tsnkit_export_lists_routes_offsets_and_windows() -> None:
     files = schedule_to_tsnkit(result)
     number = {name: index for index, name in enumerate(network.kinds)}
     routes = list(csv.DictReader(io.StringIO(files["ROUTE"])))
-    assert [r["link"] for r in routes if r["stream"] == "F1"] == [
+    assert {r["stream"] for r in routes} == {"0", "1"}  # F1 and F2, numbered in file order
+    assert [r["link"] for r in routes if r["stream"] == "0"] == [
         str((number[u], number[v])) for u, v in (("A1", "S1"), ("S1", "S2"), ("S2", "B1"))
     ]
     offsets = list(csv.DictReader(io.StringIO(files["OFFSET"])))
-    assert len([o for o in offsets if o["stream"] == "F1"]) == 2  # two frames in the 2 ms cycle
+    first = [o for o in offsets if o["stream"] == "0"]
+    assert len(first) == 2 and first[0]["offset"] == first[1]["offset"]  # two frames in the 2 ms cycle, same offset
+    assert int(first[0]["offset"]) < 1_000_000
     windows = list(csv.DictReader(io.StringIO(files["GCL"])))
     assert windows and all(w["cycle"] == "2000000" and int(w["end"]) > int(w["start"]) for w in windows)
     assert files["QUEUE"].startswith("stream,frame,link,queue\n")
@@ -150,3 +153,45 @@ def test_bad_input_is_one_line_without_a_traceback(tmp_path: Path, capsys: pytes
     assert "topology: cannot read" in capsys.readouterr().err
     assert main(["tsn", "schedule", "--topology", topology, "--flows", flows, "--time-limit", "0"]) == 2
     assert capsys.readouterr().err == "srfabric: time-limit: must be > 0, got 0.0\n"
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: streams_from_json({"flows": [5]}), r"flows\[0\]: must be an object"),
+        (lambda: network_from_tsnkit('link,q_num,rate,t_proc,t_prop\n"(0, 1)",8,nan,0,0\n'),
+         r"topology\[0\].rate: must be a finite number"),
+        (lambda: streams_from_tsnkit("stream,src,dst,size,period,deadline,jitter\n0,0,['a'],50,2000,2000,2000\n"),
+         r"streams\[0\].dst: must hold a node number"),
+        (lambda: plan(network_from_json({"nodes": [{"id": "h1", "kind": "host"}], "links": []}),
+                      [Stream("f", "h1", "h1")]), r"flows\[0\].dst: must differ from src"),
+        (lambda: plan(network_from_json(TOPOLOGY), [Stream("f", "h1", "h2", deadline_ns=5000)]),
+         r"flows\[0\].deadline_ns: 5000 ns is shorter than the 20736 ns"),
+    ],
+)
+def test_more_bad_inputs_name_the_field(call, message: str) -> None:
+    with pytest.raises(ModelError, match=message):
+        call()
+
+
+def test_a_saved_schedule_must_match_the_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    topology, flows = _files(tmp_path)
+    main(["tsn", "schedule", "--topology", topology, "--flows", flows, "--slots", "4", "--json"])
+    document = json.loads(capsys.readouterr().out)
+    saved = tmp_path / "schedule.json"
+    saved.write_text(json.dumps(document | {"slot_ns": 1}))
+    assert main(["tsn", "gcl", "--topology", topology, "--flows", flows, "--schedule", str(saved)]) == 2
+    assert "schedule.slot_ns: 1 does not match these files (250000)" in capsys.readouterr().err
+    document["scheduled"][0]["slot"] = 9
+    saved.write_text(json.dumps(document))
+    assert main(["tsn", "gcl", "--topology", topology, "--flows", flows, "--schedule", str(saved)]) == 2
+    assert "f1: slot 9 is outside 0..3" in capsys.readouterr().err
+
+
+def test_long_gate_entries_are_split_into_32_bit_intervals() -> None:
+    from srfabric.tsn.gcl import GateEntry, PortGcl
+    from srfabric.tsn.render import parse_taprio, to_taprio
+
+    gcl = PortGcl("s1", "h1", "s1-eth1", 5_000_000_000, 0, [GateEntry(1, 4_999_000_000), GateEntry(2, 1_000_000)])
+    back = parse_taprio(to_taprio(gcl))
+    assert [e.duration_ns for e in back.entries] == [2**32 - 1, 4_999_000_000 - (2**32 - 1), 1_000_000]

@@ -115,3 +115,31 @@ def test_bad_options_name_the_field() -> None:
         schedule(dumbbell_problem(1), "fastest")
     with pytest.raises(ModelError, match="path_cap: must be >= 1"):
         schedule(dumbbell_problem(1), "spr", SchedulerOptions(path_cap=0))
+
+
+def test_a_loop_beside_a_route_is_ignored_when_reading_paths() -> None:
+    import numpy as np
+
+    from srfabric.tsn.ilp_sur import _Model
+    from srfabric.tsn.paths import PathFinder
+
+    problem = detour_problem()
+    finder = PathFinder(problem.network, problem.max_hops)
+    model = _Model(problem, [finder.usable_edges(s.src, s.dst) for s in problem.streams])
+    usable = model.usable[0]
+    net = problem.network
+    hot_edges = [("a1", "S1"), ("S1", "S3"), ("S3", "S1"), ("S1", "S2"), ("S2", "b1")]
+    hot = np.array([usable.index(net.edge_index[e]) for e in hot_edges])
+    assert model.trace(0, hot) == ("a1", "S1", "S2", "b1")
+    assert model.trace(0, hot[:3]) == ()
+
+
+def test_the_relaxation_bound_is_a_proven_upper_bound() -> None:
+    from srfabric.tsn.ilp_paths import _Options, load_bound
+
+    problem = dumbbell_problem(3)
+    options = _Options.enumerate(problem, [[(f"A{i}", "S1", "S2", f"B{i}")] for i in range(1, 6)])
+    bound, picked, status = load_bound(problem, options, SolveOptions())
+    assert (bound, len(picked), status) == (3, 3, "optimal")
+    # A user's optimality gap must not loosen the bound.
+    assert load_bound(problem, options, SolveOptions(mip_gap=0.5))[0] == 3
