@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from srfabric.errors import ModelError
-from srfabric.tsn.files import network_from_json, read_json, streams_from_json
+from srfabric.tsn.files import network_from_json, read_json, read_text, streams_from_json
 from srfabric.tsn.model import Network, Stream
 from srfabric.tsn.schedule import METHODS, Schedule, schedule_from_json
 from srfabric.tsn.slots import SlotModel, plan
@@ -66,18 +66,12 @@ def load_inputs(topology: str, flows: str) -> tuple[Network, list[Stream]]:
     """Read the topology and flow files, JSON or tsnkit CSV by extension."""
     from srfabric.tsn import tsnkit
 
-    def text(path: str, what: str) -> str:
-        try:
-            return Path(path).read_text()
-        except OSError as error:
-            raise ModelError(what, f"cannot read {path}: {error.strerror}") from None
-
     if topology.endswith(".csv"):
-        network = tsnkit.network_from_tsnkit(text(topology, "topology"))
+        network = tsnkit.network_from_tsnkit(read_text(topology, "topology"))
     else:
         network = network_from_json(read_json(topology, "topology"))
     if flows.endswith(".csv"):
-        streams = tsnkit.streams_from_tsnkit(text(flows, "flows"))
+        streams = tsnkit.streams_from_tsnkit(read_text(flows, "flows"))
     else:
         streams = streams_from_json(read_json(flows, "flows"))
     return network, streams

@@ -25,11 +25,10 @@ RESTARTS = 8  # randomised DSatur runs before the exact colouring ILP
 
 def conflict_graph(problem: Problem, chosen: Sequence[Choice]) -> tuple[list[set[int]], list[list[int]]]:
     """Neighbours of each chosen option, and the cliques: options sharing one (edge, cycle)."""
-    network, cycles = problem.network, problem.cycles
     users: dict[tuple[int, int], list[int]] = {}
     for position, (stream, path, phase) in enumerate(chosen):
-        for edge in network.path_edges(path):
-            for cycle in range(phase, cycles, problem.multiples[stream]):
+        for edge in problem.network.path_edges(path):
+            for cycle in problem.cycles_used(stream, phase):
                 users.setdefault((edge, cycle), []).append(position)
     neighbours: list[set[int]] = [set() for _ in chosen]
     for sharing in users.values():

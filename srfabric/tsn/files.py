@@ -22,12 +22,18 @@ from srfabric.errors import ModelError
 from srfabric.tsn.model import NODE_KINDS, Link, Network, Stream
 
 
+def read_text(path: str | Path, what: str) -> str:
+    """A file's text; a missing or unreadable file is a :class:`ModelError` naming ``what``."""
+    try:
+        return Path(path).read_text()
+    except OSError as error:
+        raise ModelError(what, f"cannot read {path}: {error.strerror}") from None
+
+
 def read_json(path: str | Path, what: str) -> Any:
     """Parse a JSON file; a missing or malformed file is a :class:`ModelError` naming ``what``."""
     try:
-        return json.loads(Path(path).read_text())
-    except OSError as error:
-        raise ModelError(what, f"cannot read {path}: {error.strerror}") from None
+        return json.loads(read_text(path, what))
     except json.JSONDecodeError as error:
         raise ModelError(what, f"{path} is not JSON (line {error.lineno}: {error.msg})") from None
 

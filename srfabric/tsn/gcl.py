@@ -91,14 +91,13 @@ def build_gcls(
     network = problem.network
     slot_model = slot_model or SlotModel()
     cycle_ns = problem.cycles * problem.base_period_ns
-    multiple_of = dict(zip((s.id for s in problem.streams), problem.multiples, strict=True))
+    index_of = {stream.id: index for index, stream in enumerate(problem.streams)}
     windows: dict[tuple[str, str], list[tuple[int, int]]] = {}
     for assignment in schedule.assignments:
-        multiple = multiple_of[assignment.stream]
         for hop in zip(assignment.path, assignment.path[1:], strict=False):
             if network.kinds[hop[0]] != SWITCH and not include_hosts:
                 continue
-            for cycle in range(assignment.phase, problem.cycles, multiple):
+            for cycle in problem.cycles_used(index_of[assignment.stream], assignment.phase):
                 start = cycle * problem.base_period_ns + assignment.slot * problem.slot_ns
                 windows.setdefault(hop, []).append((start, start + problem.slot_ns))
     gcls = []

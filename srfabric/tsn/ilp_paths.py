@@ -48,6 +48,16 @@ def add_slot_order_rows(program: BinaryProgram, columns: np.ndarray, slots: int)
         program.add_entries(np.full(columns.shape[0], first + k), columns[:, k + 1], -1.0)
 
 
+def slot_relabelling(assignments: Sequence[Assignment], slots: int) -> np.ndarray:
+    """New slot of each old slot so that loads are non-increasing, as the slot-order rows require of a start."""
+    load = np.zeros(slots)
+    for assignment in assignments:
+        load[assignment.slot] += 1
+    relabel = np.empty(slots, dtype=np.int64)
+    relabel[np.argsort(-load, kind="stable")] = np.arange(slots)
+    return relabel
+
+
 @dataclass
 class _Options:
     """Options (stream index, path, phase) and, per (edge, cycle) use, the option and its label."""
@@ -63,14 +73,13 @@ class _Options:
         use_option: list[int] = []
         use_label: list[int] = []
         for index, paths in enumerate(candidates):
-            multiple = problem.multiples[index]
             for path in paths:
                 edges = network.path_edges(path)
-                for phase in range(multiple):
+                for phase in range(problem.multiples[index]):
                     option = len(owners)
                     owners.append((index, path, phase))
                     for edge in edges:
-                        for cycle in range(phase, cycles, multiple):
+                        for cycle in problem.cycles_used(index, phase):
                             use_option.append(option)
                             use_label.append(edge * slots * cycles + cycle)
         return cls(owners, np.asarray(use_option, dtype=np.int64), np.asarray(use_label, dtype=np.int64))
@@ -158,14 +167,11 @@ def _warm_start(
     if start is None:
         return None
     where = {(start.problem.streams[i].id, path, phase): o for o, (i, path, phase) in enumerate(owners)}
+    relabel = slot_relabelling(start.assignments, columns.shape[1])
     values = np.zeros(num_cols)
     for assignment in start.assignments:
         option = where.get((assignment.stream, assignment.path, assignment.phase))
         if option is None:
             return None
-        values[columns[option, assignment.slot]] = 1.0
-    grid = values[columns]
-    order = np.argsort(-grid.sum(axis=0), kind="stable")
-    relabelled = np.zeros_like(values)
-    relabelled[columns] = grid[:, order]
-    return relabelled
+        values[columns[option, relabel[assignment.slot]]] = 1.0
+    return values

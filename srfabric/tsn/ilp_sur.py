@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from srfabric.tsn.colouring import Choice, colour
-from srfabric.tsn.ilp_paths import add_slot_order_rows
+from srfabric.tsn.ilp_paths import add_slot_order_rows, slot_relabelling
 from srfabric.tsn.mip import BinaryProgram, FloatArray, MipResult, SolveOptions
 from srfabric.tsn.paths import PathFinder
 from srfabric.tsn.schedule import Assignment, Schedule
@@ -39,7 +39,7 @@ class _Block:
     stream: int
     phase: int
     edges: np.ndarray
-    sends: np.ndarray  # (slots,) columns, or None-like empty when the slot is read from the edges
+    sends: np.ndarray  # (slots,) columns that are 1 in the slot where the source sends
     route: np.ndarray | None = None  # product form: f[e], shared by every slot
 
 
@@ -90,7 +90,7 @@ class _Model:
         labels, columns = [], []
         for block in self.blocks:
             edges = np.asarray(self.usable[block.stream], dtype=np.int64)
-            for cycle in range(block.phase, cycles, problem.multiples[block.stream]):
+            for cycle in problem.cycles_used(block.stream, block.phase):
                 labels.append((edges[:, None] * slots * cycles + k[None, :] * cycles + cycle).ravel())
                 columns.append(block.edges.ravel())
         if labels:
@@ -163,7 +163,7 @@ def load_bound(problem: Problem, usable: list[list[int]], solve: SolveOptions) -
             program.add_entries(np.full(len(out), once_first + stream), cols[out])
             program.add_entries(np.full(len(cols), hops_first + stream), cols)
             routes.append((stream, phase, cols))
-            for cycle in range(phase, problem.cycles, problem.multiples[stream]):
+            for cycle in problem.cycles_used(stream, phase):
                 labels.append(edges * problem.cycles + cycle)
                 columns.append(cols)
     if labels:
@@ -312,11 +312,7 @@ def _warm(model: _Model, start: Schedule, finder: PathFinder) -> FloatArray | No
     """Column values of ``start`` (slots relabelled by load), or None if it does not fit this model."""
     problem, network = model.problem, model.problem.network
     chosen = {a.stream: a for a in start.assignments}
-    load = np.zeros(problem.slots)
-    for placed in start.assignments:
-        load[placed.slot] += 1
-    relabel = np.empty(problem.slots, dtype=np.int64)
-    relabel[np.argsort(-load, kind="stable")] = np.arange(problem.slots)
+    relabel = slot_relabelling(start.assignments, problem.slots)
     values = np.zeros(model.program.num_cols)
     for block in model.blocks:
         info = problem.streams[block.stream]

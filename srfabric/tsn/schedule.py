@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from srfabric.errors import ModelError
 from srfabric.tsn.slots import Problem
 
 METHODS = ("sur", "spr", "sfr", "incremental")
@@ -75,8 +76,6 @@ class Schedule:
 
 def schedule_from_json(problem: Problem, document: Any) -> Schedule:
     """Read the ``scheduled`` list of a ``--json`` schedule back, for ``problem``; errors name the entry."""
-    from srfabric.errors import ModelError
-
     if not isinstance(document, dict) or not isinstance(document.get("scheduled"), list):
         raise ModelError("schedule", "must be the JSON printed by 'srfabric tsn schedule --json'")
     known = {stream.id for stream in problem.streams}

@@ -73,6 +73,10 @@ class Problem:
     def cycles(self) -> int:
         return math.lcm(*self.multiples) if self.multiples else 1
 
+    def cycles_used(self, stream: int, phase: int) -> range:
+        """The cycles of the hyperperiod in which stream index ``stream`` sends at ``phase``."""
+        return range(phase, self.cycles, self.multiples[stream])
+
     @classmethod
     def slotted(
         cls, network: Network, streams: Sequence[Stream], slots: int, max_hops: int = DEFAULT_DIAMETER
