@@ -19,10 +19,12 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--duration", type=float, default=4.0, help="seconds of traffic per chain")
     demo.add_argument("--rate", default="2M", help="iperf3 UDP rate per chain")
     from srfabric.bench.cli import add_parsers as add_bench
+    from srfabric.lab.cli import add_parsers as add_lab
     from srfabric.tsn.cli import add_parsers as add_tsn
 
     add_tsn(commands)
     add_bench(commands)
+    add_lab(commands)
     return parser
 
 
@@ -41,6 +43,10 @@ def main(argv: list[str] | None = None) -> int:
             from srfabric.bench.cli import run as run_bench
 
             return run_bench(args)
+        if args.command == "lab":
+            from srfabric.lab.cli import run as run_lab
+
+            return run_lab(args)
     except SrfabricError as error:
         print(f"srfabric: {error}", file=sys.stderr)
         return 2

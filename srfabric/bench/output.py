@@ -13,8 +13,12 @@ from typing import Any
 
 def run_folder(root: str | Path, name: str) -> Path:
     """``<root>/<name>/<UTC timestamp>/``, created."""
-    folder = Path(root) / name / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    folder.mkdir(parents=True, exist_ok=True)
+    base = Path(root) / name / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    folder, index = base, 1
+    while folder.exists():  # two runs within one second keep their own folders
+        index += 1
+        folder = base.with_name(f"{base.name}-{index}")
+    folder.mkdir(parents=True)
     return folder
 
 

@@ -22,8 +22,8 @@ from srfabric.controller.packets import ARP_REQUEST, lldp_frame, parse_arp, pars
 from srfabric.errors import ModelError, SrfabricError
 from srfabric.model.chain import Chain
 from srfabric.model.fabric import Fabric, Host, Role, ServiceFunction, Switch
-from srfabric.rules.compile import compile_fabric
 from srfabric.rules.entries import FlowEntry, Kind, Match, kind_of
+from srfabric.rules.hop_by_hop import compile_tables
 from srfabric.southbound.channel import OpenFlowServer, SwitchConnection
 from srfabric.southbound.ofbind import flow_add, flow_delete, flow_delete_all, packet_out
 
@@ -34,6 +34,7 @@ class ControllerConfig:
     """What the operator tells the controller; everything else it discovers."""
 
     codec: str = "mac-nibble"
+    steering: str = "source-routing"  # or "hop-by-hop": per-switch chain rules, for comparison
     switch_names: dict[int, tuple[str, Role]] = field(default_factory=dict)
     host_names: dict[int, str] = field(default_factory=dict)
     lldp_interval: float = 1.0
@@ -94,7 +95,7 @@ class Controller:
         if chain.name in self.chains:
             raise ModelError("name", f"chain {chain.name!r} exists already")
         problems: list[SrfabricError] = []
-        compile_fabric(self.fabric, [*self.chains.values(), chain], self.config.codec, problems)
+        compile_tables(self.fabric, [*self.chains.values(), chain], self.config.codec, self.config.steering, problems)
         for problem in problems:
             if problem.field == f"chain {chain.name}":
                 raise problem
@@ -118,7 +119,8 @@ class Controller:
         """Bring every connected switch to the compiled state and wait for its barrier."""
         async with self._lock:
             problems: list[SrfabricError] = []
-            tables = compile_fabric(self.fabric, list(self.chains.values()), self.config.codec, problems)
+            tables = compile_tables(self.fabric, list(self.chains.values()), self.config.codec, self.config.steering,
+                                    problems)
             self.problems = problems
             results = await asyncio.gather(
                 *(self._push(dpid, tables.get(dpid, [])) for dpid in list(self.switches)), return_exceptions=True

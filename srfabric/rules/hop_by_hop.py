@@ -1,0 +1,116 @@
+"""Rule-based steering, the usual SFC approach, for comparison with source routing.
+
+Every switch on a chain's route holds an entry for that chain (classifier plus
+the port the packet arrives on, output to the next port), and every switch holds
+a route to every host. Frames are never rewritten. A route that crosses one
+switch twice through the same port cannot be told apart without a tag in the
+packet (NSH, an MPLS label); such a chain is refused by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from srfabric.errors import ModelError, RoutingError, SrfabricError
+from srfabric.model.chain import Chain
+from srfabric.model.fabric import Fabric
+from srfabric.routing.paths import Route, chain_route, host_route
+from srfabric.rules.classify import classifier_matches
+from srfabric.rules.compile import _ip, _report, _Tables, compile_fabric
+from srfabric.rules.entries import FlowEntry, Kind, Output, ToController, cookie, match
+from srfabric.rules.pipeline import (
+    ARP_ETHERTYPE,
+    IPV4_ETHERTYPE,
+    LLDP_ETHERTYPE,
+    PORT_IN,
+    PRIO_ARP,
+    PRIO_CHAIN,
+    PRIO_CONTROL,
+    PRIO_MISS,
+    PRIO_ROUTE,
+)
+
+STEERING_NAMES = ("source-routing", "hop-by-hop")
+
+
+def _base_entries() -> list[FlowEntry]:
+    return [
+        FlowEntry(PORT_IN, PRIO_CONTROL, match(eth_type=LLDP_ETHERTYPE), (ToController(),),
+                  cookie=cookie(Kind.CONTROL)),
+        FlowEntry(PORT_IN, PRIO_ARP, match(eth_type=ARP_ETHERTYPE), (ToController(),), cookie=cookie(Kind.CONTROL)),
+        FlowEntry(PORT_IN, PRIO_MISS, (), cookie=cookie(Kind.MISS)),
+    ]
+
+
+def _first_port(route: Route) -> int:
+    return route.hops[0].port if route.hops else route.delivery[1]
+
+
+def _chain_entries(route: Route, chain: Chain) -> list[tuple[int, FlowEntry]]:
+    """One entry per switch visit: (classifier, arrival port) -> next port."""
+    placed = []
+    position = route.entry
+    steps = [(hop.dpid, hop.port, hop.arrival) for hop in route.hops]
+    steps.append((route.delivery[0], route.delivery[1], route.delivery))
+    for dpid, port, arrival in steps:
+        for m in classifier_matches(chain.classifier, in_port=position[1]):
+            placed.append((dpid, FlowEntry(PORT_IN, PRIO_CHAIN, m, (Output(port),), cookie=cookie(Kind.CHAIN,
+                                                                                                   chain.chain_id))))
+        position = arrival
+    return placed
+
+
+def compile_hop_by_hop(
+    fabric: Fabric, chains: Sequence[Chain], problems: list[SrfabricError] | None = None
+) -> dict[int, list[FlowEntry]]:
+    """Every entry every switch holds under rule-based steering, sorted like ``compile_fabric``'s.
+
+    Examples
+    --------
+    >>> from srfabric.model.topo import fat_tree
+    >>> tables = compile_hop_by_hop(fat_tree(4).to_fabric(), [])
+    >>> sum(1 for e in tables[0x301] if e.kind == Kind.ROUTE)
+    16
+    """
+    tables = _Tables(fabric.switches)
+    for dpid in fabric.switches:
+        tables.add_all([(dpid, entry) for entry in _base_entries()], "fabric")
+    for host in sorted(fabric.hosts.values(), key=lambda h: h.name):
+        what = f"host {host.name}"
+        dst = match(eth_type=IPV4_ETHERTYPE, ipv4_dst=_ip(host.ip))
+        try:
+            placed = [(dpid, FlowEntry(PORT_IN, PRIO_ROUTE, dst, (Output(_first_port(host_route(fabric, (dpid, 0),
+                                                                                                   host.name))),),
+                                       cookie=cookie(Kind.ROUTE))) for dpid in fabric.switches]
+            tables.add_all(placed, what)
+        except SrfabricError as error:
+            _report(problems, what, error)
+    for chain in chains:
+        what = f"chain {chain.name}"
+        try:
+            chain.validate(set(fabric.hosts), set(fabric.functions))
+            entries = _chain_entries(chain_route(fabric, chain), chain)
+            seen: dict[tuple[int, object], FlowEntry] = {}
+            for dpid, entry in entries:
+                old = seen.setdefault((dpid, entry.key), entry)
+                if old != entry:
+                    raise RoutingError(what, f"its route enters switch {dpid:#x} twice through one port and leaves "
+                                              "differently; hop-by-hop rules cannot tell the visits apart")
+            tables.add_all(entries, what)
+        except SrfabricError as error:
+            _report(problems, what, error)
+    return {
+        dpid: sorted(entries.values(), key=lambda e: (e.table, -e.priority, e.match))
+        for dpid, entries in tables.entries.items()
+    }
+
+
+def compile_tables(
+    fabric: Fabric, chains: Sequence[Chain], codec: str, steering: str, problems: list[SrfabricError] | None = None
+) -> dict[int, list[FlowEntry]]:
+    """The tables for the configured steering: source routing with ``codec``, or hop-by-hop rules."""
+    if steering == "hop-by-hop":
+        return compile_hop_by_hop(fabric, chains, problems)
+    if steering != "source-routing":
+        raise ModelError("steering", f"{steering!r} is not one of {', '.join(STEERING_NAMES)}")
+    return compile_fabric(fabric, chains, codec, problems)
