@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 APT_PACKAGES=(
   openvswitch-switch mininet iperf3 d-itg ethtool iputils-ping iproute2 tcpdump
   clang llvm libbpf-dev bpftool python3-venv python3-scapy make gcc
+  # Firewall VNFs of the lab: iptables (legacy backend, as in the study) and nftables.
+  iptables nftables
   # A kernel with taprio for QEMU: the rendered gate control lists are checked against it.
   linux-image-amd64 qemu-system-x86 busybox-static
 )

@@ -6,11 +6,11 @@ different ports, and the result is the sum of what the receivers report.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from srfabric.errors import SrfabricError
 from srfabric.lab.netlab import NetLab
+from srfabric.testbed.traffic import load_report
 
 BASE_PORT = 5201
 
@@ -52,13 +52,7 @@ class Measured:
 
 def parse_client_json(output: str, traffic: Traffic) -> Measured:
     """The receiver's side of one iperf3 client's JSON report."""
-    try:
-        data = json.loads(output)
-    except json.JSONDecodeError:
-        raise SrfabricError("iperf3", f"output is not JSON: {output[:200]!r}") from None
-    if "error" in data:
-        raise SrfabricError("iperf3", str(data["error"]))
-    end = data["end"]
+    end = load_report(output)["end"]
     received = end["sum_received"]
     bps = float(received["bits_per_second"])
     if traffic.protocol == "udp":
@@ -68,8 +62,26 @@ def parse_client_json(output: str, traffic: Traffic) -> Measured:
     return Measured(bps, 0.0, int(end["sum_sent"].get("retransmits", 0)), 0.0)
 
 
+ATTEMPTS = 3
+
+
 def measure(lab: NetLab, client_ns: str, server_ns: str, server_ip: str, traffic: Traffic) -> Measured:
-    """Run ``traffic.flows`` iperf3 pairs at once and sum what their receivers got."""
+    """Run ``traffic.flows`` iperf3 pairs at once and sum what their receivers got.
+
+    On a set-up that drops most packets, iperf3's own control connection can fail
+    ("unable to read from stream socket"); such a run is repeated, up to
+    ``ATTEMPTS`` times, before the error is reported.
+    """
+    for attempt in range(1, ATTEMPTS + 1):
+        try:
+            return _measure_once(lab, client_ns, server_ns, server_ip, traffic)
+        except SrfabricError:
+            if attempt == ATTEMPTS:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _measure_once(lab: NetLab, client_ns: str, server_ns: str, server_ip: str, traffic: Traffic) -> Measured:
     servers = []
     ports = [BASE_PORT + index for index in range(traffic.flows)]
     try:

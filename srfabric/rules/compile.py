@@ -97,6 +97,13 @@ class _Tables:
         for dpid, entry in placed:
             self.entries[dpid][entry.key] = entry
 
+    def sorted(self) -> dict[int, list[FlowEntry]]:
+        """Each switch's entries by (table, priority, match): the same inputs give the same lists."""
+        return {
+            dpid: sorted(entries.values(), key=lambda e: (e.table, -e.priority, e.match))
+            for dpid, entries in self.entries.items()
+        }
+
 
 def _report(problems: list[SrfabricError] | None, what: str, error: SrfabricError) -> None:
     if problems is None:
@@ -263,7 +270,4 @@ def compile_fabric(
             tables.add_all(placed, what)
         except SrfabricError as error:
             _report(problems, what, error)
-    return {
-        dpid: sorted(entries.values(), key=lambda e: (e.table, -e.priority, e.match))
-        for dpid, entries in tables.entries.items()
-    }
+    return tables.sorted()

@@ -99,10 +99,7 @@ def compile_hop_by_hop(
             tables.add_all(entries, what)
         except SrfabricError as error:
             _report(problems, what, error)
-    return {
-        dpid: sorted(entries.values(), key=lambda e: (e.table, -e.priority, e.match))
-        for dpid, entries in tables.entries.items()
-    }
+    return tables.sorted()
 
 
 def compile_tables(

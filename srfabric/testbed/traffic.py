@@ -38,7 +38,7 @@ def iperf3_tcp_args(server: str, port: int, seconds: float) -> list[str]:
     return ["iperf3", "-c", server, "-p", str(port), "-t", str(seconds), "--json"]
 
 
-def _load(output: str) -> dict:
+def load_report(output: str) -> dict:
     try:
         data = json.loads(output)
     except json.JSONDecodeError:
@@ -50,10 +50,10 @@ def _load(output: str) -> dict:
 
 def parse_udp(output: str) -> UdpResult:
     """Packets the client sent and the server reported lost."""
-    total = _load(output)["end"]["sum"]
+    total = load_report(output)["end"]["sum"]
     return UdpResult(int(total["packets"]), int(total["lost_packets"]), float(total["seconds"]))
 
 
 def parse_tcp(output: str) -> TcpResult:
-    end = _load(output)["end"]
+    end = load_report(output)["end"]
     return TcpResult(float(end["sum_received"]["bits_per_second"]), int(end["sum_sent"].get("retransmits", 0)))
