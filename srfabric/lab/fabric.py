@@ -16,9 +16,18 @@ from srfabric.codecs.macaddr import mac_to_str
 from srfabric.controller.controller import Controller
 from srfabric.controller.runner import ControllerThread
 from srfabric.lab.netlab import NetLab
+from srfabric.lab.topologies import NamespaceChain
 from srfabric.model.chain import Chain
 from srfabric.model.topo import LinkSpec, TopoSpec
-from srfabric.testbed.net import FABRIC_MTU, controller_config, ipv6_off_by_default, spec_functions
+from srfabric.testbed.net import (
+    FABRIC_MTU,
+    controller_config,
+    ipv6_off_by_default,
+    learning_pings,
+    start_controller,
+    wait_for_discovery,
+    wait_for_hosts,
+)
 
 UNDERLAY_MTU = FABRIC_MTU + 100  # room for VXLAN's 50 bytes
 NO_IPV6 = ["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"]
@@ -83,9 +92,7 @@ class LabFabric:
         self.lab.ovs_port(self.bridges[switch], root, port)
 
     def start(self) -> None:
-        port = self.runner.start()
-        for function in spec_functions(self.spec):
-            self.runner.loop.call_soon_threadsafe(self.controller.add_function, function)
+        port = start_controller(self.runner, self.spec)
         with ipv6_off_by_default():
             for sw in self.spec.switches.values():
                 self.bridges[sw.name] = self.lab.ovs_bridge(sw.name, f"tcp:127.0.0.1:{port}", sw.dpid)
@@ -103,8 +110,10 @@ class LabFabric:
                     self.lab.run(args, ns=ns)
             for index, link in enumerate(self.spec.links):
                 (self._tunnel if self.tunnels else self._veth_link)(index, link)
-        self._wait_discovery()
-        self._learn_hosts()
+        wait_for_discovery(self.runner, self.spec)
+        for name, peer in learning_pings(self.spec):
+            self.lab.run(["ping", "-c1", "-W1", peer], ns=self.namespaces[name], check=False)
+        wait_for_hosts(self.runner, self.spec)
 
     def _veth_link(self, index: int, link: LinkSpec) -> None:
         a, b = self._port_name(link.a, link.a_port), self._port_name(link.b, link.b_port)
@@ -128,19 +137,10 @@ class LabFabric:
             self.lab.link_up(None, name, FABRIC_MTU)
             self.lab.ovs_port(self.bridges[switch], name, port)
 
-    def _wait_discovery(self) -> None:
-        links, switches = 2 * len(self.spec.links), len(self.spec.switches)
-        self.runner.call(self.controller.wait_until(
-            lambda: len(self.controller.switches) == switches and len(self.controller.fabric.links) == links,
-            30, f"discovery of {switches} switches and {links // 2} links"))
-
-    def _learn_hosts(self) -> None:
-        names = list(self.spec.hosts)
-        for index, name in enumerate(names):
-            peer = self.spec.hosts[names[(index + 1) % len(names)]].ip
-            self.lab.run(["ping", "-c1", "-W1", peer], ns=self.namespaces[name], check=False)
-        self.runner.call(self.controller.wait_until(
-            lambda: len(self.controller.fabric.hosts) == len(names), 20, f"learning of {len(names)} hosts"))
+    def endpoints(self, source: str, destination: str) -> NamespaceChain:
+        """Where traffic from host ``source`` to host ``destination`` starts and ends, for iperf3."""
+        server_ip = self.spec.hosts[destination].ip
+        return NamespaceChain(self.namespaces[source], [], self.namespaces[destination], server_ip)
 
     def set_chains(self, chains: list[Chain]) -> float:
         """Replace the installed chains; returns the seconds until the switches confirmed."""

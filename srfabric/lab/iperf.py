@@ -93,7 +93,7 @@ def _measure_once(lab: NetLab, client_ns: str, server_ns: str, server_ip: str, t
         results = []
         for client in clients:
             out, err = client.communicate(timeout=traffic.seconds + 30)
-            lab.processes.remove(client)
+            lab.stop(client)  # it has ended: the lab forgets it
             if client.returncode != 0 and not out:
                 raise SrfabricError("iperf3", f"client exited {client.returncode}: {err.decode()[:300]}")
             results.append(parse_client_json(out.decode(), traffic))

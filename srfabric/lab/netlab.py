@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import subprocess
 import time
 from types import TracebackType
 
 from srfabric.errors import SrfabricError
+from srfabric.testbed.net import terminate
 
 OVS_DATAPATH = "netdev"  # no OVS kernel module here: the userspace datapath
 
@@ -76,14 +76,7 @@ class NetLab:
         return process
 
     def stop(self, process: subprocess.Popen[bytes], timeout: float = 5.0) -> None:
-        if process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout)
+        terminate(process, timeout=timeout)
         if process in self.processes:
             self.processes.remove(process)
 

@@ -16,7 +16,7 @@ from srfabric.lab.netlab import NetLab
 
 
 @dataclass(frozen=True)
-class Chain:
+class NamespaceChain:
     client: str
     forwarders: list[str]
     server: str
@@ -28,7 +28,7 @@ def _segment_ips(index: int) -> tuple[str, str]:
     return f"10.{100 + index // 250}.{index % 250}.1", f"10.{100 + index // 250}.{index % 250}.2"
 
 
-def namespace_chain(lab: NetLab, n: int, via_ovs: bool = False) -> Chain:
+def namespace_chain(lab: NetLab, n: int, via_ovs: bool = False) -> NamespaceChain:
     """Client, ``n - 1`` routing namespaces and the server namespace, in a line.
 
     With ``via_ovs`` every link between two namespaces goes through its own OVS
@@ -60,12 +60,12 @@ def namespace_chain(lab: NetLab, n: int, via_ovs: bool = False) -> Chain:
             lab.forwarding(ns)
             if index > 1:
                 lab.route(ns, f"{first_ip}/32", _segment_ips(index - 1)[0])
-        if index < n and index + 1 < n:
+        if index + 1 < n:  # the server is not on this namespace's own link
             lab.route(ns, f"{last_ip}/32", _segment_ips(index)[1])
-    return Chain(names[0], names[1:-1], names[-1], last_ip)
+    return NamespaceChain(names[0], names[1:-1], names[-1], last_ip)
 
 
-def ovs_chain(lab: NetLab, n: int, join: str) -> Chain:
+def ovs_chain(lab: NetLab, n: int, join: str) -> NamespaceChain:
     """Client and server namespaces at the two ends of ``n`` OVS bridges joined by veth or patch ports."""
     client, server = lab.add_ns("src"), lab.add_ns("dst")
     bridges = [lab.ovs_bridge(f"br{i}") for i in range(n)]
@@ -86,9 +86,9 @@ def ovs_chain(lab: NetLab, n: int, join: str) -> Chain:
         lab.ovs_normal(bridge)
     lab.addr(client, "eth0", "10.100.0.1/24")
     lab.addr(server, "eth0", "10.100.0.2/24")
-    return Chain(client, [], server, "10.100.0.2")
+    return NamespaceChain(client, [], server, "10.100.0.2")
 
 
-def chain_gbps(lab: NetLab, chain: Chain, traffic: Traffic) -> dict[str, float]:
+def chain_gbps(lab: NetLab, chain: NamespaceChain, traffic: Traffic) -> dict[str, float]:
     """One measurement across a chain, as the ``gbps`` metric."""
     return {"gbps": measure(lab, chain.client, chain.server, chain.server_ip, traffic).bits_per_second / 1e9}

@@ -19,6 +19,7 @@ from typing import Any
 
 from srfabric.codecs.macaddr import mac_to_str
 from srfabric.controller.controller import ControllerConfig
+from srfabric.controller.runner import ControllerThread
 from srfabric.model.fabric import ServiceFunction
 from srfabric.model.topo import TopoSpec
 
@@ -119,14 +120,7 @@ class Testbed:
         return process
 
     def stop_process(self, process: subprocess.Popen[bytes], sig: int = signal.SIGTERM, timeout: float = 5) -> None:
-        if process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                process.send_signal(sig)
-            try:
-                process.wait(timeout)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout)
+        terminate(process, sig, timeout)
 
     def stop(self) -> None:
         for process in reversed(self.processes):
@@ -152,3 +146,48 @@ def spec_functions(spec: TopoSpec) -> list[ServiceFunction]:
         ServiceFunction(fn.name, (spec.dpid(fn.switch), fn.ingress_port), (spec.dpid(fn.switch), fn.egress_port))
         for fn in spec.functions.values()
     ]
+
+
+def terminate(process: subprocess.Popen[bytes], sig: int = signal.SIGTERM, timeout: float = 5) -> None:
+    """Ask a process to end with ``sig``; kill it if it has not ended within ``timeout`` seconds."""
+    if process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(sig)
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout)
+
+
+def start_controller(runner: ControllerThread, spec: TopoSpec) -> int:
+    """Start the controller and declare the spec's service functions; returns its OpenFlow port."""
+    port = runner.start()
+    controller = runner.controller
+    assert controller is not None
+    for function in spec_functions(spec):
+        runner.loop.call_soon_threadsafe(controller.add_function, function)
+    return port
+
+
+def wait_for_discovery(runner: ControllerThread, spec: TopoSpec) -> None:
+    """Until the controller knows every switch and both directions of every link of ``spec``."""
+    controller = runner.controller
+    assert controller is not None
+    links, switches = 2 * len(spec.links), len(spec.switches)
+    runner.call(controller.wait_until(
+        lambda: len(controller.switches) == switches and len(controller.fabric.links) == links,
+        30, f"discovery of {switches} switches and {links // 2} links"))
+
+
+def learning_pings(spec: TopoSpec) -> list[tuple[str, str]]:
+    """Each host and the address it pings once, so that its ARP request tells the controller where it is."""
+    names = list(spec.hosts)
+    return [(name, spec.hosts[names[(index + 1) % len(names)]].ip) for index, name in enumerate(names)]
+
+
+def wait_for_hosts(runner: ControllerThread, spec: TopoSpec) -> None:
+    controller = runner.controller
+    assert controller is not None
+    runner.call(controller.wait_until(
+        lambda: len(controller.fabric.hosts) == len(spec.hosts), 20, f"learning of {len(spec.hosts)} hosts"))

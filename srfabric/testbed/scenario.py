@@ -22,7 +22,14 @@ from srfabric.errors import SrfabricError
 from srfabric.model.chain import Chain
 from srfabric.model.topo import TopoSpec
 from srfabric.rules.entries import Kind
-from srfabric.testbed.net import Testbed, controller_config, spec_functions
+from srfabric.testbed.net import (
+    Testbed,
+    controller_config,
+    learning_pings,
+    start_controller,
+    wait_for_discovery,
+    wait_for_hosts,
+)
 
 
 class Scenario:
@@ -57,17 +64,11 @@ class Scenario:
 
     def start(self) -> None:
         begin = time.monotonic()
-        port = self.runner.start()
-        for function in spec_functions(self.spec):
-            self.runner.loop.call_soon_threadsafe(self.controller.add_function, function)
-        self.testbed = Testbed(self.spec, port)
+        self.testbed = Testbed(self.spec, start_controller(self.runner, self.spec))
         self.testbed.start()
         self._mark("build_s", begin)
         begin = time.monotonic()
-        links, switches = 2 * len(self.spec.links), len(self.spec.switches)
-        self.runner.call(self.controller.wait_until(
-            lambda: len(self.controller.switches) == switches and len(self.controller.fabric.links) == links,
-            30, f"discovery of {switches} switches and {links // 2} links"))
+        wait_for_discovery(self.runner, self.spec)
         self._mark("discovery_s", begin)
         begin = time.monotonic()
         self.learn_hosts()
@@ -89,12 +90,9 @@ class Scenario:
     def learn_hosts(self) -> None:
         """Every host ARPs once (a ping to its neighbour), so the controller learns where it is."""
         assert self.testbed is not None
-        names = list(self.spec.hosts)
-        for index, name in enumerate(names):
-            peer = self.spec.hosts[names[(index + 1) % len(names)]].ip
+        for name, peer in learning_pings(self.spec):
             self.testbed.node(name).cmd(f"ping -c1 -W1 {peer} >/dev/null 2>&1 &")
-        self.runner.call(self.controller.wait_until(
-            lambda: len(self.controller.fabric.hosts) == len(names), 20, f"learning of {len(names)} hosts"))
+        wait_for_hosts(self.runner, self.spec)
 
     def start_function(self, name: str, mark: int) -> None:
         assert self.testbed is not None

@@ -11,7 +11,7 @@ from srfabric.lab.core import Context, Experiment, Settings
 from srfabric.lab.iperf import Traffic
 from srfabric.lab.netlab import NetLab
 from srfabric.lab.plot import lines, pyplot, save
-from srfabric.lab.topologies import Chain, chain_gbps, namespace_chain
+from srfabric.lab.topologies import NamespaceChain, chain_gbps, namespace_chain
 from srfabric.lab.vnfs import iptables_restore, nft_ruleset, spread
 
 Row = dict[str, Any]
@@ -51,7 +51,7 @@ def flush_rules(lab: NetLab, ns: str) -> None:
     lab.run(["nft", "flush", "ruleset"], ns=ns, check=False)
 
 
-def udp_gbps(ctx: Context, chain: Chain, flows: int) -> dict[str, float]:
+def udp_gbps(ctx: Context, chain: NamespaceChain, flows: int) -> dict[str, float]:
     return chain_gbps(ctx.lab, chain, Traffic("udp", flows, ctx.settings.seconds, length=UDP_SIZE))
 
 

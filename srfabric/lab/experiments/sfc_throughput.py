@@ -7,14 +7,16 @@ C0..C6 and a single function placed on S's node, D's node or another node.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from srfabric.lab.core import Context, Experiment, Settings
 from srfabric.lab.fabric import LabFabric
 from srfabric.lab.fabric_topos import TABLE_I, TABLE_II, chain_between, compute_nodes
-from srfabric.lab.iperf import Traffic, measure
+from srfabric.lab.iperf import Traffic
 from srfabric.lab.plot import pyplot, save
+from srfabric.lab.topologies import chain_gbps
 
 Row = dict[str, Any]
 FLOWS = 1
@@ -38,18 +40,14 @@ def run(ctx: Context) -> None:
     ctx.extra["topology"] = ("4 compute nodes (n1: S, v1; n2: D, v6; n3: v2, v3; n4: v4, v5), each an OVS switch "
                              "(userspace) with VXLAN tunnels to a data-network switch; codec mac-nibble")
     with LabFabric(ctx.lab, spec, tunnels=True) as fabric:
-        client, server = fabric.namespaces["S"], fabric.namespaces["D"]
+        ends = fabric.endpoints("S", "D")
         traffic = Traffic("tcp", FLOWS, ctx.settings.seconds)
-
-        def gbps() -> float:
-            return measure(ctx.lab, client, server, spec.hosts["D"].ip, traffic).bits_per_second / 1e9
-
         jobs = [(name, TABLE_I[name], "table I") for name in chains]
         jobs += [(f"1 VNF {p}", (TABLE_II[p],), "table II") for p in placements]
         for index, (name, functions, table) in enumerate(jobs, start=1):
             setup = fabric.set_chains([chain_between(spec, name, functions, index)] if functions else [])
             ctx.repeat({"table": table, "chain": name, "functions": len(functions), "path": " ".join(functions) or "-",
-                        "setup_ms": round(setup * 1000, 1)}, lambda: {"gbps": gbps()})
+                        "setup_ms": round(setup * 1000, 1)}, partial(chain_gbps, ctx.lab, ends, traffic))
 
 
 def plot(rows: list[Row], extra: dict[str, Any], path: Path) -> None:

@@ -11,8 +11,9 @@ from srfabric.errors import SrfabricError
 from srfabric.lab.core import Context, Experiment, Point, Settings
 from srfabric.lab.fabric import LabFabric
 from srfabric.lab.fabric_topos import chain_between, line
-from srfabric.lab.iperf import Traffic, measure
+from srfabric.lab.iperf import Traffic
 from srfabric.lab.plot import lines, pyplot, save
+from srfabric.lab.topologies import NamespaceChain, chain_gbps
 from srfabric.model.chain import Chain, FlowClassifier
 from srfabric.rules.entries import Kind
 from srfabric.rules.hop_by_hop import compile_tables
@@ -56,10 +57,9 @@ def state_vs_chains(counts: tuple[int, ...] = (1, 10, 100)) -> list[dict[str, An
     return rows
 
 
-def sample(ctx: Context, client: str, server: str, address: str, traffic: Traffic, pings: int) -> dict[str, float]:
+def sample(ctx: Context, ends: NamespaceChain, traffic: Traffic, pings: int) -> dict[str, float]:
     """Throughput first, then the round trip on an idle chain."""
-    gbps = measure(ctx.lab, client, server, address, traffic).bits_per_second / 1e9
-    return {"gbps": gbps, "rtt_ms": ping_ms(ctx, client, address, pings)}
+    return chain_gbps(ctx.lab, ends, traffic) | {"rtt_ms": ping_ms(ctx, ends.client, ends.server_ip, pings)}
 
 
 def run(ctx: Context) -> None:
@@ -69,14 +69,13 @@ def run(ctx: Context) -> None:
     pings = 20 if ctx.settings.quick else 100
     for steering in STEERINGS:
         with LabFabric(ctx.lab, spec, steering=steering) as fabric:
-            client, server = fabric.namespaces["S"], fabric.namespaces["D"]
-            address = spec.hosts["D"].ip
+            ends = fabric.endpoints("S", "D")
             traffic = Traffic("tcp", 1, ctx.settings.seconds)
             for n in lengths(ctx.settings):
                 functions = tuple(f"v{i}" for i in range(1, n + 1))
                 fabric.set_chains([chain_between(spec, f"chain{n}", functions, n)])
                 params: dict[str, Any] = {"steering": steering, "functions": n}
-                ctx.repeat(params, partial(sample, ctx, client, server, address, traffic, pings))
+                ctx.repeat(params, partial(sample, ctx, ends, traffic, pings))
                 entries = fabric.entries_per_switch()
                 ctx.points.append(Point(params, "entries_max", [float(max(entries.values()))]))
                 ctx.points.append(Point(params, "entries_total", [float(sum(entries.values()))]))
