@@ -36,7 +36,11 @@ def test_quick_form_measures_every_point_and_cleans_up(name: str, tmp_path: Path
     assert summary["comparison"]
     if name == "ns-chain":
         assert set(summary["fit"]) == {"veth", "ovs"}
-        assert all(0 < summary["fit"][k]["loss_per_hop"] < 1 for k in ("veth", "ovs"))
+        # The sign of the loss is a measured trend that two 2-second points cannot promise (tests never assert
+        # on performance); what must hold is a fit of the model's form to positive throughputs.
+        for link in ("veth", "ovs"):
+            fit = summary["fit"][link]
+            assert fit["loss_per_hop"] < 1 and fit["t_in_gbps"] > 0 and 0 <= fit["r2"] <= 1
     assert leftovers(f"l{__import__('os').getpid() % 100000}") == []
 
 
