@@ -38,3 +38,9 @@ fi
 if ! ovs-vsctl --timeout=5 show >/dev/null 2>&1; then
   /usr/share/openvswitch/scripts/ovs-ctl start --system-id=random
 fi
+
+# The XDP data plane: compile the eBPF programs (make skips objects that are up to date) and mount bpffs.
+make -s -C bpf
+if ! grep -qs " /sys/fs/bpf bpf " /proc/mounts; then
+  mount -t bpf bpf /sys/fs/bpf
+fi

@@ -21,6 +21,7 @@ from srfabric.errors import SrfabricError
 from srfabric.model.chain import Chain, FlowClassifier
 from srfabric.model.topo import TopoSpec, fat_tree
 from srfabric.report import print_report
+from srfabric.testbed.net import ovs_running
 from srfabric.testbed.scenario import Scenario
 from srfabric.testbed.traffic import iperf3_server_args, iperf3_udp_args, parse_udp
 
@@ -120,7 +121,7 @@ def check_host() -> None:
         raise SrfabricError("demo", "needs root: Mininet creates network namespaces and veth links")
     if shutil.which("ovs-vsctl") is None:
         raise SrfabricError("demo", "Open vSwitch is not installed; run `make bootstrap`")
-    if subprocess.run(["ovs-vsctl", "--timeout=5", "show"], capture_output=True).returncode != 0:
+    if not ovs_running():
         raise SrfabricError("demo", "ovs-vswitchd is not running; run `make bootstrap` to start it")
 
 

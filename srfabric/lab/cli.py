@@ -28,6 +28,10 @@ def check_environment() -> None:
     for tool in ("ip", "iperf3", "ovs-vsctl", "tc", "ethtool"):
         if shutil.which(tool) is None:
             raise ModelError("environment", f"{tool} is not installed (run `make bootstrap`)")
+    from srfabric.testbed.net import ovs_running
+
+    if not ovs_running():
+        raise ModelError("environment", "ovs-vswitchd is not running (run `make bootstrap` to start it)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -24,6 +24,15 @@ from srfabric.model.fabric import ServiceFunction
 from srfabric.model.topo import TopoSpec
 
 
+def ovs_running() -> bool:
+    """True when ovs-vswitchd answers (the bootstrap starts it; a reboot stops it)."""
+    try:
+        done = subprocess.run(["ovs-vsctl", "--timeout=5", "show"], capture_output=True)
+    except FileNotFoundError:
+        return False
+    return done.returncode == 0
+
+
 @contextlib.contextmanager
 def ipv6_off_by_default() -> Iterator[None]:
     path = Path("/proc/sys/net/ipv6/conf/default/disable_ipv6")

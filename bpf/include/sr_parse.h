@@ -1,0 +1,91 @@
+/* Frame parsing for the srfabric XDP programs: every read is bounds checked first. */
+#ifndef SR_PARSE_H
+#define SR_PARSE_H
+
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+#define ETH_P_8021Q_BE bpf_htons(0x8100)
+#define ETH_P_MPLS_BE bpf_htons(0x8847)
+#define ETH_P_IP_BE bpf_htons(0x0800)
+
+/* One 802.1Q tag as it sits after the MAC addresses. */
+struct sr_vlan {
+	__be16 tci;
+	__be16 inner_proto;
+};
+
+/* Where the parser stands in the frame; every helper checks against end. */
+struct cursor {
+	void *pos;
+	void *end;
+};
+
+static __always_inline struct ethhdr *parse_eth(struct cursor *c)
+{
+	struct ethhdr *eth = c->pos;
+
+	if ((void *)(eth + 1) > c->end)
+		return NULL;
+	c->pos = eth + 1;
+	return eth;
+}
+
+static __always_inline struct sr_vlan *parse_vlan(struct cursor *c)
+{
+	struct sr_vlan *tag = c->pos;
+
+	if ((void *)(tag + 1) > c->end)
+		return NULL;
+	c->pos = tag + 1;
+	return tag;
+}
+
+static __always_inline __be32 *parse_mpls(struct cursor *c)
+{
+	__be32 *entry = c->pos;
+
+	if ((void *)(entry + 1) > c->end)
+		return NULL;
+	c->pos = entry + 1;
+	return entry;
+}
+
+/* IPv4 without options handling beyond skipping them: ihl is checked against the frame. */
+static __always_inline struct iphdr *parse_ipv4(struct cursor *c)
+{
+	struct iphdr *ip = c->pos;
+	__u32 len;
+
+	if ((void *)(ip + 1) > c->end)
+		return NULL;
+	len = ip->ihl * 4;
+	if (ip->version != 4 || len < sizeof(*ip))
+		return NULL;
+	if (c->pos + len > c->end)
+		return NULL;
+	c->pos += len;
+	return ip;
+}
+
+/* Source and destination port of TCP or UDP (the first four bytes of either). */
+struct sr_ports {
+	__be16 source;
+	__be16 dest;
+};
+
+static __always_inline struct sr_ports *parse_ports(struct cursor *c)
+{
+	struct sr_ports *ports = c->pos;
+
+	if ((void *)(ports + 1) > c->end)
+		return NULL;
+	c->pos = ports + 1;
+	return ports;
+}
+
+#endif

@@ -1,0 +1,92 @@
+"""Flow entries as ``ovs-ofctl add-flow`` text: for benchmarks that program a bridge without a
+controller, and for people who want to read what the controller would install.
+
+Examples
+--------
+>>> from srfabric.rules.codec_rules import NibbleRules
+>>> step_match, actions = NibbleRules().decode_steps()[2]
+>>> flow_text(FlowEntry(2, 100, step_match, actions))
+'table=2,priority=100,eth_src=30:00:00:00:00:00/f0:00:00:00:00:00,actions=load:0x2->eth_src[44..47],output:eth_src[8..11]'
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+from srfabric.codecs.macaddr import mac_to_str
+from srfabric.errors import SrfabricError
+from srfabric.rules.entries import (
+    Action,
+    FlowEntry,
+    LoadBits,
+    MoveBits,
+    Output,
+    OutputBits,
+    PopMpls,
+    PopVlan,
+    PushMpls,
+    PushVlan,
+    SetField,
+    SetMplsTtl,
+    ToController,
+)
+
+MAC_FIELDS = {"eth_src", "eth_dst"}
+IP_FIELDS = {"ipv4_src", "ipv4_dst"}
+
+
+def _value(name: str, value: int) -> str:
+    if name in MAC_FIELDS:
+        return mac_to_str(value)
+    if name in IP_FIELDS:
+        return str(ipaddress.IPv4Address(value))
+    return hex(value) if name in ("eth_type", "vlan_vid", "vlan_tci") else str(value)
+
+
+def match_text(entry: FlowEntry) -> str:
+    parts = []
+    for name, value, mask in entry.match:
+        text = f"{name}={_value(name, value)}"
+        if mask is not None:
+            text += f"/{_value(name, mask)}" if name in MAC_FIELDS | IP_FIELDS else f"/{hex(mask)}"
+        parts.append(text)
+    return ",".join(parts)
+
+
+def action_text(action: Action) -> str:
+    match action:
+        case Output(port):
+            return f"output:{port}"
+        case OutputBits(field, ofs, nbits):
+            return f"output:{field}[{ofs}..{ofs + nbits - 1}]"
+        case LoadBits(field, ofs, nbits, value):
+            return f"load:{hex(value)}->{field}[{ofs}..{ofs + nbits - 1}]"
+        case MoveBits(src, src_ofs, dst, dst_ofs, nbits):
+            return f"move:{src}[{src_ofs}..{src_ofs + nbits - 1}]->{dst}[{dst_ofs}..{dst_ofs + nbits - 1}]"
+        case SetField(field, value):
+            return f"set_field:{_value(field, value)}->{field}"
+        case PushVlan(ethertype):
+            return f"push_vlan:{hex(ethertype)}"
+        case PopVlan():
+            return "pop_vlan"
+        case PushMpls(ethertype):
+            return f"push_mpls:{hex(ethertype)}"
+        case PopMpls(ethertype):
+            return f"pop_mpls:{hex(ethertype)}"
+        case SetMplsTtl(ttl):
+            return f"set_mpls_ttl:{ttl}"
+        case ToController():
+            return "controller"
+    raise SrfabricError("action", f"{action!r} has no ovs-ofctl form")
+
+
+def flow_text(entry: FlowEntry) -> str:
+    """One ``add-flow`` line; no actions and no goto is a drop, as in OpenFlow."""
+    actions = [action_text(a) for a in entry.actions]
+    if entry.goto is not None:
+        actions.append(f"goto_table:{entry.goto}")
+    head = f"table={entry.table},priority={entry.priority}"
+    if entry.cookie:
+        head += f",cookie={hex(entry.cookie)}"
+    matched = match_text(entry)
+    return f"{head}{',' + matched if matched else ''},actions={','.join(actions) or 'drop'}"

@@ -1,0 +1,161 @@
+"""A switch's flow entries, as ``compile_fabric`` makes them for OVS, turned into XDP map contents.
+
+The controller has one set of rule objects; this is the second back end. The
+XDP programs hard-wire what every switch does alike (decode steps, security,
+control traffic, misses), so only entries that differ per switch become map
+entries: which ports are trusted (fabric and service-function ports run
+``sr_fabric``, host ports run ``sr_host``), classifiers with the header to
+write, restore and delivery. An entry the XDP switch cannot express is refused
+with an error that names it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from srfabric.errors import SrfabricError
+from srfabric.rules.entries import (
+    Action,
+    FlowEntry,
+    Kind,
+    Output,
+    PushMpls,
+    PushVlan,
+    SetField,
+    SetMplsTtl,
+)
+from srfabric.rules.pipeline import DELIVER, HOST_IN, IPV4_ETHERTYPE, PORT_IN, TERMINATE
+from srfabric.xdp import layout
+
+# Fields of the classifier key, with their width in bits.
+KEY_FIELDS = {"in_port": 16, "ipv4_src": 32, "ipv4_dst": 32, "ip_proto": 8,
+              "tcp_src": 16, "tcp_dst": 16, "udp_src": 16, "udp_dst": 16}
+BUILT_IN = {Kind.CONTROL, Kind.SECURITY, Kind.DECODE, Kind.MISS}
+
+
+class XdpTableError(SrfabricError):
+    """A flow entry has no XDP form."""
+
+
+@dataclass
+class XdpTables:
+    """Map contents for one switch: keys and values already packed (``layout``)."""
+
+    trusted_ports: set[int] = field(default_factory=set)
+    actions: list[bytes] = field(default_factory=list)
+    routes: dict[bytes, int] = field(default_factory=dict)
+    wild: list[bytes] = field(default_factory=list)
+    restore: dict[bytes, bytes] = field(default_factory=dict)
+    deliver: dict[bytes, bytes] = field(default_factory=dict)
+
+    def add_action(self, packed: bytes) -> int:
+        self.actions.append(packed)
+        return len(self.actions) - 1
+
+
+def _fields(entry: FlowEntry) -> dict[str, tuple[int, int | None]]:
+    return {name: (value, mask) for name, value, mask in entry.match}
+
+
+def _name(entry: FlowEntry) -> str:
+    return f"entry table={entry.table} priority={entry.priority} cookie={entry.cookie:#x}"
+
+
+def header_action(entry: FlowEntry, actions: tuple[Action, ...]) -> bytes:
+    """The ``sr_action`` for a classifier's actions: a header write and an output, or an output only."""
+    outputs = [a for a in actions if isinstance(a, Output)]
+    if len(outputs) != 1 or actions[-1] != outputs[0]:
+        raise XdpTableError(_name(entry), "needs exactly one output, as its last action")
+    port = outputs[0].port
+    sets = {a.field: a.value for a in actions if isinstance(a, SetField)}
+    if len(actions) == 1:
+        return layout.action(layout.ACT_OUTPUT, port)
+    if set(sets) == {"eth_src"} and len(actions) == 2:
+        return layout.action(layout.ACT_ENCAP, port, eth_src=sets["eth_src"])
+    ttl = next((a.ttl for a in actions if isinstance(a, SetMplsTtl)), None)
+    pushes = [a for a in actions if isinstance(a, PushVlan | PushMpls)]
+    if set(sets) == {"vlan_vid", "mpls_label", "eth_dst"} and ttl is not None and len(pushes) == 2:
+        mpls = (sets["mpls_label"] << 12) | (1 << 8) | ttl  # one label, bottom of stack
+        return layout.action(layout.ACT_ENCAP, port, eth_dst=sets["eth_dst"], vlan_tci=sets["vlan_vid"] & 0x0FFF,
+                             mpls=mpls)
+    raise XdpTableError(_name(entry), f"actions {actions} are not a header write the XDP edge knows")
+
+
+def wildcard_key(entry: FlowEntry, stage: int) -> tuple[bytes, bytes]:
+    """The (value, mask) flow keys of a classifier match."""
+    fields = _fields(entry)
+    eth_type = fields.pop("eth_type", (IPV4_ETHERTYPE, None))
+    if eth_type != (IPV4_ETHERTYPE, None):
+        raise XdpTableError(_name(entry), "the XDP edge classifies IPv4 only")
+    values: dict[str, int] = {}
+    masks: dict[str, int] = {}
+    for name, (value, mask) in fields.items():
+        if name not in KEY_FIELDS:
+            raise XdpTableError(_name(entry), f"field {name} is not one the XDP classifier reads")
+        full = (1 << KEY_FIELDS[name]) - 1
+        values[name], masks[name] = value, full if mask is None else mask
+    ports = [n for n in values if n.startswith(("tcp_", "udp_"))]
+    if ports and "ip_proto" not in values:
+        raise XdpTableError(_name(entry), "a transport port match needs ip_proto")
+
+    def key(source: dict[str, int], stage_value: int) -> bytes:
+        return layout.flow_key(
+            src=source.get("ipv4_src", 0), dst=source.get("ipv4_dst", 0),
+            sport=source.get("tcp_src", source.get("udp_src", 0)),
+            dport=source.get("tcp_dst", source.get("udp_dst", 0)),
+            proto=source.get("ip_proto", 0), stage=stage_value, in_port=source.get("in_port", 0),
+        )
+
+    return key(values, stage), key(masks, 0xFF)
+
+
+def xdp_tables(entries: Iterable[FlowEntry]) -> XdpTables:
+    """Translate one switch's entries; the order of wildcard rules follows priority, highest first."""
+    tables = XdpTables()
+    wild: list[tuple[int, bytes, bytes, int]] = []
+    for entry in entries:
+        kind = entry.kind
+        if kind in BUILT_IN or kind is None and not entry.actions:
+            continue
+        fields = _fields(entry)
+        if entry.table == PORT_IN and kind == Kind.PORT:
+            if "in_port" in fields:
+                tables.trusted_ports.add(fields["in_port"][0])
+            continue
+        if kind in (Kind.CHAIN, Kind.ROUTE) and entry.table in (HOST_IN, TERMINATE):
+            index = tables.add_action(header_action(entry, entry.actions))
+            exact_route = set(fields) <= {"eth_type", "ipv4_dst"} and fields.get("ipv4_dst", (0, 0))[1] is None
+            if entry.table == HOST_IN and kind == Kind.ROUTE and exact_route and "ipv4_dst" in fields:
+                tables.routes[layout.ipv4(fields["ipv4_dst"][0])] = index
+                continue
+            stage = layout.STAGE_HOST_IN if entry.table == HOST_IN else layout.STAGE_TERMINATE
+            value, mask = wildcard_key(entry, stage)
+            wild.append((entry.priority, value, mask, index))
+            continue
+        if kind == Kind.RESTORE and entry.table == TERMINATE:
+            if entry.actions:
+                source = fields.get("ipv4_src")
+                sets = [a for a in entry.actions if isinstance(a, SetField) and a.field == "eth_src"]
+                if source is None or len(sets) != 1:
+                    raise XdpTableError(_name(entry), "a restore entry sets eth_src for one ipv4_src")
+                tables.restore[layout.ipv4(source[0])] = layout.mac_value(sets[0].value)
+            continue
+        if kind == Kind.DELIVER and entry.table == DELIVER:
+            destination = fields.get("ipv4_dst")
+            sets = [a for a in entry.actions if isinstance(a, SetField) and a.field == "eth_dst"]
+            outputs = [a for a in entry.actions if isinstance(a, Output)]
+            if destination is None or len(sets) != 1 or len(outputs) != 1:
+                raise XdpTableError(_name(entry), "a delivery entry sets eth_dst and outputs for one ipv4_dst")
+            tables.deliver[layout.ipv4(destination[0])] = layout.host(sets[0].value, outputs[0].port)
+            continue
+        raise XdpTableError(_name(entry), f"kind {kind.name if kind else 'none'} in table {entry.table} "
+                                          "has no XDP form")
+    wild.sort(key=lambda rule: -rule[0])
+    if len(wild) > layout.WILD_RULES:
+        raise XdpTableError("wildcard rules", f"{len(wild)} classifier entries exceed the XDP table's "
+                                              f"{layout.WILD_RULES}")
+    tables.wild = [layout.wild_rule(value, mask, index) for _, value, mask, index in wild]
+    return tables
+
+

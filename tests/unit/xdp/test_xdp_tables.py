@@ -1,0 +1,60 @@
+"""Translation of flow entries into XDP map contents, and the pure layouts (no root needed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from srfabric.demo import demo_chains, demo_topology
+from srfabric.rules.compile import compile_fabric
+from srfabric.rules.entries import FlowEntry, Kind, Output, PopVlan, SetField, cookie, match
+from srfabric.rules.pipeline import HOST_IN
+from srfabric.xdp import layout
+from srfabric.xdp.routes import route_table
+from srfabric.xdp.tables import XdpTableError, xdp_tables
+
+
+@pytest.mark.parametrize("codec", ["mac-nibble", "mac-vlan-mpls"])
+def test_every_switch_of_the_demo_translates(codec: str) -> None:
+    spec, source, destination = demo_topology(4)
+    fabric = spec.to_fabric()
+    tables = compile_fabric(fabric, demo_chains(source, destination), codec)
+    for dpid, entries in tables.items():
+        translated = xdp_tables(entries)
+        fabric_ports = {port for (d, port) in fabric.links if d == dpid}
+        assert fabric_ports <= translated.trusted_ports
+        local = [h for h in fabric.hosts.values() if h.dpid == dpid]
+        assert len(translated.deliver) == (len(local) if local else 0)
+    ingress = fabric.hosts[source].dpid
+    assert len(xdp_tables(tables[ingress]).wild) >= 3  # the three chains' classifiers
+
+
+def chain_entry(priority: int, actions: tuple, **fields: int | tuple[int, int]) -> FlowEntry:
+    return FlowEntry(HOST_IN, priority, match(**fields), actions, cookie=cookie(Kind.CHAIN, 1))
+
+
+def test_wildcards_keep_priority_order_and_masks() -> None:
+    low = chain_entry(100, (Output(2),), eth_type=0x0800, ip_proto=17, udp_dst=(5000, 0xFFF8))
+    high = chain_entry(200, (SetField("eth_src", 0x200000000012), Output(3)), eth_type=0x0800, ip_proto=6)
+    tables = xdp_tables([low, high])
+    assert [rule[32] for rule in tables.wild] == [1, 0]  # action index of `high` first
+    mask = tables.wild[1][16:32]
+    assert mask == layout.flow_key(proto=0xFF, dport=0xFFF8, stage=0xFF)
+
+
+def test_entries_without_an_xdp_form_are_refused_by_name() -> None:
+    popping = chain_entry(200, (PopVlan(), Output(2)), eth_type=0x0800)
+    with pytest.raises(XdpTableError, match="priority=200"):
+        xdp_tables([popping])
+    arp = chain_entry(200, (Output(2),), eth_type=0x0806)
+    with pytest.raises(XdpTableError, match="IPv4 only"):
+        xdp_tables([arp])
+    many = [chain_entry(300, (Output(2),), eth_type=0x0800, ip_proto=17, udp_dst=p) for p in range(65)]
+    with pytest.raises(XdpTableError, match="exceed the XDP table's 64"):
+        xdp_tables(many)
+
+
+def test_route_table_mix_is_mostly_slash_24_and_seeded() -> None:
+    table = route_table(20_000, seed=3)
+    share = sum(1 for prefix, _ in table if prefix.endswith("/24")) / len(table)
+    assert 0.5 < share < 0.6
+    assert table[:5] == route_table(5, seed=3)
