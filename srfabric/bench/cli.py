@@ -18,9 +18,15 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     tsn.add_argument("--time-limit", type=float, default=120.0, help="seconds per solver call")
     tsn.add_argument("--seed", type=int, default=0)
     tsn.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    dataplane = sub.add_parser("dataplane", help="XDP data plane: cost per packet and forwarding rate (root)")
+    dataplane.add_argument("--quick", action="store_true", help="short runs, 64-byte frames only (under a minute)")
+    dataplane.add_argument("--out", default="results", help="results root folder")
+    dataplane.add_argument("--json", action="store_true", help="print the summary as one JSON object")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.bench_command == "dataplane":
+        return run_dataplane(args)
     from srfabric.bench.tsn import run_bench
 
     if args.time_limit <= 0:
@@ -67,5 +73,43 @@ def print_summary(summary: dict[str, Any]) -> None:
                 cells.append(f"{hit[0]['seconds']:.4f} ({hit[0]['scheduled']})" if hit else "-")
             table.add_row(str(value), *cells)
         console.print(table)
+    for name, goal in summary["goals"].items():
+        console.print(f"goal {name}: {'met' if goal['met'] else 'NOT met'} {goal}")
+
+
+def run_dataplane(args: argparse.Namespace) -> int:
+    from srfabric.bench.dataplane import run_bench
+
+    summary, folder = run_bench(args.quick, args.out)
+    if args.json:
+        print(json.dumps(summary | {"folder": str(folder)}))
+    else:
+        print_dataplane(summary)
+        print(f"results: {folder} (costs.csv, rates.csv, summary.json, dataplane.png)")
+    return 0
+
+
+def print_dataplane(summary: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    paper = summary["paper"]
+    console.print(f"machine: {summary['machine']['cpus']} cores, kernel {summary['machine']['kernel']}; "
+                  f"timer floor (empty program, single run) {summary['floor_ns']} ns")
+    table = Table(title="cost per packet, ns (paper Table 1: SourceRouter element "
+                        f"{paper['table1_cycles_per_packet']['source_router_element']} of "
+                        f"{paper['table1_cycles_per_packet']['click_total']} cycles)")
+    for column in ("program", "ns per packet", "minus the empty program"):
+        table.add_column(column)
+    for row in summary["costs"]:
+        table.add_row(row["program"], f"{row['ns_per_packet']:.1f}", f"{row['net_ns_per_packet']:.1f}")
+    console.print(table)
+    table = Table(title=f"forwarding rate, delivered packets/s (paper: SR > {paper['sr_faster_than_lpm_380k']}x LPM)")
+    for column in ("switch", "frame bytes", "offered pps", "delivered pps"):
+        table.add_column(column)
+    for row in summary["rates"]:
+        table.add_row(row["switch"], str(row["frame_bytes"]), f"{row['offered_pps']:,}", f"{row['delivered_pps']:,}")
+    console.print(table)
     for name, goal in summary["goals"].items():
         console.print(f"goal {name}: {'met' if goal['met'] else 'NOT met'} {goal}")

@@ -2,15 +2,16 @@
 
 The analogue of Table 1 of the SFC-in-DC paper (cycles per packet of Click's
 ``SourceRouter`` against a 380K-route LPM table); this kernel exposes no cycle
-counters, so the unit is nanoseconds. Two columns:
+counters, so the unit is nanoseconds.
 
-``repeat``  BPF_PROG_TEST_RUN with repeat 10, the in-kernel mean per run. The
-            runs share one buffer, so every frame is chosen to stay valid for
-            ten runs: a ten-hop header gives ten real forwarding decisions.
-``single``  one run per call: every run sees a fresh frame, but the figure
-            includes the timer's own cost (``empty`` shows it). The timer ticks
-            in 10 ns steps here, so this column is the mean of the fastest 90 %
-            of calls (interrupts removed, the steps averaged out).
+Every call runs the program once (repeat 1) on a fresh copy of the frame, as
+a switch sees it, and the figure is the mean of the fastest 90 % of calls (the
+timer ticks in 10 ns steps here; trimming removes interrupts, averaging the
+steps). ``empty``, a program that only returns, shows the timer's own share,
+which ``net`` subtracts. Repeat counts above 1 are not used: the kernel then
+swaps the program into the XDP dispatcher around the call, which slows the
+runs that follow, and the runs would share one buffer, so a program would read
+the header it wrote on the previous run.
 
 After measuring, the programs' verdict counters must show only the expected
 verdict; otherwise the benchmark measured some other path and says so.
@@ -18,7 +19,6 @@ verdict; otherwise the benchmark measured some other path and says so.
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -32,7 +32,6 @@ from srfabric.xdp.loader import LoadedObject, load
 from srfabric.xdp.probe import verdict_counts
 from srfabric.xdp.routes import PAPER_ROUTES, addresses_in, route_table
 
-REPEAT = 10
 LO = 1
 SRC, DST = "10.0.0.1", "10.0.0.2"
 
@@ -45,20 +44,18 @@ class CostCase:
     program: str
     frames: tuple[bytes, ...]
     verdict: str | None  # the only reason the run may count (None: the program counts nothing)
-    repeatable: bool = True
 
 
 @dataclass(frozen=True)
 class Cost:
     key: str
     label: str
-    repeat_ns: float | None
-    single_ns: float
+    ns: float
+    net_ns: float  # minus the empty program's time
 
     def row(self) -> dict[str, object]:
-        return {"program": self.key, "label": self.label,
-                "ns_per_packet_repeat": None if self.repeat_ns is None else round(self.repeat_ns, 2),
-                "ns_per_packet_single": round(self.single_ns, 1)}
+        return {"program": self.key, "label": self.label, "ns_per_packet": round(self.ns, 1),
+                "net_ns_per_packet": round(self.net_ns, 1)}
 
 
 def _plain(dst: str = DST) -> bytes:
@@ -80,11 +77,9 @@ def cases(lpm_destinations: list[str]) -> list[CostCase]:
         CostCase("sr_mac_nibble", "SR transit, mac-nibble", "mac-nibble", "sr_fabric", (nibble,), "forwarded"),
         CostCase("sr_mac_vlan_mpls", "SR transit, mac-vlan-mpls", "mac-vlan-mpls", "sr_fabric", (mpls,),
                  "forwarded"),
-        # A written header makes the next run on the same buffer a forged frame: single runs only.
-        CostCase("sre_encap", "SRE encapsulation, mac-nibble", "mac-nibble", "sr_host", (plain,), "encapsulated",
-                 repeatable=False),
+        CostCase("sre_encap", "SRE encapsulation, mac-nibble", "mac-nibble", "sr_host", (plain,), "encapsulated"),
         CostCase("sre_encap_mpls", "SRE encapsulation, mac-vlan-mpls", "mac-vlan-mpls", "sr_host", (plain,),
-                 "encapsulated", repeatable=False),
+                 "encapsulated"),
         CostCase("lpm_380k", f"LPM, {PAPER_ROUTES // 1000}K IPv4 routes", "lpm", "lpm_route", lpm, "routed"),
     ]
 
@@ -132,10 +127,9 @@ def measure_costs(
     objects: dict[str, LoadedObject], destinations: list[str], samples: int, rounds: int = 5,
     tick: Callable[[str], None] = lambda _: None,
 ) -> list[Cost]:
-    """Median ns per packet of every case; cases take turns in ``rounds`` so drift hits all alike."""
+    """ns per packet of every case; cases take turns in ``rounds`` so drift hits all alike."""
     plan = cases(destinations)
-    repeat: dict[str, list[float]] = {c.key: [] for c in plan}
-    single: dict[str, list[float]] = {c.key: [] for c in plan}
+    times: dict[str, list[float]] = {c.key: [] for c in plan}
     per_round = max(1, samples // rounds)
     for _ in range(rounds):
         for case in plan:
@@ -144,16 +138,10 @@ def measure_costs(
             fd = obj.program_fd(case.program)
             before = _verdicts(obj)
             for i in range(per_round):
-                frame = case.frames[i % len(case.frames)]
-                if case.repeatable:
-                    repeat[case.key].append(prog_test_run(fd, frame, repeat=REPEAT).duration_ns)
-                single[case.key].append(prog_test_run(fd, frame).duration_ns)
+                times[case.key].append(prog_test_run(fd, case.frames[i % len(case.frames)]).duration_ns)
             _check_verdicts(case, before, _verdicts(obj))
-    return [
-        Cost(c.key, c.label, statistics.median(repeat[c.key]) if repeat[c.key] else None,
-             trimmed_mean(single[c.key]))
-        for c in plan
-    ]
+    floor = trimmed_mean(times["empty"])
+    return [Cost(c.key, c.label, trimmed_mean(times[c.key]), trimmed_mean(times[c.key]) - floor) for c in plan]
 
 
 def trimmed_mean(values: list[float], keep: float = 0.9) -> float:

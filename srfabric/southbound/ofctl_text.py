@@ -33,6 +33,8 @@ from srfabric.rules.entries import (
 
 MAC_FIELDS = {"eth_src", "eth_dst"}
 IP_FIELDS = {"ipv4_src", "ipv4_dst"}
+# OXM names ovs-ofctl does not accept in matches, with the names it uses.
+OFCTL_NAMES = {"ipv4_src": "ip_src", "ipv4_dst": "ip_dst", "eth_type": "dl_type", "ip_proto": "nw_proto"}
 
 
 def _value(name: str, value: int) -> str:
@@ -46,7 +48,7 @@ def _value(name: str, value: int) -> str:
 def match_text(entry: FlowEntry) -> str:
     parts = []
     for name, value, mask in entry.match:
-        text = f"{name}={_value(name, value)}"
+        text = f"{OFCTL_NAMES.get(name, name)}={_value(name, value)}"
         if mask is not None:
             text += f"/{_value(name, mask)}" if name in MAC_FIELDS | IP_FIELDS else f"/{hex(mask)}"
         parts.append(text)

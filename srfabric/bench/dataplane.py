@@ -1,0 +1,151 @@
+"""``srfabric bench dataplane``: the SFC-in-DC paper's data-plane evaluation on the XDP switch.
+
+Parts, side by side in one run: cost per packet of every program (Table 1's
+analogue) and forwarding rate on a veth rig for XDP and Open vSwitch (section
+4's forwarding-rate comparison). Writes ``costs.csv``, ``rates.csv``,
+``summary.json`` and ``dataplane.png`` to ``results/dataplane/<timestamp>/``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from srfabric.bench.dataplane_cost import Cost, cost_rig, measure_costs
+from srfabric.bench.dataplane_rate import SWITCHES, Rate, RateRig
+from srfabric.bench.output import machine, run_folder, write_csv, write_json
+from srfabric.errors import SrfabricError
+from srfabric.lab.netlab import NetLab
+from srfabric.xdp.routes import PAPER_ROUTES
+
+PAPER = {
+    "table1_cycles_per_packet": {"source_router_element": 156, "click_total": 1965},
+    "sr_faster_than_lpm_380k": 1.3,  # "more than 30 % faster", one core
+    "setup_ms_pox": 0.89,
+}
+GOALS = {"sr_over_lpm_rate": 1.5, "sr_over_ovs_rate": 10.0, "sr_cost_over_redirect": 1.2}
+
+
+@dataclass(frozen=True)
+class Plan:
+    cost_samples: int
+    rate_seconds: float
+    rate_repeats: int
+    sizes: tuple[int, ...]
+    routes: int
+
+    @classmethod
+    def make(cls, quick: bool) -> Plan:
+        if quick:
+            return cls(cost_samples=1000, rate_seconds=1.0, rate_repeats=1, sizes=(64,), routes=PAPER_ROUTES)
+        return cls(cost_samples=20000, rate_seconds=5.0, rate_repeats=3, sizes=(64, 1500), routes=PAPER_ROUTES)
+
+
+def check_host() -> None:
+    if os.geteuid() != 0:
+        raise SrfabricError("user", "the data-plane benchmark loads XDP programs and builds veth links: run as root")
+
+
+def summarise(costs: list[Cost], rates: list[Rate], quick: bool) -> dict[str, Any]:
+    by_key = {c.key: c for c in costs}
+    keys = ("redirect", "sr_mac_nibble", "sr_mac_vlan_mpls", "sre_encap", "lpm_380k")
+    median_rate: dict[tuple[str, int], float] = {}
+    for switch in SWITCHES:
+        for size in {r.frame_bytes for r in rates}:
+            values = sorted(r.delivered_pps for r in rates if r.switch == switch and r.frame_bytes == size)
+            if values:
+                median_rate[(switch, size)] = values[len(values) // 2]
+    rate_64 = {switch: round(median_rate[(switch, 64)]) for switch in SWITCHES if (switch, 64) in median_rate}
+    goals: dict[str, Any] = {}
+    if {"xdp_sr", "xdp_lpm"} <= set(rate_64):
+        ratio = rate_64["xdp_sr"] / max(rate_64["xdp_lpm"], 1)
+        goals["xdp_sr_vs_xdp_lpm_rate"] = {"ratio": round(ratio, 2), "goal": GOALS["sr_over_lpm_rate"],
+                                           "met": ratio >= GOALS["sr_over_lpm_rate"]}
+    ovs = [rate_64[s] for s in ("ovs_sr", "ovs_rules") if s in rate_64]
+    if "xdp_sr" in rate_64 and ovs:
+        ratio = rate_64["xdp_sr"] / max(max(ovs), 1)
+        goals["xdp_sr_vs_ovs_rate"] = {"ratio": round(ratio, 1), "goal": GOALS["sr_over_ovs_rate"],
+                                       "met": ratio >= GOALS["sr_over_ovs_rate"]}
+    worst = max(by_key["sr_mac_nibble"], by_key["sr_mac_vlan_mpls"], key=lambda c: c.ns)
+    ratio = worst.ns / by_key["redirect"].ns
+    net_ratio = worst.net_ns / max(by_key["redirect"].net_ns, 0.1)
+    goals["sr_cost_vs_redirect"] = {"ratio": round(ratio, 2), "goal": GOALS["sr_cost_over_redirect"],
+                                    "met": ratio <= GOALS["sr_cost_over_redirect"], "slower_codec": worst.key,
+                                    "net_ratio": round(net_ratio, 2)}
+    return {
+        "machine": machine(),
+        "paper": PAPER,
+        "per_packet_ns": {k: round(by_key[k].ns, 1) for k in keys},
+        "per_packet_net_ns": {c.key: round(c.net_ns, 1) for c in costs if c.key != "empty"},
+        "floor_ns": round(by_key["empty"].ns, 1),
+        "costs": [c.row() for c in costs],
+        "rate_pps": rate_64,
+        "rates": [r.row() for r in rates],
+        "goals": goals,
+        "quick": quick,
+    }
+
+
+def plot(costs: list[Cost], rates: list[Rate], path: Path) -> None:
+    from srfabric.lab.plot import pyplot, save
+
+    plt = pyplot()
+    figure, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    shown = [c for c in costs if c.key != "empty"]
+    left.barh([c.label for c in shown], [c.ns for c in shown], color="tab:blue", label="measured")
+    left.barh([c.label for c in shown], [c.net_ns for c in shown], color="tab:orange", alpha=0.8,
+              label="minus the empty program")
+    left.set_xlabel("ns per packet (BPF_PROG_TEST_RUN, one run per call)")
+    left.set_title("Cost per packet (paper Table 1: SourceRouter 156 of 1965 cycles)")
+    left.legend(loc="lower right")
+    sizes = sorted({r.frame_bytes for r in rates})
+    width = 0.8 / max(len(sizes), 1)
+    for i, size in enumerate(sizes):
+        values = []
+        for switch in SWITCHES:
+            hits = sorted(r.delivered_pps for r in rates if r.switch == switch and r.frame_bytes == size)
+            values.append(hits[len(hits) // 2] / 1e6 if hits else 0.0)
+        right.bar([x + i * width for x in range(len(SWITCHES))], values, width, label=f"{size} B")
+    right.set_xticks([x + width * (len(sizes) - 1) / 2 for x in range(len(SWITCHES))], list(SWITCHES))
+    right.set_ylabel("Mpps delivered")
+    right.set_title("Forwarding rate, one switch on a veth rig")
+    right.legend()
+    save(figure, path, "Measured on this machine with BPF_PROG_TEST_RUN (left) and a generator -> switch -> sink "
+                       "veth rig (right); OVS runs in userspace (netdev).")
+
+
+def run_bench(quick: bool, out: str) -> tuple[dict[str, Any], Path]:
+    from rich.progress import Progress
+
+    check_host()
+    plan = Plan.make(quick)
+    tag = f"bench{os.getpid()}"
+    rates: list[Rate] = []
+    with Progress(transient=True) as progress:
+        task = progress.add_task("dataplane", total=len(SWITCHES) * len(plan.sizes) * plan.rate_repeats + 1)
+
+        def say(text: str) -> None:
+            progress.update(task, description=text)
+
+        with cost_rig(plan.routes, tag, say) as (objects, destinations):
+            costs = measure_costs(objects, destinations, plan.cost_samples, tick=say)
+        progress.advance(task)
+        with NetLab() as lab, RateRig(lab, tag, plan.routes) as rig:
+            for switch in SWITCHES:
+                with rig.switch(switch, say):
+                    for size in plan.sizes:
+                        for _ in range(plan.rate_repeats):
+                            say(f"rate {switch} {size} B")
+                            rates.append(rig.measure(switch, size, plan.rate_seconds))
+                            progress.advance(task)
+            commands = list(lab.commands)
+    folder = run_folder(out, "dataplane")
+    write_csv(folder / "costs.csv", [c.row() for c in costs])
+    write_csv(folder / "rates.csv", [r.row() for r in rates])
+    (folder / "commands.txt").write_text("\n".join(commands) + "\n")
+    summary = summarise(costs, rates, quick)
+    write_json(folder / "summary.json", summary)
+    plot(costs, rates, folder / "dataplane.png")
+    return summary, folder

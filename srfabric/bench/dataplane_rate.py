@@ -1,0 +1,211 @@
+"""Forwarding rate of one switch on a veth rig: generator -> switch -> sink.
+
+    [generator] --veth-- (in) [switch under test] (out) --veth-- [sink]
+
+The generator is BPF_PROG_TEST_RUN in live-frames mode running ``stamp_send``
+(``bpf/generator.c``): it writes the frame's first bytes again and redirects
+it into the rig. The two veth ends that receive (the switch's ingress and the
+sink) use threaded NAPI, pinned so that the switch has a CPU of its own and
+the generator and the sink share the other; otherwise all three would run one
+after the other on the generator's CPU and the switch's own cost would be
+hidden among theirs. The sink is an XDP program on the last
+interface that counts and drops. The switch under test is an XDP program
+attached to its ingress interface (``xdp_sr``, ``xdp_lpm``) or an Open vSwitch
+userspace bridge holding the SR decode entries (``ovs_sr``) or one rule per
+destination (``ovs_rules``). The rate is what reaches the sink per second.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from srfabric.codecs.mac_nibble import MacNibbleCodec
+from srfabric.lab.netlab import NetLab
+from srfabric.rules.codec_rules import rules_for
+from srfabric.rules.entries import FlowEntry, Output, match
+from srfabric.southbound.ofctl_text import flow_text
+from srfabric.xdp import frames, layout
+from srfabric.xdp.bpf_syscall import prog_test_run
+from srfabric.xdp.loader import LoadedObject, load
+from srfabric.xdp.routes import addresses_in, route_table
+
+SWITCHES = ("xdp_sr", "xdp_lpm", "ovs_sr", "ovs_rules")
+OUT_PORT = 2  # the switch's egress towards the sink, as OpenFlow port and devmap key
+CHUNK = 200_000  # frames per generator call: short enough to check the clock often
+
+
+@dataclass(frozen=True)
+class Rate:
+    switch: str
+    frame_bytes: int
+    offered_pps: float
+    delivered_pps: float
+
+    def row(self) -> dict[str, object]:
+        return {"switch": self.switch, "frame_bytes": self.frame_bytes,
+                "offered_pps": round(self.offered_pps), "delivered_pps": round(self.delivered_pps)}
+
+
+def _ifindex(name: str) -> int:
+    return int(Path(f"/sys/class/net/{name}/ifindex").read_text())
+
+
+def napi_threads(device: str) -> list[int]:
+    """Process ids of the kernel threads that run ``device``'s threaded NAPI (``napi/<device>-<id>``)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            name = (entry / "comm").read_text().strip()
+        except OSError:
+            continue
+        if name.startswith(f"napi/{device}-"[:15]):
+            found.append(int(entry.name))
+    return found
+
+
+def sr_frame(size: int) -> bytes:
+    """A frame whose mac-nibble header sends it out of port ``OUT_PORT`` at the switch under test."""
+    plain = frames.udp_frame(0x0E0000000000, 0x0A0000000001, "10.0.0.1", "10.0.0.2", size=size)
+    return frames.with_source_mac(plain, MacNibbleCodec().encode([OUT_PORT, 1, 1]).eth_src)
+
+
+class RateRig:
+    """The three-box rig; ``switch(...)`` puts one switch under test at a time."""
+
+    def __init__(self, lab: NetLab, tag: str, routes: int) -> None:
+        self.lab = lab
+        self.tag = tag
+        self.routes = routes
+        self.gen_if, self.in_if = lab.name("g"), lab.name("i")
+        self.out_if, self.sink_if = lab.name("o"), lab.name("k")
+        self.objects: list[LoadedObject] = []
+        self.table = route_table(routes, ports=1)
+        self.lpm_destination = addresses_in(self.table, 1)[0]
+
+    def __enter__(self) -> RateRig:
+        self.lab.veth(None, self.gen_if, None, self.in_if)
+        self.lab.veth(None, self.out_if, None, self.sink_if)
+        cpus = sorted(os.sched_getaffinity(0))
+        self.generator_cpu, self.switch_cpu = cpus[0], cpus[-1]
+        self.generator = self._load("generator")
+        self.generator.map("gen_port").update(layout.u32(0), layout.u32(_ifindex(self.gen_if)))
+        self.sink = self._load("sink")
+        self._attach(self.sink_if, self.sink.program("count_drop"))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for obj in self.objects:
+            obj.unload()
+
+    def _load(self, kind: str) -> LoadedObject:
+        obj = load(kind, f"{self.tag}-{kind}")
+        self.objects.append(obj)
+        return obj
+
+    def _attach(self, name: str, program: Path) -> None:
+        self.lab.run(["ip", "link", "set", "dev", name, "xdpdrv", "pinned", str(program)])
+
+    def _detach(self, name: str) -> None:
+        self.lab.run(["ip", "link", "set", "dev", name, "xdpdrv", "off"], check=False)
+
+    def frame_for(self, switch: str, size: int) -> bytes:
+        if switch.endswith("_sr"):
+            return sr_frame(size)
+        return frames.udp_frame(0x0E0000000000, 0x0A0000000001, "10.0.0.1", self.lpm_destination, size=size)
+
+    @contextmanager
+    def switch(self, name: str, progress: Callable[[str], None]) -> Iterator[None]:
+        """Put switch ``name`` between the generator and the sink for the duration of the block."""
+        if name.startswith("xdp"):
+            kind = "mac-nibble" if name == "xdp_sr" else "lpm"
+            obj = self._load(kind)
+            obj.map("sr_tx_ports").update(layout.u32(OUT_PORT), layout.u32(_ifindex(self.out_if)))
+            if kind == "lpm":
+                progress(f"filling the LPM table with {len(self.table)} routes")
+                routes = obj.map("sr_lpm")
+                for prefix, _ in self.table:
+                    routes.update(layout.lpm_key(prefix), layout.u32(OUT_PORT))
+            self._attach(self.in_if, obj.program("sr_fabric" if kind == "mac-nibble" else "lpm_route"))
+            try:
+                yield
+            finally:
+                self._detach(self.in_if)
+            return
+        bridge = self.lab.ovs_bridge(f"b{name[-2:]}")
+        # Without an XDP program of its own, the ingress veth needs NAPI (GRO) to take redirected frames.
+        self.lab.run(["ethtool", "-K", self.in_if, "gro", "on"], check=False)
+        self.lab.ovs_port(bridge, self.in_if, 1)
+        self.lab.ovs_port(bridge, self.out_if, OUT_PORT)
+        flows = self._ovs_flows(name)
+        progress(f"installing {len(flows)} OpenFlow entries")
+        path = Path(f"/tmp/{self.tag}-flows.txt")
+        path.write_text("\n".join(flows) + "\n")
+        try:
+            self.lab.run(["ovs-ofctl", "-O", "OpenFlow13", "del-flows", bridge])
+            self.lab.run(["ovs-ofctl", "-O", "OpenFlow13", "add-flows", bridge, str(path)])
+            yield
+        finally:
+            path.unlink(missing_ok=True)
+            self.lab.run(["ovs-vsctl", "--if-exists", "del-br", bridge], check=False)
+            self.lab.bridges.remove(bridge)
+
+    def _ovs_flows(self, name: str) -> list[str]:
+        if name == "ovs_sr":
+            steps = rules_for("mac-nibble").decode_steps()
+            return [flow_text(FlowEntry(0, 100, m + (("in_port", 1, None),), a)) for m, a in steps]
+        entries = []
+        for prefix, _ in self.table:
+            address, _, length = prefix.partition("/")
+            bits = int(length)
+            value = int.from_bytes(bytes(map(int, address.split("."))), "big")
+            mask = (0xFFFFFFFF << (32 - bits)) & 0xFFFFFFFF
+            entries.append(flow_text(FlowEntry(0, bits, match(eth_type=0x0800, ipv4_dst=(value, mask)),
+                                               (Output(OUT_PORT),))))
+        return entries
+
+    def _pin_napi(self) -> None:
+        """Pin the NAPI threads: switch ingress on its own CPU, sink with the generator."""
+        for name, cpu in ((self.in_if, self.switch_cpu), (self.sink_if, self.generator_cpu)):
+            # veth accepts threaded NAPI only while its NAPI is enabled (XDP attached or GRO on).
+            with contextlib.suppress(OSError):
+                Path(f"/sys/class/net/{name}/threaded").write_text("1\n")
+            for pid in napi_threads(name):
+                with contextlib.suppress(OSError):
+                    os.sched_setaffinity(pid, {cpu})
+
+    def sink_count(self) -> int:
+        return layout.sum_u64(self.sink.map("sink_count").lookup_per_cpu(layout.u32(0)))
+
+    def measure(self, switch: str, size: int, seconds: float) -> Rate:
+        frame = self.frame_for(switch, size)
+        template = frame[:32]
+        self.generator.map("gen_template").update(layout.u32(0), template)
+        fd = self.generator.program_fd("stamp_send")
+        self._pin_napi()  # NAPI threads appear once a device's NAPI is enabled (XDP attached, GRO on)
+        mask = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, {self.generator_cpu})
+        try:
+            return self._measure(switch, size, seconds, frame, fd)
+        finally:
+            os.sched_setaffinity(0, mask)
+
+    def _measure(self, switch: str, size: int, seconds: float, frame: bytes, fd: int) -> Rate:
+        prog_test_run(fd, frame, repeat=CHUNK, live=True)  # warm up caches and the OVS datapath flow
+        time.sleep(0.2)
+        before = self.sink_count()
+        sent = 0
+        began = time.perf_counter()
+        while time.perf_counter() - began < seconds:
+            prog_test_run(fd, frame, repeat=CHUNK, live=True)
+            sent += CHUNK
+        elapsed = time.perf_counter() - began
+        time.sleep(0.2)  # frames still queued at the switch
+        return Rate(switch, size, sent / elapsed, (self.sink_count() - before) / elapsed)

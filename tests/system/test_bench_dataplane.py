@@ -1,0 +1,26 @@
+"""``srfabric bench dataplane --quick`` runs end to end on real XDP programs, veth and OVS (root)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from srfabric.cli import main
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="loads XDP programs and builds veth links")
+def test_quick_dataplane_bench_writes_results(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "dataplane", "--quick", "--out", str(tmp_path), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    folder = Path(summary["folder"])
+    assert {p.name for p in folder.iterdir()} == {"costs.csv", "rates.csv", "summary.json", "commands.txt",
+                                                 "dataplane.png"}
+    assert set(summary["per_packet_ns"]) == {"redirect", "sr_mac_nibble", "sr_mac_vlan_mpls", "sre_encap",
+                                             "lpm_380k"}
+    assert set(summary["rate_pps"]) == {"xdp_sr", "xdp_lpm", "ovs_sr", "ovs_rules"}
+    assert all(rate > 0 for rate in summary["rate_pps"].values())  # every switch forwarded frames to the sink
+    assert {"xdp_sr_vs_xdp_lpm_rate", "xdp_sr_vs_ovs_rate", "sr_cost_vs_redirect"} == set(summary["goals"])
+    assert not list(Path("/sys/fs/bpf/srfabric").glob("bench*"))  # every pinned object was removed
