@@ -5,6 +5,8 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
+#include "sr_ports.h"
+
 /* Keep in step with srfabric/xdp/layout.py (REASONS). */
 enum sr_reason {
 	SR_FORWARDED = 0,     /* transit: next port read from the header */
@@ -44,13 +46,6 @@ struct {
 	__type(value, __u64);
 } sr_port_tx SEC(".maps");
 
-/* OpenFlow port number -> ifindex of the switch's own interfaces. */
-struct {
-	__uint(type, BPF_MAP_TYPE_DEVMAP);
-	__uint(max_entries, 256);
-	__type(key, __u32);
-	__type(value, __u32);
-} sr_tx_ports SEC(".maps");
 
 /* Send to an OpenFlow port; a port missing from the devmap falls back to a drop. */
 static __always_inline int sr_send(__u32 port, enum sr_reason ok, enum sr_reason *reason)
