@@ -8,6 +8,7 @@ runs can read them.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass, field
@@ -54,12 +55,9 @@ def load_command(obj: Path, folder: Path) -> list[str]:
 
 
 def _mount_bpffs() -> None:
-    if not any(line.split()[1:2] == [str(BPFFS)] and "bpf" in line.split()[2:3] for line in _mounts()):
+    mounts = [line.split()[1:3] for line in Path("/proc/mounts").read_text().splitlines()]
+    if [str(BPFFS), "bpf"] not in mounts:
         subprocess.run(["mount", "-t", "bpf", "bpf", str(BPFFS)], check=False, capture_output=True)
-
-
-def _mounts() -> list[str]:
-    return Path("/proc/mounts").read_text().splitlines()
 
 
 @dataclass
@@ -69,6 +67,7 @@ class LoadedObject:
     kind: str
     folder: Path
     _maps: dict[str, PinnedMap] = field(default_factory=dict)
+    _program_fds: dict[str, int] = field(default_factory=dict)
 
     def program(self, name: str) -> Path:
         path = self.folder / "progs" / name
@@ -77,7 +76,10 @@ class LoadedObject:
         return path
 
     def program_fd(self, name: str) -> int:
-        return obj_get(self.program(name))
+        """A descriptor for program ``name``, opened once and closed by ``unload()``."""
+        if name not in self._program_fds:
+            self._program_fds[name] = obj_get(self.program(name))
+        return self._program_fds[name]
 
     def map(self, name: str) -> PinnedMap:
         if name not in self._maps:
@@ -88,9 +90,13 @@ class LoadedObject:
         return self._maps[name]
 
     def unload(self) -> None:
+        # Open descriptors would keep the programs and maps alive after their pins are gone.
         for pinned in self._maps.values():
             pinned.close()
         self._maps.clear()
+        for fd in self._program_fds.values():
+            os.close(fd)
+        self._program_fds.clear()
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
