@@ -8,11 +8,31 @@ messages for one switch; the fake switch in ``simulate`` executes them.
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 from enum import IntEnum
 
+from srfabric.codecs.macaddr import mac_to_str
+
 Match = tuple[tuple[str, int, int | None], ...]
 """Sorted (field, value, mask) triples; every value is an integer (MACs and IPv4 too)."""
+
+
+MAC_FIELDS = {"eth_src", "eth_dst", "arp_sha", "arp_tha"}
+IPV4_FIELDS = {"ipv4_src", "ipv4_dst", "arp_spa", "arp_tpa"}
+
+
+def readable_value(name: str, value: int) -> str | int:
+    """A field's value as people and OpenFlow libraries write it: MACs and IPv4 addresses as text.
+
+    >>> readable_value("eth_src", 0x300000000324), readable_value("ipv4_dst", 0x0A000002), readable_value("udp_dst", 53)
+    ('30:00:00:00:03:24', '10.0.0.2', 53)
+    """
+    if name in MAC_FIELDS:
+        return mac_to_str(value)
+    if name in IPV4_FIELDS:
+        return str(ipaddress.IPv4Address(value))
+    return value
 
 
 def match(**fields: int | tuple[int, int]) -> Match:

@@ -6,14 +6,12 @@ protocol modules and nothing else) and return message objects.
 
 from __future__ import annotations
 
-import ipaddress
 from typing import Any
 
 from os_ken.ofproto import nicira_ext
 from os_ken.ofproto import ofproto_v1_3 as ofp
 from os_ken.ofproto import ofproto_v1_3_parser as parser
 
-from srfabric.codecs.macaddr import mac_to_str
 from srfabric.rules.entries import (
     Action,
     FlowEntry,
@@ -29,10 +27,8 @@ from srfabric.rules.entries import (
     SetField,
     SetMplsTtl,
     ToController,
+    readable_value,
 )
-
-MAC_FIELDS = {"eth_src", "eth_dst", "arp_sha", "arp_tha"}
-IPV4_FIELDS = {"ipv4_src", "ipv4_dst", "arp_spa", "arp_tpa"}
 
 
 class ProtocolOnly:
@@ -49,14 +45,6 @@ class ProtocolOnly:
 PROTOCOL = ProtocolOnly()
 
 
-def _value(name: str, value: int) -> Any:
-    if name in MAC_FIELDS:
-        return mac_to_str(value)
-    if name in IPV4_FIELDS:
-        return str(ipaddress.IPv4Address(value))
-    return value
-
-
 NXM_ONLY = {"mpls_ttl"}
 NXM_SPELLING = {"eth_type": "eth_type_nxm", "in_port": "in_port_nxm"}
 
@@ -69,9 +57,8 @@ def bind_match(fields: Match) -> Any:
     kwargs: dict[str, Any] = {}
     for field_name, value, mask in fields:
         name = rename.get(field_name, field_name)
-        kwargs[name] = (
-            _value(field_name, value) if mask is None else (_value(field_name, value), _value(field_name, mask))
-        )
+        shown = readable_value(field_name, value)
+        kwargs[name] = shown if mask is None else (shown, readable_value(field_name, mask))
     return parser.OFPMatch(**kwargs)
 
 
@@ -89,7 +76,7 @@ def bind_action(action: Action) -> Any:
     if isinstance(action, MoveBits):
         return parser.NXActionRegMove(action.src, action.dst, action.nbits, action.src_ofs, action.dst_ofs)
     if isinstance(action, SetField):
-        return parser.OFPActionSetField(**{action.field: _value(action.field, action.value)})
+        return parser.OFPActionSetField(**{action.field: readable_value(action.field, action.value)})
     if isinstance(action, PushVlan):
         return parser.OFPActionPushVlan(action.ethertype)
     if isinstance(action, PopVlan):

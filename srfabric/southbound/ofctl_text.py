@@ -11,11 +11,10 @@ Examples
 
 from __future__ import annotations
 
-import ipaddress
-
-from srfabric.codecs.macaddr import mac_to_str
 from srfabric.errors import SrfabricError
 from srfabric.rules.entries import (
+    IPV4_FIELDS,
+    MAC_FIELDS,
     Action,
     FlowEntry,
     LoadBits,
@@ -29,20 +28,17 @@ from srfabric.rules.entries import (
     SetField,
     SetMplsTtl,
     ToController,
+    readable_value,
 )
 
-MAC_FIELDS = {"eth_src", "eth_dst"}
-IP_FIELDS = {"ipv4_src", "ipv4_dst"}
 # OXM names ovs-ofctl does not accept in matches, with the names it uses.
 OFCTL_NAMES = {"ipv4_src": "ip_src", "ipv4_dst": "ip_dst", "eth_type": "dl_type", "ip_proto": "nw_proto"}
 
 
 def _value(name: str, value: int) -> str:
-    if name in MAC_FIELDS:
-        return mac_to_str(value)
-    if name in IP_FIELDS:
-        return str(ipaddress.IPv4Address(value))
-    return hex(value) if name in ("eth_type", "vlan_vid", "vlan_tci") else str(value)
+    if name in ("eth_type", "vlan_vid", "vlan_tci"):
+        return hex(value)
+    return str(readable_value(name, value))
 
 
 def match_text(entry: FlowEntry) -> str:
@@ -50,7 +46,7 @@ def match_text(entry: FlowEntry) -> str:
     for name, value, mask in entry.match:
         text = f"{OFCTL_NAMES.get(name, name)}={_value(name, value)}"
         if mask is not None:
-            text += f"/{_value(name, mask)}" if name in MAC_FIELDS | IP_FIELDS else f"/{hex(mask)}"
+            text += f"/{_value(name, mask)}" if name in MAC_FIELDS | IPV4_FIELDS else f"/{hex(mask)}"
         parts.append(text)
     return ",".join(parts)
 
