@@ -55,6 +55,20 @@ class ServiceFunction:
     egress: Endpoint
 
 
+@dataclass(frozen=True)
+class FarEnd:
+    """What a frame sent out of a switch port meets.
+
+    ``arrival`` is the switch port it enters next: across a link, or back from a
+    service function (which returns frames unchanged on its egress port). A host
+    ends the frame's way.
+    """
+
+    arrival: Endpoint | None
+    function: str | None = None
+    host: str | None = None
+
+
 @dataclass
 class Fabric:
     """A network as the controller knows it.
@@ -124,6 +138,18 @@ class Fabric:
             ports[function.ingress] = function
             ports[function.egress] = function
         return ports
+
+    def far_end(self, end: Endpoint) -> FarEnd | None:
+        """Where a frame leaving through ``end`` goes next; None for a port that leads nowhere known."""
+        if end in self.links:
+            return FarEnd(self.links[end])
+        for function in self.functions.values():
+            if function.ingress == end:
+                return FarEnd(function.egress, function=function.name)
+        for host in self.hosts.values():
+            if (host.dpid, host.port) == end:
+                return FarEnd(None, host=host.name)
+        return None
 
     def port_role(self, dpid: int, port: int) -> PortRole:
         """Fabric ports carry source-routed frames; host ports are untrusted."""

@@ -203,8 +203,6 @@ def walk(
     Service functions forward a frame unchanged from their ingress to their egress port.
     """
     switches = {d: FakeSwitch(entries) for d, entries in tables.items()}
-    functions = {f.ingress: f for f in fabric.functions.values()}
-    hosts = {(h.dpid, h.port): h.name for h in fabric.hosts.values()}
     result = Walk()
     pending = [(packet, dpid, in_port)]
     steps = 0
@@ -220,15 +218,15 @@ def walk(
         if not outcome.outputs and not outcome.to_controller:
             result.dropped_at.append(here)
         for out_port, sent in outcome.outputs:
-            end = (here, out_port)
-            if end in fabric.links:
-                pending.append((sent, *fabric.links[end]))
-            elif end in functions:
-                function = functions[end]
-                result.functions.append(function.name)
-                pending.append((sent, *function.egress))
-            elif end in hosts:
-                result.delivered.append((hosts[end], sent))
-            else:
+            far = fabric.far_end((here, out_port))
+            if far is None:
                 result.dropped_at.append(here)
+                continue
+            if far.host is not None:
+                result.delivered.append((far.host, sent))
+                continue
+            if far.function is not None:
+                result.functions.append(far.function)
+            assert far.arrival is not None  # only a host ends a frame's way
+            pending.append((sent, *far.arrival))
     return result

@@ -81,8 +81,6 @@ class XdpFabric:
         self.objects.clear()
 
     def send(self, frame: bytes, dpid: int, in_port: int, max_hops: int = 64) -> XdpWalk:
-        functions = {f.ingress: f for f in self.fabric.functions.values()}
-        hosts = {(h.dpid, h.port): h.name for h in self.fabric.hosts.values()}
         result = XdpWalk()
         here, port = dpid, in_port
         for _ in range(max_hops):
@@ -94,15 +92,15 @@ class XdpFabric:
             result.verdicts.append(out.reason or "?")
             if out.action != "redirect" or out.port is None:
                 return result
-            frame, end = out.frame, (here, out.port)
-            if end in self.fabric.links:
-                here, port = self.fabric.links[end]
-            elif end in functions:
-                result.functions.append(functions[end].name)
-                here, port = functions[end].egress
-            elif end in hosts:
-                result.delivered.append((hosts[end], frame))
+            frame = out.frame
+            far = self.fabric.far_end((here, out.port))
+            if far is None:
                 return result
-            else:
+            if far.host is not None:
+                result.delivered.append((far.host, frame))
                 return result
+            if far.function is not None:
+                result.functions.append(far.function)
+            assert far.arrival is not None  # only a host ends a frame's way
+            here, port = far.arrival
         raise SrfabricError("walk", f"frame still moving after {max_hops} switches (loop?)")
