@@ -48,15 +48,18 @@ def check_host() -> None:
         raise SrfabricError("user", "the data-plane benchmark loads XDP programs and builds veth links: run as root")
 
 
+def median_rates(rates: list[Rate]) -> dict[tuple[str, int], float]:
+    """Delivered packets per second by (switch, frame bytes): the upper median of the repeats."""
+    grouped: dict[tuple[str, int], list[float]] = {}
+    for rate in rates:
+        grouped.setdefault((rate.switch, rate.frame_bytes), []).append(rate.delivered_pps)
+    return {key: sorted(values)[len(values) // 2] for key, values in grouped.items()}
+
+
 def summarise(costs: list[Cost], rates: list[Rate], quick: bool) -> dict[str, Any]:
     by_key = {c.key: c for c in costs}
     keys = ("redirect", "sr_mac_nibble", "sr_mac_vlan_mpls", "sre_encap", "lpm_380k")
-    median_rate: dict[tuple[str, int], float] = {}
-    for switch in SWITCHES:
-        for size in {r.frame_bytes for r in rates}:
-            values = sorted(r.delivered_pps for r in rates if r.switch == switch and r.frame_bytes == size)
-            if values:
-                median_rate[(switch, size)] = values[len(values) // 2]
+    median_rate = median_rates(rates)
     rate_64 = {switch: round(median_rate[(switch, 64)]) for switch in SWITCHES if (switch, 64) in median_rate}
     goals: dict[str, Any] = {}
     if {"xdp_sr", "xdp_lpm"} <= set(rate_64):
@@ -102,11 +105,9 @@ def plot(costs: list[Cost], rates: list[Rate], path: Path) -> None:
     left.legend(loc="lower right")
     sizes = sorted({r.frame_bytes for r in rates})
     width = 0.8 / max(len(sizes), 1)
+    medians = median_rates(rates)
     for i, size in enumerate(sizes):
-        values = []
-        for switch in SWITCHES:
-            hits = sorted(r.delivered_pps for r in rates if r.switch == switch and r.frame_bytes == size)
-            values.append(hits[len(hits) // 2] / 1e6 if hits else 0.0)
+        values = [medians.get((switch, size), 0.0) / 1e6 for switch in SWITCHES]
         right.bar([x + i * width for x in range(len(SWITCHES))], values, width, label=f"{size} B")
     right.set_xticks([x + width * (len(sizes) - 1) / 2 for x in range(len(SWITCHES))], list(SWITCHES))
     right.set_ylabel("Mpps delivered")

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from srfabric.codecs.mac_nibble import MacNibbleCodec
 from srfabric.lab.netlab import NetLab
+from srfabric.rules.classify import prefix_match
 from srfabric.rules.codec_rules import rules_for
 from srfabric.rules.entries import FlowEntry, Output, match
 from srfabric.southbound.ofctl_text import flow_text
@@ -83,7 +84,6 @@ class RateRig:
     def __init__(self, lab: NetLab, tag: str, routes: int) -> None:
         self.lab = lab
         self.tag = tag
-        self.routes = routes
         self.gen_if, self.in_if = lab.name("g"), lab.name("i")
         self.out_if, self.sink_if = lab.name("o"), lab.name("k")
         self.objects: list[LoadedObject] = []
@@ -154,22 +154,16 @@ class RateRig:
             yield
         finally:
             path.unlink(missing_ok=True)
-            self.lab.run(["ovs-vsctl", "--if-exists", "del-br", bridge], check=False)
-            self.lab.bridges.remove(bridge)
+            self.lab.ovs_remove_bridge(bridge)
 
     def _ovs_flows(self, name: str) -> list[str]:
         if name == "ovs_sr":
             steps = rules_for("mac-nibble").decode_steps()
             return [flow_text(FlowEntry(0, 100, m + (("in_port", 1, None),), a)) for m, a in steps]
-        entries = []
-        for prefix, _ in self.table:
-            address, _, length = prefix.partition("/")
-            bits = int(length)
-            value = int.from_bytes(bytes(map(int, address.split("."))), "big")
-            mask = (0xFFFFFFFF << (32 - bits)) & 0xFFFFFFFF
-            entries.append(flow_text(FlowEntry(0, bits, match(eth_type=0x0800, ipv4_dst=(value, mask)),
-                                               (Output(OUT_PORT),))))
-        return entries
+        # Longest prefix first: the prefix length is the priority.
+        return [flow_text(FlowEntry(0, int(prefix.partition("/")[2]),
+                                    match(eth_type=0x0800, ipv4_dst=prefix_match(prefix)), (Output(OUT_PORT),)))
+                for prefix, _ in self.table]
 
     def _pin_napi(self) -> None:
         """Pin the NAPI threads: switch ingress on its own CPU, sink with the generator."""

@@ -134,6 +134,12 @@ class NetLab:
             self.run(["ovs-vsctl", "set-controller", bridge, controller])
         return bridge
 
+    def ovs_remove_bridge(self, bridge: str) -> None:
+        """Remove one bridge before the lab closes (its veth ends stay)."""
+        self.run(["ovs-vsctl", "--if-exists", "del-br", bridge], check=False)
+        if bridge in self.bridges:
+            self.bridges.remove(bridge)
+
     def ovs_port(self, bridge: str, name: str, ofport: int | None = None) -> None:
         args = ["ovs-vsctl", "add-port", bridge, name]
         if ofport is not None:

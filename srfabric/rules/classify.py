@@ -31,7 +31,8 @@ def range_to_masks(low: int, high: int, bits: int = 16) -> list[tuple[int, int]]
     return pairs
 
 
-def _prefix(prefix: str) -> tuple[int, int]:
+def prefix_match(prefix: str) -> tuple[int, int]:
+    """``a.b.c.d/len`` as the (address, mask) pair of a masked match."""
     network = ipaddress.IPv4Network(prefix, strict=False)
     return int(network.network_address), int(network.netmask)
 
@@ -52,9 +53,9 @@ def classifier_matches(classifier: FlowClassifier, in_port: int | None = None) -
     if classifier.protocol is not None:
         fields["ip_proto"] = PROTOCOLS[classifier.protocol]
     if classifier.source_ip_prefix:
-        fields["ipv4_src"] = _prefix(classifier.source_ip_prefix)
+        fields["ipv4_src"] = prefix_match(classifier.source_ip_prefix)
     if classifier.destination_ip_prefix:
-        fields["ipv4_dst"] = _prefix(classifier.destination_ip_prefix)
+        fields["ipv4_dst"] = prefix_match(classifier.destination_ip_prefix)
     proto = classifier.protocol
     src = range_to_masks(*classifier.source_port_range) if classifier.source_port_range else [None]
     dst = range_to_masks(*classifier.destination_port_range) if classifier.destination_port_range else [None]
