@@ -40,17 +40,16 @@ static __always_inline int sr_flow_key_of(struct cursor *c, struct iphdr *ip, __
 	return 0;
 }
 
-static __always_inline int sr_apply(struct xdp_md *ctx, struct sr_action *act, enum sr_reason *reason)
+/* ``act`` points into a map value, which stays valid when the encapsulation moves the packet head. */
+static __always_inline int sr_apply(struct xdp_md *ctx, const struct sr_action *act, enum sr_reason *reason)
 {
-	struct sr_action copy = *act;
-
-	if (copy.kind == SR_ACT_OUTPUT)
-		return sr_send(copy.port, SR_LOCAL, reason);
-	if (codec_encap(ctx, &copy) < 0) {
+	if (act->kind == SR_ACT_OUTPUT)
+		return sr_send(act->port, SR_LOCAL, reason);
+	if (codec_encap(ctx, act) < 0) {
 		*reason = SR_DROP_MALFORMED;
 		return XDP_DROP;
 	}
-	return sr_send(copy.port, SR_ENCAPSULATED, reason);
+	return sr_send(act->port, SR_ENCAPSULATED, reason);
 }
 
 /* A frame whose header ran out here: the next pathlet's header, or restore and deliver. */
