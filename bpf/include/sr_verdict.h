@@ -47,10 +47,10 @@ struct {
 } sr_port_tx SEC(".maps");
 
 
-/* Send to an OpenFlow port; a port missing from the devmap falls back to a drop. */
+/* Send to an OpenFlow port; a port missing from the devmap (or past its 256 keys) falls back to a drop. */
 static __always_inline int sr_send(__u32 port, enum sr_reason ok, enum sr_reason *reason)
 {
-	int action = bpf_redirect_map(&sr_tx_ports, port & 0xff, XDP_DROP);
+	int action = bpf_redirect_map(&sr_tx_ports, port, XDP_DROP);
 	__u64 *sent;
 
 	if (action != XDP_REDIRECT) {

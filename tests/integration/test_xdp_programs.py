@@ -273,3 +273,11 @@ def test_truncated_and_random_frames_are_dropped_and_counted(
         assert out.reason is not None  # every frame leaves through the one exit that counts it
         assert out.action in ("drop", "pass", "redirect")
     assert sum(probe.verdicts()) - before == len(hostile)
+
+
+@pytest.mark.parametrize("edge", CODECS, indirect=True)
+def test_a_port_beyond_the_devmap_is_dropped_not_aliased(objects: dict[str, LoadedObject], edge: Edge) -> None:
+    edge.obj.map("sr_actions").update(layout.u32(4), layout.action(layout.ACT_OUTPUT, 258))
+    edge.obj.map("sr_routes").update(layout.ipv4("10.0.0.7"), layout.u32(4))
+    out = host(objects, edge.codec).run(plain(dst="10.0.0.7"))
+    assert (out.action, out.reason, out.port) == ("drop", "drop_no_port", None)  # not port 258 & 0xff = 2
