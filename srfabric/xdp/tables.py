@@ -125,9 +125,11 @@ def xdp_tables(entries: Iterable[FlowEntry]) -> XdpTables:
             continue
         if kind in (Kind.CHAIN, Kind.ROUTE) and entry.table in (HOST_IN, TERMINATE):
             index = tables.add_action(header_action(entry, entry.actions))
-            exact_route = set(fields) <= {"eth_type", "ipv4_dst"} and fields.get("ipv4_dst", (0, 0))[1] is None
-            if entry.table == HOST_IN and kind == Kind.ROUTE and exact_route and "ipv4_dst" in fields:
-                tables.routes[layout.ipv4(fields["ipv4_dst"][0])] = index
+            destination = fields.get("ipv4_dst")
+            # A host route (one unmasked destination, nothing else) goes to the hash table of routes.
+            if (entry.table == HOST_IN and kind == Kind.ROUTE and destination is not None and destination[1] is None
+                    and set(fields) <= {"eth_type", "ipv4_dst"}):
+                tables.routes[layout.ipv4(destination[0])] = index
                 continue
             stage = layout.STAGE_HOST_IN if entry.table == HOST_IN else layout.STAGE_TERMINATE
             value, mask = wildcard_key(entry, stage)
