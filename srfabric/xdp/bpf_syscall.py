@@ -125,16 +125,24 @@ class PinnedMap:
         fd = obj_get(path)
         info = _MapInfo()
         attr = _InfoByFd(fd, ctypes.sizeof(info), ctypes.addressof(info))
-        _bpf(BPF_OBJ_GET_INFO_BY_FD, attr, f"map {path}")
+        try:
+            _bpf(BPF_OBJ_GET_INFO_BY_FD, attr, f"map {path}")
+        except BpfError:
+            os.close(fd)
+            raise
         return cls(str(path), fd, info.type, info.key_size, info.value_size, info.max_entries)
 
     @property
     def per_cpu(self) -> bool:
         return self.map_type in PERCPU_TYPES
 
+    @property
+    def _stride(self) -> int:
+        """Bytes per CPU in a per-CPU lookup: the value rounded up to 8."""
+        return (self.value_size + 7) // 8 * 8
+
     def _value_buffer(self) -> ctypes.Array[ctypes.c_char]:
-        size = ((self.value_size + 7) // 8) * 8 * possible_cpus() if self.per_cpu else self.value_size
-        return ctypes.create_string_buffer(size)
+        return ctypes.create_string_buffer(self._stride * possible_cpus() if self.per_cpu else self.value_size)
 
     def _key(self, key: bytes) -> ctypes.Array[ctypes.c_char]:
         if len(key) != self.key_size:
@@ -162,8 +170,7 @@ class PinnedMap:
         raw = self.lookup(key)
         if raw is None:
             return []
-        stride = ((self.value_size + 7) // 8) * 8
-        return [raw[i * stride:i * stride + self.value_size] for i in range(possible_cpus())]
+        return [raw[i * self._stride:i * self._stride + self.value_size] for i in range(possible_cpus())]
 
     def delete(self, key: bytes) -> bool:
         k = self._key(key)
