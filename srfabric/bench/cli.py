@@ -73,6 +73,7 @@ def print_summary(summary: dict[str, Any]) -> None:
                 cells.append(f"{hit[0]['seconds']:.4f} ({hit[0]['scheduled']})" if hit else "-")
             table.add_row(str(value), *cells)
         console.print(table)
+    print_control(console, summary)
     for name, goal in summary["goals"].items():
         console.print(f"goal {name}: {'met' if goal['met'] else 'NOT met'} {goal}")
 
@@ -85,7 +86,7 @@ def run_dataplane(args: argparse.Namespace) -> int:
         print(json.dumps(summary | {"folder": str(folder)}))
     else:
         print_dataplane(summary)
-        print(f"results: {folder} (costs.csv, rates.csv, summary.json, dataplane.png)")
+        print(f"results: {folder} (costs.csv, rates.csv, setup.csv, summary.json, dataplane.png, control.png)")
     return 0
 
 
@@ -111,5 +112,41 @@ def print_dataplane(summary: dict[str, Any]) -> None:
     for row in summary["rates"]:
         table.add_row(row["switch"], str(row["frame_bytes"]), f"{row['offered_pps']:,}", f"{row['delivered_pps']:,}")
     console.print(table)
+    print_control(console, summary)
     for name, goal in summary["goals"].items():
         console.print(f"goal {name}: {'met' if goal['met'] else 'NOT met'} {goal}")
+
+
+def print_control(console: Any, summary: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    table = Table(title="reactive flow setup, ms (paper Table 2, POX: header 0.25, POX + kernel 0.24, RTT 0.1, "
+                        "switch 0.3, total 0.89)")
+    for column in ("steering", "flows/s", "flows", "median", "p99", "header", "controller", "channel RTT", "switch"):
+        table.add_column(column)
+    for row in summary["setup_by_rate"]:
+        table.add_row(row["steering"], f"{row['rate_per_s']:g}", str(row["flows"]), f"{row['median']:.3f}",
+                      f"{row['p99']:.3f}", f"{row['header_ms']:.3f}", f"{row['controller_ms']:.3f}",
+                      f"{row['rtt_ms']:.3f}", f"{row['switch_ms']:.3f}")
+    console.print(table)
+    table = Table(title="control bytes per new flow (measured on the channel)")
+    for column in ("steering", "uplink", "downlink", "switches told", "packet-in", "flow-mod", "packet-out"):
+        table.add_column(column)
+    for name, row in summary["control_bytes_per_flow"].items():
+        table.add_row(name, str(row["up"]), str(row["down"]), str(row["switches"]), str(row["packet_in"]),
+                      str(row["flow_mod"]), str(row["packet_out"]))
+    console.print(table)
+    table = Table(title="Fig. 9: fat-trees, 1 new flow/s per host (from the measured sizes)")
+    for column in ("k", "switches", "hosts", "SR Mb/s", "rules Mb/s", "rules/SR"):
+        table.add_column(column)
+    for row in summary["fig9_fat_tree"]:
+        table.add_row(str(row["k"]), str(row["switches"]), str(row["hosts"]), f"{row['sr_total_mbps']:.3f}",
+                      f"{row['rules_total_mbps']:.3f}", f"{row['rules_over_sr']:.2f}")
+    console.print(table)
+    table = Table(title="Fig. 3: entries that steer one chain")
+    for column in ("functions", "SR mac-nibble", "SR mac-vlan-mpls", "rule-based"):
+        table.add_column(column)
+    for row in summary["fig3_chain_state"]:
+        table.add_row(str(row["functions"]), str(row["sr_mac_nibble"]), str(row["sr_mac_vlan_mpls"]),
+                      str(row["hop_by_hop"]))
+    console.print(table)

@@ -1,9 +1,11 @@
 """``srfabric bench dataplane``: the SFC-in-DC paper's data-plane evaluation on the XDP switch.
 
 Parts, side by side in one run: cost per packet of every program (Table 1's
-analogue) and forwarding rate on a veth rig for XDP and Open vSwitch (section
-4's forwarding-rate comparison). Writes ``costs.csv``, ``rates.csv``,
-``summary.json`` and ``dataplane.png`` to ``results/dataplane/<timestamp>/``.
+analogue), forwarding rate on a veth rig for XDP and Open vSwitch (section
+4's forwarding-rate comparison), and the controller's part (``dataplane_control``):
+reactive setup time with its breakdown, control bytes per new flow, Fig. 9 and
+Fig. 3. Writes ``costs.csv``, ``rates.csv``, ``setup.csv``, ``summary.json``,
+``dataplane.png`` and ``control.png`` to ``results/dataplane/<timestamp>/``.
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from srfabric.bench.dataplane_control import HEADLINE_RATE, STEERINGS, control_summary, plot_control, run_setups
 from srfabric.bench.dataplane_cost import Cost, cost_rig, measure_costs
 from srfabric.bench.dataplane_rate import SWITCHES, Rate, RateRig
+from srfabric.bench.dataplane_setup import SetupRun
 from srfabric.bench.output import machine, run_folder, write_csv, write_json
 from srfabric.errors import SrfabricError
 from srfabric.lab.netlab import NetLab
@@ -35,12 +39,16 @@ class Plan:
     rate_repeats: int
     sizes: tuple[int, ...]
     routes: int
+    setup_rates: tuple[float, ...]
+    setup_seconds: float
 
     @classmethod
     def make(cls, quick: bool) -> Plan:
         if quick:
-            return cls(cost_samples=1000, rate_seconds=1.0, rate_repeats=1, sizes=(64,), routes=PAPER_ROUTES)
-        return cls(cost_samples=20000, rate_seconds=5.0, rate_repeats=3, sizes=(64, 1500), routes=PAPER_ROUTES)
+            return cls(cost_samples=1000, rate_seconds=1.0, rate_repeats=1, sizes=(64,), routes=PAPER_ROUTES,
+                       setup_rates=(HEADLINE_RATE,), setup_seconds=1.0)
+        return cls(cost_samples=20000, rate_seconds=5.0, rate_repeats=3, sizes=(64, 1500), routes=PAPER_ROUTES,
+                   setup_rates=(100.0, 300.0, 1000.0, 2000.0), setup_seconds=2.0)
 
 
 def check_host() -> None:
@@ -56,7 +64,7 @@ def median_rates(rates: list[Rate]) -> dict[tuple[str, int], float]:
     return {key: sorted(values)[len(values) // 2] for key, values in grouped.items()}
 
 
-def summarise(costs: list[Cost], rates: list[Rate], quick: bool) -> dict[str, Any]:
+def summarise(costs: list[Cost], rates: list[Rate], setups: list[SetupRun], quick: bool) -> dict[str, Any]:
     by_key = {c.key: c for c in costs}
     keys = ("redirect", "sr_mac_nibble", "sr_mac_vlan_mpls", "sre_encap", "lpm_380k")
     median_rate = median_rates(rates)
@@ -88,7 +96,7 @@ def summarise(costs: list[Cost], rates: list[Rate], quick: bool) -> dict[str, An
         "rates": [r.row() for r in rates],
         "goals": goals,
         "quick": quick,
-    }
+    } | control_summary(setups)
 
 
 def plot(costs: list[Cost], rates: list[Rate], path: Path) -> None:
@@ -125,7 +133,8 @@ def run_bench(quick: bool, out: str) -> tuple[dict[str, Any], Path]:
     tag = f"bench{os.getpid()}"
     rates: list[Rate] = []
     with Progress(transient=True) as progress:
-        task = progress.add_task("dataplane", total=len(SWITCHES) * len(plan.sizes) * plan.rate_repeats + 1)
+        total = len(SWITCHES) * len(plan.sizes) * plan.rate_repeats + 1 + len(plan.setup_rates) * len(STEERINGS)
+        task = progress.add_task("dataplane", total=total)
 
         def say(text: str) -> None:
             progress.update(task, description=text)
@@ -142,11 +151,18 @@ def run_bench(quick: bool, out: str) -> tuple[dict[str, Any], Path]:
                             rates.append(rig.measure(switch, size, plan.rate_seconds))
                             progress.advance(task)
             commands = list(lab.commands)
+        setups = run_setups(plan.setup_rates, plan.setup_seconds, "mac-nibble", say,
+                            lambda: progress.advance(task))
     folder = run_folder(out, "dataplane")
     write_csv(folder / "costs.csv", [c.row() for c in costs])
     write_csv(folder / "rates.csv", [r.row() for r in rates])
     (folder / "commands.txt").write_text("\n".join(commands) + "\n")
-    summary = summarise(costs, rates, quick)
+    write_csv(folder / "setup.csv", [t.row() | {"rate_per_s": run.rate} for run in setups for t in run.timings])
+    summary = summarise(costs, rates, setups, quick)
+    goal = summary["setup_goal"]
+    summary["goals"]["setup_median"] = {"ms": goal["median_ms"], "goal": goal["goal_ms"], "met": goal["met"],
+                                        "at_rate_per_s": goal["at_rate_per_s"]}
     write_json(folder / "summary.json", summary)
     plot(costs, rates, folder / "dataplane.png")
+    plot_control(summary, folder / "control.png")
     return summary, folder

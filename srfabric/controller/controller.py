@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,14 +20,16 @@ from typing import Any
 from os_ken.ofproto import ofproto_v1_3 as ofp
 from os_ken.ofproto import ofproto_v1_3_parser as parser
 
-from srfabric.controller.packets import ARP_REQUEST, lldp_frame, parse_arp, parse_lldp
+from srfabric.controller.packets import ARP_REQUEST, FiveTuple, lldp_frame, parse_arp, parse_five_tuple, parse_lldp
 from srfabric.errors import ModelError, SrfabricError
 from srfabric.model.chain import Chain
 from srfabric.model.fabric import Fabric, Host, Role, ServiceFunction, Switch
 from srfabric.rules.entries import FlowEntry, Kind, Match, kind_of
 from srfabric.rules.hop_by_hop import compile_tables
+from srfabric.rules.reactive import RouteCache, flow_entries, reactive_tables
 from srfabric.southbound.channel import OpenFlowServer, SwitchConnection
-from srfabric.southbound.ofbind import flow_add, flow_delete, flow_delete_all, packet_out
+from srfabric.southbound.ofbind import flow_add_packed, flow_delete, flow_delete_all, packet_out, packet_out_actions
+from srfabric.southbound.wire import PacketIn
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +42,23 @@ class ControllerConfig:
     switch_names: dict[int, tuple[str, Role]] = field(default_factory=dict)
     host_names: dict[int, str] = field(default_factory=dict)
     lldp_interval: float = 1.0
+    reactive: bool = False  # no default routes ahead: each new IPv4 flow from a host is set up on its first packet
+    clock: Callable[[], int] = time.perf_counter_ns
+
+
+@dataclass(frozen=True)
+class FlowSetup:
+    """One reactive flow setup as the controller saw it (times from the configured clock, in ns)."""
+
+    dpid: int
+    flow: FiveTuple
+    received_ns: int  # the packet-in's last byte read
+    header_ns: int  # computing the path and its header (or the per-switch rules)
+    sent_ns: int  # the packet-out written
+    bytes_up: int  # packet-in plus any barrier replies
+    bytes_down: int  # flow-mods, barrier requests and the packet-out
+    packet_out_bytes: int
+    switches: int  # switches that received an entry
 
 @dataclass
 class EntryStats:
@@ -60,8 +81,11 @@ class Controller:
         self.chains: dict[str, Chain] = {}
         self.switches: dict[int, SwitchConnection] = {}
         self.installed: dict[int, dict[tuple[int, int, Match], FlowEntry]] = {}
+        self.flows: dict[int, dict[tuple[int, int, Match], FlowEntry]] = {}  # reactive entries, kept by sync
+        self.setups: deque[FlowSetup] = deque(maxlen=100_000)
+        self._routes = RouteCache()
         self.problems: list[SrfabricError] = []
-        self.server = OpenFlowServer(self._on_ready, self._on_message, self._on_gone)
+        self.server = OpenFlowServer(self._on_ready, self._on_message, self._on_gone, self.config.clock)
         self._lock = asyncio.Lock()
         self._dirty = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
@@ -122,6 +146,10 @@ class Controller:
             tables = compile_tables(self.fabric, list(self.chains.values()), self.config.codec, self.config.steering,
                                     problems)
             self.problems = problems
+            if self.config.reactive:
+                tables = reactive_tables(tables, self.config.steering)
+            for dpid, flows in self.flows.items():
+                tables.setdefault(dpid, []).extend(flows.values())
             results = await asyncio.gather(
                 *(self._push(dpid, tables.get(dpid, [])) for dpid in list(self.switches)), return_exceptions=True
             )
@@ -142,7 +170,7 @@ class Controller:
         for entry in removed:
             conn.send(flow_delete(entry))
         for entry in added:
-            conn.send(flow_add(entry))
+            conn.send(flow_add_packed(entry))
         try:
             await conn.barrier()
         except SrfabricError:
@@ -181,8 +209,14 @@ class Controller:
             self._dirty.set()
 
     async def _on_message(self, conn: SwitchConnection, msg: Any) -> None:
-        if isinstance(msg, parser.OFPPacketIn):
-            self._packet_in(conn, msg.match["in_port"], bytes(msg.data))
+        if isinstance(msg, PacketIn):
+            if self.config.reactive and msg.data[12:14] == b"\x08\x00":
+                try:
+                    await self._flow_in(conn, msg.in_port, msg.data, msg.received_ns, msg.msg_len)
+                except SrfabricError as error:
+                    log.info("switch %#x: no flow set up: %s", conn.dpid, error)
+            else:
+                self._packet_in(conn, msg.in_port, msg.data)
         elif isinstance(msg, parser.OFPPortStatus):
             port = msg.desc
             if msg.reason == ofp.OFPPR_DELETE or port.state & ofp.OFPPS_LINK_DOWN:
@@ -198,6 +232,45 @@ class Controller:
                 self._arp_in(conn, in_port, data)
         except SrfabricError as error:
             log.info("switch %#x port %d: ignored frame: %s", conn.dpid, in_port, error)
+
+    async def _flow_in(self, conn: SwitchConnection, in_port: int, data: bytes, received_ns: int,
+                       bytes_up: int) -> None:
+        """Install one new flow's entries and send its first packet on along them."""
+        clock = self.config.clock
+        flow = parse_five_tuple(data)
+        begin = clock()
+        placed = flow_entries(self.fabric, flow, (conn.dpid, in_port), self.config.codec, self.config.steering,
+                              self._routes)
+        header_ns = clock() - begin
+        *later, (_, first) = placed
+        missing = {dpid for dpid, _ in later} - set(self.switches)
+        if missing:
+            raise SrfabricError("switch", f"{min(missing):#x} on the flow's path is not connected")
+        bytes_down = sum(self._send_flow(self.switches[dpid], entry) for dpid, entry in later)
+        if later:
+            # Switches further on must hold their entry before the packet can reach them.
+            targets = [self.switches[dpid] for dpid in sorted({dpid for dpid, _ in later})]
+            await asyncio.gather(*(target.barrier() for target in targets))
+            bytes_down += 8 * len(targets)
+            bytes_up += 8 * len(targets)
+        bytes_down += self._send_flow(conn, first)
+        out = packet_out_actions(in_port, first.actions, data)
+        conn.send(out)
+        self.setups.append(FlowSetup(conn.dpid, flow, received_ns, header_ns, clock(), bytes_up,
+                                     bytes_down + len(out.buf), len(out.buf), len({dpid for dpid, _ in placed})))
+
+    def _send_flow(self, conn: SwitchConnection, entry: FlowEntry) -> int:
+        """Send one reactive entry and remember it; returns the message's length."""
+        msg = flow_add_packed(entry)
+        conn.send(msg)
+        self.flows.setdefault(conn.dpid, {})[entry.key] = entry
+        self.installed.setdefault(conn.dpid, {})[entry.key] = entry
+        return len(msg.buf)
+
+    def forget_flows(self) -> None:
+        """Drop every reactive entry; the next sync removes them from the switches."""
+        self.flows.clear()
+        self._dirty.set()
 
     def _lldp_in(self, conn: SwitchConnection, in_port: int, data: bytes) -> None:
         peer = parse_lldp(data)

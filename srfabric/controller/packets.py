@@ -103,3 +103,64 @@ def parse_lldp(frame: bytes) -> tuple[int, int]:
     if dpid is None or port is None:
         raise DecodingError("lldp", "no srfabric chassis/port ID")
     return dpid, port
+
+
+IPV4 = struct.Struct("!BBHHHBBH4s4s")
+PORTS = struct.Struct("!HH")
+VLAN_TPIDS = (0x8100, 0x88A8)
+MPLS_TYPES = (0x8847, 0x8848)
+
+
+@dataclass(frozen=True)
+class FiveTuple:
+    """What identifies an IPv4 flow; ports are 0 for protocols without them."""
+
+    src: str
+    dst: str
+    proto: int
+    sport: int = 0
+    dport: int = 0
+
+
+def _ipv4_offset(frame: bytes) -> int:
+    """Where the IPv4 header starts, past VLAN tags and an MPLS stack (an encapsulated copy)."""
+    if len(frame) < ETH.size:
+        raise DecodingError("frame", f"{len(frame)} bytes is shorter than an Ethernet header ({ETH.size})")
+    (ethertype,) = struct.unpack_from("!H", frame, 12)
+    offset = ETH.size
+    while ethertype in VLAN_TPIDS and offset + 4 <= len(frame):
+        (ethertype,) = struct.unpack_from("!H", frame, offset + 2)
+        offset += 4
+    if ethertype in MPLS_TYPES:
+        for _ in range(16):
+            if offset + 4 > len(frame):
+                raise DecodingError("frame", "MPLS stack runs past the end of the frame")
+            bottom = frame[offset + 2] & 1
+            offset += 4
+            if bottom:
+                return offset
+        raise DecodingError("frame", "MPLS stack deeper than 16 labels")
+    if ethertype != 0x0800:
+        raise DecodingError("frame", f"ethertype {ethertype:#06x} is not IPv4")
+    return offset
+
+
+def parse_five_tuple(frame: bytes) -> FiveTuple:
+    """The IPv4 5-tuple of a frame, plain or carrying a VLAN/MPLS source-routing header.
+
+    >>> udp = bytes(12) + b"\\x08\\x00" + bytes.fromhex("4500001c000000004011") + bytes(2) \\
+    ...     + bytes([10, 0, 0, 1, 10, 0, 0, 2]) + (5000).to_bytes(2, "big") + (53).to_bytes(2, "big") + bytes(4)
+    >>> parse_five_tuple(udp)
+    FiveTuple(src='10.0.0.1', dst='10.0.0.2', proto=17, sport=5000, dport=53)
+    """
+    offset = _ipv4_offset(frame)
+    if offset + IPV4.size > len(frame):
+        raise DecodingError("frame", f"IPv4 header at byte {offset} runs past the end ({len(frame)} bytes)")
+    version_ihl, _, _, _, _, _, proto, _, src, dst = IPV4.unpack_from(frame, offset)
+    if version_ihl >> 4 != 4 or version_ihl & 0xF < 5:
+        raise DecodingError("frame", f"IPv4 version/IHL byte {version_ihl:#04x} is invalid")
+    sport = dport = 0
+    ports_at = offset + (version_ihl & 0xF) * 4
+    if proto in (6, 17) and ports_at + PORTS.size <= len(frame):
+        sport, dport = PORTS.unpack_from(frame, ports_at)
+    return FiveTuple(str(ipaddress.IPv4Address(src)), str(ipaddress.IPv4Address(dst)), proto, sport, dport)

@@ -49,13 +49,15 @@ def mirred_commands(a: str, b: str) -> list[list[str]]:
 
 
 class LabFabric:
-    """Build ``spec`` in ``lab`` with the controller in a thread; ``tunnels`` makes every link VXLAN."""
+    """Build ``spec`` in ``lab`` with the controller in a thread; ``tunnels`` makes every link VXLAN;
+    ``reactive`` sets each host-to-host flow up on its first packet instead of routing ahead."""
 
     def __init__(self, lab: NetLab, spec: TopoSpec, codec: str = "mac-nibble", steering: str = "source-routing",
-                 tunnels: bool = False) -> None:
+                 tunnels: bool = False, reactive: bool = False) -> None:
         self.lab, self.spec, self.tunnels = lab, spec, tunnels
         config = controller_config(spec, codec)
         config.steering = steering
+        config.reactive = reactive
         self.runner = ControllerThread(config)
         self.namespaces: dict[str, str] = {}
         self.bridges: dict[str, str] = {}
@@ -76,7 +78,8 @@ class LabFabric:
     def __exit__(self, *exc: object) -> None:
         self.runner.stop()
 
-    def _port_name(self, switch: str, port: int) -> str:
+    def port_name(self, switch: str, port: int) -> str:
+        """The root-namespace interface of ``switch``'s OpenFlow port ``port``."""
         return f"{self.lab.prefix}{switch}p{port}"
 
     def _ns(self, name: str) -> str:
@@ -86,7 +89,7 @@ class LabFabric:
         return ns
 
     def _attach(self, ns: str, ifname: str, switch: str, port: int, mtu: int) -> None:
-        root = self._port_name(switch, port)
+        root = self.port_name(switch, port)
         self.lab.veth(ns, ifname, None, root, mtu=FABRIC_MTU)
         self.lab.link_up(ns, ifname, mtu)
         self.lab.ovs_port(self.bridges[switch], root, port)
@@ -116,7 +119,7 @@ class LabFabric:
         wait_for_hosts(self.runner, self.spec)
 
     def _veth_link(self, index: int, link: LinkSpec) -> None:
-        a, b = self._port_name(link.a, link.a_port), self._port_name(link.b, link.b_port)
+        a, b = self.port_name(link.a, link.a_port), self.port_name(link.b, link.b_port)
         self.lab.veth(None, a, None, b, mtu=FABRIC_MTU)
         self.lab.ovs_port(self.bridges[link.a], a, link.a_port)
         self.lab.ovs_port(self.bridges[link.b], b, link.b_port)
@@ -128,7 +131,7 @@ class LabFabric:
         ips = [f"192.168.{index}.1", f"192.168.{index}.2"]
         for side, (switch, port) in enumerate(((link.a, link.a_port), (link.b, link.b_port))):
             self.lab.addr(under[side], "under", f"{ips[side]}/24")
-            name = self._port_name(switch, port)
+            name = self.port_name(switch, port)
             self.lab.run(["ip", "link", "add", name, "type", "vxlan", "id", str(100 + index), "local", ips[side],
                           "remote", ips[1 - side], "dstport", "4789", "nolearning", "dev", "under"], ns=under[side])
             self.lab.run(["ip", "link", "set", name, "netns", str(os.getpid())], ns=under[side])

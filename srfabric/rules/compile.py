@@ -40,6 +40,7 @@ from srfabric.rules.pipeline import (
     PRIO_CONTROL,
     PRIO_DECODE,
     PRIO_EXHAUSTED,
+    PRIO_FLOW,
     PRIO_MISS,
     PRIO_PORT,
     PRIO_REENCAP,
@@ -195,7 +196,7 @@ def route_entries(
     other traffic whose header runs out on that port is never pulled in.
     """
     _check_ports(route, rules, what)
-    priority = PRIO_CHAIN if kind == Kind.CHAIN else PRIO_ROUTE
+    priority = {Kind.CHAIN: PRIO_CHAIN, Kind.FLOW: PRIO_FLOW}.get(kind, PRIO_ROUTE)
     # Above the TERMINATE restore entries (PRIO_ROUTE), which would otherwise tie with route boundaries.
     boundary_priority = PRIO_CHAIN if kind == Kind.CHAIN else PRIO_REENCAP
     if not route.hops:

@@ -62,6 +62,7 @@ class Kind(IntEnum):
     RESTORE = 7  # restore the original frame at the egress edge
     DELIVER = 8  # hand frames to local hosts
     MISS = 9  # counted drops of everything else
+    FLOW = 10  # one flow's path, installed reactively on its first packet
 
 
 def cookie(kind: Kind, owner: int = 0) -> int:

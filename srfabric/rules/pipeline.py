@@ -25,6 +25,7 @@ PRIO_ARP = 900
 PRIO_PORT = 500
 PRIO_CHAIN = 200
 PRIO_REENCAP = 150
+PRIO_FLOW = 150  # reactive per-flow entries: above default routes and their punt, below chains
 PRIO_ROUTE = 100
 PRIO_DECODE = 100
 PRIO_EXHAUSTED = 50

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 import struct
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,7 @@ from os_ken.ofproto import ofproto_v1_3_parser as parser
 
 from srfabric.errors import SrfabricError
 from srfabric.southbound.ofbind import PROTOCOL
+from srfabric.southbound.wire import PackedMessage, parse_packet_in
 
 log = logging.getLogger(__name__)
 HEADER = struct.Struct("!BBHI")
@@ -47,11 +49,23 @@ class Counters:
     messages_received: int = 0
 
 
+def describe(msg: Any) -> str:
+    """A sent message as an error report names it."""
+    if msg is None:
+        return "an unknown message"
+    if isinstance(msg, PackedMessage):
+        return f"{msg.name} {bytes(msg.buf).hex()}"
+    detail = f" {msg.match} {msg.instructions}" if hasattr(msg, "instructions") else ""
+    return type(msg).__name__ + detail
+
+
 class SwitchConnection:
     """One switch's control connection."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                 clock: Callable[[], int] = time.perf_counter_ns) -> None:
         self.reader = reader
+        self.clock = clock
         self.writer = writer
         self.dpid: int = 0
         self.ports: dict[int, PortInfo] = {}
@@ -60,7 +74,7 @@ class SwitchConnection:
         self._waiting: dict[int, asyncio.Future[Any]] = {}
         self._multipart: dict[int, list[Any]] = {}
         self._errors: list[tuple[int, str]] = []
-        self._recent: dict[int, str] = {}  # xid -> what was sent, to explain errors
+        self._recent: dict[int, Any] = {}  # xid -> what was sent, to explain errors
         self.closed = asyncio.Event()
 
     def _next_xid(self) -> int:
@@ -72,8 +86,7 @@ class SwitchConnection:
         msg.set_xid(xid)
         msg.serialize()
         self.writer.write(msg.buf)
-        detail = f" {msg.match} {msg.instructions}" if hasattr(msg, "instructions") else ""
-        self._recent[xid] = type(msg).__name__ + detail
+        self._recent[xid] = msg  # described only if the switch reports an error for it
         if len(self._recent) > 4096:
             self._recent.pop(next(iter(self._recent)))
         self.counters.bytes_sent += len(msg.buf)
@@ -104,6 +117,12 @@ class SwitchConnection:
         parts: list[Any] = await self._request(msg, timeout)
         return parts
 
+    async def echo_rtt_ns(self, timeout: float = 10.0) -> int:
+        """One echo request's round trip through the channel and the switch's agent."""
+        begin = self.clock()
+        await self._request(parser.OFPEchoRequest(PROTOCOL, data=b""), timeout)
+        return self.clock() - begin
+
     async def flow_stats(self) -> list[Any]:
         return await self.multipart(parser.OFPFlowStatsRequest(PROTOCOL))
 
@@ -126,6 +145,7 @@ class SwitchConnection:
                 head = await self.reader.readexactly(HEADER.size)
                 version, msg_type, length, xid = HEADER.unpack(head)
                 body = await self.reader.readexactly(length - HEADER.size)
+                received_ns = self.clock()
                 self.counters.bytes_received += length
                 self.counters.messages_received += 1
                 if version != ofp.OFP_VERSION:
@@ -133,8 +153,12 @@ class SwitchConnection:
                         continue  # version negotiation: the switch offers a bitmap; we speak 1.3
                     raise SwitchError("version", f"switch speaks OpenFlow wire version {version}, not 1.3")
                 try:
+                    if msg_type == ofp.OFPT_PACKET_IN:  # the hot path of reactive setup: no os-ken objects
+                        await deliver(self, parse_packet_in(head + body, received_ns))
+                        continue
                     msg = ofproto_parser.msg(PROTOCOL, version, msg_type, length, xid, head + body)
                     if msg is not None:
+                        msg.received_ns = received_ns  # when its last byte was read, for setup-time breakdowns
                         await self._dispatch(msg, deliver)
                 except (SrfabricError, ValueError, KeyError, AttributeError, struct.error) as error:
                     # One odd message must not end the switch's connection.
@@ -157,7 +181,7 @@ class SwitchConnection:
             reply.serialize()
             self.writer.write(reply.buf)
         elif isinstance(msg, parser.OFPErrorMsg):
-            sent = self._recent.get(xid, "an unknown message")
+            sent = describe(self._recent.get(xid))
             if sent.startswith("OFPFlowMod"):  # packet-out errors (LLDP, ARP) say nothing of the tables
                 self._errors.append((xid, f"OFPT_ERROR type={msg.type} code={msg.code} for {sent}"))
             log.warning("switch %#x: error type=%s code=%s xid=%s", self.dpid, msg.type, msg.code, xid)
@@ -195,6 +219,7 @@ class OpenFlowServer:
     on_ready: Callable[[SwitchConnection], Awaitable[None]]
     on_message: Callable[[SwitchConnection, Any], Awaitable[None]]
     on_gone: Callable[[SwitchConnection], Awaitable[None]]
+    clock: Callable[[], int] = time.perf_counter_ns
     connections: set[SwitchConnection] = field(default_factory=set)
     _server: asyncio.Server | None = None
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
@@ -204,7 +229,7 @@ class OpenFlowServer:
         return int(self._server.sockets[0].getsockname()[1])
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        conn = SwitchConnection(reader, writer)
+        conn = SwitchConnection(reader, writer, self.clock)
         self.connections.add(conn)
         reading = asyncio.create_task(conn.read_loop(self.on_message))
         self._tasks.add(reading)

@@ -105,6 +105,13 @@ def flow_add(entry: FlowEntry) -> Any:
     )
 
 
+def flow_add_packed(entry: FlowEntry) -> Any:
+    """``flow_add``'s message, hand-packed where the match allows (see ``wire``): same bytes, faster."""
+    from srfabric.southbound.wire import pack_flow_add
+
+    return pack_flow_add(entry) or flow_add(entry)
+
+
 def flow_delete(entry: FlowEntry) -> Any:
     return parser.OFPFlowMod(
         PROTOCOL, table_id=entry.table, command=ofp.OFPFC_DELETE_STRICT, priority=entry.priority,
@@ -124,4 +131,11 @@ def packet_out(port: int, data: bytes) -> Any:
     return parser.OFPPacketOut(
         PROTOCOL, buffer_id=ofp.OFP_NO_BUFFER, in_port=ofp.OFPP_CONTROLLER,
         actions=[parser.OFPActionOutput(port, 0)], data=data,
+    )
+
+
+def packet_out_actions(in_port: int, actions: tuple[Action, ...], data: bytes) -> Any:
+    """Send ``data`` through ``actions`` as if it had arrived on ``in_port`` (a reactive flow's first packet)."""
+    return parser.OFPPacketOut(
+        PROTOCOL, buffer_id=ofp.OFP_NO_BUFFER, in_port=in_port, actions=[bind_action(a) for a in actions], data=data,
     )

@@ -16,11 +16,19 @@ def test_quick_dataplane_bench_writes_results(tmp_path: Path, capsys: pytest.Cap
     assert main(["bench", "dataplane", "--quick", "--out", str(tmp_path), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     folder = Path(summary["folder"])
-    assert {p.name for p in folder.iterdir()} == {"costs.csv", "rates.csv", "summary.json", "commands.txt",
-                                                 "dataplane.png"}
+    assert {p.name for p in folder.iterdir()} == {"costs.csv", "rates.csv", "setup.csv", "summary.json",
+                                                 "commands.txt", "dataplane.png", "control.png"}
     assert set(summary["per_packet_ns"]) == {"redirect", "sr_mac_nibble", "sr_mac_vlan_mpls", "sre_encap",
                                              "lpm_380k"}
     assert set(summary["rate_pps"]) == {"xdp_sr", "xdp_lpm", "ovs_sr", "ovs_rules"}
     assert all(rate > 0 for rate in summary["rate_pps"].values())  # every switch forwarded frames to the sink
-    assert {"xdp_sr_vs_xdp_lpm_rate", "xdp_sr_vs_ovs_rate", "sr_cost_vs_redirect"} == set(summary["goals"])
+    assert {"xdp_sr_vs_xdp_lpm_rate", "xdp_sr_vs_ovs_rate", "sr_cost_vs_redirect", "setup_median"} == set(
+        summary["goals"])
+    setup = summary["setup_ms"]
+    assert {"median", "p99", "header_ms", "controller_ms", "rtt_ms", "switch_ms"} <= set(setup)
+    assert setup["flows"] >= 100 and setup["lost"] == 0  # every new flow's first packet was set up and sent on
+    sizes = summary["control_bytes_per_flow"]
+    assert sizes["source_routing"]["switches"] == 1 and sizes["hop_by_hop"]["switches"] == 3
+    assert sizes["source_routing"]["down"] < sizes["hop_by_hop"]["down"]
+    assert summary["fig9_fat_tree"][-1]["k"] == 48
     assert not list(Path("/sys/fs/bpf/srfabric").glob("bench*"))  # every pinned object was removed

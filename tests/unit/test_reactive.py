@@ -1,0 +1,86 @@
+"""Reactive flow setup, checked by walking packets through fake switches."""
+
+from __future__ import annotations
+
+import ipaddress
+
+import pytest
+
+from srfabric.controller.packets import FiveTuple, parse_five_tuple
+from srfabric.errors import DecodingError, RoutingError
+from srfabric.model.topo import fat_tree
+from srfabric.rules.entries import Kind
+from srfabric.rules.hop_by_hop import compile_tables
+from srfabric.rules.reactive import flow_entries, reactive_tables
+from srfabric.rules.simulate import Packet, walk
+
+STEERINGS = ["source-routing", "hop-by-hop"]
+
+
+def packet(fabric, src: str, dst: str, sport: int = 40000) -> Packet:
+    s, d = fabric.hosts[src], fabric.hosts[dst]
+    return Packet(eth_src=s.mac, eth_dst=d.mac, ipv4_src=int(ipaddress.IPv4Address(s.ip)),
+                  ipv4_dst=int(ipaddress.IPv4Address(d.ip)), ip_proto=17, tp_src=sport, tp_dst=5001)
+
+
+def with_flows(tables, placed):
+    merged = {dpid: list(entries) for dpid, entries in tables.items()}
+    for dpid, entry in placed:
+        merged[dpid].append(entry)
+    return merged
+
+
+@pytest.mark.parametrize("steering", STEERINGS)
+@pytest.mark.parametrize("codec", ["mac-nibble", "mac-vlan-mpls"])
+@pytest.mark.parametrize(("src", "dst", "switches"), [("h1", "h2", 1), ("h1", "h3", 3), ("h1", "h16", 5)])
+def test_first_packet_goes_to_the_controller_then_the_flow_is_delivered_unchanged(
+        steering: str, codec: str, src: str, dst: str, switches: int) -> None:
+    fabric = fat_tree(4).to_fabric()
+    tables = reactive_tables(compile_tables(fabric, [], codec, steering), steering)
+    sent = packet(fabric, src, dst)
+    entry = (fabric.hosts[src].dpid, fabric.hosts[src].port)
+    first = walk(fabric, tables, sent, *entry)
+    assert first.to_controller == [entry[0]] and not first.delivered
+    flow = FiveTuple(fabric.hosts[src].ip, fabric.hosts[dst].ip, 17, 40000, 5001)
+    placed = flow_entries(fabric, flow, entry, codec, steering)
+    assert placed[-1][0] == entry[0], "the ingress entry is sent last"
+    assert len({dpid for dpid, _ in placed}) == (1 if steering == "source-routing" else switches)
+    assert all(e.kind == Kind.FLOW for _, e in placed)
+    after = with_flows(tables, placed)
+    done = walk(fabric, after, packet(fabric, src, dst), *entry)
+    assert done.delivered == [(dst, sent)] and not done.to_controller
+    other = walk(fabric, after, packet(fabric, src, dst, sport=40001), *entry)
+    assert other.to_controller == [entry[0]], "another flow between the same hosts is set up on its own"
+
+
+def test_chains_stay_proactive_and_default_routes_go() -> None:
+    fabric = fat_tree(4).to_fabric()
+    for steering in STEERINGS:
+        tables = reactive_tables(compile_tables(fabric, [], "mac-nibble", steering), steering)
+        assert not any(e.kind == Kind.ROUTE for entries in tables.values() for e in entries)
+
+
+def test_unknown_destination_is_refused_by_field() -> None:
+    fabric = fat_tree(4).to_fabric()
+    h1 = fabric.hosts["h1"]
+    with pytest.raises(RoutingError, match="ipv4_dst"):
+        flow_entries(fabric, FiveTuple(h1.ip, "192.0.2.9", 6, 1, 2), (h1.dpid, h1.port), "mac-nibble",
+                     "source-routing")
+
+
+@pytest.mark.parametrize(("frame", "field"), [
+    (b"\x00" * 10, "frame"),
+    (bytes(12) + b"\x86\xdd" + bytes(40), "frame"),
+    (bytes(12) + b"\x08\x00" + b"\x45" + bytes(5), "frame"),
+    (bytes(12) + b"\x88\x47" + b"\x00\x00\x00\x40", "frame"),
+])
+def test_bad_frames_are_refused_by_name(frame: bytes, field: str) -> None:
+    with pytest.raises(DecodingError) as caught:
+        parse_five_tuple(frame)
+    assert caught.value.field == field
+
+
+def test_five_tuple_is_read_through_a_vlan_and_mpls_header() -> None:
+    ip = bytes.fromhex("4500001c00000000401100000a0000010a000002") + (7).to_bytes(2, "big") + (9).to_bytes(2, "big")
+    frame = bytes(12) + b"\x81\x00" + b"\x00\x05" + b"\x88\x47" + b"\x00\x01\x00\x40" + b"\x00\x02\x01\x40" + ip
+    assert parse_five_tuple(frame) == FiveTuple("10.0.0.1", "10.0.0.2", 17, 7, 9)
