@@ -7,6 +7,7 @@ import sys
 
 from srfabric.codecs import CODEC_NAMES
 from srfabric.errors import SrfabricError
+from srfabric.testbed.net import SWITCH_KINDS
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -15,6 +16,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="three service chains on an emulated k=4 fat-tree, with a report")
     demo.add_argument("--json", action="store_true", help="print the report as one JSON object")
     demo.add_argument("--codec", choices=CODEC_NAMES, default="mac-nibble")
+    demo.add_argument("--switch", choices=SWITCH_KINDS, default="ovs",
+                      help="ovs: Open vSwitch (userspace datapath); xdp: srfabric's XDP programs via its agent")
     demo.add_argument("--k", type=int, default=4, help="fat-tree arity (even)")
     demo.add_argument("--duration", type=float, default=4.0, help="seconds of traffic per chain")
     demo.add_argument("--rate", default="2M", help="iperf3 UDP rate per chain")

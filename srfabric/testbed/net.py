@@ -49,10 +49,17 @@ def ipv6_off_by_default() -> Iterator[None]:
 FABRIC_MTU = 1600
 
 
+SWITCH_KINDS = ("ovs", "xdp")
+
+
 class Testbed:
-    def __init__(self, spec: TopoSpec, controller_port: int) -> None:
+    """``switch`` is ``ovs`` (Open vSwitch, userspace datapath) or ``xdp`` (srfabric's XDP programs)."""
+
+    def __init__(self, spec: TopoSpec, controller_port: int, switch: str = "ovs", codec: str = "mac-nibble") -> None:
         self.spec = spec
         self.controller_port = controller_port
+        self.switch_kind = switch
+        self.codec = codec
         self.net: Any = None
         self.processes: list[subprocess.Popen[bytes]] = []
 
@@ -73,7 +80,12 @@ class Testbed:
         from mininet.node import OVSSwitch, RemoteController
 
         setLogLevel("error")
-        switch = partial(OVSSwitch, datapath="user", protocols="OpenFlow13", failMode="secure")
+        if self.switch_kind == "xdp":
+            from srfabric.testbed.xdp_switch import XdpSwitch
+
+            switch: Any = partial(XdpSwitch, codec=self.codec)
+        else:
+            switch = partial(OVSSwitch, datapath="user", protocols="OpenFlow13", failMode="secure")
         net = Mininet(topo=None, switch=switch, controller=None, build=False, autoSetMacs=False,
                       autoStaticArp=False, waitConnected=False)
         self.net = net
@@ -116,8 +128,11 @@ class Testbed:
             # No IPv6 chatter (router solicitations, MLD) on the fabric; checksums filled in by the sender,
             # since the userspace datapath forwards veth frames without completing offloaded checksums.
             node.cmd("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1")
+            # XDP switches redirect frames straight into these veths, which takes NAPI on the receiving
+            # end: GRO on turns it on (OVS needs it off).
+            gro = "on" if self.switch_kind == "xdp" else "off"
             for intf in node.intfList():
-                node.cmd(f"ethtool -K {intf.name} tx off rx off tso off gso off gro off >/dev/null 2>&1")
+                node.cmd(f"ethtool -K {intf.name} tx off rx off tso off gso off gro {gro} >/dev/null 2>&1")
 
     def node(self, name: str) -> Any:
         return self.net.get(name)

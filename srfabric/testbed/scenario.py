@@ -33,9 +33,11 @@ from srfabric.testbed.net import (
 
 
 class Scenario:
-    def __init__(self, spec: TopoSpec, codec: str = "mac-nibble", functions_mark: bool = True) -> None:
+    def __init__(self, spec: TopoSpec, codec: str = "mac-nibble", functions_mark: bool = True,
+                 switch: str = "ovs") -> None:
         self.spec = spec
         self.codec = codec
+        self.switch = switch
         self.mark = functions_mark
         self.runner = ControllerThread(controller_config(spec, codec))
         self.testbed: Testbed | None = None
@@ -64,7 +66,7 @@ class Scenario:
 
     def start(self) -> None:
         begin = time.monotonic()
-        self.testbed = Testbed(self.spec, start_controller(self.runner, self.spec))
+        self.testbed = Testbed(self.spec, start_controller(self.runner, self.spec), self.switch, self.codec)
         self.testbed.start()
         self._mark("build_s", begin)
         begin = time.monotonic()

@@ -1,17 +1,20 @@
-"""`srfabric demo --json` on the k=4 fat-tree: the issue's acceptance checks, for both codecs."""
+"""`srfabric demo --json` on the k=4 fat-tree: the issue's acceptance checks, for both codecs and both
+switches (Open vSwitch, and srfabric's XDP programs under their OpenFlow agent)."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 
-@pytest.mark.parametrize("codec", ["mac-nibble", "mac-vlan-mpls"])
-def test_demo_report(codec: str) -> None:
-    run = subprocess.run([sys.executable, "-m", "srfabric", "demo", "--json", "--codec", codec],
+@pytest.mark.parametrize(("codec", "switch"), [("mac-nibble", "ovs"), ("mac-vlan-mpls", "ovs"),
+                                               ("mac-nibble", "xdp"), ("mac-vlan-mpls", "xdp")])
+def test_demo_report(codec: str, switch: str) -> None:
+    run = subprocess.run([sys.executable, "-m", "srfabric", "demo", "--json", "--codec", codec, "--switch", switch],
                          capture_output=True, text=True, timeout=180)
     assert run.returncode == 0, run.stderr[-2000:]
     report = json.loads(run.stdout)
@@ -25,10 +28,12 @@ def test_demo_report(codec: str) -> None:
         assert all(count == 0 for count in chain["other_vnfs"].values()), chain
     roles = {sw["role"] for sw in report["switches"]}
     assert roles == {"edge", "aggregation", "core"} and len(report["switches"]) == 20
-    for switch in report["switches"]:
-        assert switch["decode_entries"] > 0
-        if switch["role"] != "edge":
-            assert switch["chain_entries"] == 0, switch
+    for row in report["switches"]:
+        assert row["decode_entries"] > 0
+        if row["role"] != "edge":
+            assert row["chain_entries"] == 0, row
     assert report["timings_s"]["total_s"] < 60
+    assert report["switch"] == switch
     leftovers = subprocess.run(["ovs-vsctl", "list-br"], capture_output=True, text=True).stdout.split()
     assert not set(leftovers) & {sw["name"] for sw in report["switches"]}
+    assert not list(Path("/sys/fs/bpf/srfabric").glob("mn-*"))  # every agent removed its pins

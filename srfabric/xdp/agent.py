@@ -1,0 +1,289 @@
+"""An OpenFlow 1.3 agent that makes a set of interfaces one XDP switch, for the same controller as OVS.
+
+``python -m srfabric.xdp.agent --dpid 0x101 --controller 127.0.0.1:6653 --codec mac-nibble
+--port 1=s1-eth1 --port 2=s1-eth2 ...`` loads the codec's XDP object, attaches
+``sr_host`` to every port, connects to the controller and then keeps the
+switch equal to the flow table the controller writes:
+
+- flow-mods update a table of ``FlowEntry`` objects (read back from the wire);
+  an entry with no XDP form is refused with an OFPT_ERROR, as OVS refuses what
+  it cannot do;
+- at each barrier the table is translated (``xdp_tables``) into map contents
+  and written, and trusted ports (fabric, service functions) get ``sr_fabric``;
+- frames the programs pass to the kernel (ARP, LLDP) are read with AF_PACKET
+  and sent up as packet-ins; packet-outs leave through the named port;
+- flow statistics report the entries, with the XDP program's forged-header drop
+  count on the security entries.
+
+SIGTERM or SIGINT detaches the programs and removes the pins.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import signal
+import socket
+import struct
+import subprocess
+from pathlib import Path
+
+from os_ken.ofproto import ofproto_v1_3 as ofp
+
+from srfabric.errors import SrfabricError
+from srfabric.rules.entries import FlowEntry, Kind, Match, Output, ToController
+from srfabric.rules.pipeline import HOST_IN, PORT_IN
+from srfabric.xdp import layout
+from srfabric.xdp.loader import LoadedObject, load
+from srfabric.xdp.of_messages import (
+    HEADER,
+    FlowMod,
+    PortDesc,
+    error,
+    features_reply,
+    flow_stats_reply,
+    header,
+    packet_in,
+    parse_flow_mod,
+    parse_packet_out,
+    port_desc_reply,
+)
+from srfabric.xdp.probe import verdict_counts
+from srfabric.xdp.tables import XdpTableError, XdpTables, xdp_tables
+from srfabric.xdp.walk import fill
+
+log = logging.getLogger("srfabric.xdp.agent")
+ETH_P_ALL = 0x0003
+PACKET_OUTGOING = 4
+TABLES = 5
+Key = tuple[int, int, Match]
+
+
+def attach_command(ifname: str, program: Path | None) -> list[str]:
+    """``ip`` attaching a pinned program in native mode (None detaches).
+
+    >>> attach_command("s1-eth1", None)
+    ['ip', 'link', 'set', 'dev', 's1-eth1', 'xdpdrv', 'off']
+    """
+    if program is None:
+        return ["ip", "link", "set", "dev", ifname, "xdpdrv", "off"]
+    return ["ip", "-force", "link", "set", "dev", ifname, "xdpdrv", "pinned", str(program)]
+
+
+class XdpAgent:
+    def __init__(self, dpid: int, ports: dict[int, str], codec: str, name: str) -> None:
+        self.dpid, self.ports, self.codec, self.name = dpid, ports, codec, name
+        self.table: dict[Key, FlowEntry] = {}
+        self.applied: XdpTables | None = None
+        self.roles: dict[int, str] = {}
+        self.obj: LoadedObject | None = None
+        self.sockets: dict[int, socket.socket] = {}
+        self.writer: asyncio.StreamWriter | None = None
+
+    # -- the data plane ------------------------------------------------------------------
+    def start_dataplane(self) -> None:
+        self.obj = load(self.codec, self.name)
+        for port, ifname in self.ports.items():
+            ifindex = socket.if_nametoindex(ifname)
+            self.obj.map("sr_tx_ports").update(layout.u32(port), layout.u32(ifindex))
+            self.obj.map("sr_ifports").update(layout.u32(ifindex), layout.u32(port))
+            self._attach(port, "sr_host")
+            sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+            sock.bind((ifname, 0))
+            sock.setblocking(False)
+            self.sockets[port] = sock
+
+    def _attach(self, port: int, program: str) -> None:
+        assert self.obj is not None
+        if self.roles.get(port) == program:
+            return
+        done = subprocess.run(attach_command(self.ports[port], self.obj.program(program)), capture_output=True,
+                              text=True)
+        if done.returncode != 0:
+            raise SrfabricError("xdp", f"attaching {program} to {self.ports[port]}: {done.stderr.strip()}")
+        self.roles[port] = program
+
+    def stop_dataplane(self) -> None:
+        for sock in self.sockets.values():
+            sock.close()
+        for ifname in self.ports.values():
+            subprocess.run(attach_command(ifname, None), capture_output=True)
+        if self.obj is not None:
+            self.obj.unload()
+
+    def apply(self) -> None:
+        """Write the table into the maps: new contents first, then stale keys out, then port programs."""
+        assert self.obj is not None
+        tables = xdp_tables(self.table.values())
+        fill(self.obj, tables)
+        old = self.applied
+        if old is not None:
+            for map_name, before, now in (("sr_routes", old.routes, tables.routes),
+                                          ("sr_restore", old.restore, tables.restore),
+                                          ("sr_deliver", old.deliver, tables.deliver)):
+                for key in set(before) - set(now):
+                    with contextlib.suppress(SrfabricError):
+                        self.obj.map(map_name).delete(key)
+        self.applied = tables
+        for port in self.ports:
+            self._attach(port, "sr_fabric" if port in tables.trusted_ports else "sr_host")
+
+    # -- OpenFlow --------------------------------------------------------------------------
+    def send(self, raw: bytes) -> None:
+        if self.writer is not None:
+            self.writer.write(raw)
+
+    def on_flow_mod(self, raw: bytes, xid: int) -> None:
+        try:
+            mod = parse_flow_mod(raw)
+        except SrfabricError:
+            self.send(error(xid, ofp.OFPET_BAD_REQUEST, ofp.OFPBRC_BAD_LEN, raw))
+            return
+        if mod.command == ofp.OFPFC_ADD:
+            self._add(mod, raw, xid)
+        elif mod.command == ofp.OFPFC_DELETE_STRICT:
+            self.table.pop(mod.entry.key, None)
+        elif mod.command == ofp.OFPFC_DELETE:
+            wanted = set(mod.entry.match)
+            for key in [k for k in self.table if mod.table in (ofp.OFPTT_ALL, k[0]) and wanted <= set(k[2])]:
+                del self.table[key]
+        else:
+            self.send(error(xid, ofp.OFPET_FLOW_MOD_FAILED, ofp.OFPFMFC_BAD_COMMAND, raw))
+
+    def _add(self, mod: FlowMod, raw: bytes, xid: int) -> None:
+        entry = mod.entry
+        try:
+            if not mod.complete and entry.kind not in (Kind.DECODE, Kind.SECURITY, Kind.CONTROL, Kind.MISS):
+                raise XdpTableError("actions", "an action has no XDP form")
+            xdp_tables([entry])  # refuse now what could never be applied
+        except XdpTableError as refused:
+            log.warning("refused %s: %s", entry, refused)
+            self.send(error(xid, ofp.OFPET_FLOW_MOD_FAILED, ofp.OFPFMFC_UNSUPPORTED, raw))
+            return
+        self.table[entry.key] = entry
+
+    def on_packet_out(self, raw: bytes, xid: int) -> None:
+        try:
+            out = parse_packet_out(raw)
+        except SrfabricError:
+            self.send(error(xid, ofp.OFPET_BAD_REQUEST, ofp.OFPBRC_BAD_LEN, raw))
+            return
+        if len(out.actions) != 1 or not isinstance(out.actions[0], Output) or out.actions[0].port not in self.sockets:
+            self.send(error(xid, ofp.OFPET_BAD_ACTION, ofp.OFPBAC_BAD_OUT_PORT, raw))
+            return
+        with contextlib.suppress(OSError):
+            self.sockets[out.actions[0].port].send(out.data)
+
+    def on_barrier(self, raw: bytes, xid: int) -> None:
+        try:
+            self.apply()
+        except SrfabricError as failed:
+            log.warning("barrier: %s", failed)
+            self.send(error(xid, ofp.OFPET_FLOW_MOD_FAILED, ofp.OFPFMFC_TABLE_FULL, raw))
+        self.send(header(ofp.OFPT_BARRIER_REPLY, xid))
+
+    def on_multipart(self, raw: bytes, xid: int) -> None:
+        (kind,) = struct.unpack_from("!H", raw, HEADER.size)
+        if kind == ofp.OFPMP_PORT_DESC:
+            descs = [PortDesc(port, name, _mac_of(name)) for port, name in sorted(self.ports.items())]
+            self.send(port_desc_reply(xid, descs))
+        elif kind == ofp.OFPMP_FLOW:
+            forged = verdict_counts(self.obj)[layout.REASONS.index("drop_forged")] if self.obj else 0
+            rows = []
+            for entry in sorted(self.table.values(), key=lambda e: (e.table, -e.priority, e.match)):
+                counted = forged if entry.kind == Kind.SECURITY else 0
+                forged -= counted
+                rows.append((entry, counted, 0))
+            self.send(flow_stats_reply(xid, rows))
+        else:
+            self.send(error(xid, ofp.OFPET_BAD_REQUEST, ofp.OFPBRC_BAD_MULTIPART, raw))
+
+    def on_frame(self, port: int) -> None:
+        """A frame an XDP program passed up (ARP, LLDP): to the controller, as the flow table says."""
+        sock = self.sockets[port]
+        while True:
+            try:
+                data, address = sock.recvfrom(65535)
+            except (BlockingIOError, InterruptedError):
+                return
+            if address[2] == PACKET_OUTGOING:
+                continue
+            table = HOST_IN if data[12:14] == b"\x08\x06" else PORT_IN
+            punt = next((e for e in self.table.values() if e.table == table and ToController() in e.actions), None)
+            if punt is not None:
+                self.send(packet_in(port, table, punt.cookie, data))
+
+    async def serve(self, host: str, port: int) -> None:
+        reader, self.writer = await asyncio.open_connection(host, port)
+        self.send(header(ofp.OFPT_HELLO, 0))
+        loop = asyncio.get_running_loop()
+        for number, sock in self.sockets.items():
+            loop.add_reader(sock.fileno(), self.on_frame, number)
+        handlers = {ofp.OFPT_FLOW_MOD: self.on_flow_mod, ofp.OFPT_PACKET_OUT: self.on_packet_out,
+                    ofp.OFPT_BARRIER_REQUEST: self.on_barrier, ofp.OFPT_MULTIPART_REQUEST: self.on_multipart}
+        while True:
+            head = await reader.readexactly(HEADER.size)
+            _, msg_type, length, xid = HEADER.unpack(head)
+            raw = head + await reader.readexactly(length - HEADER.size)
+            if msg_type == ofp.OFPT_ECHO_REQUEST:
+                self.send(header(ofp.OFPT_ECHO_REPLY, xid, raw[HEADER.size:]))
+            elif msg_type == ofp.OFPT_FEATURES_REQUEST:
+                self.send(features_reply(xid, self.dpid, TABLES))
+            elif msg_type in handlers:
+                handlers[msg_type](raw, xid)
+            await self.writer.drain()
+
+
+def _mac_of(ifname: str) -> int:
+    text = Path(f"/sys/class/net/{ifname}/address").read_text().strip()
+    return int(text.replace(":", ""), 16)
+
+
+def parse_port(text: str) -> tuple[int, str]:
+    """``3=s1-eth3`` -> (3, "s1-eth3").
+
+    >>> parse_port("3=s1-eth3")
+    (3, 's1-eth3')
+    """
+    number, _, name = text.partition("=")
+    if not number.isdigit() or not name or not 1 <= int(number) <= 255:
+        raise SrfabricError("port", f"{text!r} is not NUMBER=INTERFACE with a number in 1..255")
+    return int(number), name
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = argparse.ArgumentParser(prog="srfabric.xdp.agent")
+    args.add_argument("--dpid", required=True, type=lambda text: int(text, 0))
+    args.add_argument("--controller", default="127.0.0.1:6653")
+    args.add_argument("--codec", default="mac-nibble", choices=["mac-nibble", "mac-vlan-mpls"])
+    args.add_argument("--port", action="append", default=[], type=parse_port)
+    args.add_argument("--name", help="pin name under /sys/fs/bpf/srfabric (default agent-<dpid>)")
+    options = args.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
+    host, _, port = options.controller.rpartition(":")
+    agent = XdpAgent(options.dpid, dict(options.port), options.codec, options.name or f"agent-{options.dpid:x}")
+
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, task.cancel)
+        with contextlib.suppress(asyncio.CancelledError, asyncio.IncompleteReadError, ConnectionError):
+            await agent.serve(host, int(port))
+
+    try:
+        agent.start_dataplane()
+        asyncio.run(run())
+    except SrfabricError as failed:
+        print(f"srfabric.xdp.agent: {failed}")
+        return 1
+    finally:
+        agent.stop_dataplane()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
