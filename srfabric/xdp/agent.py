@@ -160,7 +160,7 @@ class XdpAgent:
             xdp_tables([entry])  # refuse now what could never be applied
         except XdpTableError as refused:
             log.warning("refused %s: %s", entry, refused)
-            self.send(error(xid, ofp.OFPET_FLOW_MOD_FAILED, ofp.OFPFMFC_UNSUPPORTED, raw))
+            self.send(error(xid, ofp.OFPET_BAD_ACTION, ofp.OFPBAC_BAD_TYPE, raw))  # "not supported"
             return
         self.table[entry.key] = entry
 

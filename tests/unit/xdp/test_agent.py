@@ -44,4 +44,4 @@ def test_an_entry_without_an_xdp_form_is_refused_with_an_openflow_error() -> Non
     agent.on_flow_mod(wire(flow_add_packed(odd)), 5)
     assert agent.table == {}
     assert len(agent.sent) == 1 and agent.sent[0][1] == ofp.OFPT_ERROR
-    assert int.from_bytes(agent.sent[0][8:10], "big") == ofp.OFPET_FLOW_MOD_FAILED
+    assert int.from_bytes(agent.sent[0][8:10], "big") == ofp.OFPET_BAD_ACTION
