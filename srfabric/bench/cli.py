@@ -107,10 +107,11 @@ def print_dataplane(summary: dict[str, Any]) -> None:
         table.add_row(row["program"], f"{row['ns_per_packet']:.1f}", f"{row['net_ns_per_packet']:.1f}")
     console.print(table)
     table = Table(title=f"forwarding rate, delivered packets/s (paper: SR > {paper['sr_faster_than_lpm_380k']}x LPM)")
-    for column in ("switch", "frame bytes", "offered pps", "delivered pps"):
+    for column in ("switch", "mode", "frame bytes", "offered pps", "delivered pps"):
         table.add_column(column)
     for row in summary["rates"]:
-        table.add_row(row["switch"], str(row["frame_bytes"]), f"{row['offered_pps']:,}", f"{row['delivered_pps']:,}")
+        table.add_row(row["switch"], row["mode"], str(row["frame_bytes"]), f"{row['offered_pps']:,}",
+                      f"{row['delivered_pps']:,}")
     console.print(table)
     print_control(console, summary)
     for name, goal in summary["goals"].items():

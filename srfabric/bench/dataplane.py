@@ -17,7 +17,7 @@ from typing import Any
 
 from srfabric.bench.dataplane_control import HEADLINE_RATE, STEERINGS, control_summary, plot_control, run_setups
 from srfabric.bench.dataplane_cost import Cost, cost_rig, measure_costs
-from srfabric.bench.dataplane_rate import SWITCHES, Rate, RateRig
+from srfabric.bench.dataplane_rate import DIRECT_SWITCHES, SWITCHES, Rate, RateRig
 from srfabric.bench.dataplane_setup import SetupRun
 from srfabric.bench.output import machine, run_folder, write_csv, write_json
 from srfabric.errors import SrfabricError
@@ -56,11 +56,12 @@ def check_host() -> None:
         raise SrfabricError("user", "the data-plane benchmark loads XDP programs and builds veth links: run as root")
 
 
-def median_rates(rates: list[Rate]) -> dict[tuple[str, int], float]:
+def median_rates(rates: list[Rate], mode: str = "rig") -> dict[tuple[str, int], float]:
     """Delivered packets per second by (switch, frame bytes): the upper median of the repeats."""
     grouped: dict[tuple[str, int], list[float]] = {}
     for rate in rates:
-        grouped.setdefault((rate.switch, rate.frame_bytes), []).append(rate.delivered_pps)
+        if rate.mode == mode:
+            grouped.setdefault((rate.switch, rate.frame_bytes), []).append(rate.delivered_pps)
     return {key: sorted(values)[len(values) // 2] for key, values in grouped.items()}
 
 
@@ -69,11 +70,16 @@ def summarise(costs: list[Cost], rates: list[Rate], setups: list[SetupRun], quic
     keys = ("redirect", "sr_mac_nibble", "sr_mac_vlan_mpls", "sre_encap", "lpm_380k")
     median_rate = median_rates(rates)
     rate_64 = {switch: round(median_rate[(switch, 64)]) for switch in SWITCHES if (switch, 64) in median_rate}
+    direct = median_rates(rates, "direct")
+    direct_64 = {switch: round(direct[(switch, 64)]) for switch in DIRECT_SWITCHES if (switch, 64) in direct}
     goals: dict[str, Any] = {}
-    if {"xdp_sr", "xdp_lpm"} <= set(rate_64):
-        ratio = rate_64["xdp_sr"] / max(rate_64["xdp_lpm"], 1)
+    if {"xdp_sr", "xdp_lpm"} <= set(direct_64):
+        # Judged on the direct rates: on the rig both XDP switches deliver what the 2-CPU rig lets through.
+        ratio = direct_64["xdp_sr"] / max(direct_64["xdp_lpm"], 1)
+        rig_ratio = rate_64.get("xdp_sr", 0) / max(rate_64.get("xdp_lpm", 0), 1)
         goals["xdp_sr_vs_xdp_lpm_rate"] = {"ratio": round(ratio, 2), "goal": GOALS["sr_over_lpm_rate"],
-                                           "met": ratio >= GOALS["sr_over_lpm_rate"]}
+                                           "met": ratio >= GOALS["sr_over_lpm_rate"], "measured": "direct",
+                                           "rig_ratio": round(rig_ratio, 2)}
     ovs = [rate_64[s] for s in ("ovs_sr", "ovs_rules") if s in rate_64]
     if "xdp_sr" in rate_64 and ovs:
         ratio = rate_64["xdp_sr"] / max(max(ovs), 1)
@@ -93,6 +99,7 @@ def summarise(costs: list[Cost], rates: list[Rate], setups: list[SetupRun], quic
         "floor_ns": round(by_key["empty"].ns, 1),
         "costs": [c.row() for c in costs],
         "rate_pps": rate_64,
+        "rate_direct_pps": direct_64,
         "rates": [r.row() for r in rates],
         "goals": goals,
         "quick": quick,
@@ -113,16 +120,18 @@ def plot(costs: list[Cost], rates: list[Rate], path: Path) -> None:
     left.legend(loc="lower right")
     sizes = sorted({r.frame_bytes for r in rates})
     width = 0.8 / max(len(sizes), 1)
-    medians = median_rates(rates)
+    medians = median_rates(rates) | {(f"{s} direct", size): v for (s, size), v in median_rates(rates, "direct").items()}
+    shown_switches = [*SWITCHES, *(f"{s} direct" for s in DIRECT_SWITCHES)]
     for i, size in enumerate(sizes):
-        values = [medians.get((switch, size), 0.0) / 1e6 for switch in SWITCHES]
-        right.bar([x + i * width for x in range(len(SWITCHES))], values, width, label=f"{size} B")
-    right.set_xticks([x + width * (len(sizes) - 1) / 2 for x in range(len(SWITCHES))], list(SWITCHES))
+        values = [medians.get((switch, size), 0.0) / 1e6 for switch in shown_switches]
+        right.bar([x + i * width for x in range(len(shown_switches))], values, width, label=f"{size} B")
+    right.set_xticks([x + width * (len(sizes) - 1) / 2 for x in range(len(shown_switches))],
+                     [name.replace(" ", "\n") for name in shown_switches])
     right.set_ylabel("Mpps delivered")
     right.set_title("Forwarding rate, one switch on a veth rig")
     right.legend()
     save(figure, path, "Measured on this machine with BPF_PROG_TEST_RUN (left) and a generator -> switch -> sink "
-                       "veth rig (right); OVS runs in userspace (netdev).")
+                       "veth rig (right; 'direct': the generator runs the switch program); OVS runs in userspace.")
 
 
 def run_bench(quick: bool, out: str) -> tuple[dict[str, Any], Path]:
@@ -149,6 +158,9 @@ def run_bench(quick: bool, out: str) -> tuple[dict[str, Any], Path]:
                         for _ in range(plan.rate_repeats):
                             say(f"rate {switch} {size} B")
                             rates.append(rig.measure(switch, size, plan.rate_seconds))
+                            if switch in DIRECT_SWITCHES:
+                                say(f"rate {switch} {size} B, direct")
+                                rates.append(rig.measure(switch, size, plan.rate_seconds, direct=True))
                             progress.advance(task)
             commands = list(lab.commands)
         setups = run_setups(plan.setup_rates, plan.setup_seconds, "mac-nibble", say,

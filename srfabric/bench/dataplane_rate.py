@@ -13,6 +13,13 @@ interface that counts and drops. The switch under test is an XDP program
 attached to its ingress interface (``xdp_sr``, ``xdp_lpm``) or an Open vSwitch
 userspace bridge holding the SR decode entries (``ovs_sr``) or one rule per
 destination (``ovs_rules``). The rate is what reaches the sink per second.
+
+On two CPUs that rig measures the rig: the generator and the sink share a CPU,
+and both XDP switches deliver what the sink's share of it lets through. So
+the XDP switches are also measured *direct*: the generator stamps each frame
+and tail-calls the switch program itself (``stamp_switch``), whose redirect
+really transmits to the sink, now on the other CPU. That is the switch's own
+forwarding rate: its program, its redirect and the transmit into the veth.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from srfabric.codecs.mac_nibble import MacNibbleCodec
+from srfabric.errors import SrfabricError
 from srfabric.lab.netlab import NetLab
 from srfabric.rules.classify import prefix_match
 from srfabric.rules.codec_rules import rules_for
@@ -37,6 +45,7 @@ from srfabric.xdp.loader import LoadedObject, load
 from srfabric.xdp.routes import addresses_in, route_table
 
 SWITCHES = ("xdp_sr", "xdp_lpm", "ovs_sr", "ovs_rules")
+DIRECT_SWITCHES = ("xdp_sr", "xdp_lpm")
 OUT_PORT = 2  # the switch's egress towards the sink, as OpenFlow port and devmap key
 CHUNK = 200_000  # frames per generator call: short enough to check the clock often
 
@@ -47,9 +56,10 @@ class Rate:
     frame_bytes: int
     offered_pps: float
     delivered_pps: float
+    mode: str = "rig"  # or "direct": the generator tail-calls the switch program
 
     def row(self) -> dict[str, object]:
-        return {"switch": self.switch, "frame_bytes": self.frame_bytes,
+        return {"switch": self.switch, "mode": self.mode, "frame_bytes": self.frame_bytes,
                 "offered_pps": round(self.offered_pps), "delivered_pps": round(self.delivered_pps)}
 
 
@@ -87,6 +97,7 @@ class RateRig:
         self.gen_if, self.in_if = lab.name("g"), lab.name("i")
         self.out_if, self.sink_if = lab.name("o"), lab.name("k")
         self.objects: list[LoadedObject] = []
+        self.under_test: LoadedObject | None = None
         self.table = route_table(routes, ports=1)
         self.lpm_destination = addresses_in(self.table, 1)[0]
 
@@ -133,10 +144,15 @@ class RateRig:
                 routes = obj.map("sr_lpm")
                 for prefix, _ in self.table:
                     routes.update(layout.lpm_key(prefix), layout.u32(OUT_PORT))
-            self._attach(self.in_if, obj.program("sr_fabric" if kind == "mac-nibble" else "lpm_route"))
+            program = "sr_fabric" if kind == "mac-nibble" else "lpm_route"
+            self._attach(self.in_if, obj.program(program))
+            self.generator.map("gen_next").update(layout.u32(0), layout.u32(obj.program_fd(program)))
+            self.under_test = obj
             try:
                 yield
             finally:
+                self.generator.map("gen_next").delete(layout.u32(0))
+                self.under_test = None
                 self._detach(self.in_if)
             return
         bridge = self.lab.ovs_bridge(f"b{name[-2:]}")
@@ -165,9 +181,11 @@ class RateRig:
                                     match(eth_type=0x0800, ipv4_dst=prefix_match(prefix)), (Output(OUT_PORT),)))
                 for prefix, _ in self.table]
 
-    def _pin_napi(self) -> None:
-        """Pin the NAPI threads: switch ingress on its own CPU, sink with the generator."""
-        for name, cpu in ((self.in_if, self.switch_cpu), (self.sink_if, self.generator_cpu)):
+    def _pin_napi(self, direct: bool = False) -> None:
+        """Pin the NAPI threads: switch ingress on its own CPU, sink with the generator (direct: the sink
+        on the other CPU, since the switch then runs in the generator's loop)."""
+        sink_cpu = self.switch_cpu if direct else self.generator_cpu
+        for name, cpu in ((self.in_if, self.switch_cpu), (self.sink_if, sink_cpu)):
             # veth accepts threaded NAPI only while its NAPI is enabled (XDP attached or GRO on).
             with contextlib.suppress(OSError):
                 Path(f"/sys/class/net/{name}/threaded").write_text("1\n")
@@ -178,27 +196,31 @@ class RateRig:
     def sink_count(self) -> int:
         return layout.sum_u64(self.sink.map("sink_count").lookup_per_cpu(layout.u32(0)))
 
-    def measure(self, switch: str, size: int, seconds: float) -> Rate:
+    def measure(self, switch: str, size: int, seconds: float, direct: bool = False) -> Rate:
+        """Delivered rate through ``switch``; ``direct`` (XDP switches only) runs its program in the generator."""
+        if direct and self.under_test is None:
+            raise SrfabricError("switch", f"{switch} has no XDP program to run direct")
         frame = self.frame_for(switch, size)
         template = frame[:32]
         self.generator.map("gen_template").update(layout.u32(0), template)
-        fd = self.generator.program_fd("stamp_send")
-        self._pin_napi()  # NAPI threads appear once a device's NAPI is enabled (XDP attached, GRO on)
+        fd = self.generator.program_fd("stamp_switch" if direct else "stamp_send")
+        self._pin_napi(direct)  # NAPI threads appear once a device's NAPI is enabled (XDP attached, GRO on)
         mask = os.sched_getaffinity(0)
         os.sched_setaffinity(0, {self.generator_cpu})
         try:
-            return self._measure(switch, size, seconds, frame, fd)
+            rate = self._measure(switch, size, seconds, frame, fd, _ifindex(self.in_if) if direct else 0)
         finally:
             os.sched_setaffinity(0, mask)
+        return Rate(rate.switch, size, rate.offered_pps, rate.delivered_pps, "direct" if direct else "rig")
 
-    def _measure(self, switch: str, size: int, seconds: float, frame: bytes, fd: int) -> Rate:
-        prog_test_run(fd, frame, repeat=CHUNK, live=True)  # warm up caches and the OVS datapath flow
+    def _measure(self, switch: str, size: int, seconds: float, frame: bytes, fd: int, ingress: int) -> Rate:
+        prog_test_run(fd, frame, repeat=CHUNK, live=True, ingress_ifindex=ingress)  # warm up caches and OVS
         time.sleep(0.2)
         before = self.sink_count()
         sent = 0
         began = time.perf_counter()
         while time.perf_counter() - began < seconds:
-            prog_test_run(fd, frame, repeat=CHUNK, live=True)
+            prog_test_run(fd, frame, repeat=CHUNK, live=True, ingress_ifindex=ingress)
             sent += CHUNK
         elapsed = time.perf_counter() - began
         time.sleep(0.2)  # frames still queued at the switch

@@ -22,6 +22,7 @@ def test_quick_dataplane_bench_writes_results(tmp_path: Path, capsys: pytest.Cap
                                              "lpm_380k"}
     assert set(summary["rate_pps"]) == {"xdp_sr", "xdp_lpm", "ovs_sr", "ovs_rules"}
     assert all(rate > 0 for rate in summary["rate_pps"].values())  # every switch forwarded frames to the sink
+    assert set(summary["rate_direct_pps"]) == {"xdp_sr", "xdp_lpm"} and all(summary["rate_direct_pps"].values())
     assert {"xdp_sr_vs_xdp_lpm_rate", "xdp_sr_vs_ovs_rate", "sr_cost_vs_redirect", "setup_median"} == set(
         summary["goals"])
     setup = summary["setup_ms"]
