@@ -41,6 +41,19 @@ class Route:
     def ports(self) -> list[int]:
         return [hop.port for hop in self.hops]
 
+    def visits(self) -> list[tuple[int, int, int]]:
+        """(switch, port the packet arrives on, port it leaves by) for each switch it enters, in order.
+
+        The last visit is the delivering switch, leaving by the destination host's port.
+        """
+        visits = []
+        arrival = self.entry
+        for hop in self.hops:
+            visits.append((hop.dpid, arrival[1], hop.port))
+            arrival = hop.arrival
+        visits.append((self.delivery[0], arrival[1], self.delivery[1]))
+        return visits
+
 
 def _switch_path(fabric: Fabric, src: int, dst: int, what: str) -> list[Hop]:
     if src == dst:

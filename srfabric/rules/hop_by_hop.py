@@ -48,16 +48,10 @@ def _first_port(route: Route) -> int:
 
 def _chain_entries(route: Route, chain: Chain) -> list[tuple[int, FlowEntry]]:
     """One entry per switch visit: (classifier, arrival port) -> next port."""
-    placed = []
-    position = route.entry
-    steps = [(hop.dpid, hop.port, hop.arrival) for hop in route.hops]
-    steps.append((route.delivery[0], route.delivery[1], route.delivery))
-    for dpid, port, arrival in steps:
-        for m in classifier_matches(chain.classifier, in_port=position[1]):
-            placed.append((dpid, FlowEntry(PORT_IN, PRIO_CHAIN, m, (Output(port),), cookie=cookie(Kind.CHAIN,
-                                                                                                   chain.chain_id))))
-        position = arrival
-    return placed
+    owner = cookie(Kind.CHAIN, chain.chain_id)
+    return [(dpid, FlowEntry(PORT_IN, PRIO_CHAIN, m, (Output(out_port),), cookie=owner))
+            for dpid, in_port, out_port in route.visits()
+            for m in classifier_matches(chain.classifier, in_port=in_port)]
 
 
 def compile_hop_by_hop(

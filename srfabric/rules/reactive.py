@@ -94,21 +94,15 @@ def flow_entries(
     destination = fabric.host_by_ip(flow.dst)
     if destination is None:
         raise RoutingError("ipv4_dst", f"{flow.dst} is not a known host")
-    route = (routes or RouteCache()).route(fabric, entry, destination)
+    route = (routes if routes is not None else RouteCache()).route(fabric, entry, destination)
     what = f"flow {flow.src}->{flow.dst}"
     if steering == "hop-by-hop":
-        placed = []
-        position = entry
-        steps = [(hop.dpid, hop.port, hop.arrival) for hop in route.hops]
-        steps.append((route.delivery[0], route.delivery[1], route.delivery))
-        for dpid, port, arrival in steps:
-            placed.append((dpid, FlowEntry(PORT_IN, PRIO_FLOW, flow_match(flow, position[1]), (Output(port),),
-                                           cookie=cookie(Kind.FLOW))))
-            position = arrival
+        placed = [(dpid, FlowEntry(PORT_IN, PRIO_FLOW, flow_match(flow, in_port), (Output(out_port),),
+                                   cookie=cookie(Kind.FLOW)))
+                  for dpid, in_port, out_port in route.visits()]
     else:
         # The flow's match already names both addresses, so later pathlets need no extra endpoints.
         placed = route_entries(route, [flow_match(flow, entry[1])], rules_for(codec), sre_switches(fabric),
                                Kind.FLOW, 0, what)
-    first = [p for p in placed if p[0] == entry[0] and p[1].table in (HOST_IN, PORT_IN)
-             and ("in_port", entry[1], None) in p[1].match]
-    return [p for p in placed if p not in first] + first
+    # Both lists start with the ingress switch's entry (the first visit, the first pathlet): move it last.
+    return placed[1:] + placed[:1]
