@@ -28,8 +28,8 @@ from srfabric.rules.entries import FlowEntry, Kind, Match, kind_of
 from srfabric.rules.hop_by_hop import compile_tables
 from srfabric.rules.reactive import RouteCache, flow_entries, reactive_tables
 from srfabric.southbound.channel import OpenFlowServer, SwitchConnection
-from srfabric.southbound.ofbind import flow_add_packed, flow_delete, flow_delete_all, packet_out, packet_out_actions
-from srfabric.southbound.wire import PacketIn
+from srfabric.southbound.ofbind import flow_delete, flow_delete_all, packet_out, packet_out_actions
+from srfabric.southbound.wire import PacketIn, flow_add_packed
 
 log = logging.getLogger(__name__)
 

@@ -22,10 +22,9 @@ from os_ken.ofproto import ofproto_v1_3_parser as parser
 
 from srfabric.errors import SrfabricError
 from srfabric.southbound.ofbind import PROTOCOL
-from srfabric.southbound.wire import PackedMessage, parse_packet_in
+from srfabric.southbound.wire import HEADER, PackedMessage, parse_packet_in
 
 log = logging.getLogger(__name__)
-HEADER = struct.Struct("!BBHI")
 
 
 class SwitchError(SrfabricError):

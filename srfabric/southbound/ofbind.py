@@ -105,13 +105,6 @@ def flow_add(entry: FlowEntry) -> Any:
     )
 
 
-def flow_add_packed(entry: FlowEntry) -> Any:
-    """``flow_add``'s message, hand-packed where the match allows (see ``wire``): same bytes, faster."""
-    from srfabric.southbound.wire import pack_flow_add
-
-    return pack_flow_add(entry) or flow_add(entry)
-
-
 def flow_delete(entry: FlowEntry) -> Any:
     return parser.OFPFlowMod(
         PROTOCOL, table_id=entry.table, command=ofp.OFPFC_DELETE_STRICT, priority=entry.priority,

@@ -14,12 +14,14 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from os_ken.ofproto import ofproto_v1_3 as ofp
 from os_ken.ofproto import ofproto_v1_3_parser as parser
 
 from srfabric.errors import DecodingError
 from srfabric.rules.entries import Action, FlowEntry, Match
+from srfabric.southbound.ofbind import bind_action, flow_add
 
 # OXM basic class (0x8000) field numbers and value widths in bytes, from OpenFlow 1.3.5 table 12.
 OXM_FIELDS: dict[str, tuple[int, int]] = {
@@ -29,6 +31,7 @@ OXM_FIELDS: dict[str, tuple[int, int]] = {
     "arp_sha": (24, 6), "arp_tha": (25, 6), "mpls_label": (34, 4), "mpls_tc": (35, 1), "mpls_bos": (36, 1),
 }
 OXM_CLASS = 0x8000
+HEADER = struct.Struct("!BBHI")  # ofp_header: version, type, length, xid
 FLOW_MOD_HEAD = struct.Struct("!BBHIQQBBHHHIIIH2x")
 MATCH_HEAD = struct.Struct("!HH")
 PACKET_IN_HEAD = struct.Struct("!BBHIIHBBQ")
@@ -71,8 +74,6 @@ def pack_match(fields: Match) -> bytes | None:
 
 @lru_cache(maxsize=4096)
 def _instructions(actions: tuple[Action, ...], goto: int | None) -> bytes:
-    from srfabric.southbound.ofbind import bind_action  # ofbind imports this module for its fast path
-
     buf = bytearray()
     if actions:
         parser.OFPInstructionActions(ofp.OFPIT_APPLY_ACTIONS, [bind_action(a) for a in actions]).serialize(buf, 0)
@@ -91,6 +92,11 @@ def pack_flow_add(entry: FlowEntry) -> PackedMessage | None:
     head = FLOW_MOD_HEAD.pack(ofp.OFP_VERSION, ofp.OFPT_FLOW_MOD, length, 0, entry.cookie, 0, entry.table,
                               ofp.OFPFC_ADD, 0, 0, entry.priority, ofp.OFP_NO_BUFFER, ofp.OFPP_ANY, ofp.OFPG_ANY, 0)
     return PackedMessage(bytearray(head + packed_match + instructions))
+
+
+def flow_add_packed(entry: FlowEntry) -> Any:
+    """``ofbind.flow_add``'s message, hand-packed where the match allows: the same bytes, faster."""
+    return pack_flow_add(entry) or flow_add(entry)
 
 
 @dataclass(frozen=True)

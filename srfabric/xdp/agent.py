@@ -35,10 +35,10 @@ from os_ken.ofproto import ofproto_v1_3 as ofp
 from srfabric.errors import SrfabricError
 from srfabric.rules.entries import FlowEntry, Kind, Match, Output, ToController
 from srfabric.rules.pipeline import HOST_IN, PORT_IN
+from srfabric.southbound.wire import HEADER
 from srfabric.xdp import layout
 from srfabric.xdp.loader import LoadedObject, load
 from srfabric.xdp.of_messages import (
-    HEADER,
     FlowMod,
     PortDesc,
     error,

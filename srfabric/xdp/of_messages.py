@@ -34,9 +34,8 @@ from srfabric.rules.entries import (
     match,
 )
 from srfabric.southbound.ofbind import PROTOCOL
-from srfabric.southbound.wire import pack_match
+from srfabric.southbound.wire import HEADER, pack_match
 
-HEADER = struct.Struct("!BBHI")
 FEATURES = struct.Struct("!QIBB2xII")
 MULTIPART = struct.Struct("!HH4x")
 PORT = struct.Struct("!I4x6s2x16sIIIIIIII")

@@ -7,7 +7,8 @@ from os_ken.ofproto import ofproto_v1_3 as ofp
 from srfabric.model.topo import fat_tree
 from srfabric.rules.compile import compile_fabric
 from srfabric.rules.entries import FlowEntry, Kind, Output, PopVlan, cookie, match
-from srfabric.southbound.ofbind import flow_add_packed, flow_delete, flow_delete_all
+from srfabric.southbound.ofbind import flow_delete, flow_delete_all
+from srfabric.southbound.wire import flow_add_packed
 from srfabric.xdp.agent import XdpAgent
 
 

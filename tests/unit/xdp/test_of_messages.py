@@ -9,7 +9,8 @@ from srfabric.model import Chain, FlowClassifier
 from srfabric.model.topo import fat_tree
 from srfabric.rules.compile import compile_fabric
 from srfabric.rules.entries import Kind
-from srfabric.southbound.ofbind import PROTOCOL, flow_add_packed, packet_out_actions
+from srfabric.southbound.ofbind import PROTOCOL, packet_out_actions
+from srfabric.southbound.wire import flow_add_packed
 from srfabric.xdp.of_messages import (
     PortDesc,
     features_reply,
