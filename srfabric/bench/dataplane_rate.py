@@ -208,12 +208,12 @@ class RateRig:
         mask = os.sched_getaffinity(0)
         os.sched_setaffinity(0, {self.generator_cpu})
         try:
-            rate = self._measure(switch, size, seconds, frame, fd, _ifindex(self.in_if) if direct else 0)
+            return self._measure(switch, size, seconds, frame, fd, _ifindex(self.in_if) if direct else 0)
         finally:
             os.sched_setaffinity(0, mask)
-        return Rate(rate.switch, size, rate.offered_pps, rate.delivered_pps, "direct" if direct else "rig")
 
     def _measure(self, switch: str, size: int, seconds: float, frame: bytes, fd: int, ingress: int) -> Rate:
+        """Offered and delivered rates; ``ingress`` is set only when the switch program runs in the generator."""
         prog_test_run(fd, frame, repeat=CHUNK, live=True, ingress_ifindex=ingress)  # warm up caches and OVS
         time.sleep(0.2)
         before = self.sink_count()
@@ -224,4 +224,5 @@ class RateRig:
             sent += CHUNK
         elapsed = time.perf_counter() - began
         time.sleep(0.2)  # frames still queued at the switch
-        return Rate(switch, size, sent / elapsed, (self.sink_count() - before) / elapsed)
+        delivered = (self.sink_count() - before) / elapsed
+        return Rate(switch, size, sent / elapsed, delivered, "direct" if ingress else "rig")

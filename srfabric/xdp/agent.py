@@ -32,6 +32,7 @@ from pathlib import Path
 
 from os_ken.ofproto import ofproto_v1_3 as ofp
 
+from srfabric.codecs.macaddr import mac_from_str
 from srfabric.errors import SrfabricError
 from srfabric.rules.entries import FlowEntry, Kind, Match, Output, ToController
 from srfabric.rules.pipeline import HOST_IN, PORT_IN
@@ -51,7 +52,7 @@ from srfabric.xdp.of_messages import (
     port_desc_reply,
 )
 from srfabric.xdp.probe import verdict_counts
-from srfabric.xdp.tables import XdpTableError, XdpTables, xdp_tables
+from srfabric.xdp.tables import BUILT_IN, XdpTableError, XdpTables, xdp_tables
 from srfabric.xdp.walk import fill
 
 log = logging.getLogger("srfabric.xdp.agent")
@@ -77,6 +78,7 @@ class XdpAgent:
         self.dpid, self.ports, self.codec, self.name = dpid, ports, codec, name
         self.table: dict[Key, FlowEntry] = {}
         self.applied: XdpTables | None = None
+        self.changed = False  # the table differs from what the maps hold
         self.roles: dict[int, str] = {}
         self.obj: LoadedObject | None = None
         self.sockets: dict[int, socket.socket] = {}
@@ -144,24 +146,26 @@ class XdpAgent:
         if mod.command == ofp.OFPFC_ADD:
             self._add(mod, raw, xid)
         elif mod.command == ofp.OFPFC_DELETE_STRICT:
-            self.table.pop(mod.entry.key, None)
+            self.changed |= self.table.pop(mod.entry.key, None) is not None
         elif mod.command == ofp.OFPFC_DELETE:
             wanted = set(mod.entry.match)
             for key in [k for k in self.table if mod.table in (ofp.OFPTT_ALL, k[0]) and wanted <= set(k[2])]:
                 del self.table[key]
+                self.changed = True
         else:
             self.send(error(xid, ofp.OFPET_FLOW_MOD_FAILED, ofp.OFPFMFC_BAD_COMMAND, raw))
 
     def _add(self, mod: FlowMod, raw: bytes, xid: int) -> None:
         entry = mod.entry
         try:
-            if not mod.complete and entry.kind not in (Kind.DECODE, Kind.SECURITY, Kind.CONTROL, Kind.MISS):
+            if not mod.complete and entry.kind not in BUILT_IN:
                 raise XdpTableError("actions", "an action has no XDP form")
             xdp_tables([entry])  # refuse now what could never be applied
         except XdpTableError as refused:
             log.warning("refused %s: %s", entry, refused)
             self.send(error(xid, ofp.OFPET_BAD_ACTION, ofp.OFPBAC_BAD_TYPE, raw))  # "not supported"
             return
+        self.changed |= self.table.get(entry.key) != entry
         self.table[entry.key] = entry
 
     def on_packet_out(self, raw: bytes, xid: int) -> None:
@@ -177,8 +181,11 @@ class XdpAgent:
             self.sockets[out.actions[0].port].send(out.data)
 
     def on_barrier(self, raw: bytes, xid: int) -> None:
+        """Bring the maps up to the table (only if it changed since), then confirm."""
         try:
-            self.apply()
+            if self.changed:
+                self.apply()
+                self.changed = False
         except SrfabricError as failed:
             log.warning("barrier: %s", failed)
             self.send(error(xid, ofp.OFPET_FLOW_MOD_FAILED, ofp.OFPFMFC_TABLE_FULL, raw))
@@ -237,8 +244,7 @@ class XdpAgent:
 
 
 def _mac_of(ifname: str) -> int:
-    text = Path(f"/sys/class/net/{ifname}/address").read_text().strip()
-    return int(text.replace(":", ""), 16)
+    return mac_from_str(Path(f"/sys/class/net/{ifname}/address").read_text().strip(), ifname)
 
 
 def parse_port(text: str) -> tuple[int, str]:
