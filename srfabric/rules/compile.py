@@ -7,7 +7,8 @@ diff what a switch has against what it should have.
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 
 from srfabric.errors import ModelError, RoutingError, SrfabricError
 from srfabric.model.chain import Chain
@@ -106,10 +107,16 @@ class _Tables:
         }
 
 
-def _report(problems: list[SrfabricError] | None, what: str, error: SrfabricError) -> None:
-    if problems is None:
-        raise error
-    problems.append(type(error)(what, error.message if error.field == what else str(error)))
+@contextmanager
+def _reported(problems: list[SrfabricError] | None, what: str) -> Iterator[None]:
+    """Run a block that places one host's or chain's entries; an error in it is raised, or, with
+    ``problems`` given, recorded under ``what`` so that the rest still compiles."""
+    try:
+        yield
+    except SrfabricError as error:
+        if problems is None:
+            raise
+        problems.append(type(error)(what, error.message if error.field == what else str(error)))
 
 
 def switch_base_entries(fabric: Fabric, dpid: int, rules: CodecRules, sre: bool) -> list[FlowEntry]:
@@ -252,16 +259,14 @@ def compile_fabric(
         what = f"host {host.name}"
         dst = [match(eth_type=IPV4_ETHERTYPE, ipv4_dst=_ip(host.ip))]
         placed: list[tuple[int, FlowEntry]] = []
-        try:
+        with _reported(problems, what):
             for dpid in ingress:
                 route = host_route(fabric, (dpid, 0), host.name)
                 placed += route_entries(route, dst, rules, sre, Kind.ROUTE, 0, what)
             tables.add_all(placed, what)
-        except SrfabricError as error:
-            _report(problems, what, error)
     for chain in chains:
         what = f"chain {chain.name}"
-        try:
+        with _reported(problems, what):
             chain.validate(set(fabric.hosts), set(fabric.functions))
             route = chain_route(fabric, chain)
             matches = classifier_matches(chain.classifier, in_port=route.entry[1])
@@ -269,6 +274,4 @@ def compile_fabric(
                          "ipv4_dst": _ip(fabric.hosts[chain.destination].ip)}
             placed = route_entries(route, matches, rules, sre, Kind.CHAIN, chain.chain_id, what, endpoints)
             tables.add_all(placed, what)
-        except SrfabricError as error:
-            _report(problems, what, error)
     return tables.sorted()

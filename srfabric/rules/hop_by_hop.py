@@ -16,7 +16,7 @@ from srfabric.model.chain import Chain
 from srfabric.model.fabric import Fabric
 from srfabric.routing.paths import Route, chain_route, host_route
 from srfabric.rules.classify import classifier_matches
-from srfabric.rules.compile import _ip, _report, _Tables, compile_fabric
+from srfabric.rules.compile import _ip, _reported, _Tables, compile_fabric
 from srfabric.rules.entries import FlowEntry, Kind, Output, ToController, cookie, match
 from srfabric.rules.pipeline import (
     ARP_ETHERTYPE,
@@ -72,16 +72,14 @@ def compile_hop_by_hop(
     for host in sorted(fabric.hosts.values(), key=lambda h: h.name):
         what = f"host {host.name}"
         dst = match(eth_type=IPV4_ETHERTYPE, ipv4_dst=_ip(host.ip))
-        try:
+        with _reported(problems, what):
             placed = [(dpid, FlowEntry(PORT_IN, PRIO_ROUTE, dst, (Output(_first_port(host_route(fabric, (dpid, 0),
                                                                                                    host.name))),),
                                        cookie=cookie(Kind.ROUTE))) for dpid in fabric.switches]
             tables.add_all(placed, what)
-        except SrfabricError as error:
-            _report(problems, what, error)
     for chain in chains:
         what = f"chain {chain.name}"
-        try:
+        with _reported(problems, what):
             chain.validate(set(fabric.hosts), set(fabric.functions))
             entries = _chain_entries(chain_route(fabric, chain), chain)
             seen: dict[tuple[int, object], FlowEntry] = {}
@@ -91,8 +89,6 @@ def compile_hop_by_hop(
                     raise RoutingError(what, f"its route enters switch {dpid:#x} twice through one port and leaves "
                                               "differently; hop-by-hop rules cannot tell the visits apart")
             tables.add_all(entries, what)
-        except SrfabricError as error:
-            _report(problems, what, error)
     return tables.sorted()
 
 
