@@ -4,6 +4,10 @@ tables equal to what ``compile_fabric`` says they should hold.
 Reconciliation: the controller remembers what each switch holds, compiles the
 desired entries after every change, sends only the difference (deletes, then
 adds) and waits for each switch's barrier reply before reporting success.
+When a switch connects, what it holds is read back (flow table and groups), so
+a restarted controller changes only what differs: no flush, no duplicates. Each
+entry's cookie carries a digest of the entry (``wire_cookie``), which is how an
+entry read back is known to be exactly the one that would be sent.
 """
 
 from __future__ import annotations
@@ -24,11 +28,20 @@ from srfabric.controller.packets import ARP_REQUEST, FiveTuple, lldp_frame, pars
 from srfabric.errors import ModelError, SrfabricError
 from srfabric.model.chain import Chain
 from srfabric.model.fabric import Fabric, Host, Role, ServiceFunction, Switch
-from srfabric.rules.entries import FlowEntry, Kind, Match, kind_of
-from srfabric.rules.hop_by_hop import compile_tables
+from srfabric.rules.compile_cache import CompileCache
+from srfabric.rules.entries import FlowEntry, GroupEntry, Kind, Match, kind_of
 from srfabric.rules.reactive import RouteCache, flow_entries, reactive_tables
 from srfabric.southbound.channel import OpenFlowServer, SwitchConnection
-from srfabric.southbound.ofbind import flow_delete, flow_delete_all, packet_out, packet_out_actions
+from srfabric.southbound.ofbind import (
+    flow_delete,
+    flow_delete_all,
+    group_delete,
+    group_mod,
+    packet_out,
+    packet_out_actions,
+    wire_cookie,
+)
+from srfabric.southbound.readback import group_from_ofp, match_from_ofp
 from srfabric.southbound.wire import PacketIn, flow_add_packed
 
 log = logging.getLogger(__name__)
@@ -44,6 +57,7 @@ class ControllerConfig:
     lldp_interval: float = 1.0
     reactive: bool = False  # no default routes ahead: each new IPv4 flow from a host is set up on its first packet
     clock: Callable[[], int] = time.perf_counter_ns
+    on_synced: Callable[[Fabric], None] | None = None  # told after each sync, e.g. to keep learned hosts and links
 
 
 @dataclass(frozen=True)
@@ -80,7 +94,11 @@ class Controller:
         self.fabric = Fabric()
         self.chains: dict[str, Chain] = {}
         self.switches: dict[int, SwitchConnection] = {}
-        self.installed: dict[int, dict[tuple[int, int, Match], FlowEntry]] = {}
+        # What each switch holds: entry key -> the cookie it was sent with; groups by id (None: not ours).
+        self.installed: dict[int, dict[tuple[int, int, Match], int]] = {}
+        self.installed_groups: dict[int, dict[int, GroupEntry | None]] = {}
+        self.cache = CompileCache(self.config.codec, self.config.steering)
+        self.messages_sent = 0  # flow-mods and group-mods, for tests that check a reconnect changed nothing
         self.flows: dict[int, dict[tuple[int, int, Match], FlowEntry]] = {}  # reactive entries, kept by sync
         self.setups: deque[FlowSetup] = deque(maxlen=100_000)
         self._routes = RouteCache()
@@ -111,6 +129,10 @@ class Controller:
         self.fabric.add_function(function)
         self._dirty.set()
 
+    def remove_function(self, name: str) -> None:
+        self.fabric.remove_function(name)
+        self._dirty.set()
+
     async def add_chain(self, chain: Chain) -> None:
         """Install a chain; returns once every switch confirmed its entries with a barrier.
 
@@ -118,11 +140,7 @@ class Controller:
         """
         if chain.name in self.chains:
             raise ModelError("name", f"chain {chain.name!r} exists already")
-        problems: list[SrfabricError] = []
-        compile_tables(self.fabric, [*self.chains.values(), chain], self.config.codec, self.config.steering, problems)
-        for problem in problems:
-            if problem.field == f"chain {chain.name}":
-                raise problem
+        self.cache.state(self.fabric, list(self.chains.values()), [], checked=chain)
         self.chains[chain.name] = chain
         try:
             await self.sync()
@@ -138,47 +156,83 @@ class Controller:
             raise ModelError("name", f"chain {name!r} is unknown")
         await self.sync()
 
+    async def replace_chains(self, chains: dict[str, Chain], check: list[str] | None = None) -> None:
+        """Make ``chains`` the installed set in one sync (an update of several chains at once).
+
+        The chains named in ``check`` are checked against the others first; on any
+        error nothing changes. Returns once every switch confirmed with a barrier.
+        """
+        names = set(check or [])
+        kept = [chain for name, chain in chains.items() if name not in names]
+        for name in sorted(names):
+            self.cache.state(self.fabric, kept, [], checked=chains[name])
+            kept.append(chains[name])
+        old, self.chains = self.chains, dict(chains)
+        try:
+            await self.sync()
+        except SrfabricError:
+            self.chains = old
+            with contextlib.suppress(SrfabricError):
+                await self.sync()
+            raise
+
     # -- reconciliation ----------------------------------------------------------------
     async def sync(self) -> None:
         """Bring every connected switch to the compiled state and wait for its barrier."""
         async with self._lock:
             problems: list[SrfabricError] = []
-            tables = compile_tables(self.fabric, list(self.chains.values()), self.config.codec, self.config.steering,
-                                    problems)
+            state = self.cache.state(self.fabric, list(self.chains.values()), problems)
             self.problems = problems
+            tables = state.entries
             if self.config.reactive:
                 tables = reactive_tables(tables, self.config.steering)
             for dpid, flows in self.flows.items():
                 tables.setdefault(dpid, []).extend(flows.values())
             results = await asyncio.gather(
-                *(self._push(dpid, tables.get(dpid, [])) for dpid in list(self.switches)), return_exceptions=True
+                *(self._push(dpid, tables.get(dpid, []), state.groups.get(dpid, [])) for dpid in list(self.switches)),
+                return_exceptions=True,
             )
             for result in results:  # every push has finished before any failure is reported
                 if isinstance(result, BaseException):
                     raise result
+            if self.config.on_synced is not None:
+                self.config.on_synced(self.fabric)
 
-    async def _push(self, dpid: int, desired_list: list[FlowEntry]) -> None:
+    async def _push(self, dpid: int, desired_list: list[FlowEntry], desired_groups: list[GroupEntry]) -> None:
         conn = self.switches.get(dpid)
         if conn is None:
             return
         desired = {entry.key: entry for entry in desired_list}
         current = self.installed.setdefault(dpid, {})
-        removed = [entry for key, entry in current.items() if key not in desired]
-        added = [entry for key, entry in desired.items() if current.get(key) != entry]
-        if not removed and not added:
+        removed = [key for key in current if key not in desired]
+        added = [entry for key, entry in desired.items() if current.get(key) != wire_cookie(entry)]
+        groups = {group.group_id: group for group in desired_groups}
+        current_groups = self.installed_groups.setdefault(dpid, {})
+        changed = [group for gid, group in groups.items() if current_groups.get(gid, False) != group]
+        dropped = [gid for gid in current_groups if gid not in groups]
+        if not removed and not added and not changed and not dropped:
             return
-        for entry in removed:
-            conn.send(flow_delete(entry))
+        # Groups first (entries refer to them), entries next, unused groups last.
+        for group in changed:
+            conn.send(group_mod(group, modify=group.group_id in current_groups))
+        for key in removed:
+            conn.send(flow_delete(FlowEntry(*key)))
         for entry in added:
             conn.send(flow_add_packed(entry))
+        for gid in dropped:
+            conn.send(group_delete(gid))
+        self.messages_sent += len(changed) + len(removed) + len(added) + len(dropped)
         try:
             await conn.barrier()
         except SrfabricError:
             # Assume the adds landed: the next sync then deletes whatever is not wanted.
             self.installed[dpid] = {**{k: v for k, v in current.items() if k in desired},
-                                    **{entry.key: entry for entry in added}}
+                                    **{entry.key: wire_cookie(entry) for entry in added}}
+            self.installed_groups[dpid] = {**{g: v for g, v in current_groups.items() if g in groups},
+                                           **{group.group_id: group for group in changed}}
             raise
-        self.installed[dpid] = desired
+        self.installed[dpid] = {key: wire_cookie(entry) for key, entry in desired.items()}
+        self.installed_groups[dpid] = dict(groups)
 
     async def _sync_loop(self) -> None:
         while True:
@@ -194,12 +248,26 @@ class Controller:
     async def _on_ready(self, conn: SwitchConnection) -> None:
         name, role = self.config.switch_names.get(conn.dpid, (f"dp{conn.dpid:x}", "edge"))
         self.fabric.add_switch(Switch(conn.dpid, name, role))
-        conn.send(flow_delete_all())
-        await conn.barrier()
-        self.installed[conn.dpid] = {}
+        await self._read_back(conn)
         self.switches[conn.dpid] = conn
         self._send_lldp(conn)
         self._dirty.set()
+
+    async def _read_back(self, conn: SwitchConnection) -> None:
+        """Learn what a connecting switch holds; a table that cannot be read is flushed instead."""
+        try:
+            stats = await conn.flow_stats()
+            self.installed[conn.dpid] = {(s.table_id, s.priority, match_from_ofp(s.match)): s.cookie for s in stats}
+        except (SrfabricError, ValueError, KeyError, TypeError) as error:
+            log.info("switch %#x: flow table not read back (%s); flushing it", conn.dpid, error)
+            conn.send(flow_delete_all())
+            await conn.barrier()
+            self.installed[conn.dpid] = {}
+        try:
+            groups = await conn.group_desc()
+            self.installed_groups[conn.dpid] = {g.group_id: group_from_ofp(g) for g in groups}
+        except SrfabricError:
+            self.installed_groups[conn.dpid] = {}  # a switch without groups (the XDP agent) refuses the request
 
     async def _on_gone(self, conn: SwitchConnection) -> None:
         if self.switches.get(conn.dpid) is conn:
@@ -264,7 +332,7 @@ class Controller:
         msg = flow_add_packed(entry)
         conn.send(msg)
         self.flows.setdefault(conn.dpid, {})[entry.key] = entry
-        self.installed.setdefault(conn.dpid, {})[entry.key] = entry
+        self.installed.setdefault(conn.dpid, {})[entry.key] = wire_cookie(entry)
         return len(msg.buf)
 
     def forget_flows(self) -> None:

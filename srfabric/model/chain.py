@@ -64,9 +64,30 @@ class FlowClassifier:
         return proto
 
 
+MAX_PATHS = 64
+"""Load-balanced paths of one chain: one select-group bucket each at its ingress switch."""
+
+LB_FIELDS = ("eth_src", "eth_dst", "ip_src", "ip_dst", "ip_proto", "tcp_src", "tcp_dst", "udp_src", "udp_dst")
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """One way through a load-balanced chain: the functions it crosses and its share (``weight``)."""
+
+    functions: tuple[str, ...]
+    weight: int = 1
+
+
 @dataclass(frozen=True)
 class Chain:
-    """An ordered list of service functions that traffic from ``source`` to ``destination`` crosses."""
+    """An ordered list of service functions that traffic from ``source`` to ``destination`` crosses.
+
+    With ``alternatives`` the chain's flows are spread over several such lists
+    by weight (``functions`` is then ignored); ``taps`` are functions that get a
+    copy of the chain's traffic and return nothing; ``lb_fields`` name the
+    header fields whose hash picks a flow's alternative (empty: the switch's
+    default 5-tuple hash).
+    """
 
     name: str
     classifier: FlowClassifier
@@ -74,9 +95,35 @@ class Chain:
     source: str
     destination: str
     chain_id: int = 0
+    alternatives: tuple[Alternative, ...] = ()
+    taps: tuple[str, ...] = ()
+    lb_fields: tuple[str, ...] = ()
+
+    def paths(self) -> tuple[Alternative, ...]:
+        """Every alternative, or the one list of ``functions``."""
+        return self.alternatives or (Alternative(self.functions),)
+
+    @property
+    def grouped(self) -> bool:
+        """Whether the ingress switch needs a group (load balancing or taps) instead of one action list."""
+        return len(self.alternatives) > 1 or bool(self.taps)
 
     def validate(self, known_hosts: set[str], known_functions: set[str]) -> None:
         self.classifier.validate()
+        if len(self.alternatives) > MAX_PATHS:
+            raise ModelError("alternatives", f"{len(self.alternatives)} load-balanced paths; at most {MAX_PATHS}")
+        for index, alternative in enumerate(self.alternatives):
+            if not 1 <= alternative.weight <= 0xFFFF:
+                raise ModelError(f"alternatives[{index}].weight", f"{alternative.weight} is outside 1..65535")
+            for name in alternative.functions:
+                if name not in known_functions:
+                    raise ModelError(f"alternatives[{index}]", f"service function {name!r} is unknown")
+        for index, name in enumerate(self.taps):
+            if name not in known_functions:
+                raise ModelError(f"taps[{index}]", f"service function {name!r} is unknown")
+        for name in self.lb_fields:
+            if name not in LB_FIELDS:
+                raise ModelError("lb_fields", f"{name!r} is not one of {', '.join(LB_FIELDS)}")
         if self.source not in known_hosts:
             raise ModelError("source", f"host {self.source!r} is unknown")
         if self.destination not in known_hosts:

@@ -87,9 +87,17 @@ class Fabric:
     hosts: dict[str, Host] = field(default_factory=dict)
     functions: dict[str, ServiceFunction] = field(default_factory=dict)
     _graph: nx.DiGraph | None = field(default=None, repr=False, compare=False)
+    version: int = field(default=0, compare=False)
+    """Counts changes, so compiled tables can be kept until the fabric changes."""
+
+    def _changed(self) -> None:
+        self._graph = None
+        self.version += 1
 
     def add_switch(self, switch: Switch) -> None:
-        self.switches[switch.dpid] = switch
+        if self.switches.get(switch.dpid) != switch:
+            self.switches[switch.dpid] = switch
+            self._changed()
 
     def add_link(self, a: Endpoint, b: Endpoint) -> None:
         """Add a full-duplex link between two switch ports."""
@@ -102,13 +110,13 @@ class Fabric:
                 self.links.pop(old, None)
         self.links[a] = b
         self.links[b] = a
-        self._graph = None
+        self._changed()
 
     def remove_link(self, a: Endpoint) -> None:
         b = self.links.pop(a, None)
         if b is not None:
             self.links.pop(b, None)
-        self._graph = None
+            self._changed()
 
     def add_host(self, host: Host) -> None:
         if host.dpid not in self.switches:
@@ -117,14 +125,26 @@ class Fabric:
             ipaddress.IPv4Address(host.ip)
         except ValueError:
             raise ModelError("host.ip", f"{host.ip!r} is not an IPv4 address") from None
-        self.hosts[host.name] = host
+        if self.hosts.get(host.name) != host:
+            self.hosts[host.name] = host
+            self._changed()
 
     def add_function(self, function: ServiceFunction) -> None:
         # The switch may connect later; only a port already known as a fabric link is refused.
         for which, end in (("ingress", function.ingress), ("egress", function.egress)):
             if end in self.links:
                 raise ModelError(f"{function.name}.{which}", f"port {end[1]} of {end[0]:#x} is a fabric link")
-        self.functions[function.name] = function
+        if self.functions.get(function.name) != function:
+            self.functions[function.name] = function
+            self._changed()
+
+    def remove_function(self, name: str) -> None:
+        if self.functions.pop(name, None) is not None:
+            self._changed()
+
+    def remove_host(self, name: str) -> None:
+        if self.hosts.pop(name, None) is not None:
+            self._changed()
 
     def host_by_ip(self, ip: str) -> Host | None:
         for host in self.hosts.values():

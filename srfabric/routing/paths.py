@@ -69,8 +69,10 @@ def _switch_path(fabric: Fabric, src: int, dst: int, what: str) -> list[Hop]:
     return hops
 
 
-def chain_route(fabric: Fabric, chain: Chain) -> Route:
+def chain_route(fabric: Fabric, chain: Chain, functions: tuple[str, ...] | None = None) -> Route:
     """The shortest route from the chain's source through each function in order to its destination.
+
+    ``functions`` replaces the chain's own list (one alternative of a load-balanced chain).
 
     Examples
     --------
@@ -83,17 +85,30 @@ def chain_route(fabric: Fabric, chain: Chain) -> Route:
     """
     source = fabric.hosts[chain.source]
     destination = fabric.hosts[chain.destination]
+    hops, position = _through_functions(fabric, (source.dpid, source.port),
+                                        chain.functions if functions is None else functions)
+    hops += _switch_path(fabric, position[0], destination.dpid, "destination")
+    return Route((source.dpid, source.port), tuple(hops), (destination.dpid, destination.port))
+
+
+def tap_route(fabric: Fabric, chain: Chain, tap: str) -> Route:
+    """From the chain's source into the tap function; the route ends where the tap hands the copy back."""
+    source = fabric.hosts[chain.source]
+    hops, position = _through_functions(fabric, (source.dpid, source.port), (tap,))
+    return Route((source.dpid, source.port), tuple(hops), position)
+
+
+def _through_functions(fabric: Fabric, position: Endpoint, functions: tuple[str, ...]) -> tuple[list[Hop], Endpoint]:
+    """Hops from ``position`` through each function in order, and where the last one hands frames back."""
     hops: list[Hop] = []
-    position: Endpoint = (source.dpid, source.port)
-    for index, name in enumerate(chain.functions):
+    for index, name in enumerate(functions):
         function = fabric.functions.get(name)
         if function is None:
             raise RoutingError(f"functions[{index}]", f"service function {name!r} is unknown")
         hops += _switch_path(fabric, position[0], function.ingress[0], f"functions[{index}]")
         hops.append(Hop(function.ingress[0], function.ingress[1], function.egress))
         position = function.egress
-    hops += _switch_path(fabric, position[0], destination.dpid, "destination")
-    return Route((source.dpid, source.port), tuple(hops), (destination.dpid, destination.port))
+    return hops, position
 
 
 def host_route(fabric: Fabric, entry: Endpoint, destination: str) -> Route:

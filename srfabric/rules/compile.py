@@ -9,17 +9,21 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 from srfabric.errors import ModelError, RoutingError, SrfabricError
 from srfabric.model.chain import Chain
 from srfabric.model.fabric import Fabric
 from srfabric.routing.pathlets import Pathlet, split_pathlets
-from srfabric.routing.paths import Route, chain_route, host_route
+from srfabric.routing.paths import Route, chain_route, host_route, tap_route
 from srfabric.rules.classify import classifier_matches
 from srfabric.rules.codec_rules import CodecRules, rules_for
 from srfabric.rules.entries import (
     Action,
+    Bucket,
     FlowEntry,
+    Group,
+    GroupEntry,
     Kind,
     Match,
     Output,
@@ -74,22 +78,29 @@ def matches_overlap(a: Match, b: Match) -> bool:
 
 
 class _Tables:
-    """Collects entries per switch and refuses two different entries with one key."""
+    """Collects entries and groups per switch and refuses two different ones with one key."""
 
     def __init__(self, dpids: Iterable[int]) -> None:
         self.entries: dict[int, dict[tuple[int, int, Match], FlowEntry]] = {d: {} for d in dpids}
+        self.groups: dict[int, dict[int, GroupEntry]] = {d: {} for d in dpids}
 
-    def add_all(self, placed: list[tuple[int, FlowEntry]], what: str) -> None:
-        """Add entries all or nothing, so a conflicting chain leaves no half of itself behind.
+    def add_all(self, placed: list[tuple[int, FlowEntry]], what: str, groups: Sequence[tuple[int, GroupEntry]] = (),
+                check_overlap: bool = True) -> None:
+        """Add entries (and the groups they use) all or nothing, so a conflicting chain leaves no half of itself.
 
         Two chain entries of one priority whose matches can both hit one packet
-        would leave the choice to the switch: that is refused too.
+        would leave the choice to the switch: that is refused too, unless
+        ``check_overlap`` is off (the caller checked when the chain was added).
         """
+        for dpid, group in groups:
+            old_group = self.groups[dpid].get(group.group_id)
+            if old_group is not None and old_group != group:
+                raise ModelError(what, f"group {group.group_id} on switch {dpid:#x} is taken by another chain")
         for dpid, entry in placed:
             old = self.entries[dpid].get(entry.key)
             if old is not None and old != entry:
                 raise ModelError(what, f"conflicts with an existing entry on switch {dpid:#x} (cookie {old.cookie:#x})")
-            if entry.kind != Kind.CHAIN:
+            if entry.kind != Kind.CHAIN or not check_overlap:
                 continue
             for other in self.entries[dpid].values():
                 if (other.kind == Kind.CHAIN and other.cookie != entry.cookie and other.table == entry.table
@@ -98,6 +109,8 @@ class _Tables:
                                            f"on switch {dpid:#x}; make them disjoint")
         for dpid, entry in placed:
             self.entries[dpid][entry.key] = entry
+        for dpid, group in groups:
+            self.groups[dpid][group.group_id] = group
 
     def sorted(self) -> dict[int, list[FlowEntry]]:
         """Each switch's entries by (table, priority, match): the same inputs give the same lists."""
@@ -105,6 +118,15 @@ class _Tables:
             dpid: sorted(entries.values(), key=lambda e: (e.table, -e.priority, e.match))
             for dpid, entries in self.entries.items()
         }
+
+    def copy(self) -> _Tables:
+        other = _Tables(())
+        other.entries = {dpid: dict(entries) for dpid, entries in self.entries.items()}
+        other.groups = {dpid: dict(groups) for dpid, groups in self.groups.items()}
+        return other
+
+    def sorted_groups(self) -> dict[int, list[GroupEntry]]:
+        return {dpid: [groups[i] for i in sorted(groups)] for dpid, groups in self.groups.items() if groups}
 
 
 @contextmanager
@@ -233,22 +255,96 @@ def sre_switches(fabric: Fabric) -> set[int]:
     return {dpid for dpid, sw in fabric.switches.items() if sw.can_encapsulate} | with_hosts
 
 
-def compile_fabric(
-    fabric: Fabric, chains: Sequence[Chain], codec: str, problems: list[SrfabricError] | None = None
-) -> dict[int, list[FlowEntry]]:
-    """Every entry every switch should hold, sorted by (table, priority, match).
+@dataclass
+class SwitchState:
+    """What every switch should hold: flow entries sorted by (table, priority, match), and groups by id."""
 
-    With ``problems`` given, a host or chain that cannot be routed (or conflicts)
-    is left out and its error appended there; without it the first error is raised.
-    The error's ``field`` names the culprit (``host h3``, ``chain SFP1``).
+    entries: dict[int, list[FlowEntry]]
+    groups: dict[int, list[GroupEntry]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """One chain's part of the tables: entries and groups by switch."""
+
+    entries: list[tuple[int, FlowEntry]]
+    groups: list[tuple[int, GroupEntry]]
+
+
+def group_ids(chain_id: int) -> tuple[int, int]:
+    """The chain's select group (load balancing) and all group (tap copies)."""
+    return chain_id * 4 + 1, chain_id * 4 + 2
+
+
+def chain_placement(fabric: Fabric, chain: Chain, codec: str, sre: set[int] | None = None) -> Placement:
+    """Where a chain's entries go: one header per pathlet, and at its ingress a group when it is
+    load-balanced (a select group whose buckets write different paths) or tapped (an all group
+    whose extra buckets send a copy into each tap function, where it ends).
 
     Examples
     --------
-    >>> from srfabric.model.topo import fat_tree
-    >>> tables = compile_fabric(fat_tree(4).to_fabric(), [], "mac-nibble")
-    >>> sum(1 for e in tables[0x301] if e.kind == Kind.DECODE)
-    11
+    >>> from srfabric.model import Alternative, Chain, FlowClassifier
+    >>> from srfabric.model.topo import tsn_fig1
+    >>> from srfabric.model.fabric import ServiceFunction
+    >>> fabric = tsn_fig1().to_fabric()
+    >>> fabric.add_function(ServiceFunction("a", (1, 8), (1, 9)))
+    >>> fabric.add_function(ServiceFunction("b", (1, 10), (1, 11)))
+    >>> chain = Chain("c", FlowClassifier(), (), "h1", "h3", chain_id=7,
+    ...               alternatives=(Alternative(("a",), 1), Alternative(("b",), 3)))
+    >>> placed = chain_placement(fabric, chain, "mac-nibble")
+    >>> [(g.type, [b.weight for b in g.buckets]) for _, g in placed.groups]
+    [('select', [1, 3])]
     """
+    rules = rules_for(codec)
+    sre = sre_switches(fabric) if sre is None else sre
+    what = f"chain {chain.name}"
+    chain.validate(set(fabric.hosts), set(fabric.functions))
+    source = fabric.hosts[chain.source]
+    matches = classifier_matches(chain.classifier, in_port=source.port)
+    endpoints = {"ipv4_src": _ip(source.ip), "ipv4_dst": _ip(fabric.hosts[chain.destination].ip)}
+    if not chain.grouped:
+        route = chain_route(fabric, chain, chain.paths()[0].functions)
+        return Placement(route_entries(route, matches, rules, sre, Kind.CHAIN, chain.chain_id, what, endpoints), [])
+    placed: list[tuple[int, FlowEntry]] = []
+
+    def header_actions(route: Route) -> tuple[Action, ...]:
+        """The ingress entry's actions for ``route``; the later pathlets' entries are kept in ``placed``."""
+        first: tuple[Action, ...] = ()
+        for dpid, entry in route_entries(route, matches[:1], rules, sre, Kind.CHAIN, chain.chain_id, what, endpoints):
+            if entry.table == HOST_IN:
+                first = entry.actions
+            else:
+                placed.append((dpid, entry))
+        return first
+
+    select_id, all_id = group_ids(chain.chain_id)
+    groups: list[tuple[int, GroupEntry]] = []
+    paths = chain.paths()
+    if len(paths) > 1:
+        buckets = tuple(Bucket(header_actions(chain_route(fabric, chain, p.functions)), p.weight) for p in paths)
+        groups.append((source.dpid, GroupEntry(select_id, "select", buckets, chain.lb_fields)))
+        main: tuple[Action, ...] = (Group(select_id),)
+    else:
+        main = header_actions(chain_route(fabric, chain, paths[0].functions))
+    ingress_actions = main
+    if chain.taps:
+        copies = [Bucket(main)]
+        for tap in chain.taps:
+            copies.append(Bucket(header_actions(tap_route(fabric, chain, tap))))
+            egress = fabric.functions[tap].egress
+            # A tap returns its copy on its egress port: the copy ends there.
+            placed.append((egress[0], FlowEntry(PORT_IN, PRIO_PORT + 1, match(in_port=egress[1]), (),
+                                                cookie=cookie(Kind.MISS))))
+        groups.append((source.dpid, GroupEntry(all_id, "all", tuple(copies))))
+        ingress_actions = (Group(all_id),)
+    for m in matches:
+        placed.append((source.dpid, FlowEntry(HOST_IN, PRIO_CHAIN, m, ingress_actions,
+                                              cookie=cookie(Kind.CHAIN, chain.chain_id))))
+    return Placement(placed, groups)
+
+
+def base_tables(fabric: Fabric, codec: str, problems: list[SrfabricError] | None = None) -> _Tables:
+    """Every switch's chain-independent entries and its default routes to every host."""
     rules = rules_for(codec)
     sre = sre_switches(fabric)
     tables = _Tables(fabric.switches)
@@ -264,14 +360,37 @@ def compile_fabric(
                 route = host_route(fabric, (dpid, 0), host.name)
                 placed += route_entries(route, dst, rules, sre, Kind.ROUTE, 0, what)
             tables.add_all(placed, what)
+    return tables
+
+
+def compile_state(
+    fabric: Fabric, chains: Sequence[Chain], codec: str, problems: list[SrfabricError] | None = None
+) -> SwitchState:
+    """Every entry and group every switch should hold (see ``compile_fabric``)."""
+    tables = base_tables(fabric, codec, problems)
+    sre = sre_switches(fabric)
     for chain in chains:
-        what = f"chain {chain.name}"
-        with _reported(problems, what):
-            chain.validate(set(fabric.hosts), set(fabric.functions))
-            route = chain_route(fabric, chain)
-            matches = classifier_matches(chain.classifier, in_port=route.entry[1])
-            endpoints = {"ipv4_src": _ip(fabric.hosts[chain.source].ip),
-                         "ipv4_dst": _ip(fabric.hosts[chain.destination].ip)}
-            placed = route_entries(route, matches, rules, sre, Kind.CHAIN, chain.chain_id, what, endpoints)
-            tables.add_all(placed, what)
-    return tables.sorted()
+        with _reported(problems, f"chain {chain.name}"):
+            placement = chain_placement(fabric, chain, codec, sre)
+            tables.add_all(placement.entries, f"chain {chain.name}", placement.groups)
+    return SwitchState(tables.sorted(), tables.sorted_groups())
+
+
+def compile_fabric(
+    fabric: Fabric, chains: Sequence[Chain], codec: str, problems: list[SrfabricError] | None = None
+) -> dict[int, list[FlowEntry]]:
+    """Every entry every switch should hold, sorted by (table, priority, match).
+
+    With ``problems`` given, a host or chain that cannot be routed (or conflicts)
+    is left out and its error appended there; without it the first error is raised.
+    The error's ``field`` names the culprit (``host h3``, ``chain SFP1``).
+    Load-balanced and tapped chains also need groups: see ``compile_state``.
+
+    Examples
+    --------
+    >>> from srfabric.model.topo import fat_tree
+    >>> tables = compile_fabric(fat_tree(4).to_fabric(), [], "mac-nibble")
+    >>> sum(1 for e in tables[0x301] if e.kind == Kind.DECODE)
+    11
+    """
+    return compile_state(fabric, chains, codec, problems).entries

@@ -143,6 +143,13 @@ class ToController:
     pass
 
 
+@dataclass(frozen=True)
+class Group:
+    """Hand the packet to group ``group_id`` (its buckets each act on their own copy)."""
+
+    group_id: int
+
+
 Action = (
     Output
     | OutputBits
@@ -155,6 +162,7 @@ Action = (
     | PopMpls
     | SetMplsTtl
     | ToController
+    | Group
 )
 
 
@@ -177,3 +185,24 @@ class FlowEntry:
     def key(self) -> tuple[int, int, Match]:
         """What identifies the entry inside a switch (OpenFlow's strict match)."""
         return self.table, self.priority, self.match
+
+
+@dataclass(frozen=True)
+class Bucket:
+    """One bucket of a group: its share of flows (select groups) and what it does to its copy."""
+
+    actions: tuple[Action, ...]
+    weight: int = 0
+
+
+@dataclass(frozen=True)
+class GroupEntry:
+    """An OpenFlow group: ``select`` sends each flow through one bucket by weight, ``all`` through every bucket.
+
+    ``fields`` name what the select hash covers (empty: the switch's default).
+    """
+
+    group_id: int
+    type: str
+    buckets: tuple[Bucket, ...]
+    fields: tuple[str, ...] = ()

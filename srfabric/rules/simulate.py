@@ -10,12 +10,16 @@ in order with every output sending the packet as it is at that point.
 from __future__ import annotations
 
 import copy
+import zlib
 from dataclasses import dataclass, field
 
 from srfabric.errors import SrfabricError
 from srfabric.model.fabric import Fabric
 from srfabric.rules.entries import (
+    Bucket,
     FlowEntry,
+    Group,
+    GroupEntry,
     LoadBits,
     MoveBits,
     Output,
@@ -119,10 +123,11 @@ class SwitchResult:
 class FakeSwitch:
     """One switch's tables, executed on ``Packet`` objects."""
 
-    def __init__(self, entries: list[FlowEntry]) -> None:
+    def __init__(self, entries: list[FlowEntry], groups: list[GroupEntry] | None = None) -> None:
         self.tables: dict[int, list[FlowEntry]] = {}
         for entry in entries:
             self.tables.setdefault(entry.table, []).append(entry)
+        self.groups = {group.group_id: group for group in groups or []}
 
     def lookup(self, table: int, packet: Packet, in_port: int) -> FlowEntry | None:
         best: FlowEntry | None = None
@@ -180,8 +185,33 @@ class FakeSwitch:
             packet.mpls[0][1] = action.ttl
         elif isinstance(action, ToController):
             result.to_controller = True
+        elif isinstance(action, Group):
+            self._group(action.group_id, packet, in_port, result)
         else:
             raise SrfabricError("action", f"the fake switch cannot run {action!r}")
+
+
+    def _group(self, group_id: int, packet: Packet, in_port: int, result: SwitchResult) -> None:
+        group = self.groups.get(group_id)
+        if group is None:
+            raise SrfabricError("group", f"group {group_id} is not installed")
+        buckets = [select_bucket(group, packet)] if group.type == "select" else list(group.buckets)
+        for bucket in buckets:
+            copied = copy.deepcopy(packet)  # every bucket acts on its own copy
+            for action in bucket.actions:
+                self._apply(action, copied, in_port, result)
+
+
+def select_bucket(group: GroupEntry, packet: Packet) -> Bucket:
+    """The bucket a select group gives this packet's flow: a 5-tuple hash spread over the weights."""
+    key = f"{packet.ipv4_src}/{packet.ipv4_dst}/{packet.ip_proto}/{packet.tp_src}/{packet.tp_dst}".encode()
+    total = sum(bucket.weight for bucket in group.buckets)
+    point = zlib.crc32(key) % total
+    for bucket in group.buckets:
+        point -= bucket.weight
+        if point < 0:
+            return bucket
+    raise SrfabricError("group", f"group {group.group_id} has no bucket with weight")
 
 
 @dataclass
@@ -196,13 +226,14 @@ class Walk:
 
 
 def walk(
-    fabric: Fabric, tables: dict[int, list[FlowEntry]], packet: Packet, dpid: int, in_port: int, max_hops: int = 64
+    fabric: Fabric, tables: dict[int, list[FlowEntry]], packet: Packet, dpid: int, in_port: int, max_hops: int = 64,
+    groups: dict[int, list[GroupEntry]] | None = None,
 ) -> Walk:
     """Inject ``packet`` at (dpid, in_port) and follow it through switches, links and functions.
 
     Service functions forward a frame unchanged from their ingress to their egress port.
     """
-    switches = {d: FakeSwitch(entries) for d, entries in tables.items()}
+    switches = {d: FakeSwitch(entries, (groups or {}).get(d)) for d, entries in tables.items()}
     result = Walk()
     pending = [(packet, dpid, in_port)]
     steps = 0

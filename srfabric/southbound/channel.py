@@ -125,6 +125,9 @@ class SwitchConnection:
     async def flow_stats(self) -> list[Any]:
         return await self.multipart(parser.OFPFlowStatsRequest(PROTOCOL))
 
+    async def group_desc(self) -> list[Any]:
+        return await self.multipart(parser.OFPGroupDescStatsRequest(PROTOCOL))
+
     async def handshake(self, timeout: float = 10.0) -> None:
         self.send(parser.OFPHello(PROTOCOL))
         features = await self._request(parser.OFPFeaturesRequest(PROTOCOL), timeout)
@@ -181,8 +184,12 @@ class SwitchConnection:
             self.writer.write(reply.buf)
         elif isinstance(msg, parser.OFPErrorMsg):
             sent = describe(self._recent.get(xid))
-            if sent.startswith("OFPFlowMod"):  # packet-out errors (LLDP, ARP) say nothing of the tables
+            if sent.startswith(("OFPFlowMod", "OFPGroupMod")):  # packet-out errors (LLDP, ARP) say nothing of tables
                 self._errors.append((xid, f"OFPT_ERROR type={msg.type} code={msg.code} for {sent}"))
+            future = self._waiting.get(xid)
+            if future is not None and not future.done():  # a request the switch refused
+                future.set_exception(SwitchError("switch", f"{self.dpid:#x} refused {sent}: type={msg.type} "
+                                                           f"code={msg.code}"))
             log.warning("switch %#x: error type=%s code=%s xid=%s", self.dpid, msg.type, msg.code, xid)
         elif isinstance(msg, parser.OFPPortStatus):
             if msg.reason == ofp.OFPPR_DELETE:

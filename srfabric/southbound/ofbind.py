@@ -6,6 +6,8 @@ protocol modules and nothing else) and return message objects.
 
 from __future__ import annotations
 
+import zlib
+from functools import lru_cache
 from typing import Any
 
 from os_ken.ofproto import nicira_ext
@@ -15,6 +17,8 @@ from os_ken.ofproto import ofproto_v1_3_parser as parser
 from srfabric.rules.entries import (
     Action,
     FlowEntry,
+    Group,
+    GroupEntry,
     LoadBits,
     Match,
     MoveBits,
@@ -87,7 +91,29 @@ def bind_action(action: Action) -> Any:
         return parser.OFPActionPopMpls(action.ethertype)
     if isinstance(action, SetMplsTtl):
         return parser.OFPActionSetMplsTtl(action.ttl)
+    if isinstance(action, Group):
+        return parser.OFPActionGroup(action.group_id)
     raise TypeError(f"no OpenFlow binding for {action!r}")
+
+
+DIGEST_SHIFT = 24
+DIGEST_MASK = 0xFFFFFFFF << DIGEST_SHIFT
+
+
+@lru_cache(maxsize=65536)
+def wire_cookie(entry: FlowEntry) -> int:
+    """The cookie sent with ``entry``: its own (kind and owner) plus a digest of the whole entry in bits 24..55.
+
+    A controller that reads a switch's table back (after a restart) tells from the
+    cookie alone whether an entry is exactly the one it would send.
+
+    >>> from srfabric.rules.entries import Output, match
+    >>> e = FlowEntry(0, 10, match(in_port=1), (Output(2),), cookie=5 << 56)
+    >>> wire_cookie(e) >> 56, wire_cookie(e) != wire_cookie(FlowEntry(0, 10, match(in_port=1), (Output(3),), 5 << 56))
+    (5, True)
+    """
+    digest = zlib.crc32(repr(entry).encode())
+    return (entry.cookie & ~DIGEST_MASK) | (digest << DIGEST_SHIFT)
 
 
 def flow_add(entry: FlowEntry) -> Any:
@@ -98,7 +124,7 @@ def flow_add(entry: FlowEntry) -> Any:
     if entry.goto is not None:
         instructions.append(parser.OFPInstructionGotoTable(entry.goto))
     return parser.OFPFlowMod(
-        PROTOCOL, cookie=entry.cookie, table_id=entry.table, command=ofp.OFPFC_ADD,
+        PROTOCOL, cookie=wire_cookie(entry), table_id=entry.table, command=ofp.OFPFC_ADD,
         priority=entry.priority, buffer_id=ofp.OFP_NO_BUFFER, out_port=ofp.OFPP_ANY,
         out_group=ofp.OFPG_ANY, match=bind_match(entry.match),
         instructions=instructions,
@@ -132,3 +158,23 @@ def packet_out_actions(in_port: int, actions: tuple[Action, ...], data: bytes) -
     return parser.OFPPacketOut(
         PROTOCOL, buffer_id=ofp.OFP_NO_BUFFER, in_port=in_port, actions=[bind_action(a) for a in actions], data=data,
     )
+
+
+GROUP_TYPES = {"all": ofp.OFPGT_ALL, "select": ofp.OFPGT_SELECT}
+
+
+def group_mod(group: GroupEntry, modify: bool = False) -> Any:
+    """Add (or replace the buckets of) a group. Hash ``fields`` are not sent: OpenFlow 1.3 has no way to
+    say them, and Open vSwitch then hashes the 5-tuple."""
+    buckets = [parser.OFPBucket(weight=bucket.weight, watch_port=ofp.OFPP_ANY, watch_group=ofp.OFPG_ANY,
+                                actions=[bind_action(a) for a in bucket.actions]) for bucket in group.buckets]
+    return parser.OFPGroupMod(PROTOCOL, command=ofp.OFPGC_MODIFY if modify else ofp.OFPGC_ADD,
+                              type_=GROUP_TYPES[group.type], group_id=group.group_id, buckets=buckets)
+
+
+def group_delete(group_id: int) -> Any:
+    return parser.OFPGroupMod(PROTOCOL, command=ofp.OFPGC_DELETE, type_=ofp.OFPGT_ALL, group_id=group_id, buckets=[])
+
+
+def group_delete_all() -> Any:
+    return group_delete(ofp.OFPG_ALL)

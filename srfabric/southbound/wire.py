@@ -21,7 +21,7 @@ from os_ken.ofproto import ofproto_v1_3_parser as parser
 
 from srfabric.errors import DecodingError
 from srfabric.rules.entries import Action, FlowEntry, Match
-from srfabric.southbound.ofbind import bind_action, flow_add
+from srfabric.southbound.ofbind import bind_action, flow_add, wire_cookie
 
 # OXM basic class (0x8000) field numbers and value widths in bytes, from OpenFlow 1.3.5 table 12.
 OXM_FIELDS: dict[str, tuple[int, int]] = {
@@ -89,7 +89,7 @@ def pack_flow_add(entry: FlowEntry) -> PackedMessage | None:
         return None
     instructions = _instructions(entry.actions, entry.goto)
     length = FLOW_MOD_HEAD.size + len(packed_match) + len(instructions)
-    head = FLOW_MOD_HEAD.pack(ofp.OFP_VERSION, ofp.OFPT_FLOW_MOD, length, 0, entry.cookie, 0, entry.table,
+    head = FLOW_MOD_HEAD.pack(ofp.OFP_VERSION, ofp.OFPT_FLOW_MOD, length, 0, wire_cookie(entry), 0, entry.table,
                               ofp.OFPFC_ADD, 0, 0, entry.priority, ofp.OFP_NO_BUFFER, ofp.OFPP_ANY, ofp.OFPG_ANY, 0)
     return PackedMessage(bytearray(head + packed_match + instructions))
 

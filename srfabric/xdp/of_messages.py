@@ -8,32 +8,20 @@ switch sends; those are packed from the OpenFlow 1.3.5 layouts.
 
 from __future__ import annotations
 
-import ipaddress
 import struct
 from dataclasses import dataclass
-from typing import Any
 
 from os_ken.ofproto import ofproto_v1_3 as ofp
 from os_ken.ofproto import ofproto_v1_3_parser as parser
 
-from srfabric.codecs.macaddr import mac_from_str
 from srfabric.errors import DecodingError
 from srfabric.rules.entries import (
-    IPV4_FIELDS,
-    MAC_FIELDS,
     Action,
     FlowEntry,
-    Output,
-    PopMpls,
-    PopVlan,
-    PushMpls,
-    PushVlan,
-    SetField,
-    SetMplsTtl,
-    ToController,
     match,
 )
-from srfabric.southbound.ofbind import PROTOCOL
+from srfabric.southbound.ofbind import DIGEST_MASK, PROTOCOL, wire_cookie
+from srfabric.southbound.readback import action_from_ofp, match_from_ofp
 from srfabric.southbound.wire import HEADER, pack_match
 
 FEATURES = struct.Struct("!QIBB2xII")
@@ -41,43 +29,10 @@ MULTIPART = struct.Struct("!HH4x")
 PORT = struct.Struct("!I4x6s2x16sIIIIIIII")
 FLOW_STATS = struct.Struct("!HBxIIHHHH4xQQQ")
 PACKET_OUT = struct.Struct("!IIH6x")
-NXM_NAMES = {"eth_type_nxm": "eth_type", "in_port_nxm": "in_port"}
 
 
 def header(msg_type: int, xid: int, body: bytes = b"") -> bytes:
     return HEADER.pack(ofp.OFP_VERSION, msg_type, HEADER.size + len(body), xid) + body
-
-
-def _value(name: str, value: Any) -> int:
-    """A field value as ``FlowEntry`` holds it: MACs and IPv4 addresses as integers.
-
-    >>> _value("eth_src", "30:00:00:00:03:24"), _value("ipv4_dst", "10.0.0.2"), _value("udp_dst", 53)
-    (52776558134052, 167772162, 53)
-    """
-    if name in MAC_FIELDS and isinstance(value, str):
-        return mac_from_str(value, name)
-    if name in IPV4_FIELDS and isinstance(value, str):
-        return int(ipaddress.IPv4Address(value))
-    return int(value)
-
-
-def _action(action: Any) -> Action | None:
-    """Our rule object for an os-ken action; None for the Nicira actions of built-in entries."""
-    if isinstance(action, parser.OFPActionOutput):
-        return ToController() if action.port == ofp.OFPP_CONTROLLER else Output(action.port)
-    if isinstance(action, parser.OFPActionSetField):
-        return SetField(action.key, _value(action.key, action.value))
-    if isinstance(action, parser.OFPActionPushVlan):
-        return PushVlan(action.ethertype)
-    if isinstance(action, parser.OFPActionPopVlan):
-        return PopVlan()
-    if isinstance(action, parser.OFPActionPushMpls):
-        return PushMpls(action.ethertype)
-    if isinstance(action, parser.OFPActionPopMpls):
-        return PopMpls(action.ethertype)
-    if isinstance(action, parser.OFPActionSetMplsTtl):
-        return SetMplsTtl(action.mpls_ttl)
-    return None
 
 
 @dataclass(frozen=True)
@@ -95,13 +50,6 @@ def parse_flow_mod(raw: bytes) -> FlowMod:
         msg = parser.OFPFlowMod.parser(PROTOCOL, ofp.OFP_VERSION, msg_type, length, xid, raw)
     except (struct.error, KeyError, ValueError, AssertionError) as error:
         raise DecodingError("flow_mod", f"cannot be parsed: {error}") from None
-    fields: dict[str, int | tuple[int, int]] = {}
-    for name, value in msg.match._fields2:
-        plain = NXM_NAMES.get(name, name)
-        if isinstance(value, tuple):
-            fields[plain] = (_value(plain, value[0]), _value(plain, value[1]))
-        else:
-            fields[plain] = _value(plain, value)
     actions: list[Action] = []
     goto = None
     complete = True
@@ -110,11 +58,13 @@ def parse_flow_mod(raw: bytes) -> FlowMod:
             goto = instruction.table_id
         elif isinstance(instruction, parser.OFPInstructionActions):
             for action in instruction.actions:
-                ours = _action(action)
+                ours = action_from_ofp(action)
                 complete = complete and ours is not None
                 if ours is not None:
                     actions.append(ours)
-    entry = FlowEntry(msg.table_id, msg.priority, match(**fields), tuple(actions), goto, msg.cookie)
+    # The cookie's digest bits only say what was sent; the entry keeps the controller's own cookie.
+    entry = FlowEntry(msg.table_id, msg.priority, match_from_ofp(msg.match), tuple(actions), goto,
+                      msg.cookie & ~DIGEST_MASK)
     return FlowMod(msg.command, msg.table_id, entry, complete)
 
 
@@ -146,7 +96,7 @@ def parse_packet_out(raw: bytes) -> PacketOut:
         action = parser.OFPAction.parser(raw, offset)
         if action.len < 8:
             raise DecodingError("packet_out", f"an action of length {action.len} is shorter than 8")
-        actions.append(_action(action))
+        actions.append(action_from_ofp(action))
         offset += action.len
     return PacketOut(in_port, tuple(actions), bytes(raw[end:length]))
 
@@ -172,13 +122,16 @@ def port_desc_reply(xid: int, ports: list[PortDesc]) -> bytes:
 
 
 def flow_stats_reply(xid: int, entries: list[tuple[FlowEntry, int, int]]) -> bytes:
-    """One reply with every entry and its (packets, bytes); matches that have no OXM form go out empty."""
+    """One reply with every entry and its (packets, bytes); matches that have no OXM form go out empty.
+
+    Cookies go back as the controller sends them (``wire_cookie``), digest included.
+    """
     body = b""
     for entry, packets, octets in entries:
         packed = pack_match(entry.match) or pack_match(())
         assert packed is not None
         length = FLOW_STATS.size + len(packed)
-        body += FLOW_STATS.pack(length, entry.table, 0, 0, entry.priority, 0, 0, 0, entry.cookie, packets,
+        body += FLOW_STATS.pack(length, entry.table, 0, 0, entry.priority, 0, 0, 0, wire_cookie(entry), packets,
                                 octets) + packed
     return header(ofp.OFPT_MULTIPART_REPLY, xid, MULTIPART.pack(ofp.OFPMP_FLOW, 0) + body)
 

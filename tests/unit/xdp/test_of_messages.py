@@ -9,7 +9,7 @@ from srfabric.model import Chain, FlowClassifier
 from srfabric.model.topo import fat_tree
 from srfabric.rules.compile import compile_fabric
 from srfabric.rules.entries import Kind
-from srfabric.southbound.ofbind import PROTOCOL, packet_out_actions
+from srfabric.southbound.ofbind import PROTOCOL, packet_out_actions, wire_cookie
 from srfabric.southbound.wire import flow_add_packed
 from srfabric.xdp.of_messages import (
     PortDesc,
@@ -67,7 +67,7 @@ def test_replies_parse_with_os_ken() -> None:
     entries = [e for e in compiled("mac-nibble")[0x101]]
     stats = parse(flow_stats_reply(7, [(e, 3, 180) for e in entries]))
     assert [(s.table_id, s.priority, s.cookie, s.packet_count) for s in stats.body] == [
-        (e.table, e.priority, e.cookie, 3) for e in entries]
+        (e.table, e.priority, wire_cookie(e), 3) for e in entries]
     raw = packet_in(4, 1, 0x0100000000000000, b"\xff" * 42)
     from srfabric.southbound.wire import parse_packet_in
 

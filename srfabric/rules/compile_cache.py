@@ -1,0 +1,94 @@
+"""Compiled tables kept between reconciliations.
+
+A controller compiles after every change; with a thousand chains, compiling
+all of them each time costs more than the change. The chain-independent base
+is kept per fabric version and each chain's placement per (chain, fabric
+version), so adding one chain compiles one chain. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from srfabric.errors import ModelError, SrfabricError
+from srfabric.model.chain import Chain
+from srfabric.model.fabric import Fabric
+from srfabric.rules.compile import (
+    Placement,
+    SwitchState,
+    _reported,
+    _Tables,
+    base_tables,
+    chain_placement,
+    sre_switches,
+)
+from srfabric.rules.hop_by_hop import STEERING_NAMES, compile_hop_by_hop
+
+
+class CompileCache:
+    """``state`` gives what ``compile_state`` would, reusing what the last calls compiled.
+
+    Examples
+    --------
+    >>> from srfabric.model.topo import tsn_fig1
+    >>> from srfabric.model import Chain, FlowClassifier
+    >>> fabric = tsn_fig1().to_fabric()
+    >>> cache = CompileCache("mac-nibble")
+    >>> chain = Chain("c", FlowClassifier(protocol="udp"), (), "h1", "h3", chain_id=1)
+    >>> first = cache.state(fabric, [chain])
+    >>> cache.state(fabric, [chain]) == first, len(cache.placements)
+    (True, 1)
+    """
+
+    def __init__(self, codec: str, steering: str = "source-routing") -> None:
+        if steering not in STEERING_NAMES:
+            raise ModelError("steering", f"{steering!r} is not one of {', '.join(STEERING_NAMES)}")
+        self.codec = codec
+        self.steering = steering
+        self._base: tuple[int, _Tables, list[SrfabricError]] | None = None
+        self.placements: dict[str, tuple[Chain, int, Placement]] = {}
+
+    def _base_tables(self, fabric: Fabric) -> tuple[_Tables, list[SrfabricError]]:
+        if self._base is None or self._base[0] != fabric.version:
+            problems: list[SrfabricError] = []
+            self._base = (fabric.version, base_tables(fabric, self.codec, problems), problems)
+        return self._base[1], self._base[2]
+
+    def placement(self, fabric: Fabric, chain: Chain, sre: set[int] | None = None) -> Placement:
+        kept = self.placements.get(chain.name)
+        if kept is not None and kept[0] == chain and kept[1] == fabric.version:
+            return kept[2]
+        placed = chain_placement(fabric, chain, self.codec, sre)
+        self.placements[chain.name] = (chain, fabric.version, placed)
+        return placed
+
+    def state(self, fabric: Fabric, chains: Sequence[Chain], problems: list[SrfabricError] | None = None,
+              checked: Chain | None = None) -> SwitchState:
+        """The tables for ``chains`` (checked when they were added) plus ``checked``, a new chain that is
+        checked against all of them and raises on any problem."""
+        every = [*chains, *([checked] if checked else [])]
+        if self.steering == "hop-by-hop":
+            if checked is not None:
+                found: list[SrfabricError] = []
+                compile_hop_by_hop(fabric, every, found)
+                for problem in found:
+                    if problem.field == f"chain {checked.name}":
+                        raise problem
+            return SwitchState(compile_hop_by_hop(fabric, every, problems))
+        base, base_problems = self._base_tables(fabric)
+        tables = base.copy()
+        if problems is not None:
+            problems.extend(base_problems)
+        sre = sre_switches(fabric)
+        names = {chain.name for chain in every}
+        for name in [name for name in self.placements if name not in names]:
+            del self.placements[name]  # chains that are gone
+        for chain in chains:
+            what = f"chain {chain.name}"
+            with _reported(problems, what):
+                placed = self.placement(fabric, chain, sre)
+                tables.add_all(placed.entries, what, placed.groups, check_overlap=False)
+        if checked is not None:
+            placed = self.placement(fabric, checked, sre)
+            tables.add_all(placed.entries, f"chain {checked.name}", placed.groups)
+        return SwitchState(tables.sorted(), tables.sorted_groups())

@@ -1,0 +1,97 @@
+"""os-ken's parsed OpenFlow objects read back into srfabric's rule objects.
+
+The XDP agent reads the flow-mods it receives this way; the controller reads a
+switch's flow table and groups this way when the switch connects, to fix only
+what differs from what it should hold.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Any
+
+from os_ken.ofproto import ofproto_v1_3 as ofp
+from os_ken.ofproto import ofproto_v1_3_parser as parser
+
+from srfabric.codecs.macaddr import mac_from_str
+from srfabric.rules.entries import (
+    IPV4_FIELDS,
+    MAC_FIELDS,
+    Action,
+    Bucket,
+    Group,
+    GroupEntry,
+    Match,
+    Output,
+    PopMpls,
+    PopVlan,
+    PushMpls,
+    PushVlan,
+    SetField,
+    SetMplsTtl,
+    ToController,
+    match,
+)
+
+NXM_NAMES = {"eth_type_nxm": "eth_type", "in_port_nxm": "in_port"}
+GROUP_TYPE_NAMES = {ofp.OFPGT_ALL: "all", ofp.OFPGT_SELECT: "select"}
+
+
+def field_value(name: str, value: Any) -> int:
+    """A field value as ``FlowEntry`` holds it: MACs and IPv4 addresses as integers.
+
+    >>> field_value("eth_src", "30:00:00:00:03:24"), field_value("ipv4_dst", "10.0.0.2"), field_value("udp_dst", 53)
+    (52776558134052, 167772162, 53)
+    """
+    if name in MAC_FIELDS and isinstance(value, str):
+        return mac_from_str(value, name)
+    if name in IPV4_FIELDS and isinstance(value, str):
+        return int(ipaddress.IPv4Address(value))
+    return int(value)
+
+
+def match_from_ofp(ofp_match: Any) -> Match:
+    """Our canonical match for an os-ken ``OFPMatch`` (Nicira spellings of OXM fields folded in)."""
+    fields: dict[str, int | tuple[int, int]] = {}
+    for name, value in ofp_match._fields2:
+        plain = NXM_NAMES.get(name, name)
+        if isinstance(value, tuple):
+            fields[plain] = (field_value(plain, value[0]), field_value(plain, value[1]))
+        else:
+            fields[plain] = field_value(plain, value)
+    return match(**fields)
+
+
+def action_from_ofp(action: Any) -> Action | None:
+    """Our rule object for an os-ken action; None for actions that have none (the Nicira ones)."""
+    if isinstance(action, parser.OFPActionOutput):
+        return ToController() if action.port == ofp.OFPP_CONTROLLER else Output(action.port)
+    if isinstance(action, parser.OFPActionSetField):
+        return SetField(action.key, field_value(action.key, action.value))
+    if isinstance(action, parser.OFPActionPushVlan):
+        return PushVlan(action.ethertype)
+    if isinstance(action, parser.OFPActionPopVlan):
+        return PopVlan()
+    if isinstance(action, parser.OFPActionPushMpls):
+        return PushMpls(action.ethertype)
+    if isinstance(action, parser.OFPActionPopMpls):
+        return PopMpls(action.ethertype)
+    if isinstance(action, parser.OFPActionSetMplsTtl):
+        return SetMplsTtl(action.mpls_ttl)
+    if isinstance(action, parser.OFPActionGroup):
+        return Group(action.group_id)
+    return None
+
+
+def group_from_ofp(desc: Any) -> GroupEntry | None:
+    """A group as the switch describes it (``OFPGroupDescStats``); None when an action has no rule object."""
+    kind = GROUP_TYPE_NAMES.get(desc.type)
+    if kind is None:
+        return None
+    buckets = []
+    for bucket in desc.buckets:
+        actions = [action_from_ofp(a) for a in bucket.actions]
+        if any(a is None for a in actions):
+            return None
+        buckets.append(Bucket(tuple(a for a in actions if a is not None), bucket.weight if kind == "select" else 0))
+    return GroupEntry(desc.group_id, kind, tuple(buckets))
