@@ -8,6 +8,8 @@ APT_PACKAGES=(
   clang llvm libbpf-dev bpftool python3-venv python3-scapy make gcc
   # Firewall VNFs of the lab: iptables (legacy backend, as in the study) and nftables.
   iptables nftables
+  # The REST API's tests run the same suite against PostgreSQL, in a cluster the test makes.
+  postgresql
   # A kernel with taprio for QEMU: the rendered gate control lists are checked against it.
   linux-image-amd64 qemu-system-x86 busybox-static
 )

@@ -21,10 +21,14 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--k", type=int, default=4, help="fat-tree arity (even)")
     demo.add_argument("--duration", type=float, default=4.0, help="seconds of traffic per chain")
     demo.add_argument("--rate", default="2M", help="iperf3 UDP rate per chain")
+    from srfabric.api.chain_cli import add_parser as add_chain
+    from srfabric.api.serve import add_parser as add_serve
     from srfabric.bench.cli import add_parsers as add_bench
     from srfabric.lab.cli import add_parsers as add_lab
     from srfabric.tsn.cli import add_parsers as add_tsn
 
+    add_serve(commands)
+    add_chain(commands)
     add_tsn(commands)
     add_bench(commands)
     add_lab(commands)
@@ -38,6 +42,14 @@ def main(argv: list[str] | None = None) -> int:
             from srfabric.demo import run_demo
 
             return run_demo(args)
+        if args.command == "serve":
+            from srfabric.api.serve import run as run_serve
+
+            return run_serve(args)
+        if args.command == "chain":
+            from srfabric.api.chain_cli import run as run_chain
+
+            return run_chain(args)
         if args.command == "tsn":
             from srfabric.tsn.cli import run as run_tsn
 

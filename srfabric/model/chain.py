@@ -67,6 +67,9 @@ class FlowClassifier:
 MAX_PATHS = 64
 """Load-balanced paths of one chain: one select-group bucket each at its ingress switch."""
 
+MAX_PRIORITY = 40
+"""How far a chain may rank above others (it stays below the port-role entries)."""
+
 LB_FIELDS = ("eth_src", "eth_dst", "ip_src", "ip_dst", "ip_proto", "tcp_src", "tcp_dst", "udp_src", "udp_dst")
 
 
@@ -98,6 +101,7 @@ class Chain:
     alternatives: tuple[Alternative, ...] = ()
     taps: tuple[str, ...] = ()
     lb_fields: tuple[str, ...] = ()
+    priority: int = 0  # above other chains' entries by this much (a service graph's joined chains)
 
     def paths(self) -> tuple[Alternative, ...]:
         """Every alternative, or the one list of ``functions``."""
@@ -131,5 +135,7 @@ class Chain:
         for index, name in enumerate(self.functions):
             if name not in known_functions:
                 raise ModelError(f"functions[{index}]", f"service function {name!r} is unknown")
+        if not 0 <= self.priority <= MAX_PRIORITY:
+            raise ModelError("priority", f"{self.priority} is outside 0..{MAX_PRIORITY}")
         if not 0 <= self.chain_id < 1 << 24:
             raise ModelError("chain_id", f"{self.chain_id} is outside 0..{(1 << 24) - 1}")

@@ -215,6 +215,7 @@ def route_entries(
     owner: int,
     what: str,
     endpoints: dict[str, int] | None = None,
+    raise_by: int = 0,
 ) -> list[tuple[int, FlowEntry]]:
     """Entries that steer ``matches`` along ``route``: one header per pathlet, at its start.
 
@@ -225,9 +226,9 @@ def route_entries(
     other traffic whose header runs out on that port is never pulled in.
     """
     _check_ports(route, rules, what)
-    priority = {Kind.CHAIN: PRIO_CHAIN, Kind.FLOW: PRIO_FLOW}.get(kind, PRIO_ROUTE)
+    priority = {Kind.CHAIN: PRIO_CHAIN, Kind.FLOW: PRIO_FLOW}.get(kind, PRIO_ROUTE) + raise_by
     # Above the TERMINATE restore entries (PRIO_ROUTE), which would otherwise tie with route boundaries.
-    boundary_priority = PRIO_CHAIN if kind == Kind.CHAIN else PRIO_REENCAP
+    boundary_priority = PRIO_CHAIN + raise_by if kind == Kind.CHAIN else PRIO_REENCAP
     if not route.hops:
         return [
             (route.entry[0], FlowEntry(HOST_IN, priority, m, (Output(route.delivery[1]),), cookie=cookie(kind, owner)))
@@ -304,13 +305,15 @@ def chain_placement(fabric: Fabric, chain: Chain, codec: str, sre: set[int] | No
     endpoints = {"ipv4_src": _ip(source.ip), "ipv4_dst": _ip(fabric.hosts[chain.destination].ip)}
     if not chain.grouped:
         route = chain_route(fabric, chain, chain.paths()[0].functions)
-        return Placement(route_entries(route, matches, rules, sre, Kind.CHAIN, chain.chain_id, what, endpoints), [])
+        return Placement(route_entries(route, matches, rules, sre, Kind.CHAIN, chain.chain_id, what, endpoints,
+                                       chain.priority), [])
     placed: list[tuple[int, FlowEntry]] = []
 
     def header_actions(route: Route) -> tuple[Action, ...]:
         """The ingress entry's actions for ``route``; the later pathlets' entries are kept in ``placed``."""
         first: tuple[Action, ...] = ()
-        for dpid, entry in route_entries(route, matches[:1], rules, sre, Kind.CHAIN, chain.chain_id, what, endpoints):
+        for dpid, entry in route_entries(route, matches, rules, sre, Kind.CHAIN, chain.chain_id, what, endpoints,
+                                         chain.priority):
             if entry.table == HOST_IN:
                 first = entry.actions
             else:
@@ -338,7 +341,7 @@ def chain_placement(fabric: Fabric, chain: Chain, codec: str, sre: set[int] | No
         groups.append((source.dpid, GroupEntry(all_id, "all", tuple(copies))))
         ingress_actions = (Group(all_id),)
     for m in matches:
-        placed.append((source.dpid, FlowEntry(HOST_IN, PRIO_CHAIN, m, ingress_actions,
+        placed.append((source.dpid, FlowEntry(HOST_IN, PRIO_CHAIN + chain.priority, m, ingress_actions,
                                               cookie=cookie(Kind.CHAIN, chain.chain_id))))
     return Placement(placed, groups)
 

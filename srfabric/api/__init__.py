@@ -1,0 +1,1 @@
+"""The northbound REST API: networking-sfc's resources on srfabric's controller (``srfabric serve``)."""

@@ -1,0 +1,151 @@
+"""``srfabric chain``: create, list, show and delete service chains through the REST API.
+
+``create --file`` reads the chain description of the OpenStack SFC study (sec. IV)::
+
+    {"source": "S", "destination": "D", "match_fields": {"protocol": "udp", "destination_port_range_min": 5001},
+     "chain": [{"name": "v1", "direction": "in"}, {"name": "v4", "direction": "tap"}]}
+
+Names are looked up among the API's ports: ``source``/``destination`` by port name
+or device_id; a function by its ports' device_id (``<name>-in`` / ``<name>-out``
+name ingress and egress; one port serves both). ``tap`` makes the function a tap;
+``same`` sends traffic back out of the port it came in on; ``in``/``out`` use the
+function's two ports as named.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from srfabric.api.client import SfcClient
+from srfabric.errors import SrfabricError
+
+DIRECTIONS = ("in", "out", "same", "tap")
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    chain = commands.add_parser("chain", help="create, list, show, delete chains through the REST API")
+    chain.add_argument("--url", default=os.environ.get("SRFABRIC_URL", "http://127.0.0.1:9696"))
+    chain.add_argument("--token", default=os.environ.get("SRFABRIC_TOKEN"))
+    actions = chain.add_subparsers(dest="action", required=True)
+    create = actions.add_parser("create", help="deploy a chain described in a JSON file")
+    create.add_argument("--file", required=True, type=Path)
+    create.add_argument("--name", default=None, help="the port chain's name (default: the file's stem)")
+    actions.add_parser("list", help="every port chain")
+    for name in ("show", "delete"):
+        action = actions.add_parser(name, help=f"{name} one port chain")
+        action.add_argument("chain", help="name or id")
+
+
+def read_description(path: Path) -> dict[str, Any]:
+    """The chain description, checked: every error names the field."""
+    try:
+        data = json.loads(path.read_text())
+    except OSError as error:
+        raise SrfabricError("--file", f"{path}: {error.strerror}") from None
+    except json.JSONDecodeError as error:
+        raise SrfabricError("--file", f"{path}: not JSON ({error.msg} at line {error.lineno})") from None
+    if not isinstance(data, dict):
+        raise SrfabricError("--file", f"{path}: a JSON object is needed")
+    for key in ("source", "destination"):
+        if not isinstance(data.get(key), str) or not data[key]:
+            raise SrfabricError(key, "a node name (string) is needed")
+    if not isinstance(data.get("match_fields", {}), dict):
+        raise SrfabricError("match_fields", "an object of field: value is needed")
+    chain = data.get("chain")
+    if not isinstance(chain, list) or not chain:
+        raise SrfabricError("chain", "a non-empty list of {name, direction} is needed")
+    for index, step in enumerate(chain):
+        if not isinstance(step, dict) or not isinstance(step.get("name"), str):
+            raise SrfabricError(f"chain[{index}].name", "a function name (string) is needed")
+        if step.get("direction", "in") not in DIRECTIONS:
+            raise SrfabricError(f"chain[{index}].direction", f"{step.get('direction')!r} is not one of "
+                                                            f"{', '.join(DIRECTIONS)}")
+    return data
+
+
+def _node_port(ports: list[dict[str, Any]], name: str, field: str) -> str:
+    for port in ports:
+        if name in (port["name"], port["device_id"]):
+            return str(port["id"])
+    raise SrfabricError(field, f"no port named {name!r} (or with device_id {name!r})")
+
+
+def _function_ports(ports: list[dict[str, Any]], name: str, direction: str, field: str) -> tuple[str, str]:
+    own = sorted((p for p in ports if p["device_id"] == name or p["name"] in (f"{name}-in", f"{name}-out")),
+                 key=lambda p: p["name"])
+    if not own:
+        raise SrfabricError(field, f"function {name!r} has no ports (device_id {name!r})")
+    by_name = {p["name"]: p["id"] for p in own}
+    ingress = by_name.get(f"{name}-in", own[0]["id"])
+    egress = by_name.get(f"{name}-out", own[-1]["id"])
+    if direction == "same":
+        egress = ingress
+    return str(ingress), str(egress)
+
+
+def create_chain(client: SfcClient, data: dict[str, Any], name: str) -> dict[str, Any]:
+    """The paper's four steps: flow classifier, port pairs, port pair groups, port chain."""
+    ports = client.list("ports")
+    classifier = {"name": f"{name}-fc", **data.get("match_fields", {}),
+                  "logical_source_port": _node_port(ports, data["source"], "source"),
+                  "logical_destination_port": _node_port(ports, data["destination"], "destination")}
+    fc = client.create("flow_classifiers", classifier, "flow_classifier")
+    pairs = []
+    existing = {(p["ingress"], p["egress"]): p for p in client.list("port_pairs")}
+    for index, step in enumerate(data["chain"]):
+        ingress, egress = _function_ports(ports, step["name"], step.get("direction", "in"), f"chain[{index}]")
+        pair = existing.get((ingress, egress)) or client.create(
+            "port_pairs", {"name": f"{name}-{step['name']}", "ingress": ingress, "egress": egress}, "port_pair")
+        pairs.append(pair)
+    groups = [client.create("port_pair_groups", {"name": f"{name}-{step['name']}", "port_pairs": [pair["id"]],
+                                                 "tap_enabled": step.get("direction") == "tap"}, "port_pair_group")
+              for step, pair in zip(data["chain"], pairs, strict=True)]
+    return client.create("port_chains", {"name": name, "port_pair_groups": [g["id"] for g in groups],
+                                         "flow_classifiers": [fc["id"]]}, "port_chain")
+
+
+def find_chain(client: SfcClient, key: str) -> dict[str, Any]:
+    for chain in client.list("port_chains"):
+        if key in (chain["id"], chain["name"]):
+            return chain
+    raise SrfabricError("chain", f"no port chain named {key!r}")
+
+
+def delete_chain(client: SfcClient, chain: dict[str, Any]) -> None:
+    """The chain, then the groups, pairs and classifiers no other chain uses."""
+    client.delete("port_chains", chain["id"])
+    others = client.list("port_chains")
+    used_groups = {g for c in others for g in c["port_pair_groups"]}
+    for group_id in chain["port_pair_groups"]:
+        if group_id not in used_groups:
+            group = client.show("port_pair_groups", group_id)
+            client.delete("port_pair_groups", group_id)
+            for pair_id in group["port_pairs"]:
+                client.delete("port_pairs", pair_id)
+    for fc_id in chain["flow_classifiers"]:
+        client.delete("flow_classifiers", fc_id)
+
+
+def run(args: argparse.Namespace) -> int:
+    with SfcClient(args.url, args.token) as client:
+        if args.action == "create":
+            data = read_description(args.file)
+            chain = create_chain(client, data, args.name or args.file.stem)
+            steps = ", ".join(f"{step} {seconds * 1000:.1f} ms" for step, seconds in client.timings
+                              if step != "ports" and step != "port_pairs")
+            print(f"created port chain {chain['name']} ({chain['id']}, chain_id {chain['chain_id']}): {steps}")
+        elif args.action == "list":
+            for chain in client.list("port_chains"):
+                print(f"{chain['id']}  {chain['name']:<20} chain_id {chain['chain_id']:<6} "
+                      f"{len(chain['port_pair_groups'])} groups, {len(chain['flow_classifiers'])} classifiers")
+        elif args.action == "show":
+            print(json.dumps(find_chain(client, args.chain), indent=2))
+        elif args.action == "delete":
+            chain = find_chain(client, args.chain)
+            delete_chain(client, chain)
+            print(f"deleted port chain {chain['name']} ({chain['id']})")
+    return 0

@@ -1,0 +1,140 @@
+"""The API's tables (SQLAlchemy 2). Alembic migrations under ``migrations/`` create and change them.
+
+Resources keep networking-sfc's field names; lists that networking-sfc keeps in
+association tables (a chain's groups in order, its classifiers, a group's
+pairs, a graph's edges) are association tables here too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, Boolean, ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+ID = String(36)
+NAME = String(255)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class PortRow(Base):
+    __tablename__ = "ports"
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    project_id: Mapped[str] = mapped_column(NAME, default="")
+    name: Mapped[str] = mapped_column(NAME, default="")
+    mac_address: Mapped[str] = mapped_column(String(17), default="")
+    fixed_ips: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    device_owner: Mapped[str] = mapped_column(NAME, default="")
+    device_id: Mapped[str] = mapped_column(NAME, default="")
+    binding_profile: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    discovered: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class FlowClassifierRow(Base):
+    __tablename__ = "flow_classifiers"
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    project_id: Mapped[str] = mapped_column(NAME, default="")
+    name: Mapped[str] = mapped_column(NAME, default="")
+    description: Mapped[str] = mapped_column(NAME, default="")
+    ethertype: Mapped[str] = mapped_column(String(4), default="IPv4")
+    protocol: Mapped[str | None] = mapped_column(String(8), nullable=True)
+    source_port_range_min: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    source_port_range_max: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    destination_port_range_min: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    destination_port_range_max: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    source_ip_prefix: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    destination_ip_prefix: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    logical_source_port: Mapped[str | None] = mapped_column(ID, ForeignKey("ports.id"), nullable=True)
+    logical_destination_port: Mapped[str | None] = mapped_column(ID, ForeignKey("ports.id"), nullable=True)
+    l7_parameters: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+
+class PortPairRow(Base):
+    __tablename__ = "port_pairs"
+    __table_args__ = (UniqueConstraint("ingress", "egress"),)
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    project_id: Mapped[str] = mapped_column(NAME, default="")
+    name: Mapped[str] = mapped_column(NAME, default="")
+    description: Mapped[str] = mapped_column(NAME, default="")
+    ingress: Mapped[str] = mapped_column(ID, ForeignKey("ports.id"))
+    egress: Mapped[str] = mapped_column(ID, ForeignKey("ports.id"))
+    service_function_parameters: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    port_pair_group_id: Mapped[str | None] = mapped_column(ID, ForeignKey("port_pair_groups.id"), nullable=True)
+    position: Mapped[int] = mapped_column(Integer, default=0)  # order inside its group
+
+
+class PortPairGroupRow(Base):
+    __tablename__ = "port_pair_groups"
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    group_id: Mapped[int] = mapped_column(Integer, unique=True)
+    project_id: Mapped[str] = mapped_column(NAME, default="")
+    name: Mapped[str] = mapped_column(NAME, default="")
+    description: Mapped[str] = mapped_column(NAME, default="")
+    port_pair_group_parameters: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    tap_enabled: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class PortChainRow(Base):
+    __tablename__ = "port_chains"
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    chain_id: Mapped[int] = mapped_column(Integer, unique=True)
+    project_id: Mapped[str] = mapped_column(NAME, default="")
+    name: Mapped[str] = mapped_column(NAME, default="")
+    description: Mapped[str] = mapped_column(NAME, default="")
+    chain_parameters: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+
+class ChainGroupRow(Base):
+    """A chain's port pair groups, in order."""
+
+    __tablename__ = "chain_group_associations"
+    port_chain_id: Mapped[str] = mapped_column(ID, ForeignKey("port_chains.id", ondelete="CASCADE"), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    port_pair_group_id: Mapped[str] = mapped_column(ID, ForeignKey("port_pair_groups.id"))
+
+
+class ChainClassifierRow(Base):
+    """A chain's flow classifiers; a classifier belongs to at most one chain."""
+
+    __tablename__ = "chain_classifier_associations"
+    flow_classifier_id: Mapped[str] = mapped_column(ID, ForeignKey("flow_classifiers.id"), primary_key=True)
+    port_chain_id: Mapped[str] = mapped_column(ID, ForeignKey("port_chains.id", ondelete="CASCADE"))
+    position: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class ServiceGraphRow(Base):
+    __tablename__ = "service_graphs"
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    project_id: Mapped[str] = mapped_column(NAME, default="")
+    name: Mapped[str] = mapped_column(NAME, default="")
+    description: Mapped[str] = mapped_column(NAME, default="")
+
+
+class GraphEdgeRow(Base):
+    """Traffic leaving ``src_chain_id`` enters ``dst_chain_id``."""
+
+    __tablename__ = "graph_chain_associations"
+    service_graph_id: Mapped[str] = mapped_column(ID, ForeignKey("service_graphs.id", ondelete="CASCADE"),
+                                                  primary_key=True)
+    src_chain_id: Mapped[str] = mapped_column(ID, ForeignKey("port_chains.id"), primary_key=True)
+    dst_chain_id: Mapped[str] = mapped_column(ID, ForeignKey("port_chains.id"), primary_key=True)
+
+
+class LinkRow(Base):
+    """A fabric link the controller discovered, kept so that a restarted controller routes as before."""
+
+    __tablename__ = "fabric_links"
+    a_dpid: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    a_port: Mapped[int] = mapped_column(Integer, primary_key=True)
+    b_dpid: Mapped[int] = mapped_column(BigInteger)
+    b_port: Mapped[int] = mapped_column(Integer)
+
+
+class SwitchRow(Base):
+    __tablename__ = "fabric_switches"
+    dpid: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    name: Mapped[str] = mapped_column(NAME)
+    role: Mapped[str] = mapped_column(String(16))

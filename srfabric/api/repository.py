@@ -1,0 +1,197 @@
+"""Resources in and out of the database, as the public dicts the API returns.
+
+The service keeps every resource in memory (``Snapshot``) and writes each change
+through ``Repository`` in the same transaction that it commits only after the
+data plane confirmed the change.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Engine, delete, select
+from sqlalchemy.orm import Session
+
+from srfabric.api.db import (
+    ChainClassifierRow,
+    ChainGroupRow,
+    FlowClassifierRow,
+    GraphEdgeRow,
+    LinkRow,
+    PortChainRow,
+    PortPairGroupRow,
+    PortPairRow,
+    PortRow,
+    ServiceGraphRow,
+    SwitchRow,
+)
+
+KINDS = ("ports", "flow_classifiers", "port_pairs", "port_pair_groups", "port_chains", "service_graphs")
+Record = dict[str, Any]
+
+FC_COLUMNS = ("name", "description", "ethertype", "protocol", "source_port_range_min", "source_port_range_max",
+              "destination_port_range_min", "destination_port_range_max", "source_ip_prefix",
+              "destination_ip_prefix", "logical_source_port", "logical_destination_port", "l7_parameters")
+
+
+@dataclass
+class Snapshot:
+    """Every resource by kind and id, in its public form."""
+
+    resources: dict[str, dict[str, Record]] = field(default_factory=lambda: {kind: {} for kind in KINDS})
+    links: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
+    switches: dict[int, tuple[str, str]] = field(default_factory=dict)
+
+    def __getitem__(self, kind: str) -> dict[str, Record]:
+        return self.resources[kind]
+
+    def copy(self) -> Snapshot:
+        """A copy whose kind dicts can change without touching this one (records are replaced, never edited)."""
+        return Snapshot({kind: dict(items) for kind, items in self.resources.items()}, dict(self.links),
+                        dict(self.switches))
+
+
+def _owned(row: Any) -> Record:
+    return {"id": row.id, "name": row.name, "project_id": row.project_id, "tenant_id": row.project_id}
+
+
+class Repository:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def session(self) -> Session:
+        return Session(self.engine, expire_on_commit=False)
+
+    # -- loading -------------------------------------------------------------------------
+    def load(self) -> Snapshot:
+        snap = Snapshot()
+        with self.session() as db:
+            for port in db.scalars(select(PortRow)):
+                snap["ports"][port.id] = {**_owned(port), "mac_address": port.mac_address,
+                                          "fixed_ips": copy.deepcopy(port.fixed_ips), "device_owner": port.device_owner,
+                                          "device_id": port.device_id,
+                                          "binding:profile": copy.deepcopy(port.binding_profile),
+                                          "status": "ACTIVE", "admin_state_up": True,
+                                          "srfabric:discovered": port.discovered}
+            for fc in db.scalars(select(FlowClassifierRow)):
+                columns = {c: copy.deepcopy(getattr(fc, c)) for c in FC_COLUMNS}
+                snap["flow_classifiers"][fc.id] = {**_owned(fc), **columns}
+            pairs_of: dict[str, list[tuple[int, str]]] = {}
+            for pp in db.scalars(select(PortPairRow)):
+                snap["port_pairs"][pp.id] = {**_owned(pp), "description": pp.description, "ingress": pp.ingress,
+                                             "egress": pp.egress,
+                                             "service_function_parameters": dict(pp.service_function_parameters)}
+                if pp.port_pair_group_id:
+                    pairs_of.setdefault(pp.port_pair_group_id, []).append((pp.position, pp.id))
+            for ppg in db.scalars(select(PortPairGroupRow)):
+                snap["port_pair_groups"][ppg.id] = {
+                    **_owned(ppg), "description": ppg.description, "group_id": ppg.group_id,
+                    "port_pairs": [i for _, i in sorted(pairs_of.get(ppg.id, []))],
+                    "port_pair_group_parameters": copy.deepcopy(ppg.port_pair_group_parameters),
+                    "tap_enabled": ppg.tap_enabled}
+            groups_of: dict[str, list[tuple[int, str]]] = {}
+            for cg in db.scalars(select(ChainGroupRow)):
+                groups_of.setdefault(cg.port_chain_id, []).append((cg.position, cg.port_pair_group_id))
+            classifiers_of: dict[str, list[tuple[int, str]]] = {}
+            for cc in db.scalars(select(ChainClassifierRow)):
+                classifiers_of.setdefault(cc.port_chain_id, []).append((cc.position, cc.flow_classifier_id))
+            for pc in db.scalars(select(PortChainRow)):
+                snap["port_chains"][pc.id] = {
+                    **_owned(pc), "description": pc.description, "chain_id": pc.chain_id,
+                    "port_pair_groups": [i for _, i in sorted(groups_of.get(pc.id, []))],
+                    "flow_classifiers": [i for _, i in sorted(classifiers_of.get(pc.id, []))],
+                    "chain_parameters": dict(pc.chain_parameters)}
+            edges: dict[str, dict[str, list[str]]] = {}
+            for edge in db.scalars(select(GraphEdgeRow)):
+                edges.setdefault(edge.service_graph_id, {}).setdefault(edge.src_chain_id, []).append(edge.dst_chain_id)
+            for sg in db.scalars(select(ServiceGraphRow)):
+                snap["service_graphs"][sg.id] = {**_owned(sg), "description": sg.description,
+                                                 "port_chains": {k: sorted(v) for k, v in edges.get(sg.id, {}).items()}}
+            for link in db.scalars(select(LinkRow)):
+                snap.links[(link.a_dpid, link.a_port)] = (link.b_dpid, link.b_port)
+            for switch in db.scalars(select(SwitchRow)):
+                snap.switches[switch.dpid] = (switch.name, switch.role)
+        return snap
+
+    # -- writing (inside the caller's transaction) ---------------------------------------
+    def save(self, db: Session, kind: str, record: Record) -> None:
+        getattr(self, f"_save_{kind}")(db, record)
+
+    def delete(self, db: Session, kind: str, ident: str) -> None:
+        if kind == "port_pair_groups":
+            for pp in db.scalars(select(PortPairRow).where(PortPairRow.port_pair_group_id == ident)):
+                pp.port_pair_group_id = None
+        if kind == "port_chains":
+            db.execute(delete(ChainGroupRow).where(ChainGroupRow.port_chain_id == ident))
+            db.execute(delete(ChainClassifierRow).where(ChainClassifierRow.port_chain_id == ident))
+        if kind == "service_graphs":
+            db.execute(delete(GraphEdgeRow).where(GraphEdgeRow.service_graph_id == ident))
+        row = db.get(ROW_TYPES[kind], ident)
+        if row is not None:
+            db.delete(row)
+        db.flush()
+
+    def _save_ports(self, db: Session, r: Record) -> None:
+        db.merge(PortRow(id=r["id"], project_id=r["project_id"], name=r["name"], mac_address=r["mac_address"],
+                         fixed_ips=r["fixed_ips"], device_owner=r["device_owner"], device_id=r["device_id"],
+                         binding_profile=r["binding:profile"], discovered=r["srfabric:discovered"]))
+
+    def _save_flow_classifiers(self, db: Session, r: Record) -> None:
+        db.merge(FlowClassifierRow(id=r["id"], project_id=r["project_id"], **{c: r[c] for c in FC_COLUMNS}))
+
+    def _save_port_pairs(self, db: Session, r: Record) -> None:
+        row = db.get(PortPairRow, r["id"])
+        group = row.port_pair_group_id if row is not None else None
+        position = row.position if row is not None else 0
+        db.merge(PortPairRow(id=r["id"], project_id=r["project_id"], name=r["name"], description=r["description"],
+                             ingress=r["ingress"], egress=r["egress"],
+                             service_function_parameters=r["service_function_parameters"],
+                             port_pair_group_id=group, position=position))
+
+    def _save_port_pair_groups(self, db: Session, r: Record) -> None:
+        db.merge(PortPairGroupRow(id=r["id"], group_id=r["group_id"], project_id=r["project_id"], name=r["name"],
+                                  description=r["description"],
+                                  port_pair_group_parameters=r["port_pair_group_parameters"],
+                                  tap_enabled=r["tap_enabled"]))
+        db.flush()
+        for pp in db.scalars(select(PortPairRow).where(PortPairRow.port_pair_group_id == r["id"])):
+            if pp.id not in r["port_pairs"]:
+                pp.port_pair_group_id = None
+        for position, pair_id in enumerate(r["port_pairs"]):
+            member = db.get(PortPairRow, pair_id)
+            if member is not None:
+                member.port_pair_group_id, member.position = r["id"], position
+
+    def _save_port_chains(self, db: Session, r: Record) -> None:
+        db.merge(PortChainRow(id=r["id"], chain_id=r["chain_id"], project_id=r["project_id"], name=r["name"],
+                              description=r["description"], chain_parameters=r["chain_parameters"]))
+        db.flush()
+        db.execute(delete(ChainGroupRow).where(ChainGroupRow.port_chain_id == r["id"]))
+        db.execute(delete(ChainClassifierRow).where(ChainClassifierRow.port_chain_id == r["id"]))
+        db.flush()
+        db.add_all(ChainGroupRow(port_chain_id=r["id"], position=i, port_pair_group_id=g)
+                   for i, g in enumerate(r["port_pair_groups"]))
+        db.add_all(ChainClassifierRow(port_chain_id=r["id"], position=i, flow_classifier_id=f)
+                   for i, f in enumerate(r["flow_classifiers"]))
+
+    def _save_service_graphs(self, db: Session, r: Record) -> None:
+        db.merge(ServiceGraphRow(id=r["id"], project_id=r["project_id"], name=r["name"], description=r["description"]))
+        db.flush()
+        db.execute(delete(GraphEdgeRow).where(GraphEdgeRow.service_graph_id == r["id"]))
+        db.add_all(GraphEdgeRow(service_graph_id=r["id"], src_chain_id=src, dst_chain_id=dst)
+                   for src, dsts in r["port_chains"].items() for dst in dsts)
+
+    def save_fabric(self, db: Session, links: dict[tuple[int, int], tuple[int, int]],
+                    switches: dict[int, tuple[str, str]]) -> None:
+        """Replace the kept links and switches with the controller's current view."""
+        db.execute(delete(LinkRow))
+        db.add_all(LinkRow(a_dpid=a[0], a_port=a[1], b_dpid=b[0], b_port=b[1]) for a, b in links.items())
+        db.execute(delete(SwitchRow))
+        db.add_all(SwitchRow(dpid=dpid, name=name, role=role) for dpid, (name, role) in switches.items())
+
+
+ROW_TYPES: dict[str, Any] = {"ports": PortRow, "flow_classifiers": FlowClassifierRow, "port_pairs": PortPairRow,
+                             "port_pair_groups": PortPairGroupRow, "port_chains": PortChainRow,
+                             "service_graphs": ServiceGraphRow}

@@ -1,0 +1,65 @@
+"""HTTP routes: Neutron's URLs, body wrappers and status codes over ``SfcService``.
+
+No ``from __future__ import annotations`` here: FastAPI reads the body types, made at run time, from the
+annotations of the handlers.
+"""
+
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Query, Request, Response
+from pydantic import BaseModel
+
+from srfabric.api import schemas
+from srfabric.api.service import LIST_PARAMETERS, SfcService
+
+# (collection, member, create schema, update schema, URL prefix)
+RESOURCES: list[tuple[str, str, type[BaseModel], type[BaseModel], str]] = [
+    ("ports", "port", schemas.PortCreate, schemas.PortUpdate, "/v2.0"),
+    ("flow_classifiers", "flow_classifier", schemas.FlowClassifierCreate, schemas.FlowClassifierUpdate, "/v2.0/sfc"),
+    ("port_pairs", "port_pair", schemas.PortPairCreate, schemas.PortPairUpdate, "/v2.0/sfc"),
+    ("port_pair_groups", "port_pair_group", schemas.PortPairGroupCreate, schemas.PortPairGroupUpdate, "/v2.0/sfc"),
+    ("port_chains", "port_chain", schemas.PortChainCreate, schemas.PortChainUpdate, "/v2.0/sfc"),
+    ("service_graphs", "service_graph", schemas.ServiceGraphCreate, schemas.ServiceGraphUpdate, "/v2.0/sfc"),
+]
+
+
+def _filters(request: Request) -> dict[str, list[str]]:
+    filters: dict[str, list[str]] = {}
+    for key, value in request.query_params.multi_items():
+        if key not in LIST_PARAMETERS:
+            filters.setdefault(key, []).append(value)
+    return filters
+
+
+def resource_router(service: SfcService, collection: str, member: str, create: type[BaseModel],
+                    update: type[BaseModel], prefix: str, auth: Any) -> APIRouter:
+    router = APIRouter(prefix=f"{prefix}/{collection}", tags=[collection], dependencies=[Depends(auth)])
+    create_body = schemas.body(member, create)
+    update_body = schemas.body(member, update)
+
+    async def list_items(request: Request, fields: list[str] = Query(default=[])) -> dict[str, Any]:  # noqa: B008
+        return {collection: service.find_all(collection, _filters(request), fields)}
+
+    async def show_item(ident: str, fields: list[str] = Query(default=[])) -> dict[str, Any]:  # noqa: B008
+        return {member: service.show(collection, ident, fields)}
+
+    async def create_item(payload: create_body) -> dict[str, Any]:  # type: ignore[valid-type]
+        body = getattr(payload, member).model_dump(exclude_unset=True)
+        return {member: await service.create(collection, body)}
+
+    async def update_item(ident: str, payload: update_body) -> dict[str, Any]:  # type: ignore[valid-type]
+        body = getattr(payload, member).model_dump(exclude_unset=True)
+        return {member: await service.update(collection, ident, body)}
+
+    async def delete_item(ident: str) -> Response:
+        await service.delete(collection, ident)
+        return Response(status_code=204)
+
+    router.add_api_route("", list_items, methods=["GET"], name=f"list_{collection}")
+    router.add_api_route("", create_item, methods=["POST"], status_code=201, name=f"create_{member}")
+    router.add_api_route("/{ident}", show_item, methods=["GET"], name=f"show_{member}")
+    router.add_api_route("/{ident}", update_item, methods=["PUT"], name=f"update_{member}")
+    router.add_api_route("/{ident}", delete_item, methods=["DELETE"], status_code=204, name=f"delete_{member}",
+                         response_class=Response)
+    return router

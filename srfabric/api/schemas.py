@@ -1,0 +1,160 @@
+"""Request bodies of the networking-sfc API: one create and one update schema per resource.
+
+Field names, defaults and which fields a PUT may change follow networking-sfc
+(``extensions/sfc.py``, ``flowclassifier.py``, ``servicegraph.py``). Unknown
+fields are refused. Checks that need other resources (ports exist, a pair is
+in one group, ...) are the service's.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Name = Field(default="", max_length=255)
+PortNumber = Field(default=None, ge=0, le=65535)
+UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+Uuid = Field(pattern=UUID_PATTERN, max_length=36)
+OptionalUuid = Field(default=None, pattern=UUID_PATTERN, max_length=36)
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Owned(Strict):
+    name: str = Name
+    project_id: str | None = Field(default=None, max_length=255)
+    tenant_id: str | None = Field(default=None, max_length=255)
+
+
+class Described(Owned):
+    description: str = Name
+
+
+class Renamed(Strict):
+    """What a PUT may change on most resources."""
+
+    name: str | None = Field(default=None, max_length=255)
+    description: str | None = Field(default=None, max_length=255)
+
+
+# -- ports ---------------------------------------------------------------------------
+class FixedIp(Strict):
+    ip_address: str = Field(max_length=45)
+    subnet_id: str | None = Field(default=None, max_length=36)
+
+
+class PortCreate(Owned):
+    mac_address: str | None = Field(default=None, pattern=r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$")
+    fixed_ips: list[FixedIp] = Field(default_factory=list, max_length=8)
+    device_owner: str = Name
+    device_id: str = Name
+    binding_profile: dict[str, Any] = Field(default_factory=dict, alias="binding:profile")
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class PortUpdate(Strict):
+    name: str | None = Field(default=None, max_length=255)
+    device_owner: str | None = Field(default=None, max_length=255)
+    device_id: str | None = Field(default=None, max_length=255)
+    binding_profile: dict[str, Any] | None = Field(default=None, alias="binding:profile")
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+# -- flow classifiers ----------------------------------------------------------------
+class FlowClassifierCreate(Described):
+    ethertype: str | None = Field(default=None, max_length=8)
+    protocol: str | None = Field(default=None, max_length=8)
+    source_port_range_min: int | None = PortNumber
+    source_port_range_max: int | None = PortNumber
+    destination_port_range_min: int | None = PortNumber
+    destination_port_range_max: int | None = PortNumber
+    source_ip_prefix: str | None = Field(default=None, max_length=64)
+    destination_ip_prefix: str | None = Field(default=None, max_length=64)
+    logical_source_port: str | None = OptionalUuid
+    logical_destination_port: str | None = OptionalUuid
+    l7_parameters: dict[str, Any] | None = None
+
+
+class FlowClassifierUpdate(Renamed):
+    pass
+
+
+# -- port pairs and groups -----------------------------------------------------------
+class ServiceFunctionParameters(Strict):
+    correlation: Literal["mpls", "nsh"] | None = None
+    weight: int = Field(default=1, ge=0, le=0xFFFF)
+
+
+class PortPairCreate(Described):
+    ingress: str = Uuid
+    egress: str = Uuid
+    service_function_parameters: ServiceFunctionParameters | None = None
+
+
+class PortPairUpdate(Renamed):
+    pass
+
+
+LbField = Literal["eth_src", "eth_dst", "ip_src", "ip_dst", "tcp_src", "tcp_dst", "udp_src", "udp_dst"]
+NTupleKey = Literal["source_ip_prefix", "destination_ip_prefix", "source_port_range_min", "source_port_range_max",
+                    "destination_port_range_min", "destination_port_range_max"]
+
+
+class NTupleMapping(Strict):
+    ingress_n_tuple: dict[NTupleKey, Any] = Field(default_factory=dict)
+    egress_n_tuple: dict[NTupleKey, Any] = Field(default_factory=dict)
+
+
+class PortPairGroupParameters(Strict):
+    lb_fields: list[LbField] = Field(default_factory=list, max_length=8)
+    ppg_n_tuple_mapping: NTupleMapping = Field(default_factory=NTupleMapping)
+
+
+class PortPairGroupCreate(Described):
+    port_pairs: list[str] = Field(default_factory=list, max_length=64)
+    port_pair_group_parameters: PortPairGroupParameters | None = None
+    tap_enabled: bool = False
+
+
+class PortPairGroupUpdate(Renamed):
+    port_pairs: list[str] | None = Field(default=None, max_length=64)
+
+
+# -- port chains and service graphs --------------------------------------------------
+class ChainParameters(Strict):
+    correlation: Literal["mpls", "nsh"] = "mpls"
+    symmetric: bool = False
+
+
+class PortChainCreate(Described):
+    chain_id: int = Field(default=0, ge=0, le=65535)
+    port_pair_groups: list[str] = Field(max_length=64)
+    flow_classifiers: list[str] = Field(default_factory=list, max_length=64)
+    chain_parameters: ChainParameters | None = None
+
+
+class PortChainUpdate(Renamed):
+    port_pair_groups: list[str] | None = Field(default=None, max_length=64)
+    flow_classifiers: list[str] | None = Field(default=None, max_length=64)
+
+
+class ServiceGraphCreate(Described):
+    port_chains: dict[str, list[str]] = Field(max_length=64)
+
+
+class ServiceGraphUpdate(Renamed):
+    pass
+
+
+def body(name: str, schema: type[BaseModel]) -> type[BaseModel]:
+    """The Neutron wrapper ``{"<name>": {...}}`` around a schema."""
+    from pydantic import create_model
+
+    wrapper: type[BaseModel] = create_model(f"{schema.__name__}Body", __config__=ConfigDict(extra="forbid"),
+                                            **{name: (schema, ...)})  # type: ignore[call-overload]
+    return wrapper

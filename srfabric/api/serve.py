@@ -1,0 +1,76 @@
+"""``srfabric serve``: the controller and its networking-sfc REST API in one process and one event loop."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+
+from srfabric.codecs import CODEC_NAMES
+from srfabric.errors import SrfabricError
+
+TOKEN_ENV = "SRFABRIC_TOKEN"
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    serve = commands.add_parser("serve", help="run the controller with the networking-sfc REST API")
+    serve.add_argument("--host", default="127.0.0.1", help="address the REST API listens on")
+    serve.add_argument("--port", type=int, default=9696, help="REST API port (Neutron's is 9696)")
+    serve.add_argument("--db", default="sqlite:///srfabric.db",
+                       help="sqlite:///PATH (default: ./srfabric.db) or postgresql://USER@HOST/DB")
+    serve.add_argument("--token", default=None, help=f"the secret clients send as X-Auth-Token (or ${TOKEN_ENV})")
+    serve.add_argument("--no-auth", action="store_true", help="accept requests without a token (local use only)")
+    serve.add_argument("--openflow-host", default="0.0.0.0", help="address switches connect to")
+    serve.add_argument("--openflow-port", type=int, default=6653)
+    serve.add_argument("--codec", choices=CODEC_NAMES, default="mac-nibble")
+
+
+def token_from(args: argparse.Namespace) -> str | None:
+    token = args.token or os.environ.get(TOKEN_ENV)
+    if args.no_auth:
+        return None
+    if not token:
+        raise SrfabricError("--token", f"a token is required (--token or ${TOKEN_ENV}); --no-auth turns it off")
+    return str(token)
+
+
+async def serve(args: argparse.Namespace) -> None:
+    import uvicorn
+
+    from srfabric.api.app import create_app
+    from srfabric.api.repository import Repository
+    from srfabric.api.service import SfcService
+    from srfabric.api.store import open_database
+    from srfabric.controller.controller import Controller, ControllerConfig
+
+    token = token_from(args)
+    engine = open_database(args.db)
+    controller = Controller(ControllerConfig(codec=args.codec))
+    service = SfcService(Repository(engine), controller)
+    await service.start()  # the kept state is in place before the first switch connects
+    try:
+        await controller.start(args.openflow_host, args.openflow_port)
+    except OSError as error:
+        raise SrfabricError("--openflow-port", f"cannot listen on {args.openflow_port}: {error.strerror}") from None
+    server = uvicorn.Server(uvicorn.Config(create_app(service, token), host=args.host, port=args.port,
+                                           log_level="warning", lifespan="off"))
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, lambda: setattr(server, "should_exit", True))
+    print(f"srfabric: API on http://{args.host}:{args.port}, OpenFlow on {args.openflow_host}:{args.openflow_port}, "
+          f"{len(service.snapshot['port_chains'])} port chains loaded", flush=True)
+    try:
+        await server.serve()
+    finally:
+        await controller.stop()
+        engine.dispose()
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve(args))
+    return 0

@@ -1,0 +1,231 @@
+"""The API's service layer: checks a change on a copy of the state, programs the data plane, then commits.
+
+Every create, update and delete runs under one lock:
+1. the change is checked and applied to a copy of the in-memory snapshot (``checks``);
+2. the copy is translated into chains (``translate``) and the controller installs them,
+   returning only after every switch confirmed with a barrier;
+3. the change is written to the database in one transaction.
+A failure at any step leaves the snapshot, the data plane and the database as they were.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from srfabric.api import checks
+from srfabric.api.errors import ApiError, bad_request
+from srfabric.api.repository import Record, Repository, Snapshot
+from srfabric.api.translate import Plan, attachment, translate
+from srfabric.codecs.macaddr import mac_from_str, mac_to_str
+from srfabric.controller.controller import Controller
+from srfabric.errors import SrfabricError
+from srfabric.model.fabric import Fabric, Host, Switch
+
+log = logging.getLogger(__name__)
+
+CREATE: dict[str, Callable[[Snapshot, dict[str, Any], str], Record]] = {
+    "ports": checks.create_port, "flow_classifiers": checks.create_flow_classifier,
+    "port_pairs": checks.create_port_pair, "port_pair_groups": checks.create_port_pair_group,
+    "port_chains": checks.create_port_chain, "service_graphs": checks.create_service_graph}
+UPDATE: dict[str, Callable[[Snapshot, str, dict[str, Any]], Record]] = {
+    "ports": checks.update_port, "flow_classifiers": checks.update_flow_classifier,
+    "port_pairs": checks.update_port_pair, "port_pair_groups": checks.update_port_pair_group,
+    "port_chains": checks.update_port_chain, "service_graphs": checks.update_service_graph}
+DELETE: dict[str, Callable[[Snapshot, str], None]] = {
+    "ports": checks.delete_port, "flow_classifiers": checks.delete_flow_classifier,
+    "port_pairs": checks.delete_port_pair, "port_pair_groups": checks.delete_port_pair_group,
+    "port_chains": checks.delete_port_chain, "service_graphs": checks.delete_service_graph}
+LIST_PARAMETERS = {"fields", "sort_key", "sort_dir", "limit", "marker", "page_reverse"}
+
+
+def discovered_port_id(mac: int) -> str:
+    """A learned host's port id: the same for the same MAC address across restarts."""
+    return str(uuid.uuid5(uuid.NAMESPACE_OID, f"srfabric-host-{mac:012x}"))
+
+
+def select_fields(record: Record, fields: list[str]) -> Record:
+    return {k: v for k, v in record.items() if k in fields} if fields else record
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)
+
+
+def matches_filters(record: Record, filters: dict[str, list[str]]) -> bool:
+    """Neutron's list filters: one key's values are alternatives, keys all apply, unknown keys are ignored."""
+    for key, values in filters.items():
+        if key not in record or isinstance(record[key], (dict, list)):
+            continue
+        if _text(record[key]).lower() not in {v.lower() for v in values}:
+            return False
+    return True
+
+
+class SfcService:
+    """networking-sfc's resources on one controller, kept in ``repo``."""
+
+    def __init__(self, repo: Repository, controller: Controller, project: str = "srfabric") -> None:
+        self.repo = repo
+        self.controller = controller
+        self.project = project
+        self.snapshot = Snapshot()
+        self.lock = asyncio.Lock()
+        self._functions: set[str] = set()
+        self._hosts: set[str] = set()
+        self._fabric_seen: tuple[dict[Any, Any], dict[Any, Any]] = ({}, {})
+        controller.config.on_synced = self._on_synced
+
+    # -- start ---------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Load the kept state and give it to the controller before any switch connects."""
+        self.snapshot = self.repo.load()
+        fabric = self.controller.fabric
+        for dpid, (name, role) in self.snapshot.switches.items():
+            fabric.add_switch(Switch(dpid, name, role))  # type: ignore[arg-type]
+        for a, b in self.snapshot.links.items():
+            if a[0] in fabric.switches and b[0] in fabric.switches:
+                fabric.add_link(a, b)
+        for port in self.snapshot["ports"].values():
+            if port.get("srfabric:discovered"):
+                host = _discovered_host(port, fabric)
+                if host is not None and host.dpid in fabric.switches:
+                    fabric.add_host(host)
+        self._fabric_seen = (dict(fabric.links), {d: (s.name, s.role) for d, s in fabric.switches.items()})
+        try:
+            await self._apply(self.snapshot, check=False)
+        except ApiError as error:
+            log.warning("kept state not fully installed: %s", error.message)
+
+    # -- reads ---------------------------------------------------------------------------
+    def find_all(self, kind: str, filters: dict[str, list[str]], fields: list[str]) -> list[Record]:
+        return [select_fields(r, fields) for r in self.snapshot[kind].values() if matches_filters(r, filters)]
+
+    def show(self, kind: str, ident: str, fields: list[str]) -> Record:
+        return select_fields(checks.find(self.snapshot, kind, ident), fields)
+
+    # -- writes --------------------------------------------------------------------------
+    async def create(self, kind: str, body: dict[str, Any]) -> Record:
+        async with self.lock:
+            new = self.snapshot.copy()
+            record = CREATE[kind](new, body, self.project)
+            await self._commit(new, kind, record["id"], steers=kind in ("port_chains", "service_graphs"))
+            return record
+
+    async def update(self, kind: str, ident: str, body: dict[str, Any]) -> Record:
+        async with self.lock:
+            new = self.snapshot.copy()
+            record = UPDATE[kind](new, ident, body)
+            await self._commit(new, kind, ident, steers=True)
+            return record
+
+    async def delete(self, kind: str, ident: str) -> None:
+        async with self.lock:
+            new = self.snapshot.copy()
+            DELETE[kind](new, ident)
+            await self._commit(new, kind, ident, steers=kind in ("port_chains", "service_graphs"))
+
+    async def _commit(self, new: Snapshot, kind: str, ident: str, steers: bool) -> None:
+        if steers or self._touches_chains(new, kind, ident):
+            await self._apply(new, check=True)
+        try:
+            with self.repo.session() as db, db.begin():
+                if ident in new[kind]:
+                    self.repo.save(db, kind, new[kind][ident])
+                else:
+                    self.repo.delete(db, kind, ident)
+        except Exception:
+            log.exception("database write failed; restoring the data plane")
+            with contextlib.suppress(ApiError):
+                await self._apply(self.snapshot, check=False)
+            raise
+        self.snapshot = new
+
+    def _touches_chains(self, new: Snapshot, kind: str, ident: str) -> bool:
+        """Whether a change of this resource can change what chains do (so the data plane must follow)."""
+        if kind == "port_pair_groups":
+            return any(ident in pc["port_pair_groups"] for pc in new["port_chains"].values())
+        if kind == "ports":
+            return bool(new["port_chains"]) and ident in new["ports"]
+        return False
+
+    async def _apply(self, snap: Snapshot, check: bool) -> None:
+        """Make the controller run ``snap``'s chains; raises ``ApiError`` (400) and changes nothing on failure."""
+        try:
+            plan = translate(snap.resources, self.controller.fabric, snap.switches)
+        except SrfabricError as error:
+            raise bad_request(str(error), "SfcBadRequest") from None
+        self._place(plan)
+        changed = [name for name, chain in plan.chains.items() if self.controller.chains.get(name) != chain]
+        try:
+            await self.controller.replace_chains(plan.chains, check=changed if check else None)
+        except SrfabricError as error:
+            raise bad_request(_chain_message(error, plan), "SfcBadRequest") from None
+
+    def _place(self, plan: Plan) -> None:
+        """Service functions and hosts the API knows of, in the controller's fabric."""
+        for name in self._functions - set(plan.functions):
+            self.controller.remove_function(name)
+        for function in plan.functions.values():
+            with contextlib.suppress(SrfabricError):  # a port that is a fabric link: the chain check reports it
+                self.controller.add_function(function)
+        self._functions = set(plan.functions)
+        fabric = self.controller.fabric
+        for name in self._hosts - set(plan.hosts):
+            fabric.remove_host(name)
+        for host in plan.hosts.values():
+            if host.dpid in fabric.switches:
+                fabric.add_host(host)
+        self._hosts = set(plan.hosts)
+
+    # -- what the controller learned -----------------------------------------------------
+    def _on_synced(self, fabric: Fabric) -> None:
+        """Keep learned hosts (as ports), links and switches, so that a restart routes as before."""
+        known = {port["mac_address"] for port in self.snapshot["ports"].values()}
+        learned = [host for name, host in fabric.hosts.items()
+                   if name not in self._hosts and mac_to_str(host.mac) not in known]
+        switches: dict[int, tuple[str, str]] = {dpid: (s.name, str(s.role)) for dpid, s in fabric.switches.items()}
+        if not learned and (fabric.links, switches) == self._fabric_seen:
+            return
+        try:
+            with self.repo.session() as db, db.begin():
+                for host in learned:
+                    record = _host_port(host, fabric, self.project)
+                    self.repo.save(db, "ports", record)
+                    self.snapshot["ports"][record["id"]] = record
+                self.repo.save_fabric(db, dict(fabric.links), switches)
+            self.snapshot.links, self.snapshot.switches = dict(fabric.links), switches
+            self._fabric_seen = (dict(fabric.links), switches)
+        except Exception:  # the database may be briefly away; the next sync tries again
+            log.exception("could not keep the learned fabric")
+
+
+def _chain_message(error: SrfabricError, plan: Plan) -> str:
+    """The error in the API's terms: a chain's internal name becomes its port chain's id."""
+    text = str(error)
+    for name, owner in plan.owner.items():
+        text = text.replace(f"chain {name}", f"port chain {owner}")
+    return text
+
+
+def _host_port(host: Host, fabric: Fabric, project: str) -> Record:
+    switch = fabric.switches.get(host.dpid)
+    return {"id": discovered_port_id(host.mac), "name": host.name, "project_id": project, "tenant_id": project,
+            "mac_address": mac_to_str(host.mac), "fixed_ips": [{"ip_address": host.ip, "subnet_id": None}],
+            "device_owner": "compute:srfabric", "device_id": host.name,
+            "binding:profile": {"switch": switch.name if switch else host.dpid, "port": host.port},
+            "status": "ACTIVE", "admin_state_up": True, "srfabric:discovered": True}
+
+
+def _discovered_host(port: Record, fabric: Fabric) -> Host | None:
+    where = attachment(fabric, port)
+    ips = port.get("fixed_ips") or []
+    if where is None or not ips:
+        return None
+    return Host(port["name"], mac_from_str(port["mac_address"], "mac_address"), ips[0]["ip_address"], *where)

@@ -1,0 +1,46 @@
+"""Open the API's database: SQLite by default, PostgreSQL by URL; migrate it to the newest schema."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Engine, create_engine, event
+
+from srfabric.errors import SrfabricError
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+DEFAULT_DB = "sqlite:///srfabric.db"
+
+
+def open_database(url: str = DEFAULT_DB) -> Engine:
+    """An engine for ``url`` (``sqlite:///path`` or ``postgresql://...``) whose schema is up to date."""
+    if url.startswith("postgresql://"):
+        url = "postgresql+psycopg://" + url[len("postgresql://"):]
+    if not url.startswith(("sqlite", "postgresql")):
+        raise SrfabricError("--db", f"{url!r}: only sqlite:/// and postgresql:// URLs are supported")
+    try:
+        engine = create_engine(url)
+        if url.startswith("sqlite"):
+            event.listen(engine, "connect", _sqlite_pragmas)
+        migrate(engine)
+    except Exception as error:  # a bad URL, an unreachable server, a file that is not a database
+        raise SrfabricError("--db", f"cannot open {url!r}: {error}") from None
+    return engine
+
+
+def _sqlite_pragmas(connection: object, _record: object) -> None:
+    cursor = connection.cursor()  # type: ignore[attr-defined]
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")  # WAL keeps committed transactions on a crash of the process
+    cursor.close()
+
+
+def migrate(engine: Engine, revision: str = "head") -> None:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, revision)

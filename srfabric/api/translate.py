@@ -1,0 +1,302 @@
+"""networking-sfc resources turned into srfabric's model: hosts, service functions and chains. Pure.
+
+- a port pair is a service function between its ports' attachments (``binding:profile``);
+- a port chain with several flow classifiers is one ``Chain`` per classifier;
+- a group of several port pairs makes the chain load-balanced: one alternative per
+  combination of pairs, weighted by the product of their weights;
+- a ``tap_enabled`` group is a tap: it gets a copy and is not on the path;
+- ``symmetric`` adds the reverse chain: source and destination swapped, functions in
+  reverse order, each crossed from its egress port to its ingress port;
+- a service graph edge A -> B adds, per pair of classifiers, a chain through A's and
+  then B's functions for the traffic both classify, above A's own (more specific).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from srfabric.codecs.macaddr import mac_from_str
+from srfabric.errors import ModelError
+from srfabric.model.chain import MAX_PATHS, Alternative, Chain, FlowClassifier
+from srfabric.model.fabric import Endpoint, Fabric, Host, ServiceFunction
+
+Record = dict[str, Any]
+REVERSE = "~rev"
+MAX_VARIANTS = 255  # chains made from one port chain: classifiers, reverse directions and graph joins
+
+
+@dataclass
+class Plan:
+    """What the controller should run for the API's resources."""
+
+    hosts: dict[str, Host] = field(default_factory=dict)
+    functions: dict[str, ServiceFunction] = field(default_factory=dict)
+    chains: dict[str, Chain] = field(default_factory=dict)
+    owner: dict[str, str] = field(default_factory=dict)  # chain name -> port chain id
+
+
+def resolve_switch(fabric: Fabric, value: Any, switches: dict[int, tuple[str, str]] | None = None) -> int | None:
+    """A datapath id for a ``binding:profile`` switch: a name the controller knows, or a datapath id."""
+    for dpid, switch in fabric.switches.items():
+        if switch.name == value:
+            return dpid
+    for dpid, (name, _) in (switches or {}).items():
+        if name == value:
+            return dpid
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value, 0)
+        except ValueError:
+            return None
+    return None
+
+
+def attachment(fabric: Fabric, port: Record, switches: dict[int, tuple[str, str]] | None = None) -> Endpoint | None:
+    profile = port.get("binding:profile") or {}
+    number = profile.get("port")
+    dpid = resolve_switch(fabric, profile.get("switch"), switches)
+    if dpid is None or not isinstance(number, int) or isinstance(number, bool):
+        return None
+    return dpid, number
+
+
+def port_hosts(fabric: Fabric, ports: dict[str, Record], switches: dict[int, tuple[str, str]]) -> dict[str, Host]:
+    """Hosts for ports that have an attachment, a MAC and an IPv4 address (hosts the API was told about)."""
+    hosts = {}
+    for port in ports.values():
+        where = attachment(fabric, port, switches)
+        ips = [ip["ip_address"] for ip in port.get("fixed_ips", []) if _is_ipv4(ip.get("ip_address"))]
+        if where is None or not ips or not port.get("mac_address"):
+            continue
+        name = port["name"] or f"port-{port['id'][:8]}"
+        hosts[name] = Host(name, mac_from_str(port["mac_address"], "mac_address"), ips[0], *where)
+    return hosts
+
+
+def _is_ipv4(text: Any) -> bool:
+    try:
+        ipaddress.IPv4Address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def host_of_port(fabric: Fabric, hosts: list[Host], port: Record) -> str | None:
+    """The host a port stands for: the one at its attachment, or with its address."""
+    where = attachment(fabric, port)
+    ips = {ip.get("ip_address") for ip in port.get("fixed_ips", [])}
+    for host in hosts:
+        if (host.dpid, host.port) == where or host.ip in ips:
+            return host.name
+    return None
+
+
+def _host_by_prefix(hosts: list[Host], prefix: str | None) -> str | None:
+    if not prefix:
+        return None
+    network = ipaddress.ip_network(prefix, strict=False)
+    if network.num_addresses != 1:
+        return None
+    for host in hosts:
+        if host.ip == str(network.network_address):
+            return host.name
+    return None
+
+
+def classifier_of(fc: Record) -> FlowClassifier:
+    def span(low: Any, high: Any) -> tuple[int, int] | None:
+        if low is None and high is None:
+            return None
+        return (0 if low is None else low, 65535 if high is None else high)
+
+    return FlowClassifier(
+        ethertype=fc["ethertype"], protocol=fc["protocol"], source_ip_prefix=fc["source_ip_prefix"],
+        destination_ip_prefix=fc["destination_ip_prefix"],
+        source_port_range=span(fc["source_port_range_min"], fc["source_port_range_max"]),
+        destination_port_range=span(fc["destination_port_range_min"], fc["destination_port_range_max"]))
+
+
+def reversed_classifier(c: FlowClassifier) -> FlowClassifier:
+    return FlowClassifier(c.ethertype, c.protocol, c.destination_ip_prefix, c.source_ip_prefix,
+                          c.destination_port_range, c.source_port_range)
+
+
+def _overlap_span(a: tuple[int, int] | None, b: tuple[int, int] | None) -> tuple[int, int] | None | bool:
+    if a is None or b is None:
+        return a or b
+    low, high = max(a[0], b[0]), min(a[1], b[1])
+    return (low, high) if low <= high else False
+
+
+def _overlap_prefix(a: str | None, b: str | None) -> str | None | bool:
+    if a is None or b is None:
+        return a or b
+    na, nb = ipaddress.ip_network(a, strict=False), ipaddress.ip_network(b, strict=False)
+    if not na.overlaps(nb):
+        return False
+    return str(na if na.prefixlen >= nb.prefixlen else nb)
+
+
+def intersect(a: FlowClassifier, b: FlowClassifier) -> FlowClassifier | None:
+    """The traffic both classify, or None when they are disjoint."""
+    if a.ethertype != b.ethertype or (a.protocol and b.protocol and a.protocol != b.protocol):
+        return None
+    parts = [_overlap_prefix(a.source_ip_prefix, b.source_ip_prefix),
+             _overlap_prefix(a.destination_ip_prefix, b.destination_ip_prefix),
+             _overlap_span(a.source_port_range, b.source_port_range),
+             _overlap_span(a.destination_port_range, b.destination_port_range)]
+    if any(part is False for part in parts):
+        return None
+    src, dst, sport, dport = parts
+    return FlowClassifier(a.ethertype, a.protocol or b.protocol, src, dst, sport, dport)  # type: ignore[arg-type]
+
+
+class Translator:
+    """Builds a ``Plan`` from a snapshot's resources and the fabric the controller knows."""
+
+    def __init__(self, resources: dict[str, dict[str, Record]], fabric: Fabric,
+                 switches: dict[int, tuple[str, str]] | None = None) -> None:
+        self.r = resources
+        self.fabric = fabric
+        self.switches = switches or {}
+        self.plan = Plan()
+
+    def build(self) -> Plan:
+        self.plan.hosts = port_hosts(self.fabric, {k: v for k, v in self.r["ports"].items()
+                                                   if not v.get("srfabric:discovered")}, self.switches)
+        for pp in self.r["port_pairs"].values():
+            ingress = attachment(self.fabric, self.r["ports"][pp["ingress"]], self.switches)
+            egress = attachment(self.fabric, self.r["ports"][pp["egress"]], self.switches)
+            if ingress is None or egress is None:
+                continue  # checked when a chain uses it
+            self.plan.functions[pp["id"]] = ServiceFunction(pp["id"], ingress, egress)
+            self.plan.functions[pp["id"] + REVERSE] = ServiceFunction(pp["id"] + REVERSE, egress, ingress)
+        depth = self._graph_depths()
+        for pc in self.r["port_chains"].values():
+            self._chain(pc, depth.get(pc["id"], 0))
+        for sg in self.r["service_graphs"].values():
+            for src, dsts in sg["port_chains"].items():
+                for dst in dsts:
+                    self._join(self.r["port_chains"][src], self.r["port_chains"][dst], depth)
+        return self.plan
+
+    def _graph_depths(self) -> dict[str, int]:
+        """How many chains lead into each chain through service graphs (joined chains rank above)."""
+        parents: dict[str, set[str]] = {}
+        for sg in self.r["service_graphs"].values():
+            for src, dsts in sg["port_chains"].items():
+                for dst in dsts:
+                    parents.setdefault(dst, set()).add(src)
+        depth: dict[str, int] = {}
+
+        def walk(chain: str) -> int:
+            if chain not in depth:
+                depth[chain] = 1 + max((walk(p) for p in parents.get(chain, ())), default=-1)
+            return depth[chain]
+
+        for chain in parents:
+            walk(chain)
+        return depth
+
+    def _endpoints(self, pc: Record, fc: Record, classifier: FlowClassifier) -> tuple[str, str]:
+        what = f"flow_classifiers[{pc['flow_classifiers'].index(fc['id'])}]"
+        hosts = [*self.fabric.hosts.values(), *self.plan.hosts.values()]
+        source = (host_of_port(self.fabric, hosts, self.r["ports"][fc["logical_source_port"]])
+                  if fc["logical_source_port"] else _host_by_prefix(hosts, fc["source_ip_prefix"]))
+        if source is None:
+            raise ModelError(what, f"classifier {fc['id']} needs a logical_source_port attached to a known host "
+                                   "(or a /32 source_ip_prefix of one)")
+        destination = (host_of_port(self.fabric, hosts, self.r["ports"][fc["logical_destination_port"]])
+                       if fc["logical_destination_port"] else _host_by_prefix(hosts, fc["destination_ip_prefix"]))
+        if destination is None:
+            raise ModelError(what, f"classifier {fc['id']} needs a logical_destination_port attached to a known "
+                                   "host (or a /32 destination_ip_prefix of one)")
+        return source, destination
+
+    def _groups(self, pc: Record) -> tuple[list[list[tuple[str, int]]], list[str], tuple[str, ...]]:
+        """The chain's steps (pairs with weights, in order), its taps and its hash fields."""
+        steps, taps, fields = [], [], []
+        for index, group_id in enumerate(pc["port_pair_groups"]):
+            group = self.r["port_pair_groups"][group_id]
+            members = []
+            for pair_id in group["port_pairs"]:
+                if pair_id not in self.plan.functions:
+                    raise ModelError(f"port_pair_groups[{index}]", f"port pair {pair_id} has a port without a "
+                                     "binding:profile {switch, port} the controller can resolve")
+                weight = self.r["port_pairs"][pair_id]["service_function_parameters"].get("weight", 1)
+                members.append((pair_id, weight))
+            if not members:
+                raise ModelError(f"port_pair_groups[{index}]", f"group {group_id} has no port pairs")
+            if group["tap_enabled"]:
+                taps.append(members[0][0])
+            else:
+                members = [(name, weight) for name, weight in members if weight > 0]
+                if not members:
+                    raise ModelError(f"port_pair_groups[{index}]", f"every port pair of group {group_id} has weight 0")
+                steps.append(members)
+            for name in group["port_pair_group_parameters"].get("lb_fields", []):
+                if name not in fields:
+                    fields.append(name)
+        return steps, taps, tuple(fields)
+
+    def _alternatives(self, steps: list[list[tuple[str, int]]], reverse: bool = False) -> tuple[Alternative, ...]:
+        combos = math.prod(len(step) for step in steps)
+        if combos > MAX_PATHS:
+            raise ModelError("port_pair_groups", f"{combos} combinations of port pairs; at most {MAX_PATHS} paths")
+        alternatives = []
+        for combo in itertools.product(*steps):
+            names = tuple(name for name, _ in combo)
+            if reverse:
+                names = tuple(name + REVERSE for name in reversed(names))
+            alternatives.append(Alternative(names, math.prod(weight for _, weight in combo)))
+        return tuple(alternatives)
+
+    def _add(self, pc: Record, chain: Chain) -> None:
+        variants = sum(1 for owner in self.plan.owner.values() if owner == pc["id"])
+        if variants >= MAX_VARIANTS:
+            raise ModelError("flow_classifiers", f"port chain {pc['id']} would need more than {MAX_VARIANTS} "
+                                                 "chains (classifiers x directions x graph joins)")
+        chain = Chain(chain.name, chain.classifier, chain.functions, chain.source, chain.destination,
+                      (variants + 1) << 16 | pc["chain_id"], chain.alternatives, chain.taps, chain.lb_fields,
+                      chain.priority)
+        self.plan.chains[chain.name] = chain
+        self.plan.owner[chain.name] = pc["id"]
+
+    def _chain(self, pc: Record, priority: int) -> None:
+        steps, taps, fields = self._groups(pc)
+        for fc_id in pc["flow_classifiers"]:
+            fc = self.r["flow_classifiers"][fc_id]
+            classifier = classifier_of(fc)
+            source, destination = self._endpoints(pc, fc, classifier)
+            name = f"{pc['id']}/{fc_id}"
+            self._add(pc, Chain(name, classifier, (), source, destination, 0, self._alternatives(steps), tuple(taps),
+                                fields, priority))
+            if pc["chain_parameters"].get("symmetric"):
+                self._add(pc, Chain(name + REVERSE, reversed_classifier(classifier), (), destination, source, 0,
+                                    self._alternatives(steps, reverse=True), (), fields, priority))
+
+    def _join(self, src: Record, dst: Record, depth: dict[str, int]) -> None:
+        """Traffic that ``src`` classifies and then ``dst`` does: through both chains' functions."""
+        src_steps, _, fields = self._groups(src)
+        dst_steps, _, _ = self._groups(dst)
+        for a_id, b_id in itertools.product(src["flow_classifiers"], dst["flow_classifiers"]):
+            a, b = self.r["flow_classifiers"][a_id], self.r["flow_classifiers"][b_id]
+            both = intersect(classifier_of(a), classifier_of(b))
+            if both is None:
+                continue
+            source, _ = self._endpoints(src, a, both)
+            _, destination = self._endpoints(dst, b, both)
+            self._add(src, Chain(f"{src['id']}/{a_id}>{dst['id']}/{b_id}", both, (), source, destination, 0,
+                                 self._alternatives(src_steps + dst_steps), (), fields,
+                                 depth.get(dst["id"], 0) + 1))
+
+
+def translate(resources: dict[str, dict[str, Record]], fabric: Fabric,
+              switches: dict[int, tuple[str, str]] | None = None) -> Plan:
+    return Translator(resources, fabric, switches).build()
