@@ -6,7 +6,7 @@ import hmac
 import logging
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import APIKeyHeader
@@ -52,6 +52,11 @@ def create_app(service: SfcService, token: str | None) -> FastAPI:
 
     for collection, member, create, update, prefix in RESOURCES:
         app.include_router(resource_router(service, collection, member, create, update, prefix, authenticate))
+
+    @app.get("/v2.0/srfabric/fabric", tags=["srfabric"], dependencies=[Depends(authenticate)])
+    async def fabric() -> dict[str, Any]:
+        """What the controller discovered (an srfabric extension): switches, links and hosts."""
+        return {"fabric": service.fabric_view()}
 
     @app.exception_handler(ApiError)
     async def api_error(request: Request, error: ApiError) -> JSONResponse:

@@ -77,6 +77,10 @@ class SfcClient:
         result: dict[str, Any] = self._send("GET", self._url(kind, ident), kind).json()[MEMBER[kind]]
         return result
 
+    def get(self, path: str) -> dict[str, Any]:
+        result: dict[str, Any] = self._send("GET", path, path).json()
+        return result
+
     def list(self, kind: str, **filters: str) -> list[dict[str, Any]]:
         result: list[dict[str, Any]] = self._send("GET", self._url(kind), kind, params=filters).json()[kind]
         return result

@@ -110,6 +110,18 @@ class SfcService:
     def show(self, kind: str, ident: str, fields: list[str]) -> Record:
         return select_fields(checks.find(self.snapshot, kind, ident), fields)
 
+    def fabric_view(self) -> dict[str, Any]:
+        """What the controller discovered: switches (connected or kept), links, hosts."""
+        fabric = self.controller.fabric
+        return {
+            "switches": [{"dpid": dpid, "name": sw.name, "role": sw.role, "connected": dpid in self.controller.switches}
+                         for dpid, sw in sorted(fabric.switches.items())],
+            "links": [{"from": {"dpid": a[0], "port": a[1]}, "to": {"dpid": b[0], "port": b[1]}}
+                      for a, b in sorted(fabric.links.items())],
+            "hosts": [{"name": h.name, "ip": h.ip, "mac": mac_to_str(h.mac), "dpid": h.dpid, "port": h.port}
+                      for h in sorted(fabric.hosts.values(), key=lambda h: h.name)],
+        }
+
     # -- writes --------------------------------------------------------------------------
     async def create(self, kind: str, body: dict[str, Any]) -> Record:
         async with self.lock:

@@ -1,0 +1,45 @@
+"""One ``srfabric serve`` and one small Mininet fabric per database backend (SQLite, PostgreSQL)."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from srfabric.model.topo import TopoSpec
+from srfabric.testbed.api_lab import ApiLab, ServeProcess, postgres_cluster
+
+
+def small_spec() -> TopoSpec:
+    """h1 - s1 - s2 - s3 - h2, functions v1..v4 on s2 (v4 is a tap)."""
+    spec = TopoSpec()
+    for name in ("s1", "s2", "s3"):
+        spec.add_switch(name, "edge", dpid=0x100 + int(name[1]))
+    spec.add_link("s1", "s2")
+    spec.add_link("s2", "s3")
+    spec.add_host("h1", "s1")
+    spec.add_host("h2", "s3")
+    for name in ("v1", "v2", "v3", "v4"):
+        spec.add_function(name, "s2")
+    return spec
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def database(request: pytest.FixtureRequest) -> Iterator[str]:
+    if request.param == "sqlite":
+        folder = Path(tempfile.mkdtemp(prefix="srfabric-db-"))
+        yield f"sqlite:///{folder}/api.db"
+        for path in folder.iterdir():
+            path.unlink()
+        folder.rmdir()
+    else:
+        with postgres_cluster() as url:
+            yield url
+
+
+@pytest.fixture(scope="module")
+def lab(database: str) -> Iterator[ApiLab]:
+    with ServeProcess(database) as serve, ApiLab(small_spec(), serve) as running:
+        yield running
