@@ -40,6 +40,9 @@ DELETE: dict[str, Callable[[Snapshot, str], None]] = {
     "ports": checks.delete_port, "flow_classifiers": checks.delete_flow_classifier,
     "port_pairs": checks.delete_port_pair, "port_pair_groups": checks.delete_port_pair_group,
     "port_chains": checks.delete_port_chain, "service_graphs": checks.delete_service_graph}
+# Changes of these always reach the controller: chains, and port pairs (their ports become trusted
+# service-function ports at once, so that a later chain update changes only the ingress switch).
+STEERING = ("port_pairs", "port_chains", "service_graphs")
 LIST_PARAMETERS = {"fields", "sort_key", "sort_dir", "limit", "marker", "page_reverse"}
 
 
@@ -127,7 +130,7 @@ class SfcService:
         async with self.lock:
             new = self.snapshot.copy()
             record = CREATE[kind](new, body, self.project)
-            await self._commit(new, kind, record["id"], steers=kind in ("port_chains", "service_graphs"))
+            await self._commit(new, kind, record["id"], steers=kind in STEERING)
             return record
 
     async def update(self, kind: str, ident: str, body: dict[str, Any]) -> Record:
@@ -141,7 +144,7 @@ class SfcService:
         async with self.lock:
             new = self.snapshot.copy()
             DELETE[kind](new, ident)
-            await self._commit(new, kind, ident, steers=kind in ("port_chains", "service_graphs"))
+            await self._commit(new, kind, ident, steers=kind in STEERING)
 
     async def _commit(self, new: Snapshot, kind: str, ident: str, steers: bool) -> None:
         if steers or self._touches_chains(new, kind, ident):
