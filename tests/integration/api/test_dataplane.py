@@ -143,7 +143,8 @@ def test_update_changes_only_the_ingress_switch(lab: ApiLab) -> None:
             updated = client.update("port_chains", pc["id"], {"port_pair_groups": [group["id"]]})
             after = lab.dump_flows()
             changed = {name for name in before if before[name] != after[name]}
-            assert changed == {"s1"}, {n: set(before[n]) ^ set(after[n]) for n in changed}  # h1's edge writes the new path; s2 and s3 are untouched
+            # h1's edge writes the new path; s2 and s3 are untouched.
+            assert changed == {"s1"}, {n: set(before[n]) ^ set(after[n]) for n in changed}
             client.delete("port_pair_groups", pc["port_pair_groups"][0])
             pc = updated
         finally:
