@@ -53,10 +53,11 @@ class ServeProcess:
         args = [sys.executable, "-m", "srfabric", "serve", "--port", str(self.port), "--openflow-host", "127.0.0.1",
                 "--openflow-port", str(self.openflow_port), "--db", self.db, "--codec", self.codec]
         env = {**os.environ, "SRFABRIC_TOKEN": self.token}
+        offset = self.log.stat().st_size  # a restart appends to the same log
         with self.log.open("a") as log:
             self.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, text=True, env=env)
         deadline = time.monotonic() + timeout
-        while "API on" not in self.log.read_text():
+        while "API on" not in self.log.read_text()[offset:]:
             if self.process.poll() is not None:
                 raise SrfabricError("serve", f"exited with {self.process.returncode}: {self.log.read_text()[-800:]}")
             if time.monotonic() > deadline:
