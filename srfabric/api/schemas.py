@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 Name = Field(default="", max_length=255)
 PortNumber = Field(default=None, ge=0, le=65535)
@@ -19,8 +19,32 @@ Uuid = Field(pattern=UUID_PATTERN, max_length=36)
 OptionalUuid = Field(default=None, pattern=UUID_PATTERN, max_length=36)
 
 
+def _storable(value: Any) -> Any:
+    """Text a database can keep: no NUL character, no lone UTF-16 surrogate (checked inside lists and dicts)."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise ValueError("contains a NUL character")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("is not valid UTF-8 text") from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _storable(key)
+            _storable(item)
+    elif isinstance(value, list):
+        for item in value:
+            _storable(item)
+    return value
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _text_is_storable(cls, value: Any) -> Any:
+        return _storable(value)
 
 
 class Owned(Strict):

@@ -1,0 +1,22 @@
+"""Schemathesis, fed the server's own /openapi.json, finds no request that makes it answer 5xx."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from srfabric.testbed.api_lab import ServeProcess
+
+SCHEMATHESIS = Path(__file__).resolve().parents[3] / ".venv" / "bin" / "schemathesis"
+
+
+def test_no_server_errors(database: str, tmp_path: Path) -> None:
+    with ServeProcess(database) as serve:
+        run = subprocess.run([str(SCHEMATHESIS), "run", f"{serve.url}/openapi.json", "--checks", "not_a_server_error",
+                              "--header", f"X-Auth-Token: {serve.token}", "--max-examples", "25", "--seed", "1",
+                              "--report", "junit", "--report-dir", str(tmp_path)],
+                             capture_output=True, text=True, timeout=600)
+        summary = run.stdout[-1500:]
+        assert run.returncode == 0, summary
+        assert " passed" in summary and "failed" not in summary.split("Test cases:")[-1], summary
+        assert "Traceback" not in serve.output(), serve.output()[-2000:]
