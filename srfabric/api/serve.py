@@ -70,7 +70,10 @@ async def serve(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import uvloop
+
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(args))
+    # uvloop and httptools (which uvicorn picks up by itself) halve the time a request spends in HTTP.
+    with contextlib.suppress(KeyboardInterrupt), asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        runner.run(serve(args))
     return 0

@@ -130,7 +130,7 @@ class SfcService:
         async with self.lock:
             new = self.snapshot.copy()
             record = CREATE[kind](new, body, self.project)
-            await self._commit(new, kind, record["id"], steers=kind in STEERING)
+            await self._commit(new, kind, record["id"], steers=kind in STEERING, created=True)
             return record
 
     async def update(self, kind: str, ident: str, body: dict[str, Any]) -> Record:
@@ -146,13 +146,13 @@ class SfcService:
             DELETE[kind](new, ident)
             await self._commit(new, kind, ident, steers=kind in STEERING)
 
-    async def _commit(self, new: Snapshot, kind: str, ident: str, steers: bool) -> None:
+    async def _commit(self, new: Snapshot, kind: str, ident: str, steers: bool, created: bool = False) -> None:
         if steers or self._touches_chains(new, kind, ident):
             await self._apply(new, check=True)
         try:
             with self.repo.session() as db, db.begin():
                 if ident in new[kind]:
-                    self.repo.save(db, kind, new[kind][ident])
+                    self.repo.save(db, kind, new[kind][ident], created)
                 else:
                     self.repo.delete(db, kind, ident)
         except Exception:
@@ -212,7 +212,7 @@ class SfcService:
             with self.repo.session() as db, db.begin():
                 for host in learned:
                     record = _host_port(host, fabric, self.project)
-                    self.repo.save(db, "ports", record)
+                    self.repo.save(db, "ports", record, created=record["id"] not in self.snapshot["ports"])
                     self.snapshot["ports"][record["id"]] = record
                 self.repo.save_fabric(db, dict(fabric.links), switches)
             self.snapshot.links, self.snapshot.switches = dict(fabric.links), switches

@@ -22,11 +22,28 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     dataplane.add_argument("--quick", action="store_true", help="short runs, 64-byte frames only (under a minute)")
     dataplane.add_argument("--out", default="results", help="results root folder")
     dataplane.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    deploy = sub.add_parser("deploy", help="SFC study Fig. 5: chain deployment time through the REST API (root)")
+    deploy.add_argument("--quick", action="store_true", help="N = 1, 5, 10, three times each, 100 chains for the rate")
+    deploy.add_argument("--out", default="results", help="results root folder")
+    deploy.add_argument("--json", action="store_true", help="print the summary as one JSON object")
 
 
 def run(args: argparse.Namespace) -> int:
     if args.bench_command == "dataplane":
         return run_dataplane(args)
+    if args.bench_command == "deploy":
+        from srfabric.bench.deploy import print_deploy, run_deploy
+        from srfabric.testbed.net import ovs_running
+
+        if not ovs_running():
+            raise ModelError("deploy", "ovs-vswitchd is not running; run `make bootstrap` to start it")
+        summary, folder = run_deploy(args.quick, args.out)
+        if args.json:
+            print(json.dumps(summary | {"folder": str(folder)}))
+        else:
+            print_deploy(summary)
+            print(f"results: {folder} (deploy.csv, summary.json, deploy.png)")
+        return 0
     from srfabric.bench.tsn import run_bench
 
     if args.time_limit <= 0:
