@@ -21,7 +21,7 @@ from rich.progress import Progress
 from srfabric.api.client import SfcClient
 from srfabric.bench.output import machine, run_folder, write_csv, write_json
 from srfabric.model.topo import TopoSpec
-from srfabric.testbed.api_lab import ApiLab, ServeProcess
+from srfabric.testbed.api_lab import ApiLab, ServeProcess, line_spec
 
 STEPS = ("flow_classifier", "port_pair", "port_pair_group", "port_chain")
 GOAL_MS = 20.0
@@ -30,16 +30,7 @@ PAPER = {"total_s_n1": 2.0, "per_function_s": 0.5}  # Fig. 5: a few seconds, abo
 
 def bench_spec(functions: int = 10) -> TopoSpec:
     """h1 - s1 - s2 - s3 - h2 with the functions spread over the three switches (ports stay within 1..15)."""
-    spec = TopoSpec()
-    for name in ("s1", "s2", "s3"):
-        spec.add_switch(name, "edge", dpid=0x200 + int(name[1]))
-    spec.add_link("s1", "s2")
-    spec.add_link("s2", "s3")
-    spec.add_host("h1", "s1")
-    spec.add_host("h2", "s3")
-    for index in range(functions):
-        spec.add_function(f"v{index + 1}", ("s1", "s2", "s3")[index % 3])
-    return spec
+    return line_spec(functions, ("s1", "s2", "s3"), dpid_base=0x200)
 
 
 def deploy_once(client: SfcClient, lab: ApiLab, functions: int, port: int) -> dict[str, float]:

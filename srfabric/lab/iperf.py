@@ -6,6 +6,7 @@ different ports, and the result is the sum of what the receivers report.
 
 from __future__ import annotations
 
+import subprocess
 from dataclasses import dataclass
 
 from srfabric.errors import SrfabricError
@@ -69,7 +70,7 @@ def measure(lab: NetLab, client_ns: str, server_ns: str, server_ip: str, traffic
     """Run ``traffic.flows`` iperf3 pairs at once and sum what their receivers got.
 
     On a set-up that drops most packets, iperf3's own control connection can fail
-    ("unable to read from stream socket"); such a run is repeated, up to
+    ("unable to read from stream socket") or hang; such a run is repeated, up to
     ``ATTEMPTS`` times, before the error is reported.
     """
     for attempt in range(1, ATTEMPTS + 1):
@@ -92,7 +93,14 @@ def _measure_once(lab: NetLab, client_ns: str, server_ns: str, server_ip: str, t
         clients = [lab.spawn(traffic.client_args(server_ip, port), ns=client_ns) for port in ports]
         results = []
         for client in clients:
-            out, err = client.communicate(timeout=traffic.seconds + 30)
+            try:
+                out, err = client.communicate(timeout=traffic.seconds + 30)
+            except subprocess.TimeoutExpired:
+                # An unlimited UDP run can starve iperf3's end-of-test exchange and leave the client
+                # waiting; the run is void and measured again.
+                for hung in clients:
+                    lab.stop(hung)
+                raise SrfabricError("iperf3", f"client did not finish within {traffic.seconds + 30} s") from None
             lab.stop(client)  # it has ended: the lab forgets it
             if client.returncode != 0 and not out:
                 raise SrfabricError("iperf3", f"client exited {client.returncode}: {err.decode()[:300]}")

@@ -24,7 +24,21 @@ from typing import Any
 from srfabric.api.client import SfcClient
 from srfabric.errors import SrfabricError
 from srfabric.model.topo import TopoSpec
-from srfabric.testbed.net import Testbed, learning_pings, terminate
+from srfabric.testbed.net import Testbed, function_args, learning_pings, terminate
+
+
+def line_spec(functions: int, placed_on: tuple[str, ...] = ("s2",), dpid_base: int = 0x100) -> TopoSpec:
+    """h1 - s1 - s2 - s3 - h2, with functions v1..vN dealt in turn to the switches ``placed_on``."""
+    spec = TopoSpec()
+    for name in ("s1", "s2", "s3"):
+        spec.add_switch(name, "edge", dpid=dpid_base + int(name[1]))
+    spec.add_link("s1", "s2")
+    spec.add_link("s2", "s3")
+    spec.add_host("h1", "s1")
+    spec.add_host("h2", "s3")
+    for index in range(functions):
+        spec.add_function(f"v{index + 1}", placed_on[index % len(placed_on)])
+    return spec
 
 
 def free_port() -> int:
@@ -160,9 +174,7 @@ class ApiLab:
 
     def start_function(self, name: str, mark: int) -> None:
         assert self.testbed is not None
-        args = [sys.executable, "-m", "srfabric.testbed.vnf", "--name", name, "--ingress", f"{name}-eth0",
-                "--egress", f"{name}-eth1", "--mark", str(mark), "--stats", str(self.workdir / f"{name}.json")]
-        self.vnfs[name] = self.testbed.popen(name, args)
+        self.vnfs[name] = self.testbed.popen(name, function_args(name, mark, self.workdir / f"{name}.json"))
         deadline = time.monotonic() + 15
         while not (self.workdir / f"{name}.json").exists():
             if time.monotonic() > deadline:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import subprocess
+import sys
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
@@ -163,6 +164,12 @@ def controller_config(spec: TopoSpec, codec: str) -> ControllerConfig:
         switch_names={sw.dpid: (sw.name, sw.role) for sw in spec.switches.values()},
         host_names={host.mac: host.name for host in spec.hosts.values()},
     )
+
+
+def function_args(name: str, mark: int, stats: Path) -> list[str]:
+    """The command that runs service function ``name`` between its two interfaces, writing counters to ``stats``."""
+    return [sys.executable, "-m", "srfabric.testbed.vnf", "--name", name, "--ingress", f"{name}-eth0",
+            "--egress", f"{name}-eth1", "--mark", str(mark), "--stats", str(stats)]
 
 
 def spec_functions(spec: TopoSpec) -> list[ServiceFunction]:

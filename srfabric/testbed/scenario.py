@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -25,6 +24,7 @@ from srfabric.rules.entries import Kind
 from srfabric.testbed.net import (
     Testbed,
     controller_config,
+    function_args,
     learning_pings,
     start_controller,
     wait_for_discovery,
@@ -98,10 +98,8 @@ class Scenario:
 
     def start_function(self, name: str, mark: int) -> None:
         assert self.testbed is not None
-        args = [sys.executable, "-m", "srfabric.testbed.vnf", "--name", name, "--ingress", f"{name}-eth0",
-                "--egress", f"{name}-eth1", "--mark", str(mark if self.mark else 0),
-                "--stats", str(self._stats_path(name))]
-        self._vnfs[name] = self.testbed.popen(name, args)
+        self._vnfs[name] = self.testbed.popen(name, function_args(name, mark if self.mark else 0,
+                                                                  self._stats_path(name)))
 
     def add_chains(self, chains: list[Chain]) -> float:
         """Install chains one by one; returns the seconds until the last barrier reply."""

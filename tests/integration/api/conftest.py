@@ -9,21 +9,12 @@ from pathlib import Path
 import pytest
 
 from srfabric.model.topo import TopoSpec
-from srfabric.testbed.api_lab import ApiLab, ServeProcess, postgres_cluster
+from srfabric.testbed.api_lab import ApiLab, ServeProcess, line_spec, postgres_cluster
 
 
 def small_spec() -> TopoSpec:
-    """h1 - s1 - s2 - s3 - h2, functions v1..v4 on s2 (v4 is a tap)."""
-    spec = TopoSpec()
-    for name in ("s1", "s2", "s3"):
-        spec.add_switch(name, "edge", dpid=0x100 + int(name[1]))
-    spec.add_link("s1", "s2")
-    spec.add_link("s2", "s3")
-    spec.add_host("h1", "s1")
-    spec.add_host("h2", "s3")
-    for name in ("v1", "v2", "v3", "v4"):
-        spec.add_function(name, "s2")
-    return spec
+    """h1 - s1 - s2 - s3 - h2, functions v1..v4 on s2 (v4 is used as a tap)."""
+    return line_spec(4)
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
