@@ -12,7 +12,7 @@ import ipaddress
 import uuid
 from typing import Any
 
-from srfabric.api.errors import ApiError, bad_request, in_use, not_found
+from srfabric.api.errors import bad_request, in_use, not_found
 from srfabric.api.repository import Record, Snapshot
 
 PROTOCOLS = ("tcp", "udp", "icmp")
@@ -26,6 +26,19 @@ def _new_id() -> str:
 def _owned(body: dict[str, Any], project: str) -> Record:
     owner = body.get("project_id") or body.get("tenant_id") or project
     return {"id": _new_id(), "name": body.get("name") or "", "project_id": owner, "tenant_id": owner}
+
+
+NOT_FOUND = {"ports": ("PortNotFound", "Port"), "flow_classifiers": ("FlowClassifierNotFound", "Flow Classifier"),
+             "port_pairs": ("PortPairNotFound", "Port Pair"),
+             "port_pair_groups": ("PortPairGroupNotFound", "Port Pair Group"),
+             "port_chains": ("PortChainNotFound", "Port Chain"),
+             "service_graphs": ("ServiceGraphNotFound", "Service Graph")}
+
+
+def find(snap: Snapshot, kind: str, ident: str) -> Record:
+    """The resource, or the kind's own not-found error (404)."""
+    error, what = NOT_FOUND[kind]
+    return _need(snap, kind, ident, error, what)
 
 
 def _need(snap: Snapshot, kind: str, ident: str, error: str, what: str) -> Record:
@@ -73,7 +86,7 @@ def _check_binding(profile: dict[str, Any]) -> None:
 
 
 def update_port(snap: Snapshot, ident: str, body: dict[str, Any]) -> Record:
-    record = dict(_need(snap, "ports", ident, "PortNotFound", "Port"))
+    record = dict(find(snap, "ports", ident))
     for key in ("name", "device_owner", "device_id"):
         if body.get(key) is not None:
             record[key] = body[key]
@@ -85,7 +98,7 @@ def update_port(snap: Snapshot, ident: str, body: dict[str, Any]) -> Record:
 
 
 def delete_port(snap: Snapshot, ident: str) -> None:
-    _need(snap, "ports", ident, "PortNotFound", "Port")
+    find(snap, "ports", ident)
     for kind, fields in (("flow_classifiers", ("logical_source_port", "logical_destination_port")),
                          ("port_pairs", ("ingress", "egress"))):
         for record in snap[kind].values():
@@ -177,8 +190,8 @@ def classifiers_conflict(a: Record, b: Record, logical: bool) -> bool:
     return True
 
 
-def _renamed(snap: Snapshot, kind: str, ident: str, body: dict[str, Any], error: str, what: str) -> Record:
-    record = dict(_need(snap, kind, ident, error, what))
+def _renamed(snap: Snapshot, kind: str, ident: str, body: dict[str, Any]) -> Record:
+    record = dict(find(snap, kind, ident))
     for key in ("name", "description"):
         if body.get(key) is not None:
             record[key] = body[key]
@@ -187,11 +200,11 @@ def _renamed(snap: Snapshot, kind: str, ident: str, body: dict[str, Any], error:
 
 
 def update_flow_classifier(snap: Snapshot, ident: str, body: dict[str, Any]) -> Record:
-    return _renamed(snap, "flow_classifiers", ident, body, "FlowClassifierNotFound", "Flow Classifier")
+    return _renamed(snap, "flow_classifiers", ident, body)
 
 
 def delete_flow_classifier(snap: Snapshot, ident: str) -> None:
-    _need(snap, "flow_classifiers", ident, "FlowClassifierNotFound", "Flow Classifier")
+    find(snap, "flow_classifiers", ident)
     if any(ident in pc["flow_classifiers"] for pc in snap["port_chains"].values()):
         raise in_use("FlowClassifierInUse", f"Flow Classifier {ident} in use.")
     del snap["flow_classifiers"][ident]
@@ -222,11 +235,11 @@ def create_port_pair(snap: Snapshot, body: dict[str, Any], project: str) -> Reco
 
 
 def update_port_pair(snap: Snapshot, ident: str, body: dict[str, Any]) -> Record:
-    return _renamed(snap, "port_pairs", ident, body, "PortPairNotFound", "Port Pair")
+    return _renamed(snap, "port_pairs", ident, body)
 
 
 def delete_port_pair(snap: Snapshot, ident: str) -> None:
-    _need(snap, "port_pairs", ident, "PortPairNotFound", "Port Pair")
+    find(snap, "port_pairs", ident)
     if any(ident in g["port_pairs"] for g in snap["port_pair_groups"].values()):
         raise in_use("PortPairInUse", f"Port Pair {ident} in use.")
     del snap["port_pairs"][ident]
@@ -237,7 +250,7 @@ def _check_members(snap: Snapshot, pairs: list[str], tap: bool, group: str | Non
     _no_duplicates("port_pairs", pairs)
     correlations = set()
     for pair_id in pairs:
-        pair = _need(snap, "port_pairs", pair_id, "PortPairNotFound", "Port Pair")
+        pair = find(snap, "port_pairs", pair_id)
         for other in snap["port_pair_groups"].values():
             if other["id"] != group and pair_id in other["port_pairs"]:
                 raise in_use("PortPairInUse", f"port_pairs: Port Pair {pair_id} in use by Port Pair Group "
@@ -268,7 +281,7 @@ def create_port_pair_group(snap: Snapshot, body: dict[str, Any], project: str) -
 
 
 def update_port_pair_group(snap: Snapshot, ident: str, body: dict[str, Any]) -> Record:
-    record = _renamed(snap, "port_pair_groups", ident, body, "PortPairGroupNotFound", "Port Pair Group")
+    record = _renamed(snap, "port_pair_groups", ident, body)
     if body.get("port_pairs") is not None:
         _check_members(snap, body["port_pairs"], record["tap_enabled"], ident)
         record["port_pairs"] = list(body["port_pairs"])
@@ -276,7 +289,7 @@ def update_port_pair_group(snap: Snapshot, ident: str, body: dict[str, Any]) -> 
 
 
 def delete_port_pair_group(snap: Snapshot, ident: str) -> None:
-    _need(snap, "port_pair_groups", ident, "PortPairGroupNotFound", "Port Pair Group")
+    find(snap, "port_pair_groups", ident)
     if any(ident in pc["port_pair_groups"] for pc in snap["port_chains"].values()):
         raise in_use("PortPairGroupInUse", f"Port Pair Group {ident} in use.")
     del snap["port_pair_groups"][ident]
@@ -288,8 +301,7 @@ def _check_groups(snap: Snapshot, groups: list[str], chain: str | None, correlat
         raise bad_request("port_pair_groups: Port Pair Group is not specified in Port Chain.",
                           "PortPairGroupNotSpecified")
     _no_duplicates("port_pair_groups", groups)
-    taps = [_need(snap, "port_pair_groups", g, "PortPairGroupNotFound", "Port Pair Group")["tap_enabled"]
-            for g in groups]
+    taps = [find(snap, "port_pair_groups", g)["tap_enabled"] for g in groups]
     if any(a and b for a, b in zip(taps, taps[1:], strict=False)):
         raise bad_request("port_pair_groups: Consecutive Tap PPG in port-chain is not supported now.",
                           "ConsecutiveTapPPGNotSupported")
@@ -313,7 +325,7 @@ def _check_groups(snap: Snapshot, groups: list[str], chain: str | None, correlat
 def _check_classifiers(snap: Snapshot, classifiers: list[str], chain: str | None) -> None:
     _no_duplicates("flow_classifiers", classifiers)
     for fc_id in classifiers:
-        fc = _need(snap, "flow_classifiers", fc_id, "FlowClassifierNotFound", "Flow Classifier")
+        fc = find(snap, "flow_classifiers", fc_id)
         for other in snap["port_chains"].values():
             if other["id"] == chain:
                 continue
@@ -351,7 +363,7 @@ def _in_graph(snap: Snapshot, chain: str) -> bool:
 
 
 def update_port_chain(snap: Snapshot, ident: str, body: dict[str, Any]) -> Record:
-    record = _renamed(snap, "port_chains", ident, body, "PortChainNotFound", "Port Chain")
+    record = _renamed(snap, "port_chains", ident, body)
     steering = body.get("port_pair_groups") is not None or body.get("flow_classifiers") is not None
     if steering and _in_graph(snap, ident):
         raise in_use("ServiceGraphPortChainInUse", f"Port Chain {ident} in use.")
@@ -365,7 +377,7 @@ def update_port_chain(snap: Snapshot, ident: str, body: dict[str, Any]) -> Recor
 
 
 def delete_port_chain(snap: Snapshot, ident: str) -> None:
-    _need(snap, "port_chains", ident, "PortChainNotFound", "Port Chain")
+    find(snap, "port_chains", ident)
     if _in_graph(snap, ident):
         raise in_use("ServiceGraphPortChainInUse", f"Port Chain {ident} in use.")
     del snap["port_chains"][ident]
@@ -392,7 +404,7 @@ def create_service_graph(snap: Snapshot, body: dict[str, Any], project: str) -> 
                                   f"invalid: {dst}. Make sure only valid UUIDs are provided.", "InvalidUUID")
     chains = set(edges) | {d for dsts in edges.values() for d in dsts}
     for chain in sorted(chains):
-        _need(snap, "port_chains", chain, "PortChainNotFound", "Port Chain")
+        find(snap, "port_chains", chain)
         if _in_graph(snap, chain):
             raise in_use("ServiceGraphInvalidPortChains", f"port_chains: Some of the Port Chain(s): {chain}, are "
                                                           "already in use by a Service Graph.")
@@ -433,24 +445,9 @@ def _has_loop(edges: dict[str, list[str]]) -> bool:
 
 
 def update_service_graph(snap: Snapshot, ident: str, body: dict[str, Any]) -> Record:
-    return _renamed(snap, "service_graphs", ident, body, "ServiceGraphNotFound", "Service Graph")
+    return _renamed(snap, "service_graphs", ident, body)
 
 
 def delete_service_graph(snap: Snapshot, ident: str) -> None:
-    _need(snap, "service_graphs", ident, "ServiceGraphNotFound", "Service Graph")
+    find(snap, "service_graphs", ident)
     del snap["service_graphs"][ident]
-
-
-NOT_FOUND = {"ports": ("PortNotFound", "Port"), "flow_classifiers": ("FlowClassifierNotFound", "Flow Classifier"),
-             "port_pairs": ("PortPairNotFound", "Port Pair"),
-             "port_pair_groups": ("PortPairGroupNotFound", "Port Pair Group"),
-             "port_chains": ("PortChainNotFound", "Port Chain"),
-             "service_graphs": ("ServiceGraphNotFound", "Service Graph")}
-
-
-def find(snap: Snapshot, kind: str, ident: str) -> Record:
-    error, what = NOT_FOUND[kind]
-    return _need(snap, kind, ident, error, what)
-
-
-__all__ = ["ApiError", "find"]
