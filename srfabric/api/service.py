@@ -20,8 +20,8 @@ from typing import Any
 from srfabric.api import checks
 from srfabric.api.errors import ApiError, bad_request
 from srfabric.api.repository import Record, Repository, Snapshot
-from srfabric.api.translate import Plan, attachment, translate
-from srfabric.codecs.macaddr import mac_from_str, mac_to_str
+from srfabric.api.translate import Plan, port_host, translate
+from srfabric.codecs.macaddr import mac_to_str
 from srfabric.controller.controller import Controller
 from srfabric.errors import SrfabricError
 from srfabric.model.fabric import Fabric, Host, Switch
@@ -82,7 +82,6 @@ class SfcService:
         self.lock = asyncio.Lock()
         self._functions: set[str] = set()
         self._hosts: set[str] = set()
-        self._fabric_seen: tuple[dict[Any, Any], dict[Any, Any]] = ({}, {})
         controller.config.on_synced = self._on_synced
 
     # -- start ---------------------------------------------------------------------------
@@ -97,10 +96,9 @@ class SfcService:
                 fabric.add_link(a, b)
         for port in self.snapshot["ports"].values():
             if port.get("srfabric:discovered"):
-                host = _discovered_host(port, fabric)
+                host = port_host(fabric, port)
                 if host is not None and host.dpid in fabric.switches:
                     fabric.add_host(host)
-        self._fabric_seen = (dict(fabric.links), {d: (s.name, s.role) for d, s in fabric.switches.items()})
         try:
             await self._apply(self.snapshot, check=False)
         except ApiError as error:
@@ -206,7 +204,7 @@ class SfcService:
         learned = [host for name, host in fabric.hosts.items()
                    if name not in self._hosts and mac_to_str(host.mac) not in known]
         switches: dict[int, tuple[str, str]] = {dpid: (s.name, str(s.role)) for dpid, s in fabric.switches.items()}
-        if not learned and (fabric.links, switches) == self._fabric_seen:
+        if not learned and (fabric.links, switches) == (self.snapshot.links, self.snapshot.switches):
             return
         try:
             with self.repo.session() as db, db.begin():
@@ -216,7 +214,6 @@ class SfcService:
                     self.snapshot["ports"][record["id"]] = record
                 self.repo.save_fabric(db, dict(fabric.links), switches)
             self.snapshot.links, self.snapshot.switches = dict(fabric.links), switches
-            self._fabric_seen = (dict(fabric.links), switches)
         except Exception:  # the database may be briefly away; the next sync tries again
             log.exception("could not keep the learned fabric")
 
@@ -236,11 +233,3 @@ def _host_port(host: Host, fabric: Fabric, project: str) -> Record:
             "device_owner": "compute:srfabric", "device_id": host.name,
             "binding:profile": {"switch": switch.name if switch else host.dpid, "port": host.port},
             "status": "ACTIVE", "admin_state_up": True, "srfabric:discovered": True}
-
-
-def _discovered_host(port: Record, fabric: Fabric) -> Host | None:
-    where = attachment(fabric, port)
-    ips = port.get("fixed_ips") or []
-    if where is None or not ips:
-        return None
-    return Host(port["name"], mac_from_str(port["mac_address"], "mac_address"), ips[0]["ip_address"], *where)

@@ -16,7 +16,8 @@ from __future__ import annotations
 import ipaddress
 import itertools
 import math
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from srfabric.codecs.macaddr import mac_from_str
@@ -66,17 +67,20 @@ def attachment(fabric: Fabric, port: Record, switches: dict[int, tuple[str, str]
     return dpid, number
 
 
+def port_host(fabric: Fabric, port: Record, switches: dict[int, tuple[str, str]] | None = None) -> Host | None:
+    """The host a port describes, when it has an attachment, a MAC and an IPv4 address."""
+    where = attachment(fabric, port, switches)
+    ips = [ip["ip_address"] for ip in port.get("fixed_ips", []) if _is_ipv4(ip.get("ip_address"))]
+    if where is None or not ips or not port.get("mac_address"):
+        return None
+    name = port["name"] or f"port-{port['id'][:8]}"
+    return Host(name, mac_from_str(port["mac_address"], "mac_address"), ips[0], *where)
+
+
 def port_hosts(fabric: Fabric, ports: dict[str, Record], switches: dict[int, tuple[str, str]]) -> dict[str, Host]:
-    """Hosts for ports that have an attachment, a MAC and an IPv4 address (hosts the API was told about)."""
-    hosts = {}
-    for port in ports.values():
-        where = attachment(fabric, port, switches)
-        ips = [ip["ip_address"] for ip in port.get("fixed_ips", []) if _is_ipv4(ip.get("ip_address"))]
-        if where is None or not ips or not port.get("mac_address"):
-            continue
-        name = port["name"] or f"port-{port['id'][:8]}"
-        hosts[name] = Host(name, mac_from_str(port["mac_address"], "mac_address"), ips[0], *where)
-    return hosts
+    """Hosts for the ports that describe one (hosts the API was told about)."""
+    hosts = (port_host(fabric, port, switches) for port in ports.values())
+    return {host.name: host for host in hosts if host is not None}
 
 
 def _is_ipv4(text: Any) -> bool:
@@ -166,6 +170,7 @@ class Translator:
         self.fabric = fabric
         self.switches = switches or {}
         self.plan = Plan()
+        self._variants: Counter[str] = Counter()  # chains made so far per port chain (counted, not searched for)
 
     def build(self) -> Plan:
         self.plan.hosts = port_hosts(self.fabric, {k: v for k, v in self.r["ports"].items()
@@ -258,13 +263,13 @@ class Translator:
         return tuple(alternatives)
 
     def _add(self, pc: Record, chain: Chain) -> None:
-        variants = sum(1 for owner in self.plan.owner.values() if owner == pc["id"])
+        """Keep ``chain`` for port chain ``pc``, with an id of its own: the port chain's, plus which of its chains."""
+        variants = self._variants[pc["id"]]
         if variants >= MAX_VARIANTS:
             raise ModelError("flow_classifiers", f"port chain {pc['id']} would need more than {MAX_VARIANTS} "
                                                  "chains (classifiers x directions x graph joins)")
-        chain = Chain(chain.name, chain.classifier, chain.functions, chain.source, chain.destination,
-                      (variants + 1) << 16 | pc["chain_id"], chain.alternatives, chain.taps, chain.lb_fields,
-                      chain.priority)
+        self._variants[pc["id"]] += 1
+        chain = replace(chain, chain_id=(variants + 1) << 16 | pc["chain_id"])
         self.plan.chains[chain.name] = chain
         self.plan.owner[chain.name] = pc["id"]
 
