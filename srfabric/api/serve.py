@@ -8,6 +8,7 @@ import contextlib
 import logging
 import os
 import signal
+import socket
 
 from srfabric.codecs import CODEC_NAMES
 from srfabric.errors import SrfabricError
@@ -47,6 +48,11 @@ async def serve(args: argparse.Namespace) -> None:
     from srfabric.controller.controller import Controller, ControllerConfig
 
     token = token_from(args)
+    try:
+        # Listening before the start line is printed: whoever waits for that line can connect at once.
+        listener = socket.create_server((args.host, args.port), backlog=1024)
+    except OSError as error:
+        raise SrfabricError("--port", f"cannot listen on {args.host}:{args.port}: {error.strerror}") from None
     engine = open_database(args.db)
     controller = Controller(ControllerConfig(codec=args.codec))
     service = SfcService(Repository(engine), controller)
@@ -63,7 +69,7 @@ async def serve(args: argparse.Namespace) -> None:
     print(f"srfabric: API on http://{args.host}:{args.port}, OpenFlow on {args.openflow_host}:{args.openflow_port}, "
           f"{len(service.snapshot['port_chains'])} port chains loaded", flush=True)
     try:
-        await server.serve()
+        await server.serve(sockets=[listener])
     finally:
         await controller.stop()
         engine.dispose()
