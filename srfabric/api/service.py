@@ -79,6 +79,7 @@ class SfcService:
         self.controller = controller
         self.project = project
         self.snapshot = Snapshot()
+        self._draft: Snapshot | None = None  # the copy a change is being made on, until it is committed
         self.lock = asyncio.Lock()
         self._functions: set[str] = set()
         self._hosts: set[str] = set()
@@ -145,6 +146,13 @@ class SfcService:
             await self._commit(new, kind, ident, steers=kind in STEERING)
 
     async def _commit(self, new: Snapshot, kind: str, ident: str, steers: bool, created: bool = False) -> None:
+        self._draft = new  # what the controller learns meanwhile goes into the copy that replaces the snapshot
+        try:
+            await self._write(new, kind, ident, steers, created)
+        finally:
+            self._draft = None
+
+    async def _write(self, new: Snapshot, kind: str, ident: str, steers: bool, created: bool) -> None:
         if steers or self._touches_chains(new, kind, ident):
             await self._apply(new, check=True)
         try:
@@ -208,12 +216,16 @@ class SfcService:
             return
         try:
             with self.repo.session() as db, db.begin():
-                for host in learned:
-                    record = _host_port(host, fabric, self.project)
+                records = [_host_port(host, fabric, self.project) for host in learned]
+                for record in records:
                     self.repo.save(db, "ports", record, created=record["id"] not in self.snapshot["ports"])
-                    self.snapshot["ports"][record["id"]] = record
                 self.repo.save_fabric(db, dict(fabric.links), switches)
-            self.snapshot.links, self.snapshot.switches = dict(fabric.links), switches
+            # A change in progress (its sync may be what taught us) replaces the snapshot when it commits:
+            # the learned state goes into both, or the next sync would insert the same ports again.
+            for snap in (self.snapshot, self._draft):
+                if snap is not None:
+                    snap["ports"].update((record["id"], record) for record in records)
+                    snap.links, snap.switches = dict(fabric.links), switches
         except Exception:  # the database may be briefly away; the next sync tries again
             log.exception("could not keep the learned fabric")
 

@@ -1,0 +1,40 @@
+"""The API service on a controller without switches and a SQLite file: no root, no network."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+import pytest
+
+from srfabric.api.repository import Repository
+from srfabric.api.service import SfcService
+from srfabric.api.store import open_database
+from srfabric.controller.controller import Controller
+from srfabric.model.fabric import Host, Switch
+
+
+def test_a_host_learned_during_a_change_is_kept(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The sync of a change may be what learns a host: the committed snapshot must still list it."""
+    repo = Repository(open_database(f"sqlite:///{tmp_path}/api.db"))
+    controller = Controller()
+    service = SfcService(repo, controller)
+
+    async def scenario() -> None:
+        await service.start()
+        ports = [await service.create("ports", {"name": f"v-{side}", "device_id": "v",
+                                                "binding_profile": {"switch": 1, "port": number}})
+                 for side, number in (("in", 3), ("out", 4))]
+        controller.fabric.add_switch(Switch(1, "s1"))
+        controller.fabric.add_host(Host("h1", 0x0A, "10.0.0.1", 1, 2))
+        # Creating a port pair syncs the controller, and that sync reports the new host.
+        await service.create("port_pairs", {"ingress": ports[0]["id"], "egress": ports[1]["id"]})
+        await controller.sync()
+
+    with caplog.at_level(logging.ERROR):
+        asyncio.run(scenario())
+    assert not [r for r in caplog.records if "could not keep" in r.getMessage()]
+    learned = [p for p in service.find_all("ports", {}, []) if p["srfabric:discovered"]]
+    assert [p["name"] for p in learned] == ["h1"]
+    assert [p["name"] for p in repo.load()["ports"].values() if p["srfabric:discovered"]] == ["h1"]
