@@ -98,7 +98,6 @@ class Controller:
         self.installed: dict[int, dict[tuple[int, int, Match], int]] = {}
         self.installed_groups: dict[int, dict[int, GroupEntry | None]] = {}
         self.cache = CompileCache(self.config.codec, self.config.steering)
-        self.messages_sent = 0  # flow-mods and group-mods, for tests that check a reconnect changed nothing
         self.flows: dict[int, dict[tuple[int, int, Match], FlowEntry]] = {}  # reactive entries, kept by sync
         self.setups: deque[FlowSetup] = deque(maxlen=100_000)
         self._routes = RouteCache()
@@ -140,16 +139,7 @@ class Controller:
         """
         if chain.name in self.chains:
             raise ModelError("name", f"chain {chain.name!r} exists already")
-        self.cache.state(self.fabric, list(self.chains.values()), [], checked=chain)
-        self.chains[chain.name] = chain
-        try:
-            await self.sync()
-        except SrfabricError:
-            # A switch refused the entries: forget the chain and take back what did get installed.
-            del self.chains[chain.name]
-            with contextlib.suppress(SrfabricError):
-                await self.sync()
-            raise
+        await self.replace_chains({**self.chains, chain.name: chain}, check=[chain.name])
 
     async def remove_chain(self, name: str) -> None:
         if self.chains.pop(name, None) is None:
@@ -171,6 +161,7 @@ class Controller:
         try:
             await self.sync()
         except SrfabricError:
+            # A switch refused the entries: go back to the old chains and take back what did get installed.
             self.chains = old
             with contextlib.suppress(SrfabricError):
                 await self.sync()
@@ -221,7 +212,6 @@ class Controller:
             conn.send(flow_add_packed(entry))
         for gid in dropped:
             conn.send(group_delete(gid))
-        self.messages_sent += len(changed) + len(removed) + len(added) + len(dropped)
         try:
             await conn.barrier()
         except SrfabricError:
