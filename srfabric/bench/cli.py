@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from srfabric.errors import ModelError
@@ -38,22 +40,23 @@ def run(args: argparse.Namespace) -> int:
         if not ovs_running():
             raise ModelError("deploy", "ovs-vswitchd is not running; run `make bootstrap` to start it")
         summary, folder = run_deploy(args.quick, args.out)
-        if args.json:
-            print(json.dumps(summary | {"folder": str(folder)}))
-        else:
-            print_deploy(summary)
-            print(f"results: {folder} (deploy.csv, summary.json, deploy.png)")
-        return 0
+        return report(args, summary, folder, print_deploy, "deploy.csv, summary.json, deploy.png")
     from srfabric.bench.tsn import run_bench
 
     if args.time_limit <= 0:
         raise ModelError("time-limit", f"must be > 0, got {args.time_limit}")
     summary, folder = run_bench(args.quick, args.out, args.time_limit, args.seed)
+    return report(args, summary, folder, print_summary, "runs.csv, summary.json, fig4.png")
+
+
+def report(args: argparse.Namespace, summary: dict[str, Any], folder: Path,
+           show: Callable[[dict[str, Any]], None], files: str) -> int:
+    """The summary as one JSON object (``--json``) or as tables, and where the files went."""
     if args.json:
         print(json.dumps(summary | {"folder": str(folder)}))
     else:
-        print_summary(summary)
-        print(f"results: {folder} (runs.csv, summary.json, fig4.png)")
+        show(summary)
+        print(f"results: {folder} ({files})")
     return 0
 
 
@@ -99,12 +102,8 @@ def run_dataplane(args: argparse.Namespace) -> int:
     from srfabric.bench.dataplane import run_bench
 
     summary, folder = run_bench(args.quick, args.out)
-    if args.json:
-        print(json.dumps(summary | {"folder": str(folder)}))
-    else:
-        print_dataplane(summary)
-        print(f"results: {folder} (costs.csv, rates.csv, setup.csv, summary.json, dataplane.png, control.png)")
-    return 0
+    return report(args, summary, folder, print_dataplane,
+                  "costs.csv, rates.csv, setup.csv, summary.json, dataplane.png, control.png")
 
 
 def print_dataplane(summary: dict[str, Any]) -> None:
