@@ -18,13 +18,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from srfabric.api.client import SfcClient
 from srfabric.errors import SrfabricError
 from srfabric.model.topo import TopoSpec
 from srfabric.testbed.net import Testbed, function_args, learning_pings, terminate
+from srfabric.testbed.running import Running
 
 
 def line_spec(functions: int, placed_on: tuple[str, ...] = ("s2",), dpid_base: int = 0x100) -> TopoSpec:
@@ -102,7 +102,7 @@ class ServeProcess:
         self.log.unlink(missing_ok=True)
 
 
-class ApiLab:
+class ApiLab(Running):
     """A Mininet fabric (Open vSwitch in userspace) on a running ``serve``, its hosts learned and the
     functions' ports created through the API (named ``<function>-in`` / ``-out``, device_id the function)."""
 
@@ -113,17 +113,6 @@ class ApiLab:
         self.workdir = Path(tempfile.mkdtemp(prefix="srfabric-lab-"))
         self.vnfs: dict[str, subprocess.Popen[bytes]] = {}
         self.ports: dict[str, str] = {}  # port name -> id
-
-    def __enter__(self) -> ApiLab:
-        try:
-            self.start()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
-        self.stop()
 
     def start(self) -> None:
         self.testbed = Testbed(self.spec, self.serve.openflow_port, "ovs", self.serve.codec)

@@ -15,7 +15,6 @@ import sys
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from srfabric.codecs.macaddr import mac_to_str
@@ -23,6 +22,7 @@ from srfabric.controller.controller import ControllerConfig
 from srfabric.controller.runner import ControllerThread
 from srfabric.model.fabric import ServiceFunction
 from srfabric.model.topo import TopoSpec
+from srfabric.testbed.running import Running
 
 
 def ovs_running() -> bool:
@@ -53,7 +53,7 @@ FABRIC_MTU = 1600
 SWITCH_KINDS = ("ovs", "xdp")
 
 
-class Testbed:
+class Testbed(Running):
     """``switch`` is ``ovs`` (Open vSwitch, userspace datapath) or ``xdp`` (srfabric's XDP programs)."""
 
     def __init__(self, spec: TopoSpec, controller_port: int, switch: str = "ovs", codec: str = "mac-nibble") -> None:
@@ -63,17 +63,6 @@ class Testbed:
         self.codec = codec
         self.net: Any = None
         self.processes: list[subprocess.Popen[bytes]] = []
-
-    def __enter__(self) -> Testbed:
-        try:
-            self.start()
-        except BaseException:
-            self.stop()  # a half-built network is removed too
-            raise
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
-        self.stop()
 
     def start(self) -> None:
         from mininet.log import setLogLevel

@@ -12,7 +12,6 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from srfabric.controller.controller import Controller
@@ -30,9 +29,10 @@ from srfabric.testbed.net import (
     wait_for_discovery,
     wait_for_hosts,
 )
+from srfabric.testbed.running import Running
 
 
-class Scenario:
+class Scenario(Running):
     def __init__(self, spec: TopoSpec, codec: str = "mac-nibble", functions_mark: bool = True,
                  switch: str = "ovs") -> None:
         self.spec = spec
@@ -49,17 +49,6 @@ class Scenario:
     def controller(self) -> Controller:
         assert self.runner.controller is not None
         return self.runner.controller
-
-    def __enter__(self) -> Scenario:
-        try:
-            self.start()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
-        self.stop()
 
     def _mark(self, step: str, since: float) -> None:
         self.timings[step] = round(time.monotonic() - since, 3)
