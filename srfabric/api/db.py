@@ -20,11 +20,20 @@ class Base(DeclarativeBase):
     pass
 
 
-class PortRow(Base):
-    __tablename__ = "ports"
+class Owned:
+    """Every resource's id, owner and name."""
+
     id: Mapped[str] = mapped_column(ID, primary_key=True)
     project_id: Mapped[str] = mapped_column(NAME, default="")
     name: Mapped[str] = mapped_column(NAME, default="")
+
+
+class Described(Owned):
+    description: Mapped[str] = mapped_column(NAME, default="")
+
+
+class PortRow(Owned, Base):
+    __tablename__ = "ports"
     mac_address: Mapped[str] = mapped_column(String(17), default="")
     fixed_ips: Mapped[list[Any]] = mapped_column(JSON, default=list)
     device_owner: Mapped[str] = mapped_column(NAME, default="")
@@ -33,12 +42,8 @@ class PortRow(Base):
     discovered: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
-class FlowClassifierRow(Base):
+class FlowClassifierRow(Described, Base):
     __tablename__ = "flow_classifiers"
-    id: Mapped[str] = mapped_column(ID, primary_key=True)
-    project_id: Mapped[str] = mapped_column(NAME, default="")
-    name: Mapped[str] = mapped_column(NAME, default="")
-    description: Mapped[str] = mapped_column(NAME, default="")
     ethertype: Mapped[str] = mapped_column(String(4), default="IPv4")
     protocol: Mapped[str | None] = mapped_column(String(8), nullable=True)
     source_port_range_min: Mapped[int | None] = mapped_column(Integer, nullable=True)
@@ -52,13 +57,9 @@ class FlowClassifierRow(Base):
     l7_parameters: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
 
 
-class PortPairRow(Base):
+class PortPairRow(Described, Base):
     __tablename__ = "port_pairs"
     __table_args__ = (UniqueConstraint("ingress", "egress"),)
-    id: Mapped[str] = mapped_column(ID, primary_key=True)
-    project_id: Mapped[str] = mapped_column(NAME, default="")
-    name: Mapped[str] = mapped_column(NAME, default="")
-    description: Mapped[str] = mapped_column(NAME, default="")
     ingress: Mapped[str] = mapped_column(ID, ForeignKey("ports.id"))
     egress: Mapped[str] = mapped_column(ID, ForeignKey("ports.id"))
     service_function_parameters: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
@@ -66,24 +67,16 @@ class PortPairRow(Base):
     position: Mapped[int] = mapped_column(Integer, default=0)  # order inside its group
 
 
-class PortPairGroupRow(Base):
+class PortPairGroupRow(Described, Base):
     __tablename__ = "port_pair_groups"
-    id: Mapped[str] = mapped_column(ID, primary_key=True)
     group_id: Mapped[int] = mapped_column(Integer, unique=True)
-    project_id: Mapped[str] = mapped_column(NAME, default="")
-    name: Mapped[str] = mapped_column(NAME, default="")
-    description: Mapped[str] = mapped_column(NAME, default="")
     port_pair_group_parameters: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     tap_enabled: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
-class PortChainRow(Base):
+class PortChainRow(Described, Base):
     __tablename__ = "port_chains"
-    id: Mapped[str] = mapped_column(ID, primary_key=True)
     chain_id: Mapped[int] = mapped_column(Integer, unique=True)
-    project_id: Mapped[str] = mapped_column(NAME, default="")
-    name: Mapped[str] = mapped_column(NAME, default="")
-    description: Mapped[str] = mapped_column(NAME, default="")
     chain_parameters: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
 
 
@@ -105,12 +98,8 @@ class ChainClassifierRow(Base):
     position: Mapped[int] = mapped_column(Integer, default=0)
 
 
-class ServiceGraphRow(Base):
+class ServiceGraphRow(Described, Base):
     __tablename__ = "service_graphs"
-    id: Mapped[str] = mapped_column(ID, primary_key=True)
-    project_id: Mapped[str] = mapped_column(NAME, default="")
-    name: Mapped[str] = mapped_column(NAME, default="")
-    description: Mapped[str] = mapped_column(NAME, default="")
 
 
 class GraphEdgeRow(Base):
