@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
             data = read_description(args.file)
             chain = create_chain(client, data, args.name or args.file.stem)
             steps = ", ".join(f"{step} {seconds * 1000:.1f} ms" for step, seconds in client.timings
-                              if step != "ports" and step != "port_pairs")
+                              if step not in ("ports", "port_pairs"))
             print(f"created port chain {chain['name']} ({chain['id']}, chain_id {chain['chain_id']}): {steps}")
         elif args.action == "list":
             for chain in client.list("port_chains"):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 Name = Field(default="", max_length=255)
 PortNumber = Field(default=None, ge=0, le=65535)
@@ -177,8 +177,6 @@ class ServiceGraphUpdate(Renamed):
 
 def body(name: str, schema: type[BaseModel]) -> type[BaseModel]:
     """The Neutron wrapper ``{"<name>": {...}}`` around a schema."""
-    from pydantic import create_model
-
     wrapper: type[BaseModel] = create_model(f"{schema.__name__}Body", __config__=ConfigDict(extra="forbid"),
                                             **{name: (schema, ...)})  # type: ignore[call-overload]
     return wrapper

@@ -87,7 +87,7 @@ class ServeProcess:
 
     def stop(self) -> None:
         if self.process is not None:
-            terminate(self.process)  # type: ignore[arg-type]
+            terminate(self.process)
             self.process = None
 
     def output(self) -> str:

@@ -168,7 +168,7 @@ def spec_functions(spec: TopoSpec) -> list[ServiceFunction]:
     ]
 
 
-def terminate(process: subprocess.Popen[bytes], sig: int = signal.SIGTERM, timeout: float = 5) -> None:
+def terminate(process: subprocess.Popen[Any], sig: int = signal.SIGTERM, timeout: float = 5) -> None:
     """Ask a process to end with ``sig``; kill it if it has not ended within ``timeout`` seconds."""
     if process.poll() is None:
         with contextlib.suppress(ProcessLookupError):
