@@ -89,10 +89,14 @@ class Fabric:
     _graph: nx.DiGraph | None = field(default=None, repr=False, compare=False)
     version: int = field(default=0, compare=False)
     """Counts changes, so compiled tables can be kept until the fabric changes."""
+    topology_version: int = field(default=0, compare=False)
+    """Counts changes of switches, links and hosts only: routes between hosts stay valid while functions change."""
 
-    def _changed(self) -> None:
-        self._graph = None
+    def _changed(self, topology: bool = True) -> None:
+        if topology:
+            self._graph = None
         self.version += 1
+        self.topology_version += topology
 
     def add_switch(self, switch: Switch) -> None:
         if self.switches.get(switch.dpid) != switch:
@@ -136,11 +140,11 @@ class Fabric:
                 raise ModelError(f"{function.name}.{which}", f"port {end[1]} of {end[0]:#x} is a fabric link")
         if self.functions.get(function.name) != function:
             self.functions[function.name] = function
-            self._changed()
+            self._changed(topology=False)
 
     def remove_function(self, name: str) -> None:
         if self.functions.pop(name, None) is not None:
-            self._changed()
+            self._changed(topology=False)
 
     def remove_host(self, name: str) -> None:
         if self.hosts.pop(name, None) is not None:

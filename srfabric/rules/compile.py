@@ -141,8 +141,23 @@ def _reported(problems: list[SrfabricError] | None, what: str) -> Iterator[None]
         problems.append(type(error)(what, error.message if error.field == what else str(error)))
 
 
+def trusted_port_entry(port: int) -> FlowEntry:
+    """Frames arriving on ``port`` carry a source-routing header (a fabric link or a service function's port)."""
+    return FlowEntry(PORT_IN, PRIO_PORT, match(in_port=port), goto=DECODE, cookie=cookie(Kind.PORT))
+
+
+def function_port_entries(fabric: Fabric) -> list[tuple[int, FlowEntry]]:
+    """Service functions' ports are trusted: they hand back the frames the chain sent them."""
+    return [(dpid, trusted_port_entry(port)) for (dpid, port) in sorted(fabric.function_ports())
+            if dpid in fabric.switches]
+
+
 def switch_base_entries(fabric: Fabric, dpid: int, rules: CodecRules, sre: bool) -> list[FlowEntry]:
-    """Chain-independent entries: port roles, control, security, decode, restore, delivery."""
+    """Chain-independent entries: port roles, control, security, decode, restore, delivery.
+
+    Service functions' ports are not among them (see ``function_port_entries``), so that these
+    depend on switches, links and hosts only.
+    """
     entries = [
         FlowEntry(
             PORT_IN, PRIO_CONTROL, match(eth_type=LLDP_ETHERTYPE), (ToController(),), cookie=cookie(Kind.CONTROL)
@@ -152,10 +167,8 @@ def switch_base_entries(fabric: Fabric, dpid: int, rules: CodecRules, sre: bool)
         FlowEntry(HOST_IN, PRIO_MISS, (), cookie=cookie(Kind.MISS)),
         FlowEntry(DECODE, PRIO_MISS, (), cookie=cookie(Kind.MISS)),
     ]
-    trusted = {port for (d, port) in fabric.links if d == dpid}
-    trusted |= {port for (d, port) in fabric.function_ports() if d == dpid}
-    for port in sorted(trusted):
-        entries.append(FlowEntry(PORT_IN, PRIO_PORT, match(in_port=port), goto=DECODE, cookie=cookie(Kind.PORT)))
+    for port in sorted(port for (d, port) in fabric.links if d == dpid):
+        entries.append(trusted_port_entry(port))
     for index, forged in enumerate(rules.forged()):
         # Distinct priorities: forged matches may overlap, and a switch must never choose at random.
         entries.append(FlowEntry(HOST_IN, PRIO_SECURITY - index, forged, cookie=cookie(Kind.SECURITY)))
@@ -348,6 +361,13 @@ def chain_placement(fabric: Fabric, chain: Chain, codec: str, sre: set[int] | No
 
 def base_tables(fabric: Fabric, codec: str, problems: list[SrfabricError] | None = None) -> _Tables:
     """Every switch's chain-independent entries and its default routes to every host."""
+    tables = topology_tables(fabric, codec, problems)
+    tables.add_all(function_port_entries(fabric), "service functions")
+    return tables
+
+
+def topology_tables(fabric: Fabric, codec: str, problems: list[SrfabricError] | None = None) -> _Tables:
+    """``base_tables`` without the service functions' ports: what only switches, links and hosts decide."""
     rules = rules_for(codec)
     sre = sre_switches(fabric)
     tables = _Tables(fabric.switches)

@@ -2,8 +2,10 @@
 
 A controller compiles after every change; with a thousand chains, compiling
 all of them each time costs more than the change. The chain-independent base
-is kept per fabric version and each chain's placement per (chain, fabric
-version), so adding one chain compiles one chain. Pure: no I/O.
+is kept per topology version (switches, links, hosts) and each chain's
+placement per (chain, topology version, the service functions it uses), so
+adding one chain compiles one chain and adding a service function compiles
+nothing but its ports' entries. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -12,15 +14,16 @@ from collections.abc import Sequence
 
 from srfabric.errors import ModelError, SrfabricError
 from srfabric.model.chain import Chain
-from srfabric.model.fabric import Fabric
+from srfabric.model.fabric import Fabric, ServiceFunction
 from srfabric.rules.compile import (
     Placement,
     SwitchState,
     _reported,
     _Tables,
-    base_tables,
     chain_placement,
+    function_port_entries,
     sre_switches,
+    topology_tables,
 )
 from srfabric.rules.hop_by_hop import STEERING_NAMES, compile_hop_by_hop
 
@@ -46,20 +49,21 @@ class CompileCache:
         self.codec = codec
         self.steering = steering
         self._base: tuple[int, _Tables, list[SrfabricError]] | None = None
-        self.placements: dict[str, tuple[Chain, int, Placement]] = {}
+        self.placements: dict[str, tuple[Chain, PlacementKey, Placement]] = {}
 
     def _base_tables(self, fabric: Fabric) -> tuple[_Tables, list[SrfabricError]]:
-        if self._base is None or self._base[0] != fabric.version:
+        if self._base is None or self._base[0] != fabric.topology_version:
             problems: list[SrfabricError] = []
-            self._base = (fabric.version, base_tables(fabric, self.codec, problems), problems)
+            self._base = (fabric.topology_version, topology_tables(fabric, self.codec, problems), problems)
         return self._base[1], self._base[2]
 
     def placement(self, fabric: Fabric, chain: Chain, sre: set[int] | None = None) -> Placement:
+        key = placement_key(fabric, chain)
         kept = self.placements.get(chain.name)
-        if kept is not None and kept[0] == chain and kept[1] == fabric.version:
+        if kept is not None and kept[0] == chain and kept[1] == key:
             return kept[2]
         placed = chain_placement(fabric, chain, self.codec, sre)
-        self.placements[chain.name] = (chain, fabric.version, placed)
+        self.placements[chain.name] = (chain, key, placed)
         return placed
 
     def state(self, fabric: Fabric, chains: Sequence[Chain], problems: list[SrfabricError] | None = None,
@@ -77,6 +81,7 @@ class CompileCache:
             return SwitchState(compile_hop_by_hop(fabric, every, problems))
         base, base_problems = self._base_tables(fabric)
         tables = base.copy()
+        tables.add_all(function_port_entries(fabric), "service functions")
         if problems is not None:
             problems.extend(base_problems)
         sre = sre_switches(fabric)
@@ -92,3 +97,12 @@ class CompileCache:
             placed = self.placement(fabric, checked, sre)
             tables.add_all(placed.entries, f"chain {checked.name}", placed.groups)
         return SwitchState(tables.sorted(), tables.sorted_groups())
+
+
+PlacementKey = tuple[int, tuple[ServiceFunction | None, ...]]
+
+
+def placement_key(fabric: Fabric, chain: Chain) -> PlacementKey:
+    """What a chain's placement depends on besides the chain: the topology and the functions it crosses."""
+    names = sorted({name for path in chain.paths() for name in path.functions} | set(chain.taps))
+    return fabric.topology_version, tuple(fabric.functions.get(name) for name in names)
