@@ -1,8 +1,8 @@
 """Resources in and out of the database, as the public dicts the API returns.
 
 The service keeps every resource in memory (``Snapshot``) and writes each change
-through ``Repository`` in the same transaction that it commits only after the
-data plane confirmed the change.
+through ``Repository`` in a transaction that it commits only after the data plane
+confirmed the change. Loading uses the ORM; writing uses Core statements on a connection.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Engine, delete, insert, select, update
+from sqlalchemy import Connection, Engine, Table, Update, bindparam, delete, insert, select, update
 from sqlalchemy.orm import Session
 
 from srfabric.api.db import (
@@ -116,30 +116,32 @@ class Repository:
         return snap
 
     # -- writing (inside the caller's transaction) ---------------------------------------
-    # Core statements, not ORM merges: a create is one INSERT (plus its associations), which keeps
-    # a request's database share well under a millisecond.
-    def save(self, db: Session, kind: str, record: Record, created: bool = False) -> None:
+    # Core statements whose text never changes, with the values as parameters: SQLAlchemy compiles each
+    # once, and a create costs one INSERT (plus its associations), about 0.1 ms on SQLite.
+    def connect(self) -> Connection:
+        return self.engine.connect()
+
+    def save(self, db: Connection, kind: str, record: Record, created: bool = False) -> None:
         columns = getattr(self, f"_{kind}_columns")(record)
         table = ROW_TYPES[kind].__table__
         if created:
-            db.execute(insert(table).values(id=record["id"], **columns))
+            db.execute(insert(table), {"id": record["id"], **columns})
         else:
-            db.execute(update(table).where(table.c.id == record["id"]).values(**columns))
+            db.execute(_update_by_id(table), {"_id": record["id"], **columns})
         extra = getattr(self, f"_{kind}_associations", None)
         if extra is not None:
             extra(db, record, created)
 
-    def delete(self, db: Session, kind: str, ident: str) -> None:
+    def delete(self, db: Connection, kind: str, ident: str) -> None:
         if kind == "port_pair_groups":
-            db.execute(update(PortPairRow).where(PortPairRow.port_pair_group_id == ident)
-                       .values(port_pair_group_id=None))
+            db.execute(_UNGROUP_PAIRS, {"group": ident})
         if kind == "port_chains":
-            db.execute(delete(ChainGroupRow).where(ChainGroupRow.port_chain_id == ident))
-            db.execute(delete(ChainClassifierRow).where(ChainClassifierRow.port_chain_id == ident))
+            db.execute(_DELETE_CHAIN_GROUPS, {"chain": ident})
+            db.execute(_DELETE_CHAIN_CLASSIFIERS, {"chain": ident})
         if kind == "service_graphs":
-            db.execute(delete(GraphEdgeRow).where(GraphEdgeRow.service_graph_id == ident))
+            db.execute(_DELETE_GRAPH_EDGES, {"graph": ident})
         table = ROW_TYPES[kind].__table__
-        db.execute(delete(table).where(table.c.id == ident))
+        db.execute(delete(table).where(table.c.id == bindparam("_id")), {"_id": ident})
 
     @staticmethod
     def _ports_columns(r: Record) -> dict[str, Any]:
@@ -164,13 +166,12 @@ class Repository:
                 "tap_enabled": r["tap_enabled"]}
 
     @staticmethod
-    def _port_pair_groups_associations(db: Session, r: Record, created: bool) -> None:
+    def _port_pair_groups_associations(db: Connection, r: Record, created: bool) -> None:
         if not created:
-            db.execute(update(PortPairRow).where(PortPairRow.port_pair_group_id == r["id"])
-                       .values(port_pair_group_id=None))
-        for position, pair_id in enumerate(r["port_pairs"]):
-            db.execute(update(PortPairRow).where(PortPairRow.id == pair_id)
-                       .values(port_pair_group_id=r["id"], position=position))
+            db.execute(_UNGROUP_PAIRS, {"group": r["id"]})
+        if r["port_pairs"]:
+            db.execute(_GROUP_PAIR, [{"pair": pair_id, "group": r["id"], "at": position}
+                                     for position, pair_id in enumerate(r["port_pairs"])])
 
     @staticmethod
     def _port_chains_columns(r: Record) -> dict[str, Any]:
@@ -178,10 +179,10 @@ class Repository:
                 "description": r["description"], "chain_parameters": r["chain_parameters"]}
 
     @staticmethod
-    def _port_chains_associations(db: Session, r: Record, created: bool) -> None:
+    def _port_chains_associations(db: Connection, r: Record, created: bool) -> None:
         if not created:
-            db.execute(delete(ChainGroupRow).where(ChainGroupRow.port_chain_id == r["id"]))
-            db.execute(delete(ChainClassifierRow).where(ChainClassifierRow.port_chain_id == r["id"]))
+            db.execute(_DELETE_CHAIN_GROUPS, {"chain": r["id"]})
+            db.execute(_DELETE_CHAIN_CLASSIFIERS, {"chain": r["id"]})
         if r["port_pair_groups"]:
             db.execute(insert(ChainGroupRow), [{"port_chain_id": r["id"], "position": i, "port_pair_group_id": g}
                                                for i, g in enumerate(r["port_pair_groups"])])
@@ -195,21 +196,39 @@ class Repository:
         return {"project_id": r["project_id"], "name": r["name"], "description": r["description"]}
 
     @staticmethod
-    def _service_graphs_associations(db: Session, r: Record, created: bool) -> None:
+    def _service_graphs_associations(db: Connection, r: Record, created: bool) -> None:
         if not created:
-            db.execute(delete(GraphEdgeRow).where(GraphEdgeRow.service_graph_id == r["id"]))
+            db.execute(_DELETE_GRAPH_EDGES, {"graph": r["id"]})
         edges = [{"service_graph_id": r["id"], "src_chain_id": src, "dst_chain_id": dst}
                  for src, dsts in r["port_chains"].items() for dst in dsts]
         if edges:
             db.execute(insert(GraphEdgeRow), edges)
 
-    def save_fabric(self, db: Session, links: dict[tuple[int, int], tuple[int, int]],
+    def save_fabric(self, db: Connection, links: dict[tuple[int, int], tuple[int, int]],
                     switches: dict[int, tuple[str, str]]) -> None:
         """Replace the kept links and switches with the controller's current view."""
         db.execute(delete(LinkRow))
-        db.add_all(LinkRow(a_dpid=a[0], a_port=a[1], b_dpid=b[0], b_port=b[1]) for a, b in links.items())
+        if links:
+            db.execute(insert(LinkRow), [{"a_dpid": a[0], "a_port": a[1], "b_dpid": b[0], "b_port": b[1]}
+                                         for a, b in links.items()])
         db.execute(delete(SwitchRow))
-        db.add_all(SwitchRow(dpid=dpid, name=name, role=role) for dpid, (name, role) in switches.items())
+        if switches:
+            db.execute(insert(SwitchRow), [{"dpid": dpid, "name": name, "role": role}
+                                           for dpid, (name, role) in switches.items()])
+
+
+def _update_by_id(table: Table) -> Update:
+    """``UPDATE table SET <the columns given> WHERE id = :_id`` (the columns come with the parameters)."""
+    return update(table).where(table.c.id == bindparam("_id"))
+
+
+_UNGROUP_PAIRS = update(PortPairRow).where(PortPairRow.port_pair_group_id == bindparam("group")).values(
+    port_pair_group_id=None)
+_GROUP_PAIR = update(PortPairRow).where(PortPairRow.id == bindparam("pair")).values(
+    port_pair_group_id=bindparam("group"), position=bindparam("at"))
+_DELETE_CHAIN_GROUPS = delete(ChainGroupRow).where(ChainGroupRow.port_chain_id == bindparam("chain"))
+_DELETE_CHAIN_CLASSIFIERS = delete(ChainClassifierRow).where(ChainClassifierRow.port_chain_id == bindparam("chain"))
+_DELETE_GRAPH_EDGES = delete(GraphEdgeRow).where(GraphEdgeRow.service_graph_id == bindparam("graph"))
 
 
 ROW_TYPES: dict[str, Any] = {"ports": PortRow, "flow_classifiers": FlowClassifierRow, "port_pairs": PortPairRow,

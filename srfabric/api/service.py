@@ -4,7 +4,8 @@ Every create, update and delete runs under one lock:
 1. the change is checked and applied to a copy of the in-memory snapshot (``checks``);
 2. the copy is translated into chains (``translate``) and the controller installs them,
    returning only after every switch confirmed with a barrier;
-3. the change is written to the database in one transaction.
+3. the change is written to the database in one transaction, which commits only after
+   the barriers (its statements run while the switches work, so the two overlap).
 A failure at any step leaves the snapshot, the data plane and the database as they were.
 """
 
@@ -79,7 +80,8 @@ class SfcService:
         self.controller = controller
         self.project = project
         self.snapshot = Snapshot()
-        self._draft: Snapshot | None = None  # the copy a change is being made on, until it is committed
+        self._changing = False  # a change's transaction is open: what the controller learns is kept after it
+        self._learned_meanwhile = False
         self.lock = asyncio.Lock()
         self._functions: set[str] = set()
         self._hosts: set[str] = set()
@@ -146,26 +148,42 @@ class SfcService:
             await self._commit(new, kind, ident, steers=kind in STEERING)
 
     async def _commit(self, new: Snapshot, kind: str, ident: str, steers: bool, created: bool = False) -> None:
-        self._draft = new  # what the controller learns meanwhile goes into the copy that replaces the snapshot
+        self._changing = True
         try:
             await self._write(new, kind, ident, steers, created)
         finally:
-            self._draft = None
+            self._changing = False
+            if self._learned_meanwhile:  # the database is free again: keep what the controller learned
+                self._learned_meanwhile = False
+                self._on_synced(self.controller.fabric)
 
     async def _write(self, new: Snapshot, kind: str, ident: str, steers: bool, created: bool) -> None:
-        if steers or self._touches_chains(new, kind, ident):
-            await self._apply(new, check=True)
-        try:
-            with self.repo.session() as db, db.begin():
+        programs = steers or self._touches_chains(new, kind, ident)
+        with self.repo.connect() as db:
+            transaction = db.begin()
+
+            def write_rows() -> None:
                 if ident in new[kind]:
                     self.repo.save(db, kind, new[kind][ident], created)
                 else:
                     self.repo.delete(db, kind, ident)
-        except Exception:
-            log.exception("database write failed; restoring the data plane")
-            with contextlib.suppress(ApiError):
-                await self._apply(self.snapshot, check=False)
-            raise
+
+            try:
+                if programs:  # the rows are written while the switches work; they commit after the barriers
+                    await self._apply(new, check=True, meanwhile=write_rows)
+                else:
+                    write_rows()
+                transaction.commit()
+            except ApiError:  # refused before anything was sent, or by a switch (the controller took it back)
+                transaction.rollback()
+                raise
+            except Exception:
+                transaction.rollback()
+                log.exception("database write failed; restoring the data plane")
+                if programs:
+                    with contextlib.suppress(ApiError):
+                        await self._apply(self.snapshot, check=False)
+                raise
         self.snapshot = new
 
     def _touches_chains(self, new: Snapshot, kind: str, ident: str) -> bool:
@@ -176,8 +194,12 @@ class SfcService:
             return bool(new["port_chains"]) and ident in new["ports"]
         return False
 
-    async def _apply(self, snap: Snapshot, check: bool) -> None:
-        """Make the controller run ``snap``'s chains; raises ``ApiError`` (400) and changes nothing on failure."""
+    async def _apply(self, snap: Snapshot, check: bool, meanwhile: Callable[[], None] | None = None) -> None:
+        """Make the controller run ``snap``'s chains; raises ``ApiError`` (400) and changes nothing on failure.
+
+        ``meanwhile`` runs while the switches work through the change; not at all if it is refused before
+        anything is sent.
+        """
         try:
             plan = translate(snap.resources, self.controller.fabric, snap.switches)
         except SrfabricError as error:
@@ -185,7 +207,7 @@ class SfcService:
         self._place(plan)
         changed = [name for name, chain in plan.chains.items() if self.controller.chains.get(name) != chain]
         try:
-            await self.controller.replace_chains(plan.chains, check=changed if check else None)
+            await self.controller.replace_chains(plan.chains, check=changed if check else None, meanwhile=meanwhile)
         except SrfabricError as error:
             raise bad_request(_chain_message(error, plan), "SfcBadRequest") from None
 
@@ -208,6 +230,9 @@ class SfcService:
     # -- what the controller learned -----------------------------------------------------
     def _on_synced(self, fabric: Fabric) -> None:
         """Keep learned hosts (as ports), links and switches, so that a restart routes as before."""
+        if self._changing:  # a change holds the database (SQLite: its write lock) until its barriers are in
+            self._learned_meanwhile = True
+            return
         known = {port["mac_address"] for port in self.snapshot["ports"].values()}
         learned = [host for name, host in fabric.hosts.items()
                    if name not in self._hosts and mac_to_str(host.mac) not in known]
@@ -215,17 +240,13 @@ class SfcService:
         if not learned and (fabric.links, switches) == (self.snapshot.links, self.snapshot.switches):
             return
         try:
-            with self.repo.session() as db, db.begin():
+            with self.repo.connect() as db, db.begin():
                 records = [_host_port(host, fabric, self.project) for host in learned]
                 for record in records:
                     self.repo.save(db, "ports", record, created=record["id"] not in self.snapshot["ports"])
                 self.repo.save_fabric(db, dict(fabric.links), switches)
-            # A change in progress (its sync may be what taught us) replaces the snapshot when it commits:
-            # the learned state goes into both, or the next sync would insert the same ports again.
-            for snap in (self.snapshot, self._draft):
-                if snap is not None:
-                    snap["ports"].update((record["id"], record) for record in records)
-                    snap.links, snap.switches = dict(fabric.links), switches
+            self.snapshot["ports"].update((record["id"], record) for record in records)
+            self.snapshot.links, self.snapshot.switches = dict(fabric.links), switches
         except Exception:  # the database may be briefly away; the next sync tries again
             log.exception("could not keep the learned fabric")
 

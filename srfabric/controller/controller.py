@@ -45,6 +45,7 @@ from srfabric.southbound.readback import group_from_ofp, match_from_ofp
 from srfabric.southbound.wire import PacketIn, flow_add_packed
 
 log = logging.getLogger(__name__)
+EntryKey = tuple[int, int, Match]  # (table, priority, match): what identifies an entry on a switch
 
 @dataclass
 class ControllerConfig:
@@ -95,7 +96,7 @@ class Controller:
         self.chains: dict[str, Chain] = {}
         self.switches: dict[int, SwitchConnection] = {}
         # What each switch holds: entry key -> the cookie it was sent with; groups by id (None: not ours).
-        self.installed: dict[int, dict[tuple[int, int, Match], int]] = {}
+        self.installed: dict[int, dict[EntryKey, int]] = {}
         self.installed_groups: dict[int, dict[int, GroupEntry | None]] = {}
         self.cache = CompileCache(self.config.codec, self.config.steering)
         self.flows: dict[int, dict[tuple[int, int, Match], FlowEntry]] = {}  # reactive entries, kept by sync
@@ -146,11 +147,13 @@ class Controller:
             raise ModelError("name", f"chain {name!r} is unknown")
         await self.sync()
 
-    async def replace_chains(self, chains: dict[str, Chain], check: list[str] | None = None) -> None:
+    async def replace_chains(self, chains: dict[str, Chain], check: list[str] | None = None,
+                             meanwhile: Callable[[], None] | None = None) -> None:
         """Make ``chains`` the installed set in one sync (an update of several chains at once).
 
         The chains named in ``check`` are checked against the others first; on any
-        error nothing changes. Returns once every switch confirmed with a barrier.
+        error nothing changes. Returns once every switch confirmed with a barrier;
+        ``meanwhile`` runs while the switches work (see ``sync``).
         """
         names = set(check or [])
         kept = [chain for name, chain in chains.items() if name not in names]
@@ -159,7 +162,7 @@ class Controller:
             kept.append(chains[name])
         old, self.chains = self.chains, dict(chains)
         try:
-            await self.sync()
+            await self.sync(meanwhile)
         except SrfabricError:
             # A switch refused the entries: go back to the old chains and take back what did get installed.
             self.chains = old
@@ -168,8 +171,13 @@ class Controller:
             raise
 
     # -- reconciliation ----------------------------------------------------------------
-    async def sync(self) -> None:
-        """Bring every connected switch to the compiled state and wait for its barrier."""
+    async def sync(self, meanwhile: Callable[[], None] | None = None) -> None:
+        """Bring every connected switch to the compiled state and wait for its barrier.
+
+        ``meanwhile`` runs once everything (barriers included) is sent and before the
+        replies are awaited, so that other work overlaps the switches'; what it raises is
+        raised once the switches have answered.
+        """
         async with self._lock:
             problems: list[SrfabricError] = []
             state = self.cache.state(self.fabric, list(self.chains.values()), problems)
@@ -179,30 +187,41 @@ class Controller:
                 tables = reactive_tables(tables, self.config.steering)
             for dpid, flows in self.flows.items():
                 tables.setdefault(dpid, []).extend(flows.values())
-            results = await asyncio.gather(
-                *(self._push(dpid, tables.get(dpid, []), state.groups.get(dpid, [])) for dpid in list(self.switches)),
-                return_exceptions=True,
-            )
-            for result in results:  # every push has finished before any failure is reported
+            pushes = [self._push(dpid, tables.get(dpid, []), state.groups.get(dpid, []))
+                      for dpid in list(self.switches)]
+            failure: BaseException | None = None
+            if meanwhile is not None:
+                try:
+                    meanwhile()
+                except Exception as error:  # noqa: BLE001 - raised below, once the switches answered
+                    failure = error
+            results = await asyncio.gather(*(push for push in pushes if push is not None), return_exceptions=True)
+            for result in [*results, failure]:  # every push has finished before any failure is reported
                 if isinstance(result, BaseException):
                     raise result
             if self.config.on_synced is not None:
                 self.config.on_synced(self.fabric)
 
-    async def _push(self, dpid: int, desired_list: list[FlowEntry], desired_groups: list[GroupEntry]) -> None:
+    def _push(self, dpid: int, desired_list: list[FlowEntry],
+              desired_groups: list[GroupEntry]) -> Awaitable[None] | None:
+        """Send a switch what it lacks, and a barrier, now; the result awaits the barrier and records the state.
+
+        None when the switch already holds ``desired_list`` and ``desired_groups``.
+        """
         conn = self.switches.get(dpid)
         if conn is None:
-            return
+            return None
         desired = {entry.key: entry for entry in desired_list}
+        cookies = {key: wire_cookie(entry) for key, entry in desired.items()}
         current = self.installed.setdefault(dpid, {})
         removed = [key for key in current if key not in desired]
-        added = [entry for key, entry in desired.items() if current.get(key) != wire_cookie(entry)]
+        added = [entry for key, entry in desired.items() if current.get(key) != cookies[key]]
         groups = {group.group_id: group for group in desired_groups}
         current_groups = self.installed_groups.setdefault(dpid, {})
         changed = [group for gid, group in groups.items() if current_groups.get(gid, False) != group]
         dropped = [gid for gid in current_groups if gid not in groups]
         if not removed and not added and not changed and not dropped:
-            return
+            return None
         # Groups first (entries refer to them), entries next, unused groups last.
         for group in changed:
             conn.send(group_mod(group, modify=group.group_id in current_groups))
@@ -212,17 +231,24 @@ class Controller:
             conn.send(flow_add_packed(entry))
         for gid in dropped:
             conn.send(group_delete(gid))
+        return self._confirm(dpid, conn.start_barrier(), (current, cookies, added), (current_groups, groups, changed))
+
+    async def _confirm(self, dpid: int, barrier: Awaitable[None],
+                       entries: tuple[dict[EntryKey, int], dict[EntryKey, int], list[FlowEntry]],
+                       groups: tuple[dict[int, GroupEntry | None], dict[int, GroupEntry], list[GroupEntry]]) -> None:
+        """Await a push's barrier, then record what the switch holds; each tuple is (held, wanted, sent)."""
+        (current, cookies, added), (current_groups, wanted_groups, changed) = entries, groups
         try:
-            await conn.barrier()
+            await barrier
         except SrfabricError:
             # Assume the adds landed: the next sync then deletes whatever is not wanted.
-            self.installed[dpid] = {**{k: v for k, v in current.items() if k in desired},
-                                    **{entry.key: wire_cookie(entry) for entry in added}}
-            self.installed_groups[dpid] = {**{g: v for g, v in current_groups.items() if g in groups},
+            self.installed[dpid] = {**{k: v for k, v in current.items() if k in cookies},
+                                    **{entry.key: cookies[entry.key] for entry in added}}
+            self.installed_groups[dpid] = {**{g: v for g, v in current_groups.items() if g in wanted_groups},
                                            **{group.group_id: group for group in changed}}
             raise
-        self.installed[dpid] = {key: wire_cookie(entry) for key, entry in desired.items()}
-        self.installed_groups[dpid] = dict(groups)
+        self.installed[dpid] = cookies
+        self.installed_groups[dpid] = dict(wanted_groups)
 
     async def _sync_loop(self) -> None:
         while True:

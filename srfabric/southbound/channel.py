@@ -92,10 +92,14 @@ class SwitchConnection:
         self.counters.messages_sent += 1
         return xid
 
-    async def _request(self, msg: Any, timeout: float) -> Any:
+    def _ask(self, msg: Any) -> tuple[int, asyncio.Future[Any]]:
+        """Send a request now; its reply completes the returned future (see ``_answer``)."""
         xid = self.send(msg)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting[xid] = future
+        return xid, future
+
+    async def _answer(self, xid: int, future: asyncio.Future[Any], timeout: float) -> Any:
         try:
             await self.writer.drain()
             return await asyncio.wait_for(future, timeout)
@@ -104,12 +108,25 @@ class SwitchConnection:
         finally:
             self._waiting.pop(xid, None)
 
-    async def barrier(self, timeout: float = 10.0) -> None:
-        """Wait until the switch has processed everything sent before; raise on any error it reported."""
-        await self._request(parser.OFPBarrierRequest(PROTOCOL), timeout)
+    async def _request(self, msg: Any, timeout: float) -> Any:
+        return await self._answer(*self._ask(msg), timeout)
+
+    def start_barrier(self, timeout: float = 10.0) -> Awaitable[None]:
+        """Send a barrier request now; awaiting the result waits for its reply (see ``barrier``).
+
+        Lets a caller do other work while the switch works through what was sent before.
+        """
+        return self._barrier_reply(*self._ask(parser.OFPBarrierRequest(PROTOCOL)), timeout)
+
+    async def _barrier_reply(self, xid: int, future: asyncio.Future[Any], timeout: float) -> None:
+        await self._answer(xid, future, timeout)
         if self._errors:
             errors, self._errors = self._errors, []
             raise SwitchError("switch", f"{self.dpid:#x} rejected {len(errors)} message(s): {errors[0][1]}")
+
+    async def barrier(self, timeout: float = 10.0) -> None:
+        """Wait until the switch has processed everything sent before; raise on any error it reported."""
+        await self.start_barrier(timeout)
 
     async def multipart(self, msg: Any, timeout: float = 10.0) -> list[Any]:
         """Send a multipart request and return the bodies of all reply parts."""
