@@ -8,6 +8,7 @@ annotations of the handlers.
 from typing import Any
 
 from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from srfabric.api import schemas
@@ -38,19 +39,20 @@ def resource_router(service: SfcService, collection: str, member: str, create: t
     create_body = schemas.body(member, create)
     update_body = schemas.body(member, update)
 
-    async def list_items(request: Request, fields: list[str] = Query(default=[])) -> dict[str, Any]:  # noqa: B008
-        return {collection: service.find_all(collection, _filters(request), fields)}
+    # Records are plain JSON already: they go out as they are, without a second pass through pydantic.
+    async def list_items(request: Request, fields: list[str] = Query(default=[])) -> JSONResponse:  # noqa: B008
+        return JSONResponse({collection: service.find_all(collection, _filters(request), fields)})
 
-    async def show_item(ident: str, fields: list[str] = Query(default=[])) -> dict[str, Any]:  # noqa: B008
-        return {member: service.show(collection, ident, fields)}
+    async def show_item(ident: str, fields: list[str] = Query(default=[])) -> JSONResponse:  # noqa: B008
+        return JSONResponse({member: service.show(collection, ident, fields)})
 
-    async def create_item(payload: create_body) -> dict[str, Any]:  # type: ignore[valid-type]
+    async def create_item(payload: create_body) -> JSONResponse:  # type: ignore[valid-type]
         body = getattr(payload, member).model_dump(exclude_unset=True)
-        return {member: await service.create(collection, body)}
+        return JSONResponse({member: await service.create(collection, body)}, status_code=201)
 
-    async def update_item(ident: str, payload: update_body) -> dict[str, Any]:  # type: ignore[valid-type]
+    async def update_item(ident: str, payload: update_body) -> JSONResponse:  # type: ignore[valid-type]
         body = getattr(payload, member).model_dump(exclude_unset=True)
-        return {member: await service.update(collection, ident, body)}
+        return JSONResponse({member: await service.update(collection, ident, body)})
 
     async def delete_item(ident: str) -> Response:
         await service.delete(collection, ident)

@@ -179,6 +179,7 @@ class Controller:
         raised once the switches have answered.
         """
         async with self._lock:
+            self._dirty.clear()  # this sync covers every change made so far
             problems: list[SrfabricError] = []
             state = self.cache.state(self.fabric, list(self.chains.values()), problems)
             self.problems = problems
@@ -254,7 +255,8 @@ class Controller:
         while True:
             await self._dirty.wait()
             await asyncio.sleep(0.05)  # let a burst of discoveries settle into one sync
-            self._dirty.clear()
+            if not self._dirty.is_set():
+                continue  # a sync meanwhile (an API change) covered it
             try:
                 await self.sync()
             except SrfabricError as error:

@@ -49,7 +49,8 @@ class CompileCache:
         self.codec = codec
         self.steering = steering
         self._base: tuple[int, _Tables, list[SrfabricError]] | None = None
-        self.placements: dict[str, tuple[Chain, PlacementKey, Placement]] = {}
+        # chain name -> (the chain, fabric version last checked at, what it depends on, its placement)
+        self.placements: dict[str, tuple[Chain, int, PlacementKey, Placement]] = {}
 
     def _base_tables(self, fabric: Fabric) -> tuple[_Tables, list[SrfabricError]]:
         if self._base is None or self._base[0] != fabric.topology_version:
@@ -58,12 +59,18 @@ class CompileCache:
         return self._base[1], self._base[2]
 
     def placement(self, fabric: Fabric, chain: Chain, sre: set[int] | None = None) -> Placement:
-        key = placement_key(fabric, chain)
         kept = self.placements.get(chain.name)
-        if kept is not None and kept[0] == chain and kept[1] == key:
-            return kept[2]
+        if kept is not None and kept[0] == chain:
+            if kept[1] == fabric.version:  # nothing changed since: skip working out the key
+                return kept[3]
+            key = placement_key(fabric, chain)
+            if kept[2] == key:
+                self.placements[chain.name] = (chain, fabric.version, key, kept[3])
+                return kept[3]
+        else:
+            key = placement_key(fabric, chain)
         placed = chain_placement(fabric, chain, self.codec, sre)
-        self.placements[chain.name] = (chain, key, placed)
+        self.placements[chain.name] = (chain, fabric.version, key, placed)
         return placed
 
     def state(self, fabric: Fabric, chains: Sequence[Chain], problems: list[SrfabricError] | None = None,

@@ -15,7 +15,7 @@ def test_no_server_errors(database: str, tmp_path: Path) -> None:
         run = subprocess.run([str(SCHEMATHESIS), "run", f"{serve.url}/openapi.json", "--checks", "not_a_server_error",
                               "--header", f"X-Auth-Token: {serve.token}", "--max-examples", "25", "--seed", "1",
                               "--report", "junit", "--report-dir", str(tmp_path)],
-                             capture_output=True, text=True, timeout=600)
+                             capture_output=True, text=True, timeout=600, cwd=tmp_path)  # its cache stays there
         summary = run.stdout[-1500:]
         assert run.returncode == 0, summary
         assert " passed" in summary and "failed" not in summary.split("Test cases:")[-1], summary
