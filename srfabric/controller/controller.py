@@ -29,7 +29,7 @@ from srfabric.errors import ModelError, SrfabricError
 from srfabric.model.chain import Chain
 from srfabric.model.fabric import Fabric, Host, Role, ServiceFunction, Switch
 from srfabric.rules.compile_cache import CompileCache
-from srfabric.rules.entries import FlowEntry, GroupEntry, Kind, Match, kind_of
+from srfabric.rules.entries import EntryKey, FlowEntry, GroupEntry, Kind, kind_of
 from srfabric.rules.reactive import RouteCache, flow_entries, reactive_tables
 from srfabric.southbound.channel import OpenFlowServer, SwitchConnection
 from srfabric.southbound.ofbind import (
@@ -45,7 +45,6 @@ from srfabric.southbound.readback import group_from_ofp, match_from_ofp
 from srfabric.southbound.wire import PacketIn, flow_add_packed
 
 log = logging.getLogger(__name__)
-EntryKey = tuple[int, int, Match]  # (table, priority, match): what identifies an entry on a switch
 
 @dataclass
 class ControllerConfig:
@@ -99,7 +98,7 @@ class Controller:
         self.installed: dict[int, dict[EntryKey, int]] = {}
         self.installed_groups: dict[int, dict[int, GroupEntry | None]] = {}
         self.cache = CompileCache(self.config.codec, self.config.steering)
-        self.flows: dict[int, dict[tuple[int, int, Match], FlowEntry]] = {}  # reactive entries, kept by sync
+        self.flows: dict[int, dict[EntryKey, FlowEntry]] = {}  # reactive entries, kept by sync
         self.setups: deque[FlowSetup] = deque(maxlen=100_000)
         self._routes = RouteCache()
         self.problems: list[SrfabricError] = []

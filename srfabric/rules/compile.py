@@ -21,6 +21,7 @@ from srfabric.rules.codec_rules import CodecRules, rules_for
 from srfabric.rules.entries import (
     Action,
     Bucket,
+    EntryKey,
     FlowEntry,
     Group,
     GroupEntry,
@@ -81,7 +82,7 @@ class _Tables:
     """Collects entries and groups per switch and refuses two different ones with one key."""
 
     def __init__(self, dpids: Iterable[int]) -> None:
-        self.entries: dict[int, dict[tuple[int, int, Match], FlowEntry]] = {d: {} for d in dpids}
+        self.entries: dict[int, dict[EntryKey, FlowEntry]] = {d: {} for d in dpids}
         self.groups: dict[int, dict[int, GroupEntry]] = {d: {} for d in dpids}
 
     def add_all(self, placed: list[tuple[int, FlowEntry]], what: str, groups: Sequence[tuple[int, GroupEntry]] = (),

@@ -16,6 +16,7 @@ from srfabric.codecs.macaddr import mac_to_str
 
 Match = tuple[tuple[str, int, int | None], ...]
 """Sorted (field, value, mask) triples; every value is an integer (MACs and IPv4 too)."""
+EntryKey = tuple[int, int, Match]  # (table, priority, match): what identifies an entry inside a switch
 
 
 MAC_FIELDS = {"eth_src", "eth_dst", "arp_sha", "arp_tha"}
@@ -182,7 +183,7 @@ class FlowEntry:
         return kind_of(self.cookie)
 
     @property
-    def key(self) -> tuple[int, int, Match]:
+    def key(self) -> EntryKey:
         """What identifies the entry inside a switch (OpenFlow's strict match)."""
         return self.table, self.priority, self.match
 

@@ -34,7 +34,7 @@ from os_ken.ofproto import ofproto_v1_3 as ofp
 
 from srfabric.codecs.macaddr import mac_from_str
 from srfabric.errors import SrfabricError
-from srfabric.rules.entries import FlowEntry, Kind, Match, Output, ToController
+from srfabric.rules.entries import EntryKey, FlowEntry, Kind, Output, ToController
 from srfabric.rules.pipeline import HOST_IN, PORT_IN
 from srfabric.southbound.wire import HEADER
 from srfabric.xdp import layout
@@ -59,7 +59,6 @@ log = logging.getLogger("srfabric.xdp.agent")
 ETH_P_ALL = 0x0003
 PACKET_OUTGOING = 4
 TABLES = 5
-Key = tuple[int, int, Match]
 
 
 def attach_command(ifname: str, program: Path | None) -> list[str]:
@@ -76,7 +75,7 @@ def attach_command(ifname: str, program: Path | None) -> list[str]:
 class XdpAgent:
     def __init__(self, dpid: int, ports: dict[int, str], codec: str, name: str) -> None:
         self.dpid, self.ports, self.codec, self.name = dpid, ports, codec, name
-        self.table: dict[Key, FlowEntry] = {}
+        self.table: dict[EntryKey, FlowEntry] = {}
         self.applied: XdpTables | None = None
         self.changed = False  # the table differs from what the maps hold
         self.roles: dict[int, str] = {}
