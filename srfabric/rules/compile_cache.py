@@ -60,16 +60,12 @@ class CompileCache:
 
     def placement(self, fabric: Fabric, chain: Chain, sre: set[int] | None = None) -> Placement:
         kept = self.placements.get(chain.name)
-        if kept is not None and kept[0] == chain:
-            if kept[1] == fabric.version:  # nothing changed since: skip working out the key
-                return kept[3]
-            key = placement_key(fabric, chain)
-            if kept[2] == key:
-                self.placements[chain.name] = (chain, fabric.version, key, kept[3])
-                return kept[3]
-        else:
-            key = placement_key(fabric, chain)
-        placed = chain_placement(fabric, chain, self.codec, sre)
+        if kept is not None and kept[0] != chain:
+            kept = None  # the chain itself changed
+        if kept is not None and kept[1] == fabric.version:
+            return kept[3]  # nothing changed since: no need to work out the key
+        key = placement_key(fabric, chain)
+        placed = kept[3] if kept is not None and kept[2] == key else chain_placement(fabric, chain, self.codec, sre)
         self.placements[chain.name] = (chain, fabric.version, key, placed)
         return placed
 
