@@ -159,31 +159,28 @@ class SfcService:
 
     async def _write(self, new: Snapshot, kind: str, ident: str, steers: bool, created: bool) -> None:
         programs = steers or self._touches_chains(new, kind, ident)
-        with self.repo.connect() as db:
-            transaction = db.begin()
+        try:
+            # The transaction commits when the block ends (after the barriers) and rolls back on any error.
+            with self.repo.connect() as db, db.begin():
 
-            def write_rows() -> None:
-                if ident in new[kind]:
-                    self.repo.save(db, kind, new[kind][ident], created)
-                else:
-                    self.repo.delete(db, kind, ident)
+                def write_rows() -> None:
+                    if ident in new[kind]:
+                        self.repo.save(db, kind, new[kind][ident], created)
+                    else:
+                        self.repo.delete(db, kind, ident)
 
-            try:
-                if programs:  # the rows are written while the switches work; they commit after the barriers
+                if programs:  # the rows are written while the switches work
                     await self._apply(new, check=True, meanwhile=write_rows)
                 else:
                     write_rows()
-                transaction.commit()
-            except ApiError:  # refused before anything was sent, or by a switch (the controller took it back)
-                transaction.rollback()
-                raise
-            except Exception:
-                transaction.rollback()
-                log.exception("database write failed; restoring the data plane")
-                if programs:
-                    with contextlib.suppress(ApiError):
-                        await self._apply(self.snapshot, check=False)
-                raise
+        except ApiError:  # refused before anything was sent, or by a switch (the controller took it back)
+            raise
+        except Exception:
+            log.exception("database write failed; restoring the data plane")
+            if programs:
+                with contextlib.suppress(ApiError):
+                    await self._apply(self.snapshot, check=False)
+            raise
         self.snapshot = new
 
     def _touches_chains(self, new: Snapshot, kind: str, ident: str) -> bool:
