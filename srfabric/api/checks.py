@@ -203,11 +203,16 @@ def update_flow_classifier(snap: Snapshot, ident: str, body: dict[str, Any]) -> 
     return _renamed(snap, "flow_classifiers", ident, body)
 
 
+def _delete_unless_listed(snap: Snapshot, kind: str, ident: str, by: str, error: str, label: str) -> None:
+    """Delete a resource that no ``by`` resource lists (in its ``kind`` field); 409 ``error`` otherwise."""
+    find(snap, kind, ident)
+    if any(ident in record[kind] for record in snap[by].values()):
+        raise in_use(error, f"{label} {ident} in use.")
+    del snap[kind][ident]
+
+
 def delete_flow_classifier(snap: Snapshot, ident: str) -> None:
-    find(snap, "flow_classifiers", ident)
-    if any(ident in pc["flow_classifiers"] for pc in snap["port_chains"].values()):
-        raise in_use("FlowClassifierInUse", f"Flow Classifier {ident} in use.")
-    del snap["flow_classifiers"][ident]
+    _delete_unless_listed(snap, "flow_classifiers", ident, "port_chains", "FlowClassifierInUse", "Flow Classifier")
 
 
 # -- port pairs ----------------------------------------------------------------------
@@ -239,10 +244,7 @@ def update_port_pair(snap: Snapshot, ident: str, body: dict[str, Any]) -> Record
 
 
 def delete_port_pair(snap: Snapshot, ident: str) -> None:
-    find(snap, "port_pairs", ident)
-    if any(ident in g["port_pairs"] for g in snap["port_pair_groups"].values()):
-        raise in_use("PortPairInUse", f"Port Pair {ident} in use.")
-    del snap["port_pairs"][ident]
+    _delete_unless_listed(snap, "port_pairs", ident, "port_pair_groups", "PortPairInUse", "Port Pair")
 
 
 # -- port pair groups ----------------------------------------------------------------
@@ -289,10 +291,7 @@ def update_port_pair_group(snap: Snapshot, ident: str, body: dict[str, Any]) -> 
 
 
 def delete_port_pair_group(snap: Snapshot, ident: str) -> None:
-    find(snap, "port_pair_groups", ident)
-    if any(ident in pc["port_pair_groups"] for pc in snap["port_chains"].values()):
-        raise in_use("PortPairGroupInUse", f"Port Pair Group {ident} in use.")
-    del snap["port_pair_groups"][ident]
+    _delete_unless_listed(snap, "port_pair_groups", ident, "port_chains", "PortPairGroupInUse", "Port Pair Group")
 
 
 # -- port chains ---------------------------------------------------------------------
