@@ -81,7 +81,8 @@ def run_deploy(quick: bool, out: str) -> tuple[dict[str, Any], Path]:
     rows: list[dict[str, Any]] = []
     database = Path(tempfile.mkdtemp(prefix="srfabric-bench-")) / "bench.db"
     with ServeProcess(f"sqlite:///{database}") as serve, ApiLab(bench_spec(), serve) as lab, \
-            serve.client() as client, Progress() as progress:
+            serve.client() as client, Progress(auto_refresh=False) as progress:
+        # Drawn by hand between repetitions: an auto-refresh thread would take the GIL in the middle of timed requests.
         task = progress.add_task("deploying chains", total=len(lengths) * repetitions + 1)
         deploy_once(client, lab, 1, 39999)  # warm-up, not recorded
         for functions in lengths:
@@ -91,8 +92,10 @@ def run_deploy(quick: bool, out: str) -> tuple[dict[str, Any], Path]:
                              **{f"{s}_ms": round(v * 1000, 3) for s, v in steps.items()},
                              "total_ms": round(sum(steps.values()) * 1000, 3)})
                 progress.advance(task)
+                progress.refresh()
         rate = chain_rate(client, lab, rate_chains)
         progress.advance(task)
+        progress.refresh()
     for path in database.parent.iterdir():
         path.unlink()
     database.parent.rmdir()

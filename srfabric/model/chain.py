@@ -88,8 +88,8 @@ class Chain:
     With ``alternatives`` the chain's flows are spread over several such lists
     by weight (``functions`` is then ignored); ``taps`` are functions that get a
     copy of the chain's traffic and return nothing; ``lb_fields`` name the
-    header fields whose hash picks a flow's alternative (empty: the switch's
-    default 5-tuple hash).
+    header fields that pick a flow's alternative, so that flows agreeing on
+    them take the same one (empty: the switch's 5-tuple hash decides).
     """
 
     name: str

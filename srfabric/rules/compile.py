@@ -33,6 +33,7 @@ from srfabric.rules.entries import (
     cookie,
     match,
 )
+from srfabric.rules.lb_split import split
 from srfabric.rules.pipeline import (
     ARP_ETHERTYPE,
     DECODE,
@@ -291,6 +292,16 @@ def group_ids(chain_id: int) -> tuple[int, int]:
     return chain_id * 4 + 1, chain_id * 4 + 2
 
 
+def tap_group_id(chain_id: int, path: int) -> int:
+    """The all group (tap copies) of one path of a chain balanced on ``lb_fields``: one per path, apart
+    from ``group_ids``'s numbers (chain ids have 24 bits, paths at most 64).
+
+    >>> hex(tap_group_id(1, 2))
+    '0x40000042'
+    """
+    return 1 << 30 | chain_id << 6 | path
+
+
 def chain_placement(fabric: Fabric, chain: Chain, codec: str, sre: set[int] | None = None) -> Placement:
     """Where a chain's entries go: one header per pathlet, and at its ingress a group when it is
     load-balanced (a select group whose buckets write different paths) or tapped (an all group
@@ -337,26 +348,44 @@ def chain_placement(fabric: Fabric, chain: Chain, codec: str, sre: set[int] | No
     select_id, all_id = group_ids(chain.chain_id)
     groups: list[tuple[int, GroupEntry]] = []
     paths = chain.paths()
+    headers = [header_actions(chain_route(fabric, chain, p.functions)) for p in paths]
+    copies: list[Bucket] = []
+    for tap in chain.taps:
+        copies.append(Bucket(header_actions(tap_route(fabric, chain, tap))))
+        egress = fabric.functions[tap].egress
+        # A tap returns its copy on its egress port: the copy ends there.
+        placed.append((egress[0], FlowEntry(PORT_IN, PRIO_PORT + 1, match(in_port=egress[1]), (),
+                                            cookie=cookie(Kind.MISS))))
+
+    def with_copies(main: tuple[Action, ...], group_id: int) -> tuple[Action, ...]:
+        """``main``, or with taps an all group that also sends each tap its copy."""
+        if not copies:
+            return main
+        groups.append((source.dpid, GroupEntry(group_id, "all", (Bucket(main), *copies))))
+        return (Group(group_id),)
+
+    ingress_cookie = cookie(Kind.CHAIN, chain.chain_id)
+    splits = [split(m, chain.lb_fields, [p.weight for p in paths]) for m in matches] if len(paths) > 1 else []
+    if chain.lb_fields and splits and all(parts is not None for parts in splits):
+        # The named fields pick the path: one masked entry per value of their low bits (see ``lb_split``).
+        actions: dict[int, tuple[Action, ...]] = {}
+        for parts in splits:
+            for part, index in parts or ():
+                if index not in actions:
+                    actions[index] = with_copies(headers[index], tap_group_id(chain.chain_id, index))
+                placed.append((source.dpid, FlowEntry(HOST_IN, PRIO_CHAIN + chain.priority, part, actions[index],
+                                                      cookie=ingress_cookie)))
+        return Placement(placed, groups)
     if len(paths) > 1:
-        buckets = tuple(Bucket(header_actions(chain_route(fabric, chain, p.functions)), p.weight) for p in paths)
-        groups.append((source.dpid, GroupEntry(select_id, "select", buckets, chain.lb_fields)))
+        buckets = tuple(Bucket(header, p.weight) for header, p in zip(headers, paths, strict=True))
+        groups.append((source.dpid, GroupEntry(select_id, "select", buckets)))
         main: tuple[Action, ...] = (Group(select_id),)
     else:
-        main = header_actions(chain_route(fabric, chain, paths[0].functions))
-    ingress_actions = main
-    if chain.taps:
-        copies = [Bucket(main)]
-        for tap in chain.taps:
-            copies.append(Bucket(header_actions(tap_route(fabric, chain, tap))))
-            egress = fabric.functions[tap].egress
-            # A tap returns its copy on its egress port: the copy ends there.
-            placed.append((egress[0], FlowEntry(PORT_IN, PRIO_PORT + 1, match(in_port=egress[1]), (),
-                                                cookie=cookie(Kind.MISS))))
-        groups.append((source.dpid, GroupEntry(all_id, "all", tuple(copies))))
-        ingress_actions = (Group(all_id),)
+        main = headers[0]
+    ingress_actions = with_copies(main, all_id)
     for m in matches:
         placed.append((source.dpid, FlowEntry(HOST_IN, PRIO_CHAIN + chain.priority, m, ingress_actions,
-                                              cookie=cookie(Kind.CHAIN, chain.chain_id))))
+                                              cookie=ingress_cookie)))
     return Placement(placed, groups)
 
 

@@ -198,12 +198,9 @@ class Bucket:
 
 @dataclass(frozen=True)
 class GroupEntry:
-    """An OpenFlow group: ``select`` sends each flow through one bucket by weight, ``all`` through every bucket.
-
-    ``fields`` name what the select hash covers (empty: the switch's default).
-    """
+    """An OpenFlow group: ``select`` sends each flow through one bucket by weight (the switch's own
+    5-tuple hash picks it), ``all`` through every bucket."""
 
     group_id: int
     type: str
     buckets: tuple[Bucket, ...]
-    fields: tuple[str, ...] = ()

@@ -164,8 +164,8 @@ GROUP_TYPES = {"all": ofp.OFPGT_ALL, "select": ofp.OFPGT_SELECT}
 
 
 def group_mod(group: GroupEntry, modify: bool = False) -> Any:
-    """Add (or replace the buckets of) a group. Hash ``fields`` are not sent: OpenFlow 1.3 has no way to
-    say them, and Open vSwitch then hashes the 5-tuple."""
+    """Add (or replace the buckets of) a group. OpenFlow 1.3 cannot name the fields a select group
+    hashes (Open vSwitch hashes the 5-tuple); chains balanced on named fields use ``lb_split`` instead."""
     buckets = [parser.OFPBucket(weight=bucket.weight, watch_port=ofp.OFPP_ANY, watch_group=ofp.OFPG_ANY,
                                 actions=[bind_action(a) for a in bucket.actions]) for bucket in group.buckets]
     return parser.OFPGroupMod(PROTOCOL, command=ofp.OFPGC_MODIFY if modify else ofp.OFPGC_ADD,

@@ -39,7 +39,7 @@ open("{out}", "w").write(str(n))
 
 
 def chain(client: SfcClient, lab: ApiLab, groups: list[list[tuple[str, int]]], fc: dict[str, Any],
-          tap: str | None = None, symmetric: bool = False) -> dict[str, Any]:
+          tap: str | None = None, symmetric: bool = False, lb_fields: tuple[str, ...] = ()) -> dict[str, Any]:
     """A port chain through ``groups`` of (function, weight), optionally tapped; made through the API."""
     classifier = client.create("flow_classifiers", {**fc, "logical_source_port": lab.ports["h1"],
                                                     "logical_destination_port": lab.ports["h2"]})
@@ -48,7 +48,8 @@ def chain(client: SfcClient, lab: ApiLab, groups: list[list[tuple[str, int]]], f
         pairs = [client.create("port_pairs", {"ingress": lab.ports[f"{f}-in"], "egress": lab.ports[f"{f}-out"],
                                               "service_function_parameters": {"weight": w}})["id"]
                  for f, w in members]
-        group_ids.append(client.create("port_pair_groups", {"port_pairs": pairs})["id"])
+        group_ids.append(client.create("port_pair_groups", {
+            "port_pairs": pairs, "port_pair_group_parameters": {"lb_fields": list(lb_fields)}})["id"])
     if tap is not None:
         pair = client.create("port_pairs", {"ingress": lab.ports[f"{tap}-in"], "egress": lab.ports[f"{tap}-out"]})
         group_ids.append(client.create("port_pair_groups", {"port_pairs": [pair["id"]], "tap_enabled": True})["id"])
@@ -86,6 +87,29 @@ def test_weighted_load_balancing(lab: ApiLab) -> None:
             total = len(flows["v1"]) + len(flows["v2"])
             assert total >= 390, total
             assert abs(len(flows["v2"]) / total - 0.75) <= 0.10, {f: len(k) for f, k in flows.items()}
+        finally:
+            remove(client, pc)
+
+
+def test_lb_fields_pick_the_port_pair(lab: ApiLab) -> None:
+    """Balanced on tcp_dst: 400 ports split by weight, and connections to one port, from any source
+    port, always reach the same pair (the switch's 5-tuple hash would split half of them)."""
+    with lab.serve.client() as client:
+        pc = chain(client, lab, [[("v1", 1), ("v2", 3)]], {"protocol": "tcp", "destination_port_range_min": 23000,
+                                                          "destination_port_range_max": 23399},
+                   lb_fields=("tcp_dst",))
+        try:
+            before = {f: set(function_flows(s)) for f, s in lab.function_stats(0).items()}
+            for _ in range(2):  # twice: new source ports, same destination ports
+                python_in(lab, "h1", SEND_TCP.format(low=23000, high=23400, dst=lab.spec.hosts["h2"].ip))
+            stats = lab.function_stats()
+            ports = {f: {k: c["packets"] for k, c in function_flows(stats[f]).items()
+                         if k.startswith("tcp:23") and k not in before[f]} for f in ("v1", "v2")}
+            assert not set(ports["v1"]) & set(ports["v2"]), set(ports["v1"]) & set(ports["v2"])
+            total = len(ports["v1"]) + len(ports["v2"])
+            assert total >= 390, total
+            assert abs(len(ports["v2"]) / total - 0.75) <= 0.10, {f: len(k) for f, k in ports.items()}
+            assert sum(ports["v1"].values()) + sum(ports["v2"].values()) >= 2 * 390  # both rounds arrived
         finally:
             remove(client, pc)
 

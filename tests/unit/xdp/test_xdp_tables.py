@@ -58,3 +58,18 @@ def test_route_table_mix_is_mostly_slash_24_and_seeded() -> None:
     share = sum(1 for prefix, _ in table if prefix.endswith("/24")) / len(table)
     assert 0.5 < share < 0.6
     assert table[:5] == route_table(5, seed=3)
+
+
+
+def test_a_chain_balanced_on_lb_fields_translates_to_masked_rules() -> None:
+    from srfabric.model import Alternative, Chain, FlowClassifier
+    from tests.unit.test_rules_walk import demo_fabric
+
+    fabric = demo_fabric()
+    chain = Chain("lb", FlowClassifier(protocol="udp", destination_port_range=(10000, 10000)), (), "h1", "h16", 9,
+                  alternatives=(Alternative(("v1",), 1), Alternative(("v2",), 3)), lb_fields=("udp_src",))
+    wild = xdp_tables(compile_fabric(fabric, [chain], "mac-nibble")[fabric.hosts["h1"].dpid]).wild
+    assert len(wild) == 16
+    # Each rule keeps the classifier's fields and adds the low four bits of the UDP source port.
+    assert {rule[16:32] for rule in wild} == {layout.flow_key(proto=0xFF, sport=0xF, dport=0xFFFF, stage=0xFF,
+                                                              in_port=0xFFFF)}
