@@ -16,7 +16,8 @@
 
 /* The header fields as read from a frame. */
 struct mpls_header {
-	__u64 mac; /* the destination MAC as a 48-bit number */
+	__u8 *dest; /* the destination MAC, read a byte at a time when a slot falls in it */
+	void *end;
 	__u16 vid;
 	__u32 labels;
 	__u32 label[MPLS_MAX_LABELS];
@@ -42,8 +43,8 @@ static __always_inline int mpls_read(struct xdp_md *ctx, struct mpls_header *h)
 	tag = parse_vlan(&c);
 	if (!tag || tag->inner_proto != ETH_P_MPLS_BE)
 		return -1;
-	h->mac = ((__u64)eth->h_dest[0] << 40) | ((__u64)eth->h_dest[1] << 32) | ((__u64)eth->h_dest[2] << 24) |
-		 ((__u64)eth->h_dest[3] << 16) | ((__u64)eth->h_dest[4] << 8) | eth->h_dest[5];
+	h->dest = eth->h_dest;
+	h->end = c.end;
 	h->vid = bpf_ntohs(tag->tci) & 0x0fff;
 	h->labels = 0;
 	for (i = 0; i < MPLS_MAX_LABELS; i++) {
@@ -69,15 +70,22 @@ static __always_inline __u32 mpls_slot(const struct mpls_header *h, __u32 slot)
 	__u32 offset = (slot - 1) * 8;
 	__u32 bits, j, r, high;
 
-	if (offset < 48)
-		return (h->mac >> (40 - offset)) & 0xff;
+	if (offset < 48) {
+		__u8 *byte = h->dest + (offset >> 3);
+
+		if ((void *)(byte + 1) > h->end) /* cannot happen (parse_eth checked); the verifier wants it */
+			return 0;
+		return *byte;
+	}
 	if (offset == 48)
 		return (h->vid >> 4) & 0xff;
 	if (offset == 56)
 		return ((h->vid & 0xf) << 4) | (h->label[0] >> 16);
 	bits = offset - 60; /* inside the labels, 20 bits each */
-	j = bits / 20;
-	r = bits % 20;
+	/* bits / 20 as a multiply and a shift (exact below 16384; bits < 8 * 20 here): a division costs
+	 * more than the rest of the transit program's arithmetic together. */
+	j = (bits * 3277) >> 16;
+	r = bits - j * 20;
 	if (j >= MPLS_MAX_LABELS)
 		return 0;
 	if (r <= 12)
