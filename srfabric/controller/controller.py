@@ -38,11 +38,10 @@ from srfabric.southbound.ofbind import (
     group_delete,
     group_mod,
     packet_out,
-    packet_out_actions,
     wire_cookie,
 )
 from srfabric.southbound.readback import group_from_ofp, match_from_ofp
-from srfabric.southbound.wire import PacketIn, flow_add_packed
+from srfabric.southbound.wire import PacketIn, flow_add_packed, packet_out_packed
 
 log = logging.getLogger(__name__)
 
@@ -331,26 +330,30 @@ class Controller:
         missing = {dpid for dpid, _ in later} - set(self.switches)
         if missing:
             raise SrfabricError("switch", f"{min(missing):#x} on the flow's path is not connected")
-        bytes_down = sum(self._send_flow(self.switches[dpid], entry) for dpid, entry in later)
+        bytes_down = 0
+        for dpid, entry in later:
+            msg = self._flow_message(dpid, entry)
+            self.switches[dpid].send(msg)
+            bytes_down += len(msg.buf)
         if later:
             # Switches further on must hold their entry before the packet can reach them.
             targets = [self.switches[dpid] for dpid in sorted({dpid for dpid, _ in later})]
             await asyncio.gather(*(target.barrier() for target in targets))
             bytes_down += 8 * len(targets)
             bytes_up += 8 * len(targets)
-        bytes_down += self._send_flow(conn, first)
-        out = packet_out_actions(in_port, first.actions, data)
-        conn.send(out)
+        # The ingress entry and the first packet leave in one write: one system call, one wake-up of the switch.
+        mod, out = self._flow_message(conn.dpid, first), packet_out_packed(in_port, first.actions, data)
+        conn.send_all((mod, out))
+        bytes_down += len(mod.buf) + len(out.buf)
         self.setups.append(FlowSetup(conn.dpid, flow, received_ns, header_ns, clock(), bytes_up,
-                                     bytes_down + len(out.buf), len(out.buf), len({dpid for dpid, _ in placed})))
+                                     bytes_down, len(out.buf), len({dpid for dpid, _ in placed})))
 
-    def _send_flow(self, conn: SwitchConnection, entry: FlowEntry) -> int:
-        """Send one reactive entry and remember it; returns the message's length."""
+    def _flow_message(self, dpid: int, entry: FlowEntry) -> Any:
+        """One reactive entry's flow-mod, remembered as installed on ``dpid``."""
         msg = flow_add_packed(entry)
-        conn.send(msg)
-        self.flows.setdefault(conn.dpid, {})[entry.key] = entry
-        self.installed.setdefault(conn.dpid, {})[entry.key] = wire_cookie(entry)
-        return len(msg.buf)
+        self.flows.setdefault(dpid, {})[entry.key] = entry
+        self.installed.setdefault(dpid, {})[entry.key] = wire_cookie(entry)
+        return msg
 
     def forget_flows(self) -> None:
         """Drop every reactive entry; the next sync removes them from the switches."""

@@ -12,7 +12,7 @@ import contextlib
 import logging
 import struct
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,16 +81,26 @@ class SwitchConnection:
         return self._xid
 
     def send(self, msg: Any) -> int:
-        xid = self._next_xid()
-        msg.set_xid(xid)
-        msg.serialize()
-        self.writer.write(msg.buf)
-        self._recent[xid] = msg  # described only if the switch reports an error for it
-        if len(self._recent) > 4096:
-            self._recent.pop(next(iter(self._recent)))
-        self.counters.bytes_sent += len(msg.buf)
-        self.counters.messages_sent += 1
-        return xid
+        """Serialize ``msg`` with the next xid and write it; returns the xid."""
+        return self.send_all((msg,))[0]
+
+    def send_all(self, msgs: Sequence[Any]) -> list[int]:
+        """Send messages in one write (one system call for a flow-mod and its packet-out); their xids."""
+        xids = []
+        out = bytearray()
+        for msg in msgs:
+            xid = self._next_xid()
+            msg.set_xid(xid)
+            msg.serialize()
+            out += msg.buf
+            self._recent[xid] = msg  # described only if the switch reports an error for it
+            if len(self._recent) > 4096:
+                self._recent.pop(next(iter(self._recent)))
+            xids.append(xid)
+        self.writer.write(out)
+        self.counters.bytes_sent += len(out)
+        self.counters.messages_sent += len(msgs)
+        return xids
 
     def _ask(self, msg: Any) -> tuple[int, asyncio.Future[Any]]:
         """Send a request now; its reply completes the returned future (see ``_answer``)."""

@@ -34,6 +34,7 @@ OXM_CLASS = 0x8000
 HEADER = struct.Struct("!BBHI")  # ofp_header: version, type, length, xid
 FLOW_MOD_HEAD = struct.Struct("!BBHIQQBBHHHIIIH2x")
 MATCH_HEAD = struct.Struct("!HH")
+PACKET_OUT_HEAD = struct.Struct("!BBHIIIH6x")  # header, buffer_id, in_port, actions_len
 PACKET_IN_HEAD = struct.Struct("!BBHIIHBBQ")
 
 
@@ -42,7 +43,7 @@ class PackedMessage:
     """Pre-packed bytes that a ``SwitchConnection`` sends like an os-ken message (xid patched in)."""
 
     buf: bytearray
-    name: str = "OFPFlowMod"
+    name: str = "OFPFlowMod"  # what an error report calls it
 
     def set_xid(self, xid: int) -> None:
         struct.pack_into("!I", self.buf, 4, xid)
@@ -92,6 +93,24 @@ def pack_flow_add(entry: FlowEntry) -> PackedMessage | None:
     head = FLOW_MOD_HEAD.pack(ofp.OFP_VERSION, ofp.OFPT_FLOW_MOD, length, 0, wire_cookie(entry), 0, entry.table,
                               ofp.OFPFC_ADD, 0, 0, entry.priority, ofp.OFP_NO_BUFFER, ofp.OFPP_ANY, ofp.OFPG_ANY, 0)
     return PackedMessage(bytearray(head + packed_match + instructions))
+
+
+@lru_cache(maxsize=4096)
+def _action_list(actions: tuple[Action, ...]) -> bytes:
+    buf = bytearray()
+    for action in actions:
+        bind_action(action).serialize(buf, len(buf))
+    return bytes(buf)
+
+
+def packet_out_packed(in_port: int, actions: tuple[Action, ...], data: bytes) -> PackedMessage:
+    """``ofbind.packet_out_actions``'s message, hand-packed: the same bytes, faster (a reactive
+    flow's first packet goes back with one of these)."""
+    packed = _action_list(actions)
+    length = PACKET_OUT_HEAD.size + len(packed) + len(data)
+    head = PACKET_OUT_HEAD.pack(ofp.OFP_VERSION, ofp.OFPT_PACKET_OUT, length, 0, ofp.OFP_NO_BUFFER, in_port,
+                                len(packed))
+    return PackedMessage(bytearray(head + packed + data), "OFPPacketOut")
 
 
 def flow_add_packed(entry: FlowEntry) -> Any:

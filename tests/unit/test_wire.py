@@ -14,8 +14,8 @@ from srfabric.rules.compile import compile_fabric
 from srfabric.rules.entries import FlowEntry
 from srfabric.rules.hop_by_hop import compile_hop_by_hop
 from srfabric.rules.reactive import flow_entries
-from srfabric.southbound.ofbind import PROTOCOL, flow_add
-from srfabric.southbound.wire import pack_flow_add, parse_packet_in
+from srfabric.southbound.ofbind import PROTOCOL, flow_add, packet_out_actions
+from srfabric.southbound.wire import pack_flow_add, packet_out_packed, parse_packet_in
 
 
 def entries() -> list[FlowEntry]:
@@ -49,6 +49,19 @@ def test_packed_flow_mods_equal_os_kens_bytes() -> None:
         assert bytes(fast.buf) == bytes(reference.buf), entry
         packed += 1
     assert packed > 100
+
+
+def test_packed_packet_outs_equal_os_kens_bytes() -> None:
+    frame = bytes(range(60))
+    ingress = [entry for entry in entries() if entry.actions]
+    assert ingress
+    for xid, entry in enumerate(ingress, start=1):
+        reference = packet_out_actions(3, entry.actions, frame)
+        reference.set_xid(xid)
+        reference.serialize()
+        fast = packet_out_packed(3, entry.actions, frame)
+        fast.set_xid(xid)
+        assert bytes(fast.buf) == bytes(reference.buf), entry
 
 
 def _packet_in(in_port: int, data: bytes, extra_oxm: bytes = b"") -> bytes:
