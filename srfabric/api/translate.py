@@ -24,6 +24,7 @@ from srfabric.codecs.macaddr import mac_from_str
 from srfabric.errors import ModelError
 from srfabric.model.chain import MAX_PATHS, Alternative, Chain, FlowClassifier
 from srfabric.model.fabric import Endpoint, Fabric, Host, ServiceFunction
+from srfabric.rules.lb_split import reverse_fields
 
 Record = dict[str, Any]
 REVERSE = "~rev"
@@ -284,7 +285,7 @@ class Translator:
                                 fields, priority))
             if pc["chain_parameters"].get("symmetric"):
                 self._add(pc, Chain(name + REVERSE, reversed_classifier(classifier), (), destination, source, 0,
-                                    self._alternatives(steps, reverse=True), (), fields, priority))
+                                    self._alternatives(steps, reverse=True), (), reverse_fields(fields), priority))
 
     def _join(self, src: Record, dst: Record, depth: dict[str, int]) -> None:
         """Traffic that ``src`` classifies and then ``dst`` does: through both chains' functions."""

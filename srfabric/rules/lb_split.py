@@ -11,6 +11,7 @@ paths by weight. Pure: no I/O.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 
@@ -32,7 +33,20 @@ LB_MATCH_FIELDS: dict[str, tuple[str, int, int | None]] = {
 UNMASKABLE = {"ip_proto"}  # OpenFlow 1.3 has no mask for it: it can only be fixed by the classifier
 MIN_BITS = 4  # 16 entries per classifier match: weights resolved to 1/16
 MAX_BITS = 6  # 64 entries: enough for one each when a group has MAX_PATHS pairs
-MIX = 0x9E3779B1  # odd, so that multiplying permutes the slots and every named field moves the result
+
+
+REVERSED = {"eth_src": "eth_dst", "eth_dst": "eth_src", "ip_src": "ip_dst", "ip_dst": "ip_src",
+            "tcp_src": "tcp_dst", "tcp_dst": "tcp_src", "udp_src": "udp_dst", "udp_dst": "udp_src"}
+
+
+def reverse_fields(lb_fields: Sequence[str]) -> tuple[str, ...]:
+    """The fields a symmetric chain's reverse direction splits on: sources and destinations swapped,
+    so that a reply carries the same bits in them and reaches the pairs its request crossed.
+
+    >>> reverse_fields(["tcp_src", "ip_dst", "ip_proto"])
+    ('tcp_dst', 'ip_src', 'ip_proto')
+    """
+    return tuple(REVERSED.get(name, name) for name in lb_fields)
 
 
 def split_bits(paths: int) -> int:
@@ -57,6 +71,30 @@ def slot_counts(weights: Sequence[int], slots: int) -> list[int]:
     for i in by_remainder[: slots - sum(counts)]:
         counts[i] += 1
     return counts
+
+
+def slot(values: Sequence[int], widths: Sequence[int]) -> int:
+    """Where a combination of field values sits among the weight-ordered slots.
+
+    The top bits are the XOR of all the values and the rest the values of all fields but the
+    widest: a one-to-one map in which any single field, varied alone, walks the top bits too, so
+    the flows that differ in it alone are spread over the whole weight range, not one corner of it.
+
+    >>> sorted(slot((a, b), (2, 2)) for a in range(4) for b in range(4)) == list(range(16))
+    True
+    >>> [slot((a, 1), (2, 2)) >> 2 for a in range(4)]  # the top bits take every value
+    [1, 0, 3, 2]
+    """
+    widest = widths.index(max(widths)) if widths else 0
+    top = 0
+    low = 0
+    low_width = 0
+    for index, (value, width) in enumerate(zip(values, widths, strict=True)):
+        top ^= value
+        if index != widest:
+            low |= value << low_width
+            low_width += width
+    return top << low_width | low
 
 
 def _fields(base: Match) -> dict[str, tuple[int, int | None]]:
@@ -129,21 +167,24 @@ def split(base: Match, lb_fields: Sequence[str], weights: Sequence[int]) -> list
                 progressed = True
         if not progressed:
             break
-    positions = [(name, bit) for name in names for bit in chosen[name]]
-    slots = 1 << len(positions)
+    widths = [len(chosen[name]) for name in names]
+    slots = 1 << sum(widths)
     counts = slot_counts(weights, slots)
     owner = [index for index, count in enumerate(counts) for _ in range(count)]
     parts = []
-    for combo in range(slots):
+    for values in itertools.product(*(range(1 << width) for width in widths)):
         split_fields = dict(fields)
-        for place, (name, bit) in enumerate(positions):
+        for name, value_bits in zip(names, values, strict=True):
+            if not chosen[name]:
+                continue  # fixed by the classifier (or unmaskable): its match stays as it was
             of_name, width, _ = LB_MATCH_FIELDS[name]
             value, mask = split_fields.get(of_name, (0, 0))
-            value = (value or 0) & ~(1 << bit) | ((combo >> place & 1) << bit)
-            mask = (mask or 0) | 1 << bit
+            value, mask = value or 0, mask or 0
+            for place, bit in enumerate(chosen[name]):
+                value = value & ~(1 << bit) | (value_bits >> place & 1) << bit
+                mask |= 1 << bit
             split_fields[of_name] = (value, None if mask == (1 << width) - 1 else mask)
-        spread = combo * MIX % slots
         parts.append((tuple(sorted((name, value if mask is None else value & mask, mask)
-                                   for name, (value, mask) in split_fields.items())), owner[spread]))
+                                   for name, (value, mask) in split_fields.items())), owner[slot(values, widths)]))
     return parts
 

@@ -10,6 +10,7 @@ from srfabric.model import Alternative, Chain, FlowClassifier
 from srfabric.model.fabric import ServiceFunction
 from srfabric.rules.compile import compile_state
 from srfabric.rules.entries import Kind
+from srfabric.rules.lb_split import reverse_fields
 from srfabric.rules.simulate import walk
 from tests.unit.test_rules_walk import demo_fabric, udp
 
@@ -130,3 +131,46 @@ def test_lb_fields_with_a_tap_copy_every_path() -> None:
         result = walk(fabric, state.entries, with_ports(fabric, sport, 10000), *fabric_entry(fabric, "h1"),
                       groups=state.groups)
         assert "v7" in result.functions and [host for host, _ in result.delivered] == ["h16"]
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_a_symmetric_chain_on_lb_fields_sends_each_reply_back_through_its_requests_pair(codec: str) -> None:
+    fabric = demo_fabric()
+    for name in ("v1", "v2"):
+        f = fabric.functions[name]
+        fabric.add_function(ServiceFunction(name + "~rev", f.egress, f.ingress))
+    fields = ("udp_src", "ip_dst")
+    forward = Chain("f", FlowClassifier(protocol="udp", destination_port_range=(5201, 5201)), (), "h1", "h16", 4,
+                    alternatives=(Alternative(("v1",), 1), Alternative(("v2",), 3)), lb_fields=fields)
+    back = Chain("b", FlowClassifier(protocol="udp", source_port_range=(5201, 5201)), (), "h16", "h1", 5,
+                 alternatives=(Alternative(("v1~rev",), 1), Alternative(("v2~rev",), 3)),
+                 lb_fields=reverse_fields(fields))
+    state = compile_state(fabric, [forward, back], codec)
+    seen = set()
+    for sport in range(30000, 30032):
+        there = walk(fabric, state.entries, with_ports(fabric, sport, 5201), *fabric_entry(fabric, "h1"),
+                     groups=state.groups)
+        reply = udp("h16", "h1", sport, fabric)
+        reply.tp_src = 5201
+        back_again = walk(fabric, state.entries, reply, *fabric_entry(fabric, "h16"), groups=state.groups)
+        assert back_again.functions == [there.functions[0] + "~rev"], sport
+        seen.add(there.functions[0])
+    assert seen == {"v1", "v2"}
+
+
+@pytest.mark.parametrize("lb_fields", [("ip_proto",), ("ip_proto", "udp_src"), ("udp_dst", "ip_src"), ("eth_dst",)])
+def test_lb_split_keeps_what_the_classifier_fixed(lb_fields: tuple[str, ...]) -> None:
+    from srfabric.rules.classify import classifier_matches
+    from srfabric.rules.lb_split import split
+
+    for base in classifier_matches(FlowClassifier(protocol="udp", destination_port_range=(5000, 5001)), in_port=3):
+        parts = split(base, lb_fields, [1, 3]) or []
+        assert parts
+        for part, _ in parts:
+            fields = {name: (value, mask) for name, value, mask in part}
+            for name, value, mask in base:
+                if mask is None:
+                    assert fields[name] == (value, None), (name, part)
+                else:
+                    kept, narrower = fields[name]
+                    assert narrower is None or narrower & mask == mask and kept & mask == value & mask
