@@ -36,6 +36,14 @@ def test_weights_split_distinct_flows(codec: str) -> None:
     assert abs(seen["v2"] / 400 - 0.75) <= 0.10, seen
 
 
+def with_reversed(fabric, *names: str):
+    """``fabric`` plus ``<name>~rev`` for each function: its ports crossed the other way (a reverse chain's)."""
+    for name in names:
+        f = fabric.functions[name]
+        fabric.add_function(ServiceFunction(name + "~rev", f.egress, f.ingress))
+    return fabric
+
+
 def fabric_entry(fabric, host: str) -> tuple[int, int]:
     h = fabric.hosts[host]
     return h.dpid, h.port
@@ -55,10 +63,7 @@ def test_tap_gets_a_copy_that_ends_there(codec: str) -> None:
 
 @pytest.mark.parametrize("codec", CODECS)
 def test_reverse_chain_crosses_functions_backwards(codec: str) -> None:
-    fabric = demo_fabric()
-    for name in ("v1", "v4"):
-        f = fabric.functions[name]
-        fabric.add_function(ServiceFunction(name + "~rev", f.egress, f.ingress))
+    fabric = with_reversed(demo_fabric(), "v1", "v4")
     forward = Chain("f", FlowClassifier(protocol="tcp", destination_port_range=(5201, 5201)), ("v1", "v4"), "h1",
                     "h16", 4)
     back = Chain("b", FlowClassifier(protocol="tcp", source_port_range=(5201, 5201)), ("v4~rev", "v1~rev"), "h16",
@@ -135,10 +140,7 @@ def test_lb_fields_with_a_tap_copy_every_path() -> None:
 
 @pytest.mark.parametrize("codec", CODECS)
 def test_a_symmetric_chain_on_lb_fields_sends_each_reply_back_through_its_requests_pair(codec: str) -> None:
-    fabric = demo_fabric()
-    for name in ("v1", "v2"):
-        f = fabric.functions[name]
-        fabric.add_function(ServiceFunction(name + "~rev", f.egress, f.ingress))
+    fabric = with_reversed(demo_fabric(), "v1", "v2")
     fields = ("udp_src", "ip_dst")
     forward = Chain("f", FlowClassifier(protocol="udp", destination_port_range=(5201, 5201)), (), "h1", "h16", 4,
                     alternatives=(Alternative(("v1",), 1), Alternative(("v2",), 3)), lb_fields=fields)
