@@ -32,6 +32,7 @@ from srfabric.rules.entries import (
     ToController,
     cookie,
     match,
+    match_fields,
 )
 from srfabric.rules.lb_split import split
 from srfabric.rules.pipeline import (
@@ -69,7 +70,7 @@ def matches_overlap(a: Match, b: Match) -> bool:
     >>> matches_overlap(match(udp_dst=5001), match(udp_dst=5002))
     False
     """
-    fields_a = {name: (value, mask) for name, value, mask in a}
+    fields_a = match_fields(a)
     for name, value, mask in b:
         if name in fields_a:
             other_value, other_mask = fields_a[name]
@@ -365,8 +366,9 @@ def chain_placement(fabric: Fabric, chain: Chain, codec: str, sre: set[int] | No
         return (Group(group_id),)
 
     ingress_cookie = cookie(Kind.CHAIN, chain.chain_id)
-    splits = [split(m, chain.lb_fields, [p.weight for p in paths]) for m in matches] if len(paths) > 1 else []
-    if chain.lb_fields and splits and all(parts is not None for parts in splits):
+    balanced = len(paths) > 1 and bool(chain.lb_fields)
+    splits = [split(m, chain.lb_fields, [p.weight for p in paths]) for m in matches] if balanced else []
+    if splits and all(parts is not None for parts in splits):
         # The named fields pick the path: one masked entry per value of their low bits (see ``lb_split``).
         actions: dict[int, tuple[Action, ...]] = {}
         for parts in splits:

@@ -51,6 +51,15 @@ def match(**fields: int | tuple[int, int]) -> Match:
     return tuple(sorted(items))
 
 
+def match_fields(fields: Match) -> dict[str, tuple[int, int | None]]:
+    """A match as ``{field: (value, mask)}``, for looking fields up by name.
+
+    >>> match_fields(match(in_port=3, udp_dst=(5000, 0xFFF8)))
+    {'in_port': (3, None), 'udp_dst': (5000, 65528)}
+    """
+    return {name: (value, mask) for name, value, mask in fields}
+
+
 class Kind(IntEnum):
     """What an entry is for; stored in the top byte of its cookie."""
 

@@ -15,7 +15,7 @@ import itertools
 import math
 from collections.abc import Sequence
 
-from srfabric.rules.entries import Match
+from srfabric.rules.entries import Match, match_fields
 from srfabric.rules.pipeline import IPV4_ETHERTYPE
 
 # networking-sfc's field -> (OpenFlow field, width in bits, the ip_proto it needs or None)
@@ -97,10 +97,6 @@ def slot(values: Sequence[int], widths: Sequence[int]) -> int:
     return top << low_width | low
 
 
-def _fields(base: Match) -> dict[str, tuple[int, int | None]]:
-    return {name: (value, mask) for name, value, mask in base}
-
-
 def applicable(lb_fields: Sequence[str], base: Match) -> list[str]:
     """The named fields every packet of ``base`` carries (transport ports only with their protocol).
 
@@ -108,7 +104,7 @@ def applicable(lb_fields: Sequence[str], base: Match) -> list[str]:
     >>> applicable(["tcp_src", "udp_src", "ip_dst"], match(eth_type=0x800, ip_proto=17))
     ['udp_src', 'ip_dst']
     """
-    fields = _fields(base)
+    fields = match_fields(base)
     proto = fields.get("ip_proto", (None, None))[0]
     found = []
     for name in lb_fields:
@@ -150,7 +146,7 @@ def split(base: Match, lb_fields: Sequence[str], weights: Sequence[int]) -> list
     names = applicable(lb_fields, base)
     if not names:
         return None
-    fields = _fields(base)
+    fields = match_fields(base)
     bits = split_bits(len(weights))
     # Each field's free low bits, taken in turn so that every named field gets some.
     chosen: dict[str, list[int]] = {name: [] for name in names}
@@ -178,8 +174,8 @@ def split(base: Match, lb_fields: Sequence[str], weights: Sequence[int]) -> list
             if not chosen[name]:
                 continue  # fixed by the classifier (or unmaskable): its match stays as it was
             of_name, width, _ = LB_MATCH_FIELDS[name]
-            value, mask = split_fields.get(of_name, (0, 0))
-            value, mask = value or 0, mask or 0
+            value, kept = split_fields.get(of_name, (0, 0))
+            mask = kept or 0  # a field with a chosen bit had a mask (or was absent), never None
             for place, bit in enumerate(chosen[name]):
                 value = value & ~(1 << bit) | (value_bits >> place & 1) << bit
                 mask |= 1 << bit

@@ -24,6 +24,7 @@ from srfabric.rules.entries import (
     PushVlan,
     SetField,
     SetMplsTtl,
+    match_fields,
 )
 from srfabric.rules.pipeline import DELIVER, HOST_IN, IPV4_ETHERTYPE, PORT_IN, TERMINATE
 from srfabric.xdp import layout
@@ -54,10 +55,6 @@ class XdpTables:
         return len(self.actions) - 1
 
 
-def _fields(entry: FlowEntry) -> dict[str, tuple[int, int | None]]:
-    return {name: (value, mask) for name, value, mask in entry.match}
-
-
 def _name(entry: FlowEntry) -> str:
     return f"entry table={entry.table} priority={entry.priority} cookie={entry.cookie:#x}"
 
@@ -84,7 +81,7 @@ def header_action(entry: FlowEntry, actions: tuple[Action, ...]) -> bytes:
 
 def wildcard_key(entry: FlowEntry, stage: int) -> tuple[bytes, bytes]:
     """The (value, mask) flow keys of a classifier match."""
-    fields = _fields(entry)
+    fields = match_fields(entry.match)
     eth_type = fields.pop("eth_type", (IPV4_ETHERTYPE, None))
     if eth_type != (IPV4_ETHERTYPE, None):
         raise XdpTableError(_name(entry), "the XDP edge classifies IPv4 only")
@@ -118,7 +115,7 @@ def xdp_tables(entries: Iterable[FlowEntry]) -> XdpTables:
         kind = entry.kind
         if kind in BUILT_IN or kind is None and not entry.actions:
             continue
-        fields = _fields(entry)
+        fields = match_fields(entry.match)
         if entry.table == PORT_IN and kind == Kind.PORT:
             if "in_port" in fields:
                 tables.trusted_ports.add(fields["in_port"][0])

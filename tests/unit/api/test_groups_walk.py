@@ -9,7 +9,7 @@ import pytest
 from srfabric.model import Alternative, Chain, FlowClassifier
 from srfabric.model.fabric import ServiceFunction
 from srfabric.rules.compile import compile_state
-from srfabric.rules.entries import Kind
+from srfabric.rules.entries import Kind, match_fields
 from srfabric.rules.lb_split import reverse_fields
 from srfabric.rules.simulate import walk
 from tests.unit.test_rules_walk import demo_fabric, udp
@@ -169,7 +169,7 @@ def test_lb_split_keeps_what_the_classifier_fixed(lb_fields: tuple[str, ...]) ->
         parts = split(base, lb_fields, [1, 3]) or []
         assert parts
         for part, _ in parts:
-            fields = {name: (value, mask) for name, value, mask in part}
+            fields = match_fields(part)
             for name, value, mask in base:
                 if mask is None:
                     assert fields[name] == (value, None), (name, part)
