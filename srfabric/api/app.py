@@ -13,7 +13,7 @@ from fastapi.security import APIKeyHeader
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from srfabric.api.errors import ApiError, neutron_error
-from srfabric.api.routes import RESOURCES, resource_router
+from srfabric.api.routes import RESOURCES, add_resource_routes
 from srfabric.api.service import SfcService
 
 log = logging.getLogger(__name__)
@@ -51,7 +51,7 @@ def create_app(service: SfcService, token: str | None) -> FastAPI:
             raise ApiError(401, "HTTPUnauthorized", "X-Auth-Token: a valid token is required.")
 
     for collection, member, create, update, prefix in RESOURCES:
-        app.include_router(resource_router(service, collection, member, create, update, prefix, authenticate))
+        add_resource_routes(app, service, collection, member, create, update, prefix, authenticate)
 
     @app.get("/v2.0/srfabric/fabric", tags=["srfabric"], dependencies=[Depends(authenticate)])
     async def fabric() -> dict[str, Any]:

@@ -7,7 +7,7 @@ annotations of the handlers.
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import Depends, FastAPI, Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
@@ -33,9 +33,10 @@ def _filters(request: Request) -> dict[str, list[str]]:
     return filters
 
 
-def resource_router(service: SfcService, collection: str, member: str, create: type[BaseModel],
-                    update: type[BaseModel], prefix: str, auth: Any) -> APIRouter:
-    router = APIRouter(prefix=f"{prefix}/{collection}", tags=[collection], dependencies=[Depends(auth)])
+def add_resource_routes(app: FastAPI, service: SfcService, collection: str, member: str, create: type[BaseModel],
+                        update: type[BaseModel], prefix: str, auth: Any) -> None:
+    """One resource's five routes, added to ``app`` itself: a request then meets one flat list of routes (an
+    included router would be matched again, level by level, on every request)."""
     create_body = schemas.body(member, create)
     update_body = schemas.body(member, update)
 
@@ -58,10 +59,11 @@ def resource_router(service: SfcService, collection: str, member: str, create: t
         await service.delete(collection, ident)
         return Response(status_code=204)
 
-    router.add_api_route("", list_items, methods=["GET"], name=f"list_{collection}")
-    router.add_api_route("", create_item, methods=["POST"], status_code=201, name=f"create_{member}")
-    router.add_api_route("/{ident}", show_item, methods=["GET"], name=f"show_{member}")
-    router.add_api_route("/{ident}", update_item, methods=["PUT"], name=f"update_{member}")
-    router.add_api_route("/{ident}", delete_item, methods=["DELETE"], status_code=204, name=f"delete_{member}",
-                         response_class=Response)
-    return router
+    path = f"{prefix}/{collection}"
+    common: dict[str, Any] = {"tags": [collection], "dependencies": [Depends(auth)]}
+    app.add_api_route(path, list_items, methods=["GET"], name=f"list_{collection}", **common)
+    app.add_api_route(path, create_item, methods=["POST"], status_code=201, name=f"create_{member}", **common)
+    app.add_api_route(f"{path}/{{ident}}", show_item, methods=["GET"], name=f"show_{member}", **common)
+    app.add_api_route(f"{path}/{{ident}}", update_item, methods=["PUT"], name=f"update_{member}", **common)
+    app.add_api_route(f"{path}/{{ident}}", delete_item, methods=["DELETE"], status_code=204,
+                      name=f"delete_{member}", response_class=Response, **common)

@@ -102,9 +102,10 @@ class SwitchConnection:
         self.counters.messages_sent += len(msgs)
         return xids
 
-    def _ask(self, msg: Any) -> tuple[int, asyncio.Future[Any]]:
-        """Send a request now; its reply completes the returned future (see ``_answer``)."""
-        xid = self.send(msg)
+    def _ask(self, msg: Any, before: Sequence[Any] = ()) -> tuple[int, asyncio.Future[Any]]:
+        """Send a request now, after ``before`` in the same write; its reply completes the returned future
+        (see ``_answer``)."""
+        xid = self.send_all((*before, msg))[-1]
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting[xid] = future
         return xid, future
@@ -121,12 +122,14 @@ class SwitchConnection:
     async def _request(self, msg: Any, timeout: float) -> Any:
         return await self._answer(*self._ask(msg), timeout)
 
-    def start_barrier(self, timeout: float = 10.0) -> Awaitable[None]:
-        """Send a barrier request now; awaiting the result waits for its reply (see ``barrier``).
+    def start_barrier(self, timeout: float = 10.0, before: Sequence[Any] = ()) -> Awaitable[None]:
+        """Send ``before`` and a barrier request now, in one write; awaiting the result waits for the
+        barrier's reply (see ``barrier``).
 
-        Lets a caller do other work while the switch works through what was sent before.
+        Lets a caller do other work while the switch works through what was sent before. One write
+        wakes the switch once for a change and its barrier.
         """
-        return self._barrier_reply(*self._ask(parser.OFPBarrierRequest(PROTOCOL)), timeout)
+        return self._barrier_reply(*self._ask(parser.OFPBarrierRequest(PROTOCOL), before), timeout)
 
     async def _barrier_reply(self, xid: int, future: asyncio.Future[Any], timeout: float) -> None:
         await self._answer(xid, future, timeout)

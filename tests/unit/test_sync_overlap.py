@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from typing import Any
 
 import pytest
@@ -25,7 +25,8 @@ class ScriptedSwitch:
         self.sent.append(msg)
         return len(self.sent)
 
-    def start_barrier(self, timeout: float = 10.0) -> Awaitable[None]:
+    def start_barrier(self, timeout: float = 10.0, before: Sequence[Any] = ()) -> Awaitable[None]:
+        self.sent.extend(before)
         self.events.append(f"barrier after {len(self.sent)} messages")
 
         async def reply() -> None:
@@ -81,3 +82,21 @@ def test_the_work_runs_when_nothing_needs_sending() -> None:
     ran: list[bool] = []
     asyncio.run(controller.sync(lambda: ran.append(True)))
     assert ran == [True] and switch.sent == []
+
+
+def test_a_switch_whose_table_was_read_again_is_compared_again() -> None:
+    # A sync that wants what the last confirmed push left skips the switch; a table read back from the switch
+    # (a new dict, as after a reconnect) is compared entry by entry, and what it lacks is sent.
+    switch = ScriptedSwitch()
+    controller = controller_with(switch)
+    switch.answer.set()
+    asyncio.run(controller.sync())
+    switch.sent.clear()
+    asyncio.run(controller.sync())
+    assert switch.sent == []
+    read_back = dict(controller.installed[1])
+    lost = next(iter(read_back))
+    del read_back[lost]
+    controller.installed[1] = read_back
+    asyncio.run(controller.sync())
+    assert len(switch.sent) == 1 and controller.installed[1].keys() == {lost, *read_back}
