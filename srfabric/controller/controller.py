@@ -97,7 +97,9 @@ class Controller:
         self.installed: dict[int, dict[EntryKey, int]] = {}
         self.installed_groups: dict[int, dict[int, GroupEntry | None]] = {}
         # The last confirmed push per switch: (entries, groups, the installed dicts it left). A sync that
-        # wants the same again skips the switch without working out the difference entry by entry.
+        # wants the same again skips the switch without working out the difference entry by entry. A read-back
+        # replaces the installed dicts (so the switch is compared again); a reactive entry is added to them in
+        # place, but it joins ``flows``, and so the wanted list, at the same moment.
         self._confirmed: dict[int, tuple[list[FlowEntry], list[GroupEntry], dict[EntryKey, int],
                                          dict[int, GroupEntry | None]]] = {}
         self.cache = CompileCache(self.config.codec, self.config.steering)
