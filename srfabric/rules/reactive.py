@@ -10,6 +10,7 @@ path gets an entry, which is what the control-traffic comparison is about.
 from __future__ import annotations
 
 import ipaddress
+from functools import lru_cache
 
 from srfabric.controller.packets import FiveTuple
 from srfabric.errors import RoutingError
@@ -21,6 +22,17 @@ from srfabric.rules.entries import FlowEntry, Kind, Match, Output, ToController,
 from srfabric.rules.pipeline import HOST_IN, IPV4_ETHERTYPE, PORT_IN, PRIO_FLOW, PRIO_ROUTE
 
 
+@lru_cache(maxsize=65536)
+def ipv4_number(text: str) -> int:
+    """An IPv4 address as a number, remembered: flows come from few hosts, and parsing costs
+    microseconds on the path of every new flow.
+
+    >>> ipv4_number("10.0.0.2")
+    167772162
+    """
+    return int(ipaddress.IPv4Address(text))
+
+
 def flow_match(flow: FiveTuple, in_port: int) -> Match:
     """The exact match of one flow arriving on ``in_port``.
 
@@ -29,7 +41,7 @@ def flow_match(flow: FiveTuple, in_port: int) -> Match:
     """
     fields: dict[str, int | tuple[int, int]] = {
         "in_port": in_port, "eth_type": IPV4_ETHERTYPE, "ip_proto": flow.proto,
-        "ipv4_src": int(ipaddress.IPv4Address(flow.src)), "ipv4_dst": int(ipaddress.IPv4Address(flow.dst)),
+        "ipv4_src": ipv4_number(flow.src), "ipv4_dst": ipv4_number(flow.dst),
     }
     if flow.proto in (6, 17):
         prefix = "tcp" if flow.proto == 6 else "udp"
@@ -49,21 +61,39 @@ def reactive_tables(tables: dict[int, list[FlowEntry]], steering: str) -> dict[i
 
 
 class RouteCache:
-    """Routes by (entry, destination host), valid while the fabric's switch graph and the host stay put.
+    """Routes by (entry, destination host), hosts by address and the SRE switches, kept while the fabric's
+    switch graph stays put.
 
     Flows between the same two places share one route, so only the first pays
-    for the shortest-path search; a topology change makes a new graph object,
-    which empties the cache.
+    for the shortest-path search. A change of switches, links or hosts makes a
+    new graph object, which empties the cache.
     """
 
     def __init__(self) -> None:
         self._graph: object = None
         self._routes: dict[tuple[Endpoint, str, Endpoint], Route] = {}
+        self._hosts: dict[str, Host] = {}
+        self._sre: set[int] = set()
 
-    def route(self, fabric: Fabric, entry: Endpoint, destination: Host) -> Route:
+    def _current(self, fabric: Fabric) -> None:
         graph = fabric.graph()
         if graph is not self._graph:
             self._graph, self._routes = graph, {}
+            self._hosts = {}
+            for host in fabric.hosts.values():
+                self._hosts.setdefault(host.ip, host)  # the first one, as ``Fabric.host_by_ip`` finds it
+            self._sre = sre_switches(fabric)
+
+    def host_by_ip(self, fabric: Fabric, ip: str) -> Host | None:
+        self._current(fabric)
+        return self._hosts.get(ip)
+
+    def sre(self, fabric: Fabric) -> set[int]:
+        self._current(fabric)
+        return self._sre
+
+    def route(self, fabric: Fabric, entry: Endpoint, destination: Host) -> Route:
+        self._current(fabric)
         key = (entry, destination.name, (destination.dpid, destination.port))
         found = self._routes.get(key)
         if found is None:
@@ -91,10 +121,11 @@ def flow_entries(
     >>> len(flow_entries(fabric, flow, (h1.dpid, h1.port), "mac-nibble", "hop-by-hop"))
     5
     """
-    destination = fabric.host_by_ip(flow.dst)
+    routes = routes if routes is not None else RouteCache()
+    destination = routes.host_by_ip(fabric, flow.dst)
     if destination is None:
         raise RoutingError("ipv4_dst", f"{flow.dst} is not a known host")
-    route = (routes if routes is not None else RouteCache()).route(fabric, entry, destination)
+    route = routes.route(fabric, entry, destination)
     what = f"flow {flow.src}->{flow.dst}"
     if steering == "hop-by-hop":
         placed = [(dpid, FlowEntry(PORT_IN, PRIO_FLOW, flow_match(flow, in_port), (Output(out_port),),
@@ -102,7 +133,7 @@ def flow_entries(
                   for dpid, in_port, out_port in route.visits()]
     else:
         # The flow's match already names both addresses, so later pathlets need no extra endpoints.
-        placed = route_entries(route, [flow_match(flow, entry[1])], rules_for(codec), sre_switches(fabric),
+        placed = route_entries(route, [flow_match(flow, entry[1])], rules_for(codec), routes.sre(fabric),
                                Kind.FLOW, 0, what)
     # Both lists start with the ingress switch's entry (the first visit, the first pathlet): move it last.
     return placed[1:] + placed[:1]

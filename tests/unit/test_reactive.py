@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+from dataclasses import replace
 
 import pytest
 
@@ -11,7 +12,7 @@ from srfabric.errors import DecodingError, RoutingError
 from srfabric.model.topo import fat_tree
 from srfabric.rules.entries import Kind
 from srfabric.rules.hop_by_hop import compile_tables
-from srfabric.rules.reactive import flow_entries, reactive_tables
+from srfabric.rules.reactive import RouteCache, flow_entries, reactive_tables
 from srfabric.rules.simulate import Packet, walk
 
 STEERINGS = ["source-routing", "hop-by-hop"]
@@ -84,3 +85,16 @@ def test_five_tuple_is_read_through_a_vlan_and_mpls_header() -> None:
     ip = bytes.fromhex("4500001c00000000401100000a0000010a000002") + (7).to_bytes(2, "big") + (9).to_bytes(2, "big")
     frame = bytes(12) + b"\x81\x00" + b"\x00\x05" + b"\x88\x47" + b"\x00\x01\x00\x40" + b"\x00\x02\x01\x40" + ip
     assert parse_five_tuple(frame) == FiveTuple("10.0.0.1", "10.0.0.2", 17, 7, 9)
+
+
+def test_kept_routes_follow_a_host_that_changed_address() -> None:
+    fabric = fat_tree(4).to_fabric()
+    h1, h16 = fabric.hosts["h1"], fabric.hosts["h16"]
+    routes = RouteCache()
+    flow = FiveTuple(h1.ip, h16.ip, 17, 4000, 5000)
+    assert flow_entries(fabric, flow, (h1.dpid, h1.port), "mac-nibble", "source-routing", routes)
+    fabric.add_host(replace(h16, ip="10.9.9.9"))
+    with pytest.raises(RoutingError, match="ipv4_dst"):
+        flow_entries(fabric, flow, (h1.dpid, h1.port), "mac-nibble", "source-routing", routes)
+    moved = FiveTuple(h1.ip, "10.9.9.9", 17, 4000, 5000)
+    assert flow_entries(fabric, moved, (h1.dpid, h1.port), "mac-nibble", "source-routing", routes)
