@@ -33,7 +33,6 @@ from srfabric.rules.entries import EntryKey, FlowEntry, GroupEntry, Kind, kind_o
 from srfabric.rules.reactive import RouteCache, flow_entries, reactive_tables
 from srfabric.southbound.channel import OpenFlowServer, SwitchConnection
 from srfabric.southbound.ofbind import (
-    flow_delete,
     flow_delete_all,
     group_delete,
     group_mod,
@@ -41,7 +40,7 @@ from srfabric.southbound.ofbind import (
     wire_cookie,
 )
 from srfabric.southbound.readback import group_from_ofp, match_from_ofp
-from srfabric.southbound.wire import PacketIn, flow_add_packed, packet_out_packed
+from srfabric.southbound.wire import PacketIn, flow_add_packed, flow_delete_packed, packet_out_packed
 
 log = logging.getLogger(__name__)
 
@@ -234,7 +233,7 @@ class Controller:
             return None
         # Groups first (entries refer to them), entries next, unused groups last; all with the barrier in one write.
         messages = [group_mod(group, modify=group.group_id in current_groups) for group in changed]
-        messages += [flow_delete(FlowEntry(*key)) for key in removed]
+        messages += [flow_delete_packed(FlowEntry(*key)) for key in removed]
         messages += [flow_add_packed(entry) for entry in added]
         messages += [group_delete(gid) for gid in dropped]
         self._confirmed.pop(dpid, None)

@@ -14,8 +14,8 @@ from srfabric.rules.compile import compile_fabric
 from srfabric.rules.entries import FlowEntry
 from srfabric.rules.hop_by_hop import compile_hop_by_hop
 from srfabric.rules.reactive import flow_entries
-from srfabric.southbound.ofbind import PROTOCOL, flow_add, packet_out_actions
-from srfabric.southbound.wire import pack_flow_add, packet_out_packed, parse_packet_in
+from srfabric.southbound.ofbind import PROTOCOL, flow_add, flow_delete, packet_out_actions
+from srfabric.southbound.wire import pack_flow_add, pack_flow_delete, packet_out_packed, parse_packet_in
 
 
 def entries() -> list[FlowEntry]:
@@ -49,6 +49,22 @@ def test_packed_flow_mods_equal_os_kens_bytes() -> None:
         assert bytes(fast.buf) == bytes(reference.buf), entry
         packed += 1
     assert packed > 100
+
+
+def test_packed_strict_deletes_equal_os_kens_bytes() -> None:
+    packed = 0
+    for xid, entry in enumerate(entries(), start=1):
+        fast = pack_flow_delete(entry)
+        if fast is None:
+            assert any(name == "mpls_ttl" for name, _, _ in entry.match), entry
+            continue
+        reference = flow_delete(entry)
+        reference.set_xid(xid)
+        reference.serialize()
+        fast.set_xid(xid)
+        assert bytes(fast.buf) == bytes(reference.buf), entry
+        packed += 1
+    assert packed > 50
 
 
 def test_packed_packet_outs_equal_os_kens_bytes() -> None:
