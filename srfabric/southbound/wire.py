@@ -84,29 +84,26 @@ def _instructions(actions: tuple[Action, ...], goto: int | None) -> bytes:
     return bytes(buf)
 
 
-def pack_flow_add(entry: FlowEntry) -> PackedMessage | None:
-    """An OFPFC_ADD flow-mod for ``entry``, or None when its match needs os-ken (Nicira fields)."""
+def _pack_flow_mod(entry: FlowEntry, command: int, cookie: int, instructions: bytes = b"") -> PackedMessage | None:
+    """A flow-mod on ``entry``'s table, priority and match, or None when its match needs os-ken (Nicira fields)."""
     packed_match = pack_match(entry.match)
     if packed_match is None:
         return None
-    instructions = _instructions(entry.actions, entry.goto)
     length = FLOW_MOD_HEAD.size + len(packed_match) + len(instructions)
-    head = FLOW_MOD_HEAD.pack(ofp.OFP_VERSION, ofp.OFPT_FLOW_MOD, length, 0, wire_cookie(entry), 0, entry.table,
-                              ofp.OFPFC_ADD, 0, 0, entry.priority, ofp.OFP_NO_BUFFER, ofp.OFPP_ANY, ofp.OFPG_ANY, 0)
+    head = FLOW_MOD_HEAD.pack(ofp.OFP_VERSION, ofp.OFPT_FLOW_MOD, length, 0, cookie, 0, entry.table, command, 0, 0,
+                              entry.priority, ofp.OFP_NO_BUFFER, ofp.OFPP_ANY, ofp.OFPG_ANY, 0)
     return PackedMessage(bytearray(head + packed_match + instructions))
+
+
+def pack_flow_add(entry: FlowEntry) -> PackedMessage | None:
+    """An OFPFC_ADD flow-mod for ``entry``, or None when its match needs os-ken (Nicira fields)."""
+    return _pack_flow_mod(entry, ofp.OFPFC_ADD, wire_cookie(entry), _instructions(entry.actions, entry.goto))
 
 
 def pack_flow_delete(entry: FlowEntry) -> PackedMessage | None:
     """``ofbind.flow_delete``'s strict delete, hand-packed, or None when the match needs os-ken: a chain's
     removal sends one per entry it leaves behind."""
-    packed_match = pack_match(entry.match)
-    if packed_match is None:
-        return None
-    length = FLOW_MOD_HEAD.size + len(packed_match)
-    head = FLOW_MOD_HEAD.pack(ofp.OFP_VERSION, ofp.OFPT_FLOW_MOD, length, 0, 0, 0, entry.table,
-                              ofp.OFPFC_DELETE_STRICT, 0, 0, entry.priority, ofp.OFP_NO_BUFFER, ofp.OFPP_ANY,
-                              ofp.OFPG_ANY, 0)
-    return PackedMessage(bytearray(head + packed_match))
+    return _pack_flow_mod(entry, ofp.OFPFC_DELETE_STRICT, 0)
 
 
 @lru_cache(maxsize=4096)
