@@ -43,6 +43,16 @@ def controller_with(switch: ScriptedSwitch) -> Controller:
     return controller
 
 
+def synced_once() -> tuple[ScriptedSwitch, Controller]:
+    """A controller after one sync with a switch that answers at once; what that sync sent is forgotten."""
+    switch = ScriptedSwitch()
+    controller = controller_with(switch)
+    switch.answer.set()
+    asyncio.run(controller.sync())
+    switch.sent.clear()
+    return switch, controller
+
+
 def test_the_work_runs_between_sending_and_the_barrier_reply() -> None:
     switch = ScriptedSwitch()
     controller = controller_with(switch)
@@ -74,11 +84,7 @@ def test_a_failing_work_is_raised_once_the_switch_answered() -> None:
 
 
 def test_the_work_runs_when_nothing_needs_sending() -> None:
-    switch = ScriptedSwitch()
-    controller = controller_with(switch)
-    switch.answer.set()
-    asyncio.run(controller.sync())
-    switch.sent.clear()
+    switch, controller = synced_once()
     ran: list[bool] = []
     asyncio.run(controller.sync(lambda: ran.append(True)))
     assert ran == [True] and switch.sent == []
@@ -87,11 +93,7 @@ def test_the_work_runs_when_nothing_needs_sending() -> None:
 def test_a_switch_whose_table_was_read_again_is_compared_again() -> None:
     # A sync that wants what the last confirmed push left skips the switch; a table read back from the switch
     # (a new dict, as after a reconnect) is compared entry by entry, and what it lacks is sent.
-    switch = ScriptedSwitch()
-    controller = controller_with(switch)
-    switch.answer.set()
-    asyncio.run(controller.sync())
-    switch.sent.clear()
+    switch, controller = synced_once()
     asyncio.run(controller.sync())
     assert switch.sent == []
     read_back = dict(controller.installed[1])
