@@ -48,15 +48,17 @@ class CompileCache:
             raise ModelError("steering", f"{steering!r} is not one of {', '.join(STEERING_NAMES)}")
         self.codec = codec
         self.steering = steering
-        self._base: tuple[int, _Tables, list[SrfabricError]] | None = None
+        # (topology version, tables, their problems, the SRE switches): all decided by switches, links and hosts
+        self._base: tuple[int, _Tables, list[SrfabricError], set[int]] | None = None
         # chain name -> (the chain, fabric version last checked at, what it depends on, its placement)
         self.placements: dict[str, tuple[Chain, int, PlacementKey, Placement]] = {}
 
-    def _base_tables(self, fabric: Fabric) -> tuple[_Tables, list[SrfabricError]]:
+    def _base_tables(self, fabric: Fabric) -> tuple[_Tables, list[SrfabricError], set[int]]:
         if self._base is None or self._base[0] != fabric.topology_version:
             problems: list[SrfabricError] = []
-            self._base = (fabric.topology_version, topology_tables(fabric, self.codec, problems), problems)
-        return self._base[1], self._base[2]
+            self._base = (fabric.topology_version, topology_tables(fabric, self.codec, problems), problems,
+                          sre_switches(fabric))
+        return self._base[1], self._base[2], self._base[3]
 
     def placement(self, fabric: Fabric, chain: Chain, sre: set[int] | None = None) -> Placement:
         kept = self.placements.get(chain.name)
@@ -82,12 +84,11 @@ class CompileCache:
                     if problem.field == f"chain {checked.name}":
                         raise problem
             return SwitchState(compile_hop_by_hop(fabric, every, problems))
-        base, base_problems = self._base_tables(fabric)
+        base, base_problems, sre = self._base_tables(fabric)
         tables = base.copy()
         tables.add_all(function_port_entries(fabric), "service functions")
         if problems is not None:
             problems.extend(base_problems)
-        sre = sre_switches(fabric)
         names = {chain.name for chain in every}
         for name in [name for name in self.placements if name not in names]:
             del self.placements[name]  # chains that are gone
