@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import select
 import time
 import urllib.parse
 from typing import Any
@@ -57,6 +58,7 @@ class SfcClient:
     def _send(self, method: str, url: str, step: str, body: Any = None, params: dict[str, str] | None = None) -> Any:
         if params:
             url = f"{url}?{urllib.parse.urlencode(params)}"
+        self._drop_if_closed()
         begin = time.perf_counter()
         try:
             self.http.request(method, url, body=None if body is None else json.dumps(body), headers=self.headers)
@@ -78,6 +80,16 @@ class SfcClient:
                 kind, message = "HTTPError", raw[:200].decode(errors="replace")
             raise ApiFailure(response.status, kind, message)
         return data
+
+    def _drop_if_closed(self) -> None:
+        """Start a new connection when the server closed the kept one while it was idle.
+
+        An idle keep-alive connection has nothing to read unless the server closed it (uvicorn does after
+        5 s); sending on it then fails with "Remote end closed connection". A check costs one poll.
+        """
+        sock = self.http.sock
+        if sock is not None and select.select([sock], [], [], 0)[0]:
+            self.http.close()  # the next request connects again
 
     def create(self, kind: str, body: dict[str, Any], step: str | None = None) -> dict[str, Any]:
         member = MEMBER[kind]

@@ -7,11 +7,13 @@ confirmed the change. Loading uses the ORM; writing uses Core statements on a co
 
 from __future__ import annotations
 
+import contextlib
 import copy
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Table, Update, bindparam, delete, insert, select, update
+from sqlalchemy import Connection, Delete, Engine, Insert, Table, Update, bindparam, delete, insert, select, update
 from sqlalchemy.orm import Session
 
 from srfabric.api.db import (
@@ -60,6 +62,7 @@ def _owned(row: Any) -> Record:
 class Repository:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        self._kept: Connection | None = None
 
     def session(self) -> Session:
         return Session(self.engine, expire_on_commit=False)
@@ -116,18 +119,36 @@ class Repository:
         return snap
 
     # -- writing (inside the caller's transaction) ---------------------------------------
-    # Core statements whose text never changes, with the values as parameters: SQLAlchemy compiles each
-    # once, and a create costs one INSERT (plus its associations), about 0.1 ms on SQLite.
-    def connect(self) -> Connection:
-        return self.engine.connect()
+    # Core statements built once, with the values as parameters: SQLAlchemy compiles each once and, as the
+    # statement objects are kept, works out their cache keys once too. A kept connection spares the pool's
+    # checkout and reset. Together they halve what an insert and a delete cost on SQLite (0.12 -> 0.06 ms).
+    @contextlib.contextmanager
+    def connect(self) -> Iterator[Connection]:
+        """A connection for one transaction: the kept one, or a pooled one while the kept one is in use."""
+        kept = self._kept
+        if kept is None or kept.closed or kept.invalidated:
+            kept = self._kept = self.engine.connect()
+        if kept.in_transaction():  # its holder awaits the switches: this caller gets a connection of its own
+            with self.engine.connect() as own:
+                yield own
+            return
+        try:
+            yield kept
+        except BaseException:
+            self.close()  # it may be broken (a restarted server): the next change connects anew
+            raise
+
+    def close(self) -> None:
+        if self._kept is not None:
+            self._kept.close()
+            self._kept = None
 
     def save(self, db: Connection, kind: str, record: Record, created: bool = False) -> None:
         columns = getattr(self, f"_{kind}_columns")(record)
-        table = ROW_TYPES[kind].__table__
         if created:
-            db.execute(insert(table), {"id": record["id"], **columns})
+            db.execute(_INSERT[kind], {"id": record["id"], **columns})
         else:
-            db.execute(_update_by_id(table), {"_id": record["id"], **columns})
+            db.execute(_UPDATE[kind], {"_id": record["id"], **columns})
         extra = getattr(self, f"_{kind}_associations", None)
         if extra is not None:
             extra(db, record, created)
@@ -140,8 +161,7 @@ class Repository:
             db.execute(_DELETE_CHAIN_CLASSIFIERS, {"chain": ident})
         if kind == "service_graphs":
             db.execute(_DELETE_GRAPH_EDGES, {"graph": ident})
-        table = ROW_TYPES[kind].__table__
-        db.execute(delete(table).where(table.c.id == bindparam("_id")), {"_id": ident})
+        db.execute(_DELETE[kind], {"_id": ident})
 
     @staticmethod
     def _ports_columns(r: Record) -> dict[str, Any]:
@@ -184,10 +204,10 @@ class Repository:
             db.execute(_DELETE_CHAIN_GROUPS, {"chain": r["id"]})
             db.execute(_DELETE_CHAIN_CLASSIFIERS, {"chain": r["id"]})
         if r["port_pair_groups"]:
-            db.execute(insert(ChainGroupRow), [{"port_chain_id": r["id"], "position": i, "port_pair_group_id": g}
+            db.execute(_INSERT_CHAIN_GROUP, [{"port_chain_id": r["id"], "position": i, "port_pair_group_id": g}
                                                for i, g in enumerate(r["port_pair_groups"])])
         if r["flow_classifiers"]:
-            db.execute(insert(ChainClassifierRow), [{"port_chain_id": r["id"], "position": i,
+            db.execute(_INSERT_CHAIN_CLASSIFIER, [{"port_chain_id": r["id"], "position": i,
                                                      "flow_classifier_id": f}
                                                     for i, f in enumerate(r["flow_classifiers"])])
 
@@ -202,7 +222,7 @@ class Repository:
         edges = [{"service_graph_id": r["id"], "src_chain_id": src, "dst_chain_id": dst}
                  for src, dsts in r["port_chains"].items() for dst in dsts]
         if edges:
-            db.execute(insert(GraphEdgeRow), edges)
+            db.execute(_INSERT_GRAPH_EDGE, edges)
 
     def save_fabric(self, db: Connection, links: dict[tuple[int, int], tuple[int, int]],
                     switches: dict[int, tuple[str, str]]) -> None:
@@ -222,6 +242,10 @@ def _update_by_id(table: Table) -> Update:
     return update(table).where(table.c.id == bindparam("_id"))
 
 
+def _delete_by_id(table: Table) -> Delete:
+    return delete(table).where(table.c.id == bindparam("_id"))
+
+
 _UNGROUP_PAIRS = update(PortPairRow).where(PortPairRow.port_pair_group_id == bindparam("group")).values(
     port_pair_group_id=None)
 _GROUP_PAIR = update(PortPairRow).where(PortPairRow.id == bindparam("pair")).values(
@@ -234,3 +258,9 @@ _DELETE_GRAPH_EDGES = delete(GraphEdgeRow).where(GraphEdgeRow.service_graph_id =
 ROW_TYPES: dict[str, Any] = {"ports": PortRow, "flow_classifiers": FlowClassifierRow, "port_pairs": PortPairRow,
                              "port_pair_groups": PortPairGroupRow, "port_chains": PortChainRow,
                              "service_graphs": ServiceGraphRow}
+_INSERT: dict[str, Insert] = {kind: insert(row.__table__) for kind, row in ROW_TYPES.items()}
+_UPDATE: dict[str, Update] = {kind: _update_by_id(row.__table__) for kind, row in ROW_TYPES.items()}
+_DELETE: dict[str, Delete] = {kind: _delete_by_id(row.__table__) for kind, row in ROW_TYPES.items()}
+_INSERT_CHAIN_GROUP = insert(ChainGroupRow)
+_INSERT_CHAIN_CLASSIFIER = insert(ChainClassifierRow)
+_INSERT_GRAPH_EDGE = insert(GraphEdgeRow)

@@ -55,7 +55,8 @@ async def serve(args: argparse.Namespace) -> None:
         raise SrfabricError("--port", f"cannot listen on {args.host}:{args.port}: {error.strerror}") from None
     engine = open_database(args.db)
     controller = Controller(ControllerConfig(codec=args.codec))
-    service = SfcService(Repository(engine), controller)
+    repository = Repository(engine)
+    service = SfcService(repository, controller)
     await service.start()  # the kept state is in place before the first switch connects
     try:
         await controller.start(args.openflow_host, args.openflow_port)
@@ -72,6 +73,7 @@ async def serve(args: argparse.Namespace) -> None:
         await server.serve(sockets=[listener])
     finally:
         await controller.stop()
+        repository.close()
         engine.dispose()
 
 

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import itertools
 import math
@@ -28,6 +29,7 @@ from srfabric.rules.lb_split import reverse_fields
 
 Record = dict[str, Any]
 REVERSE = "~rev"
+_mac_from_str = functools.lru_cache(maxsize=65536)(mac_from_str)  # every change translates every port again
 MAX_VARIANTS = 255  # chains made from one port chain: classifiers, reverse directions and graph joins
 
 
@@ -75,7 +77,7 @@ def port_host(fabric: Fabric, port: Record, switches: dict[int, tuple[str, str]]
     if where is None or not ips or not port.get("mac_address"):
         return None
     name = port["name"] or f"port-{port['id'][:8]}"
-    return Host(name, mac_from_str(port["mac_address"], "mac_address"), ips[0], *where)
+    return Host(name, _mac_from_str(port["mac_address"], "mac_address"), ips[0], *where)
 
 
 def port_hosts(fabric: Fabric, ports: dict[str, Record], switches: dict[int, tuple[str, str]]) -> dict[str, Host]:
@@ -85,6 +87,15 @@ def port_hosts(fabric: Fabric, ports: dict[str, Record], switches: dict[int, tup
 
 
 def _is_ipv4(text: Any) -> bool:
+    try:
+        return _is_ipv4_text(text)
+    except TypeError:  # not hashable, so not an address either
+        return False
+
+
+@functools.lru_cache(maxsize=65536)
+def _is_ipv4_text(text: Any) -> bool:
+    """Cached: every change of the API translates every port again."""
     try:
         ipaddress.IPv4Address(text)
     except ValueError:

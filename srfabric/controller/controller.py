@@ -127,14 +127,18 @@ class Controller:
     # -- northbound --------------------------------------------------------------------
     def add_function(self, function: ServiceFunction) -> None:
         """Declare a service function's ports (they are trusted and never fabric links)."""
+        before = self.fabric.version
         for end in (function.ingress, function.egress):
             self.fabric.remove_link(end)
         self.fabric.add_function(function)
-        self._dirty.set()
+        if self.fabric.version != before:  # the API declares every function on every change: most are known
+            self._dirty.set()
 
     def remove_function(self, name: str) -> None:
+        before = self.fabric.version
         self.fabric.remove_function(name)
-        self._dirty.set()
+        if self.fabric.version != before:
+            self._dirty.set()
 
     async def add_chain(self, chain: Chain) -> None:
         """Install a chain; returns once every switch confirmed its entries with a barrier.

@@ -123,15 +123,16 @@ class Fabric:
             self._changed()
 
     def add_host(self, host: Host) -> None:
+        if self.hosts.get(host.name) == host and host.dpid in self.switches:
+            return  # known already (and checked when it was added): the API places every host on every change
         if host.dpid not in self.switches:
             raise ModelError("host.switch", f"switch {host.dpid:#x} of host {host.name} is unknown")
         try:
             ipaddress.IPv4Address(host.ip)
         except ValueError:
             raise ModelError("host.ip", f"{host.ip!r} is not an IPv4 address") from None
-        if self.hosts.get(host.name) != host:
-            self.hosts[host.name] = host
-            self._changed()
+        self.hosts[host.name] = host
+        self._changed()
 
     def add_function(self, function: ServiceFunction) -> None:
         # The switch may connect later; only a port already known as a fabric link is refused.
