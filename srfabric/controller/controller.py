@@ -193,8 +193,8 @@ class Controller:
             tables = state.entries
             if self.config.reactive:
                 tables = reactive_tables(tables, self.config.steering)
-            for dpid, flows in self.flows.items():
-                tables.setdefault(dpid, []).extend(flows.values())
+            for dpid, flows in self.flows.items():  # a new list: the compiled one is kept by the cache
+                tables[dpid] = [*tables.get(dpid, ()), *flows.values()]
             pushes = [self._push(dpid, tables.get(dpid, []), state.groups.get(dpid, []))
                       for dpid in list(self.switches)]
             failure: BaseException | None = None

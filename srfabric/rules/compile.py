@@ -117,10 +117,7 @@ class _Tables:
 
     def sorted(self) -> dict[int, list[FlowEntry]]:
         """Each switch's entries by (table, priority, match): the same inputs give the same lists."""
-        return {
-            dpid: sorted(entries.values(), key=lambda e: (e.table, -e.priority, e.match))
-            for dpid, entries in self.entries.items()
-        }
+        return {dpid: sorted(entries.values(), key=entry_order) for dpid, entries in self.entries.items()}
 
     def copy(self) -> _Tables:
         other = _Tables(())
@@ -130,6 +127,11 @@ class _Tables:
 
     def sorted_groups(self) -> dict[int, list[GroupEntry]]:
         return {dpid: [groups[i] for i in sorted(groups)] for dpid, groups in self.groups.items() if groups}
+
+
+def entry_order(entry: FlowEntry) -> tuple[int, int, Match]:
+    """How a switch's entries are listed: by table, then highest priority first, then match."""
+    return entry.table, -entry.priority, entry.match
 
 
 @contextmanager

@@ -21,10 +21,12 @@ from srfabric.rules.compile import (
     _reported,
     _Tables,
     chain_placement,
+    entry_order,
     function_port_entries,
     sre_switches,
     topology_tables,
 )
+from srfabric.rules.entries import EntryKey, FlowEntry
 from srfabric.rules.hop_by_hop import STEERING_NAMES, compile_hop_by_hop
 
 
@@ -52,6 +54,8 @@ class CompileCache:
         self._base: tuple[int, _Tables, list[SrfabricError], set[int]] | None = None
         # chain name -> (the chain, fabric version last checked at, what it depends on, its placement)
         self.placements: dict[str, tuple[Chain, int, PlacementKey, Placement]] = {}
+        # switch -> (its entries, those entries sorted): a change touches a switch or two, not every one
+        self._sorted: dict[int, tuple[dict[EntryKey, FlowEntry], list[FlowEntry]]] = {}
 
     def _base_tables(self, fabric: Fabric) -> tuple[_Tables, list[SrfabricError], set[int]]:
         if self._base is None or self._base[0] != fabric.topology_version:
@@ -100,7 +104,20 @@ class CompileCache:
         if checked is not None:
             placed = self.placement(fabric, checked, sre)
             tables.add_all(placed.entries, f"chain {checked.name}", placed.groups)
-        return SwitchState(tables.sorted(), tables.sorted_groups())
+        return SwitchState(self._sorted_entries(tables.entries), tables.sorted_groups())
+
+    def _sorted_entries(self, tables: dict[int, dict[EntryKey, FlowEntry]]) -> dict[int, list[FlowEntry]]:
+        """Each switch's entries in order; a switch whose entries are the same as last time keeps its list
+        (shared between calls: callers must not change it)."""
+        lists = {}
+        for dpid, entries in tables.items():
+            kept = self._sorted.get(dpid)
+            if kept is None or kept[0] != entries:
+                kept = self._sorted[dpid] = (entries, sorted(entries.values(), key=entry_order))
+            lists[dpid] = kept[1]
+        for dpid in [dpid for dpid in self._sorted if dpid not in tables]:
+            del self._sorted[dpid]
+        return lists
 
 
 PlacementKey = tuple[int, tuple[ServiceFunction | None, ...]]

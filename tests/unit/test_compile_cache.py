@@ -63,3 +63,15 @@ def test_a_changed_function_recompiles_the_chains_that_cross_it(counted: list[st
     fabric.add_function(ServiceFunction("v1", old.egress, old.ingress))  # the same ports, turned round
     assert cache.state(fabric, chains) == compile_state(fabric, chains, "mac-nibble")
     assert sorted(counted) == crossing
+
+
+def test_switches_a_change_does_not_touch_keep_their_sorted_lists() -> None:
+    fabric, chains = demo_fabric(), sfp_chains(1)
+    cache = CompileCache("mac-nibble")
+    before = cache.state(fabric, chains).entries
+    edge = fabric.hosts["h1"].dpid
+    fabric.add_function(ServiceFunction("spare", (edge, 14), (edge, 15)))
+    after = cache.state(fabric, chains)
+    assert after == compile_state(fabric, chains, "mac-nibble")
+    assert after.entries[edge] is not before[edge]
+    assert all(after.entries[dpid] is before[dpid] for dpid in before if dpid != edge)
