@@ -7,6 +7,7 @@ different ports, and the result is the sum of what the receivers report.
 from __future__ import annotations
 
 import subprocess
+import time
 from dataclasses import dataclass
 
 from srfabric.errors import SrfabricError
@@ -63,15 +64,18 @@ def parse_client_json(output: str, traffic: Traffic) -> Measured:
     return Measured(bps, 0.0, int(end["sum_sent"].get("retransmits", 0)), 0.0)
 
 
-ATTEMPTS = 3
+ATTEMPTS = 5
+SETTLE_S = 1.0  # between attempts: the failed run's queues drain before the next one sets up its streams
 
 
 def measure(lab: NetLab, client_ns: str, server_ns: str, server_ip: str, traffic: Traffic) -> Measured:
     """Run ``traffic.flows`` iperf3 pairs at once and sum what their receivers got.
 
     On a set-up that drops most packets, iperf3's own control connection can fail
-    ("unable to read from stream socket") or hang; such a run is repeated, up to
-    ``ATTEMPTS`` times, before the error is reported.
+    or hang. A UDP stream is set up by one datagram each way, never sent again
+    (esnet/iperf#862), so another flow's flood can make its client fail with
+    "unable to read from stream socket". Such a run is repeated, up to
+    ``ATTEMPTS`` times with a pause between, before the error is reported.
     """
     for attempt in range(1, ATTEMPTS + 1):
         try:
@@ -79,6 +83,7 @@ def measure(lab: NetLab, client_ns: str, server_ns: str, server_ip: str, traffic
         except SrfabricError:
             if attempt == ATTEMPTS:
                 raise
+            time.sleep(SETTLE_S)
     raise AssertionError("unreachable")
 
 
