@@ -25,6 +25,7 @@ from srfabric.codecs.macaddr import mac_from_str
 from srfabric.errors import ModelError
 from srfabric.model.chain import MAX_PATHS, Alternative, Chain, FlowClassifier
 from srfabric.model.fabric import Endpoint, Fabric, Host, ServiceFunction
+from srfabric.rules.entries import ipv4_number
 from srfabric.rules.lb_split import reverse_fields
 
 Record = dict[str, Any]
@@ -88,17 +89,8 @@ def port_hosts(fabric: Fabric, ports: dict[str, Record], switches: dict[int, tup
 
 def _is_ipv4(text: Any) -> bool:
     try:
-        return _is_ipv4_text(text)
-    except TypeError:  # not hashable, so not an address either
-        return False
-
-
-@functools.lru_cache(maxsize=65536)
-def _is_ipv4_text(text: Any) -> bool:
-    """Cached: every change of the API translates every port again."""
-    try:
-        ipaddress.IPv4Address(text)
-    except ValueError:
+        ipv4_number(text)  # cached: every change of the API translates every port again
+    except (ValueError, TypeError):  # not an address, or not even hashable
         return False
     return True
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 from enum import IntEnum
+from functools import lru_cache
 
 from srfabric.codecs.macaddr import mac_to_str
 
@@ -34,6 +35,17 @@ def readable_value(name: str, value: int) -> str | int:
     if name in IPV4_FIELDS:
         return str(ipaddress.IPv4Address(value))
     return value
+
+
+@lru_cache(maxsize=65536)
+def ipv4_number(text: str) -> int:
+    """An IPv4 address written as text, as a match value; remembered, because the same few addresses
+    are parsed for every new flow and on every API change. Raises ``ValueError`` for anything else.
+
+    >>> ipv4_number("10.0.0.2")
+    167772162
+    """
+    return int(ipaddress.IPv4Address(text))
 
 
 def match(**fields: int | tuple[int, int]) -> Match:

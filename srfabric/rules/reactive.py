@@ -9,28 +9,14 @@ path gets an entry, which is what the control-traffic comparison is about.
 
 from __future__ import annotations
 
-import ipaddress
-from functools import lru_cache
-
 from srfabric.controller.packets import FiveTuple
 from srfabric.errors import RoutingError
 from srfabric.model.fabric import Endpoint, Fabric, Host
 from srfabric.routing.paths import Route, host_route
 from srfabric.rules.codec_rules import rules_for
 from srfabric.rules.compile import route_entries, sre_switches
-from srfabric.rules.entries import FlowEntry, Kind, Match, Output, ToController, cookie, match
+from srfabric.rules.entries import FlowEntry, Kind, Match, Output, ToController, cookie, ipv4_number, match
 from srfabric.rules.pipeline import HOST_IN, IPV4_ETHERTYPE, PORT_IN, PRIO_FLOW, PRIO_ROUTE
-
-
-@lru_cache(maxsize=65536)
-def ipv4_number(text: str) -> int:
-    """An IPv4 address as a number, remembered: flows come from few hosts, and parsing costs
-    microseconds on the path of every new flow.
-
-    >>> ipv4_number("10.0.0.2")
-    167772162
-    """
-    return int(ipaddress.IPv4Address(text))
 
 
 def flow_match(flow: FiveTuple, in_port: int) -> Match:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,8 +16,10 @@ PORT = {"id": "p1", "project_id": "srfabric", "name": "v1-in", "mac_address": "0
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Repository:
-    return Repository(open_database(f"sqlite:///{tmp_path}/api.db"))
+def repo(tmp_path: Path) -> Iterator[Repository]:
+    repository = Repository(open_database(f"sqlite:///{tmp_path}/api.db"))
+    yield repository
+    repository.close()
 
 
 def test_writes_reuse_one_connection(repo: Repository) -> None:
@@ -27,7 +30,6 @@ def test_writes_reuse_one_connection(repo: Repository) -> None:
         repo.delete(db, "ports", "p1")
         assert db is first
     assert repo.load()["ports"] == {}
-    repo.close()
 
 
 def test_a_failed_transaction_rolls_back_and_the_next_one_connects_anew(repo: Repository) -> None:
@@ -46,4 +48,3 @@ def test_a_second_transaction_meanwhile_gets_a_connection_of_its_own(repo: Repos
         with repo.connect() as inner:
             assert inner is not outer
     assert list(repo.load()["ports"]) == ["p1"]
-    repo.close()
