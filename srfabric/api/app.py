@@ -1,4 +1,4 @@
-"""The FastAPI application: routes, Neutron-shaped errors, token authentication."""
+"""The API application: ``ResourceApp`` serves the resources, FastAPI the rest and the OpenAPI document."""
 
 from __future__ import annotations
 
@@ -8,37 +8,21 @@ from typing import Any
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 from fastapi.security import APIKeyHeader
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from srfabric.api.errors import ApiError, neutron_error
-from srfabric.api.routes import RESOURCES, add_resource_routes
+from srfabric.api.dispatch import ResourceApp
+from srfabric.api.errors import ApiError, neutron_error, validation_message
+from srfabric.api.routes import RESOURCES, documented_routes
 from srfabric.api.service import SfcService
 
 log = logging.getLogger(__name__)
 TOKEN_HEADER = APIKeyHeader(name="X-Auth-Token", auto_error=False, description="the token `srfabric serve` was given")
 
 
-def validation_message(error: dict[str, Any], method: str) -> str:
-    """Neutron's wording for a body that does not fit the schema, naming the field."""
-    loc = [str(part) for part in error.get("loc", ()) if part != "body"]
-    field = ".".join(loc[1:]) if len(loc) > 1 else (loc[0] if loc else "body")
-    kind = error.get("type", "")
-    if kind == "json_invalid":
-        return "Body contains invalid data"
-    if kind == "missing":
-        if len(loc) <= 1:
-            return f"Unable to find '{loc[0] if loc else 'body'}' in request body"
-        return f"Failed to parse request. Required attribute '{field}' not specified"
-    if kind == "extra_forbidden":
-        if method == "PUT" and len(loc) == 2:
-            return f"Cannot update read-only attribute {field}"
-        return f"Unrecognized attribute(s) '{field}'"
-    return f"Invalid input for {field}. Reason: {error.get('msg', 'invalid')}."
-
-
-def create_app(service: SfcService, token: str | None) -> FastAPI:
+def create_app(service: SfcService, token: str | None) -> ResourceApp:
     """``token`` None turns authentication off (local use only)."""
     app = FastAPI(title="srfabric", version="2.0",
                   description="OpenStack networking-sfc's API on srfabric's source-routed fabric.")
@@ -50,8 +34,15 @@ def create_app(service: SfcService, token: str | None) -> FastAPI:
         if given is None or not hmac.compare_digest(given.encode(), token.encode()):
             raise ApiError(401, "HTTPUnauthorized", "X-Auth-Token: a valid token is required.")
 
-    for collection, member, create, update, prefix in RESOURCES:
-        add_resource_routes(app, service, collection, member, create, update, prefix, authenticate)
+    documented = documented_routes(authenticate)
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = get_openapi(title=app.title, version=app.version, description=app.description,
+                                             routes=[*documented, *app.routes])
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
     @app.get("/v2.0/srfabric/fabric", tags=["srfabric"], dependencies=[Depends(authenticate)])
     async def fabric() -> dict[str, Any]:
@@ -84,4 +75,4 @@ def create_app(service: SfcService, token: str | None) -> FastAPI:
         return JSONResponse(neutron_error("HTTPInternalServerError", "Request Failed: internal server error while "
                                                                      "processing your request."), status_code=500)
 
-    return app
+    return ResourceApp(service, token, RESOURCES, app)

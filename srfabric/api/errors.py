@@ -36,3 +36,21 @@ def not_found(kind: str, what: str, ident: str) -> ApiError:
 
 def in_use(kind: str, message: str) -> ApiError:
     return ApiError(409, kind, message)
+
+
+def validation_message(error: dict[str, Any], method: str) -> str:
+    """Neutron's wording for a body that does not fit the schema, naming the field."""
+    loc = [str(part) for part in error.get("loc", ()) if part != "body"]
+    field = ".".join(loc[1:]) if len(loc) > 1 else (loc[0] if loc else "body")
+    kind = error.get("type", "")
+    if kind == "json_invalid":
+        return "Body contains invalid data"
+    if kind == "missing":
+        if len(loc) <= 1:
+            return f"Unable to find '{loc[0] if loc else 'body'}' in request body"
+        return f"Failed to parse request. Required attribute '{field}' not specified"
+    if kind == "extra_forbidden":
+        if method == "PUT" and len(loc) == 2:
+            return f"Cannot update read-only attribute {field}"
+        return f"Unrecognized attribute(s) '{field}'"
+    return f"Invalid input for {field}. Reason: {error.get('msg', 'invalid')}."

@@ -1,4 +1,7 @@
-"""HTTP routes: Neutron's URLs, body wrappers and status codes over ``SfcService``.
+"""The resource routes as the OpenAPI document describes them: Neutron's URLs, bodies and status codes.
+
+``dispatch.ResourceApp`` serves these routes. FastAPI only reads the typed signatures below to
+build ``/openapi.json``; the handlers are never called, so their bodies are empty.
 
 No ``from __future__ import annotations`` here: FastAPI reads the body types, made at run time, from the
 annotations of the handlers.
@@ -7,15 +10,16 @@ annotations of the handlers.
 
 from typing import Any
 
-from fastapi import Depends, FastAPI, Query, Request, Response
-from fastapi.responses import JSONResponse
+from fastapi import Depends, Query
+from fastapi.responses import Response
+from fastapi.routing import APIRoute
 from pydantic import BaseModel
 
 from srfabric.api import schemas
-from srfabric.api.service import LIST_PARAMETERS, SfcService
+from srfabric.api.dispatch import Resource
 
 # (collection, member, create schema, update schema, URL prefix)
-RESOURCES: list[tuple[str, str, type[BaseModel], type[BaseModel], str]] = [
+RESOURCE_TABLE: list[tuple[str, str, type[BaseModel], type[BaseModel], str]] = [
     ("ports", "port", schemas.PortCreate, schemas.PortUpdate, "/v2.0"),
     ("flow_classifiers", "flow_classifier", schemas.FlowClassifierCreate, schemas.FlowClassifierUpdate, "/v2.0/sfc"),
     ("port_pairs", "port_pair", schemas.PortPairCreate, schemas.PortPairUpdate, "/v2.0/sfc"),
@@ -24,46 +28,45 @@ RESOURCES: list[tuple[str, str, type[BaseModel], type[BaseModel], str]] = [
     ("service_graphs", "service_graph", schemas.ServiceGraphCreate, schemas.ServiceGraphUpdate, "/v2.0/sfc"),
 ]
 
-
-def _filters(request: Request) -> dict[str, list[str]]:
-    filters: dict[str, list[str]] = {}
-    for key, value in request.query_params.multi_items():
-        if key not in LIST_PARAMETERS:
-            filters.setdefault(key, []).append(value)
-    return filters
+# Collection path -> resource, as ``ResourceApp`` looks requests up.
+RESOURCES: dict[str, Resource] = {
+    f"{prefix}/{collection}": Resource(collection, member, schemas.body(member, create), schemas.body(member, update))
+    for collection, member, create, update, prefix in RESOURCE_TABLE
+}
 
 
-def add_resource_routes(app: FastAPI, service: SfcService, collection: str, member: str, create: type[BaseModel],
-                        update: type[BaseModel], prefix: str, auth: Any) -> None:
-    """One resource's five routes, added to ``app`` itself: a request then meets one flat list of routes (an
-    included router would be matched again, level by level, on every request)."""
-    create_body = schemas.body(member, create)
-    update_body = schemas.body(member, update)
+def _resource_routes(path: str, resource: Resource, auth: Any) -> list[APIRoute]:
+    """One resource's five operations, with the same names (and so operation ids) as when FastAPI served them."""
+    collection, member = resource.collection, resource.member
+    create_body, update_body = resource.create_body, resource.update_body
 
-    # Records are plain JSON already: they go out as they are, without a second pass through pydantic.
-    async def list_items(request: Request, fields: list[str] = Query(default=[])) -> JSONResponse:  # noqa: B008
-        return JSONResponse({collection: service.find_all(collection, _filters(request), fields)})
+    async def list_items(fields: list[str] = Query(default=[])) -> None:  # noqa: B008
+        """List; query parameters other than Neutron's paging and ``fields`` filter on equal field values."""
 
-    async def show_item(ident: str, fields: list[str] = Query(default=[])) -> JSONResponse:  # noqa: B008
-        return JSONResponse({member: service.show(collection, ident, fields)})
+    async def show_item(ident: str, fields: list[str] = Query(default=[])) -> None:  # noqa: B008
+        """Show one; ``fields`` selects fields."""
 
-    async def create_item(payload: create_body) -> JSONResponse:  # type: ignore[valid-type]
-        body = getattr(payload, member).model_dump(exclude_unset=True)
-        return JSONResponse({member: await service.create(collection, body)}, status_code=201)
+    async def create_item(payload: create_body) -> None:  # type: ignore[valid-type]
+        """Create; the answer comes once the switches confirmed the change."""
 
-    async def update_item(ident: str, payload: update_body) -> JSONResponse:  # type: ignore[valid-type]
-        body = getattr(payload, member).model_dump(exclude_unset=True)
-        return JSONResponse({member: await service.update(collection, ident, body)})
+    async def update_item(ident: str, payload: update_body) -> None:  # type: ignore[valid-type]
+        """Update the fields networking-sfc lets a PUT change."""
 
-    async def delete_item(ident: str) -> Response:
-        await service.delete(collection, ident)
-        return Response(status_code=204)
+    async def delete_item(ident: str) -> None:
+        """Delete; 409 while another resource uses it."""
 
-    path = f"{prefix}/{collection}"
     common: dict[str, Any] = {"tags": [collection], "dependencies": [Depends(auth)]}
-    app.add_api_route(path, list_items, methods=["GET"], name=f"list_{collection}", **common)
-    app.add_api_route(path, create_item, methods=["POST"], status_code=201, name=f"create_{member}", **common)
-    app.add_api_route(f"{path}/{{ident}}", show_item, methods=["GET"], name=f"show_{member}", **common)
-    app.add_api_route(f"{path}/{{ident}}", update_item, methods=["PUT"], name=f"update_{member}", **common)
-    app.add_api_route(f"{path}/{{ident}}", delete_item, methods=["DELETE"], status_code=204,
-                      name=f"delete_{member}", response_class=Response, **common)
+    member_path = f"{path}/{{ident}}"
+    return [
+        APIRoute(path, list_items, methods=["GET"], name=f"list_{collection}", **common),
+        APIRoute(path, create_item, methods=["POST"], status_code=201, name=f"create_{member}", **common),
+        APIRoute(member_path, show_item, methods=["GET"], name=f"show_{member}", **common),
+        APIRoute(member_path, update_item, methods=["PUT"], name=f"update_{member}", **common),
+        APIRoute(member_path, delete_item, methods=["DELETE"], status_code=204, name=f"delete_{member}",
+                 response_class=Response, **common),
+    ]
+
+
+def documented_routes(auth: Any) -> list[APIRoute]:
+    """Every resource's operations, for FastAPI's OpenAPI document; ``auth`` documents the token header."""
+    return [route for path, resource in RESOURCES.items() for route in _resource_routes(path, resource, auth)]

@@ -1,0 +1,153 @@
+"""``ResourceApp`` in process over a stub service: what it answers itself, and what it leaves to FastAPI."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import httpx
+import pytest
+
+from srfabric.api.app import create_app
+from srfabric.api.errors import ApiError
+from srfabric.api.routes import RESOURCES
+
+PAIR = {"ingress": "0c7a8a0e-4bc1-4b1f-9b0e-0d0f3c2a1b11", "egress": "1c7a8a0e-4bc1-4b1f-9b0e-0d0f3c2a1b11"}
+
+
+class StubService:
+    """Records the calls a request turns into; ``fail`` makes the next call raise it."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+        self.fail: Exception | None = None
+
+    def _record(self, *call: Any) -> None:
+        self.calls.append(call)
+        if self.fail is not None:
+            raise self.fail
+
+    async def create(self, kind: str, body: dict[str, Any]) -> dict[str, Any]:
+        self._record("create", kind, body)
+        return {"id": "new", **body}
+
+    async def update(self, kind: str, ident: str, body: dict[str, Any]) -> dict[str, Any]:
+        self._record("update", kind, ident, body)
+        return {"id": ident, **body}
+
+    async def delete(self, kind: str, ident: str) -> None:
+        self._record("delete", kind, ident)
+
+    def show(self, kind: str, ident: str, fields: list[str]) -> dict[str, Any]:
+        self._record("show", kind, ident, fields)
+        return {"id": ident}
+
+    def find_all(self, kind: str, filters: dict[str, list[str]], fields: list[str]) -> list[dict[str, Any]]:
+        self._record("find_all", kind, filters, fields)
+        return [{"id": "a"}]
+
+    def fabric_view(self) -> dict[str, Any]:
+        return {"switches": []}
+
+
+def request(service: StubService, method: str, url: str, token: str | None = "tok", **kwargs: Any) -> httpx.Response:
+    app = create_app(service, "tok")  # type: ignore[arg-type]
+    headers = {"X-Auth-Token": token} if token is not None else {}
+    headers.update(kwargs.pop("headers", {}))
+
+    async def go() -> httpx.Response:
+        transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
+        async with httpx.AsyncClient(transport=transport, base_url="http://api") as client:
+            return await client.request(method, url, headers=headers, **kwargs)
+
+    return asyncio.run(go())
+
+
+def error_of(response: httpx.Response) -> tuple[int, str, str]:
+    found = response.json()["NeutronError"]
+    return response.status_code, found["type"], found["message"]
+
+
+def test_every_documented_operation_is_served_by_the_resource_app() -> None:
+    app = create_app(StubService(), "tok")  # type: ignore[arg-type]
+    document = app.fallback.openapi()  # type: ignore[attr-defined]
+    operations = [(path, method.upper()) for path, item in document["paths"].items() for method in item
+                  if path != "/v2.0/srfabric/fabric"]
+    assert len(operations) == 5 * len(RESOURCES)
+    for path, _method in operations:
+        found = app.route(path.replace("{ident}", "some-id"))
+        assert found is not None, path
+        assert found[1] == ("some-id" if "{ident}" in path else None)
+
+
+@pytest.mark.parametrize(("method", "url", "call", "status"), [
+    ("POST", "/v2.0/sfc/port_pairs", ("create", "port_pairs", {**PAIR, "name": "p"}), 201),
+    ("POST", "/v2.0/sfc/port_pairs/", ("create", "port_pairs", {**PAIR, "name": "p"}), 201),
+    ("PUT", "/v2.0/sfc/port_pairs/x", ("update", "port_pairs", "x", {"name": "p"}), 200),
+    ("GET", "/v2.0/sfc/port_pairs/x?fields=id&fields=name", ("show", "port_pairs", "x", ["id", "name"]), 200),
+    ("GET", "/v2.0/ports?name=a&name=b&fields=id&limit=5", ("find_all", "ports", {"name": ["a", "b"]}, ["id"]), 200),
+])
+def test_requests_become_service_calls(method: str, url: str, call: tuple[Any, ...], status: int) -> None:
+    service = StubService()
+    body = {"port_pair": {"name": "p", **(PAIR if method == "POST" else {})}} if method in ("POST", "PUT") else None
+    response = request(service, method, url, json=body)
+    assert response.status_code == status
+    assert service.calls == [call]
+    assert response.headers["content-type"] == "application/json"
+
+
+def test_a_delete_answers_204_without_a_body() -> None:
+    service = StubService()
+    response = request(service, "DELETE", "/v2.0/sfc/port_chains/c")
+    assert (response.status_code, response.content, service.calls) == (204, b"", [("delete", "port_chains", "c")])
+
+
+@pytest.mark.parametrize(("method", "url", "kwargs", "expected"), [
+    ("POST", "/v2.0/sfc/port_pairs", {"content": b""},
+     (400, "HTTPBadRequest", "Unable to find 'body' in request body")),
+    ("POST", "/v2.0/sfc/port_pairs", {"content": b"{", "headers": {"Content-Type": "application/json"}},
+     (400, "HTTPBadRequest", "Body contains invalid data")),
+    ("POST", "/v2.0/sfc/port_pairs", {"content": b"{}", "headers": {"Content-Type": "text/plain"}},
+     (400, "HTTPBadRequest", "Invalid input for body. Reason: Input should be a valid dictionary or object to "
+                             "extract fields from.")),
+    ("POST", "/v2.0/sfc/port_pairs", {"json": {"port_pair": {"ingress": PAIR["ingress"]}}},
+     (400, "HTTPBadRequest", "Failed to parse request. Required attribute 'egress' not specified")),
+    ("PUT", "/v2.0/sfc/port_pairs/x", {"json": {"port_pair": {"ingress": PAIR["ingress"]}}},
+     (400, "HTTPBadRequest", "Cannot update read-only attribute ingress")),
+    ("POST", "/v2.0/sfc/port_chains", {"json": {"port_chain": {"port_pair_groups": "x"}}},
+     (400, "HTTPBadRequest", "Invalid input for port_pair_groups. Reason: Input should be a valid list.")),
+    ("DELETE", "/v2.0/sfc/port_pairs", {}, (405, "HTTPMethodNotAllowed", "Method Not Allowed")),
+    ("PATCH", "/v2.0/sfc/port_pairs/x", {}, (405, "HTTPMethodNotAllowed", "Method Not Allowed")),
+    ("GET", "/v2.0/sfc/nothing", {}, (404, "HTTPNotFound", "Not Found")),
+])
+def test_bad_requests_get_neutron_errors_and_reach_no_service(method: str, url: str, kwargs: dict[str, Any],
+                                                             expected: tuple[int, str, str]) -> None:
+    service = StubService()
+    assert error_of(request(service, method, url, **kwargs)) == expected
+    assert service.calls == []
+
+
+@pytest.mark.parametrize("token", [None, "wrong"])
+def test_a_missing_or_wrong_token_is_refused(token: str | None) -> None:
+    service = StubService()
+    response = request(service, "GET", "/v2.0/sfc/port_pairs", token=token)
+    assert error_of(response) == (401, "HTTPUnauthorized", "X-Auth-Token: a valid token is required.")
+    assert service.calls == []
+
+
+def test_service_errors_keep_their_status_and_surprises_are_a_logged_500(caplog: pytest.LogCaptureFixture) -> None:
+    service = StubService()
+    service.fail = ApiError(409, "PortPairInUse", "Port Pair x is in use.")
+    assert error_of(request(service, "DELETE", "/v2.0/sfc/port_pairs/x")) == (409, "PortPairInUse",
+                                                                             "Port Pair x is in use.")
+    service.fail = RuntimeError("boom")
+    with caplog.at_level(logging.ERROR):
+        status, kind, _ = error_of(request(service, "DELETE", "/v2.0/sfc/port_pairs/x"))
+    assert (status, kind) == (500, "HTTPInternalServerError")
+    assert "boom" in caplog.text
+
+
+def test_the_rest_is_fastapis() -> None:
+    assert request(StubService(), "GET", "/openapi.json", token=None).json()["info"]["title"] == "srfabric"
+    assert request(StubService(), "GET", "/v2.0/srfabric/fabric").json() == {"fabric": {"switches": []}}
