@@ -9,9 +9,10 @@ messages for one switch; the fake switch in ``simulate`` executes them.
 from __future__ import annotations
 
 import ipaddress
+import zlib
 from dataclasses import dataclass
 from enum import IntEnum
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from srfabric.codecs.macaddr import mac_to_str
 
@@ -207,6 +208,14 @@ class FlowEntry:
     def key(self) -> EntryKey:
         """What identifies the entry inside a switch (OpenFlow's strict match)."""
         return self.table, self.priority, self.match
+
+    @cached_property
+    def digest(self) -> int:
+        """CRC-32 of the whole entry's text: the same in every process (``hash`` is salted per process).
+
+        Kept once worked out (the entry is frozen): every sync compares a switch's entries by it.
+        """
+        return zlib.crc32(repr(self).encode())
 
 
 @dataclass(frozen=True)

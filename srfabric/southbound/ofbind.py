@@ -6,7 +6,6 @@ protocol modules and nothing else) and return message objects.
 
 from __future__ import annotations
 
-import zlib
 from functools import lru_cache
 from typing import Any
 
@@ -112,8 +111,7 @@ def wire_cookie(entry: FlowEntry) -> int:
     >>> wire_cookie(e) >> 56, wire_cookie(e) != wire_cookie(FlowEntry(0, 10, match(in_port=1), (Output(3),), 5 << 56))
     (5, True)
     """
-    digest = zlib.crc32(repr(entry).encode())
-    return (entry.cookie & ~DIGEST_MASK) | (digest << DIGEST_SHIFT)
+    return (entry.cookie & ~DIGEST_MASK) | (entry.digest << DIGEST_SHIFT)
 
 
 def flow_add(entry: FlowEntry) -> Any:
