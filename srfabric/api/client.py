@@ -36,6 +36,8 @@ class SfcClient:
         parts = urllib.parse.urlsplit(url)
         if parts.scheme != "http" or not parts.hostname:
             raise SrfabricError("--url", f"{url!r} is not an http://host:port URL")
+        if token is not None and (not token.isprintable() or not token.isascii()):
+            raise SrfabricError("--token", "the token must be printable ASCII (it is sent as the X-Auth-Token header)")
         self.base_url = url
         self.http = Connection(parts.hostname, parts.port or 80, timeout)
         self.headers = {"Content-Type": "application/json", **({"X-Auth-Token": token} if token else {})}
@@ -52,7 +54,7 @@ class SfcClient:
 
     def _url(self, kind: str, ident: str | None = None) -> str:
         base = f"{PREFIX.get(kind, '/v2.0/sfc')}/{kind}"
-        return f"{base}/{ident}" if ident else base
+        return f"{base}/{urllib.parse.quote(ident, safe='')}" if ident else base
 
     def _send(self, method: str, url: str, step: str, body: Any = None, params: dict[str, str] | None = None) -> Any:
         if params:
@@ -64,6 +66,8 @@ class SfcClient:
             response = self.http.request(method, url, self.headers, None if body is None else json.dumps(body).encode())
         except OSError as error:  # the connection is closed: the next request opens a new one
             raise SrfabricError("--url", f"{self.base_url}: {error}") from None
+        except ValueError as error:  # a path that would break the request line
+            raise SrfabricError("path", str(error)) from None
         raw = response.body
         self.timings.append((step, time.perf_counter() - begin))
         try:

@@ -38,6 +38,11 @@ Asgi = Callable[[Scope, Receive, Send], Awaitable[None]]
 COLLECTION_METHODS = ("GET", "POST")
 MEMBER_METHODS = ("GET", "PUT", "DELETE")
 NOT_A_DICT = "Invalid input for body. Reason: Input should be a valid dictionary or object to extract fields from."
+MAX_BODY_BYTES = 1 << 20  # Neutron's own limit is 112 KiB (oslo.middleware's max_request_body_size)
+
+
+class ClientGone(Exception):
+    """The client disconnected before its request body was complete: nothing is done and nothing answered."""
 
 
 def unauthorized() -> ApiError:
@@ -46,6 +51,10 @@ def unauthorized() -> ApiError:
 
 def method_not_allowed() -> ApiError:
     return ApiError(405, "HTTPMethodNotAllowed", "Method Not Allowed")
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")  # NaN or Infinity: no database or client could read it back
 
 
 @dataclass(frozen=True)
@@ -80,8 +89,8 @@ def parse_body(resource: Resource, method: str, raw: bytes, content_type: bytes 
     try:
         # json.loads, as FastAPI does, rather than pydantic's JSON mode: the same messages ("a valid list"),
         # and text with a lone surrogate reaches the field's own check.
-        data = json.loads(raw)
-    except ValueError:
+        data = json.loads(raw, parse_constant=_no_constant)
+    except (ValueError, RecursionError):  # not JSON (or not UTF-8), NaN, or nested too deep to parse
         raise bad_request("Body contains invalid data") from None
     model = resource.create_body if method == "POST" else resource.update_body
     try:
@@ -105,9 +114,9 @@ class ResourceApp:
     def route(self, path: str) -> tuple[Resource, str | None] | None:
         """The resource and member id (None: the collection) a path names; None when it is not served here.
 
-        A trailing slash is ignored (FastAPI answered it with a redirect to the same path without it).
+        Trailing slashes are ignored (FastAPI answered them with a redirect to the path without them).
         """
-        path = path.removesuffix("/")
+        path = path.rstrip("/")
         resource = self.resources.get(path)
         if resource is not None:
             return resource, None
@@ -122,17 +131,19 @@ class ResourceApp:
             return
         try:
             status, content = await self._answer(scope, receive, *found)
+            body = b"" if content is None else json_bytes(content)
+        except ClientGone:
+            return
         except ApiError as error:
-            status, content = error.status, error.body()
+            status, body = error.status, json_bytes(error.body())
         except Exception:  # noqa: BLE001 - the client gets Neutron's 500, the log gets the traceback
             log.exception("request failed")
-            status, content = 500, neutron_error("HTTPInternalServerError", "Request Failed: internal server "
-                                                                            "error while processing your request.")
-        if content is None:
+            status, body = 500, json_bytes(neutron_error("HTTPInternalServerError", "Request Failed: internal "
+                                                         "server error while processing your request."))
+        if not body:
             await send({"type": "http.response.start", "status": status, "headers": []})
             await send({"type": "http.response.body", "body": b""})
             return
-        body = json_bytes(content)
         await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-length", str(len(body)).encode()), (b"content-type", b"application/json")]})
         await send({"type": "http.response.body", "body": body})
@@ -150,8 +161,8 @@ class ResourceApp:
         method, kind, member = scope["method"], resource.collection, resource.member
         if method not in (COLLECTION_METHODS if ident is None else MEMBER_METHODS):
             raise method_not_allowed()
-        headers = dict(scope["headers"])
-        self._authenticate(headers)
+        headers = dict(reversed(scope["headers"]))  # a repeated header: the first counts, as in Starlette
+        self._authenticate(headers)  # before the body is read: without a token, nothing of it is looked at
         if method in ("POST", "PUT"):
             body = parse_body(resource, method, await _read_body(receive), headers.get(b"content-type"))
             if ident is None:
@@ -172,12 +183,16 @@ class ResourceApp:
 
 
 async def _read_body(receive: Receive) -> bytes:
-    parts = []
+    """The whole request body; ``ApiError`` (413) past ``MAX_BODY_BYTES``, ``ClientGone`` on a disconnect."""
+    parts, size = [], 0
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
-            break
-        parts.append(message.get("body", b""))
+            raise ClientGone
+        part = message.get("body", b"")
+        size += len(part)
+        if size > MAX_BODY_BYTES:
+            raise ApiError(413, "HTTPRequestEntityTooLarge", f"Request body: larger than {MAX_BODY_BYTES} bytes.")
+        parts.append(part)
         if not message.get("more_body", False):
-            break
-    return b"".join(parts)
+            return b"".join(parts)

@@ -24,6 +24,9 @@ from typing import BinaryIO
 MAX_LINE = 65536  # longest status or header line accepted
 MAX_HEADERS = 100
 NO_BODY = (204, 304)
+HEX_DIGITS = frozenset(b"0123456789abcdefABCDEF")
+UNSAFE_IN_TARGET = frozenset(" \t\r\n\x00")  # a target with these would split the request line
+UNSAFE_IN_HEADER = frozenset("\r\n\x00")  # a header with these would smuggle in headers of its own
 
 
 class ProtocolError(OSError):
@@ -37,7 +40,15 @@ class Response:
 
 
 def request_bytes(method: str, target: str, host: str, headers: dict[str, str], body: bytes | None) -> bytes:
-    """A whole request in one buffer: one write, so Nagle's algorithm never holds its tail back."""
+    """A whole request in one buffer: one write, so Nagle's algorithm never holds its tail back.
+
+    ``ValueError`` for a target or header that would change the request's framing.
+    """
+    if UNSAFE_IN_TARGET.intersection(target):
+        raise ValueError(f"request target {target!r}: no spaces or control characters (percent-encode them)")
+    for name, value in headers.items():
+        if UNSAFE_IN_HEADER.intersection(name + value) or ":" in name:
+            raise ValueError(f"header {name!r}: no line breaks or NUL characters (and no ':' in the name)")
     lines = [f"{method} {target} HTTP/1.1", f"Host: {host}", *(f"{k}: {v}" for k, v in headers.items())]
     if body is not None:
         lines.append(f"Content-Length: {len(body)}")
@@ -49,7 +60,7 @@ class Connection:
 
     def __init__(self, host: str, port: int, timeout: float) -> None:
         self.host, self.port, self.timeout = host, port, timeout
-        self.authority = f"{host}:{port}"
+        self.authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"  # IPv6 in brackets
         self.sock: socket.socket | None = None
         self._reader: BinaryIO | None = None
 
@@ -105,16 +116,16 @@ def _chunked(reader: BinaryIO) -> bytes:
     parts: list[bytes] = []
     while True:
         size_field = _line(reader).split(b";", 1)[0].strip()
-        try:
-            size = int(size_field, 16)
-        except ValueError:
-            raise ProtocolError(f"chunk size {size_field[:20]!r} is not hexadecimal") from None
+        if not size_field or not HEX_DIGITS.issuperset(size_field):
+            raise ProtocolError(f"chunk size {size_field[:20]!r} is not hexadecimal")
+        size = int(size_field, 16)
         if size == 0:
             while _line(reader) not in (b"\r\n", b"\n"):  # trailer fields, ignored
                 pass
             return b"".join(parts)
         parts.append(_exactly(reader, size))
-        _line(reader)  # the CRLF after the chunk
+        if _line(reader) not in (b"\r\n", b"\n"):
+            raise ProtocolError(f"chunk of {size} bytes is not followed by a line end")
 
 
 def read_response(reader: BinaryIO, method: str) -> tuple[Response, bool]:
@@ -123,7 +134,7 @@ def read_response(reader: BinaryIO, method: str) -> tuple[Response, bool]:
         status_line = _line(reader)
         version, _, rest = status_line.partition(b" ")
         code = rest[:3]
-        if not version.startswith(b"HTTP/1.") or not code.isdigit():
+        if not version.startswith(b"HTTP/1.") or not code.isdigit() or rest[3:4] not in (b" ", b"\r", b"\n", b""):
             raise ProtocolError(f"{status_line[:40]!r} is not an HTTP/1.x status line")
         status = int(code)
         fields: dict[bytes, bytes] = {}
@@ -131,6 +142,8 @@ def read_response(reader: BinaryIO, method: str) -> tuple[Response, bool]:
             line = _line(reader)
             if line in (b"\r\n", b"\n"):
                 break
+            if line[:1] in (b" ", b"\t"):
+                raise ProtocolError("a folded header line (obsolete in HTTP/1.1) is not accepted")
             name, _, value = line.partition(b":")
             fields[name.strip().lower()] = value.strip()
         else:

@@ -151,3 +151,68 @@ def test_service_errors_keep_their_status_and_surprises_are_a_logged_500(caplog:
 def test_the_rest_is_fastapis() -> None:
     assert request(StubService(), "GET", "/openapi.json", token=None).json()["info"]["title"] == "srfabric"
     assert request(StubService(), "GET", "/v2.0/srfabric/fabric").json() == {"fabric": {"switches": []}}
+
+
+@pytest.mark.parametrize("raw", [b'{"port_pair": {"name": NaN}}', b'{"port_pair": {"name": -Infinity}}',
+                                 b"[" * 100_000, b'{"port_pair": {"name": "\xff"}}'])
+def test_bodies_no_json_reader_could_take_back_are_refused(raw: bytes) -> None:
+    service = StubService()
+    response = request(service, "POST", "/v2.0/sfc/port_pairs", content=raw,
+                       headers={"Content-Type": "application/json"})
+    assert error_of(response) == (400, "HTTPBadRequest", "Body contains invalid data")
+    assert service.calls == []
+
+
+def test_a_body_over_the_limit_is_refused_with_413() -> None:
+    service = StubService()
+    raw = b'{"port_pair": {"description": "' + b"x" * (1 << 20) + b'"}}'
+    response = request(service, "POST", "/v2.0/sfc/port_pairs", content=raw,
+                       headers={"Content-Type": "application/json"})
+    assert error_of(response)[:2] == (413, "HTTPRequestEntityTooLarge")
+    assert "1048576 bytes" in error_of(response)[2]
+    assert service.calls == []
+
+
+def test_a_repeated_header_counts_once_its_first_time() -> None:
+    app = create_app(StubService(), "tok")  # type: ignore[arg-type]
+    statuses = []
+    for tokens in ([b"tok", b"bad"], [b"bad", b"tok"]):
+        sent: list[dict[str, Any]] = []
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message: dict[str, Any], into: list[dict[str, Any]] = sent) -> None:
+            into.append(message)
+
+        scope = {"type": "http", "method": "GET", "path": "/v2.0/sfc/port_pairs", "query_string": b"",
+                 "headers": [(b"x-auth-token", token) for token in tokens]}
+        asyncio.run(app(scope, receive, send))
+        statuses.append(sent[0]["status"])
+    assert statuses == [200, 401]
+
+
+def test_a_client_gone_before_its_body_was_complete_changes_nothing() -> None:
+    service = StubService()
+    app = create_app(service, "tok")  # type: ignore[arg-type]
+    messages = [{"type": "http.request", "body": b'{"port_pair": {"ingress": "', "more_body": True},
+                {"type": "http.disconnect"}]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return messages.pop(0)
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/v2.0/sfc/port_pairs", "query_string": b"",
+             "headers": [(b"x-auth-token", b"tok"), (b"content-type", b"application/json")]}
+    asyncio.run(app(scope, receive, send))
+    assert (service.calls, sent) == ([], [])
+
+
+def test_trailing_slashes_are_ignored() -> None:
+    service = StubService()
+    assert request(service, "GET", "/v2.0/sfc/port_pairs/x//").status_code == 200
+    assert request(service, "GET", "/v2.0/sfc/port_pairs//").status_code == 200
+    assert service.calls == [("show", "port_pairs", "x", []), ("find_all", "port_pairs", {}, [])]

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from srfabric.api.client import SfcClient
-from srfabric.api.http11 import Connection, ProtocolError
+from srfabric.api.http11 import Connection, ProtocolError, request_bytes
 from srfabric.errors import SrfabricError
 
 OK_JSON = b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}'
@@ -151,3 +151,42 @@ def test_the_client_reports_the_servers_neutron_error(scripted: Scripted) -> Non
         client.show("port_pairs", "x")
     assert caught.value.field == "PortPairNotFound"
     assert "could not be found. (HTTP 404)" in caught.value.message
+
+
+@pytest.mark.parametrize(("target", "headers"), [
+    ("/a b", {}), ("/a\r\nX: 1", {}), ("/a", {"X-Auth-Token": "t\r\nX-Evil: 1"}), ("/a", {"X:Y": "1"}),
+])
+def test_a_request_that_would_change_its_own_framing_is_refused(target: str, headers: dict[str, str]) -> None:
+    with pytest.raises(ValueError, match="no "):
+        request_bytes("GET", target, "h:1", headers, None)
+
+
+def test_an_ipv6_host_is_bracketed() -> None:
+    assert Connection("::1", 9696, 1.0).authority == "[::1]:9696"
+
+
+@pytest.mark.parametrize(("answer", "words"), [
+    (b"HTTP/1.1 2000 OK\r\n\r\n", "is not an HTTP/1.x status line"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\n", "is not hexadecimal"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}xx\r\n0\r\n\r\n", "not followed by a line end"),
+    (b"HTTP/1.1 200 OK\r\nX-A: 1\r\n 2\r\nContent-Length: 0\r\n\r\n", "folded header line"),
+])
+def test_lenient_framing_is_refused(scripted: Scripted, answer: bytes, words: str) -> None:
+    server = scripted([answer])
+    conn = Connection("127.0.0.1", server.port, 5.0)
+    with pytest.raises(ProtocolError, match=words):
+        conn.request("GET", "/", {})
+    assert conn.sock is None
+
+
+def test_the_client_refuses_a_token_that_is_not_one_header_line() -> None:
+    with pytest.raises(SrfabricError) as caught:
+        SfcClient("http://127.0.0.1:1", token="t\r\nX-Evil: 1")
+    assert caught.value.field == "--token"
+
+
+def test_the_client_percent_encodes_ids_in_paths(scripted: Scripted) -> None:
+    server = scripted([b'HTTP/1.1 200 OK\r\nContent-Length: 17\r\n\r\n{"port_pair": {}}'])
+    with SfcClient(f"http://127.0.0.1:{server.port}") as client:
+        client.show("port_pairs", "a b/c")
+    assert server.requests[0].startswith(b"GET /v2.0/sfc/port_pairs/a%20b%2Fc HTTP/1.1\r\n")
