@@ -49,6 +49,12 @@ def unauthorized() -> ApiError:
     return ApiError(401, "HTTPUnauthorized", "X-Auth-Token: a valid token is required.")
 
 
+def check_token(given: bytes | None, token: bytes | None) -> None:
+    """``ApiError`` (401) unless the client's ``X-Auth-Token`` is ``token``; a ``token`` of None turns this off."""
+    if token is not None and (given is None or not hmac.compare_digest(given, token)):
+        raise unauthorized()
+
+
 def method_not_allowed() -> ApiError:
     return ApiError(405, "HTTPMethodNotAllowed", "Method Not Allowed")
 
@@ -148,13 +154,6 @@ class ResourceApp:
                     "headers": [(b"content-length", str(len(body)).encode()), (b"content-type", b"application/json")]})
         await send({"type": "http.response.body", "body": body})
 
-    def _authenticate(self, headers: dict[bytes, bytes]) -> None:
-        if self.token is None:
-            return
-        given = headers.get(b"x-auth-token")
-        if given is None or not hmac.compare_digest(given, self.token):
-            raise unauthorized()
-
     async def _answer(self, scope: Scope, receive: Receive, resource: Resource,
                       ident: str | None) -> tuple[int, Any]:
         """Status and JSON content (None: no body) of one request for ``resource``."""
@@ -162,7 +161,7 @@ class ResourceApp:
         if method not in (COLLECTION_METHODS if ident is None else MEMBER_METHODS):
             raise method_not_allowed()
         headers = dict(reversed(scope["headers"]))  # a repeated header: the first counts, as in Starlette
-        self._authenticate(headers)  # before the body is read: without a token, nothing of it is looked at
+        check_token(headers.get(b"x-auth-token"), self.token)  # before the body: without a token none is read
         if method in ("POST", "PUT"):
             body = parse_body(resource, method, await _read_body(receive), headers.get(b"content-type"))
             if ident is None:

@@ -128,10 +128,11 @@ def test_bad_requests_get_neutron_errors_and_reach_no_service(method: str, url: 
     assert service.calls == []
 
 
+@pytest.mark.parametrize("url", ["/v2.0/sfc/port_pairs", "/v2.0/srfabric/fabric"])
 @pytest.mark.parametrize("token", [None, "wrong"])
-def test_a_missing_or_wrong_token_is_refused(token: str | None) -> None:
+def test_a_missing_or_wrong_token_is_refused(token: str | None, url: str) -> None:
     service = StubService()
-    response = request(service, "GET", "/v2.0/sfc/port_pairs", token=token)
+    response = request(service, "GET", url, token=token)
     assert error_of(response) == (401, "HTTPUnauthorized", "X-Auth-Token: a valid token is required.")
     assert service.calls == []
 
