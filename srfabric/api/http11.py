@@ -83,10 +83,12 @@ class Connection:
         return self.sock, self._reader
 
     def request(self, method: str, target: str, headers: dict[str, str], body: bytes | None = None) -> Response:
-        """Send one request and read its whole response; on any error the connection is closed."""
+        """Send one request and read its whole response; on any error the connection is closed (except a
+        ``ValueError`` for the request itself, raised before anything is sent)."""
+        data = request_bytes(method, target, self.authority, headers, body)
         try:
             sock, reader = self._open()
-            sock.sendall(request_bytes(method, target, self.authority, headers, body))
+            sock.sendall(data)
             response, keep = read_response(reader, method)
         except BaseException:
             self.close()
