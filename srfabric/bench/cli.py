@@ -139,10 +139,12 @@ def print_control(console: Any, summary: dict[str, Any]) -> None:
 
     table = Table(title="reactive flow setup, ms (paper Table 2, POX: header 0.25, POX + kernel 0.24, RTT 0.1, "
                         "switch 0.3, total 0.89)")
-    for column in ("steering", "flows/s", "flows", "median", "p99", "header", "controller", "channel RTT", "switch"):
+    for column in ("steering", "flows/s", "CPU latency", "flows", "median", "p99", "header", "controller",
+                   "channel RTT", "switch"):
         table.add_column(column)
     for row in summary["setup_by_rate"]:
-        table.add_row(row["steering"], f"{row['rate_per_s']:g}", str(row["flows"]), f"{row['median']:.3f}",
+        held = "idle states" if row["cpu_latency_us"] is None else f"held {row['cpu_latency_us']} us"
+        table.add_row(row["steering"], f"{row['rate_per_s']:g}", held, str(row["flows"]), f"{row['median']:.3f}",
                       f"{row['p99']:.3f}", f"{row['header_ms']:.3f}", f"{row['controller_ms']:.3f}",
                       f"{row['rtt_ms']:.3f}", f"{row['switch_ms']:.3f}")
     console.print(table)

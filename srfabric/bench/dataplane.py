@@ -15,7 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from srfabric.bench.dataplane_control import HEADLINE_RATE, STEERINGS, control_summary, plot_control, run_setups
+from srfabric.bench.dataplane_control import (
+    HEADLINE_RATE,
+    control_summary,
+    plot_control,
+    run_setups,
+    setup_conditions,
+)
 from srfabric.bench.dataplane_cost import Cost, cost_rig, measure_costs
 from srfabric.bench.dataplane_rate import DIRECT_SWITCHES, SWITCHES, Rate, RateRig
 from srfabric.bench.dataplane_setup import SetupRun
@@ -144,8 +150,9 @@ def run_bench(quick: bool, out: str) -> tuple[dict[str, Any], Path]:
     plan = Plan.make(quick)
     tag = f"bench{os.getpid()}"
     rates: list[Rate] = []
+    conditions = setup_conditions(plan.setup_rates)
     with Progress(transient=True) as progress:
-        total = len(SWITCHES) * len(plan.sizes) * plan.rate_repeats + 1 + len(plan.setup_rates) * len(STEERINGS)
+        total = len(SWITCHES) * len(plan.sizes) * plan.rate_repeats + 1 + len(conditions)
         task = progress.add_task("dataplane", total=total)
 
         def say(text: str) -> None:
@@ -155,7 +162,7 @@ def run_bench(quick: bool, out: str) -> tuple[dict[str, Any], Path]:
             costs = measure_costs(objects, destinations, plan.cost_samples, tick=say)
         progress.advance(task)
         # Setup times before the rate rig: removing its 380,000-rule OVS bridge keeps ovs-vswitchd busy a while.
-        setups = run_setups(plan.setup_rates, plan.setup_seconds, "mac-nibble", say,
+        setups = run_setups(conditions, plan.setup_seconds, "mac-nibble", say,
                             lambda: progress.advance(task))
         with NetLab() as lab, RateRig(lab, tag, plan.routes) as rig:
             for switch in SWITCHES:
@@ -173,7 +180,8 @@ def run_bench(quick: bool, out: str) -> tuple[dict[str, Any], Path]:
     write_csv(folder / "costs.csv", [c.row() for c in costs])
     write_csv(folder / "rates.csv", [r.row() for r in rates])
     (folder / "commands.txt").write_text("\n".join(commands) + "\n")
-    write_csv(folder / "setup.csv", [t.row() | {"rate_per_s": run.rate} for run in setups for t in run.timings])
+    write_csv(folder / "setup.csv", [t.row() | {"rate_per_s": run.rate, "cpu_latency_us": run.cpu_latency_us}
+                                      for run in setups for t in run.timings])
     summary = summarise(costs, rates, setups, quick)
     write_json(folder / "summary.json", summary)
     plot(costs, rates, folder / "dataplane.png")

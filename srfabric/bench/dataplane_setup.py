@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from srfabric.bench.cpu_latency import cpu_latency_held
 from srfabric.controller.controller import FlowSetup
 from srfabric.controller.packets import parse_five_tuple
 from srfabric.errors import DecodingError, SrfabricError
@@ -115,6 +116,7 @@ class SetupRun:
     timings: list[FlowTiming]
     rtt_us: list[float]
     sent: int
+    cpu_latency_us: int | None = None  # the PM QoS limit held while measuring; None: idle states as they are
 
     @property
     def lost(self) -> int:
@@ -152,8 +154,11 @@ async def sample_rtt(conn: SwitchConnection, samples: int) -> list[int]:
 
 
 def measure_setup(lab: NetLab, steering: str, codec: str, flows: int, rate: float, echoes: int,
-                  say: Callable[[str], None]) -> SetupRun:
-    """Set up ``flows`` new flows at ``rate`` per second on a fresh fabric; see the module's text."""
+                  say: Callable[[str], None], cpu_latency_us: int | None = None) -> SetupRun:
+    """Set up ``flows`` new flows at ``rate`` per second on a fresh fabric; see the module's text.
+
+    With ``cpu_latency_us`` the CPUs are held within that wake-up latency while the flows and echoes
+    run (``cpu_latency.cpu_latency_held``)."""
     spec = line(3, 0)
     source, destination = spec.hosts["S"], spec.hosts["D"]
     onward = next(link for link in spec.links if "sw1" in (link.a, link.b))
@@ -164,16 +169,18 @@ def measure_setup(lab: NetLab, steering: str, codec: str, flows: int, rate: floa
                          ns=fabric.namespaces["D"])
         taps = [PortTap(fabric.port_name("sw1", source.port)), PortTap(fabric.port_name("sw1", onward_port))]
         try:
-            # Warm up at the same rate: the first flows after a quiet spell find cold caches and sleeping CPUs.
-            _send(lab, fabric.namespaces["S"], destination.ip, WARM_PORT, max(50, flows // 4), rate)
-            for tap in taps:
-                tap.drain()
-            say(f"setup {steering}: {flows} new flows at {rate:g}/s")
-            _send(lab, fabric.namespaces["S"], destination.ip, FLOW_PORT, flows, rate)
-            # Echoes back to back right after the flows, while the CPUs are still awake; during the
-            # flows they would queue behind the switch's setup work, which is the switch's share.
-            conn = fabric.controller.switches[spec.dpid("sw1")]
-            rtt = [ns / 1e3 for ns in fabric.runner.call(sample_rtt(conn, echoes))]
+            with cpu_latency_held(cpu_latency_us):
+                # Warm up at the same rate: the first flows after a quiet spell find cold caches and sleeping CPUs.
+                _send(lab, fabric.namespaces["S"], destination.ip, WARM_PORT, max(50, flows // 4), rate)
+                for tap in taps:
+                    tap.drain()
+                held = "" if cpu_latency_us is None else f", CPU latency held at {cpu_latency_us} us"
+                say(f"setup {steering}: {flows} new flows at {rate:g}/s{held}")
+                _send(lab, fabric.namespaces["S"], destination.ip, FLOW_PORT, flows, rate)
+                # Echoes back to back right after the flows, while the CPUs are still awake; during the
+                # flows they would queue behind the switch's setup work, which is the switch's share.
+                conn = fabric.controller.switches[spec.dpid("sw1")]
+                rtt = [ns / 1e3 for ns in fabric.runner.call(sample_rtt(conn, echoes))]
             time.sleep(0.3)
             arrived = first_seen(taps[0].drain(), False, destination.ip, FLOW_PORT)
             left = first_seen(taps[1].drain(), True, destination.ip, FLOW_PORT)
@@ -184,7 +191,7 @@ def measure_setup(lab: NetLab, steering: str, codec: str, flows: int, rate: floa
         controller = fabric.controller
         ingress = spec.dpid(source.switch)
         setups = [s for s in list(controller.setups) if s.flow.dport == FLOW_PORT and s.dpid == ingress]
-    return SetupRun(steering, rate, timings_of(steering, setups, arrived, left), rtt, flows)
+    return SetupRun(steering, rate, timings_of(steering, setups, arrived, left), rtt, flows, cpu_latency_us)
 
 
 def _median(values: list[float]) -> float:
@@ -213,6 +220,7 @@ def setup_summary(run: SetupRun) -> dict[str, Any]:
         "flows": len(run.timings),
         "lost": run.lost,
         "rate_per_s": run.rate,
+        "cpu_latency_us": run.cpu_latency_us,
     }
 
 

@@ -224,6 +224,18 @@ def _check_ports(route: Route, rules: CodecRules, what: str) -> None:
             )
 
 
+PathletSteps = list[tuple[Pathlet, tuple[Action, ...]]]
+"""Each pathlet of a route with the actions that write its header and send it on."""
+
+
+def pathlet_steps(route: Route, rules: CodecRules, sre: set[int], what: str) -> PathletSteps:
+    """Split ``route`` into pathlets and encode each one's header: what every match steered along the
+    route shares, so a caller may keep it (reactive setup does, per route)."""
+    _check_ports(route, rules, what)
+    pathlets: list[Pathlet] = split_pathlets(route, rules.capacity, lambda dpid: dpid in sre)
+    return [(pathlet, rules.encapsulate(pathlet.encoded, pathlet.first_port)) for pathlet in pathlets]
+
+
 def route_entries(
     route: Route,
     matches: list[Match],
@@ -243,7 +255,20 @@ def route_entries(
     ``endpoints`` (the route's source and destination addresses), so that
     other traffic whose header runs out on that port is never pulled in.
     """
-    _check_ports(route, rules, what)
+    steps = pathlet_steps(route, rules, sre, what) if route.hops else []
+    return steps_entries(route, steps, matches, kind, owner, endpoints, raise_by)
+
+
+def steps_entries(
+    route: Route,
+    steps: PathletSteps,
+    matches: list[Match],
+    kind: Kind,
+    owner: int,
+    endpoints: dict[str, int] | None = None,
+    raise_by: int = 0,
+) -> list[tuple[int, FlowEntry]]:
+    """``route_entries`` with the route's ``pathlet_steps`` already worked out."""
     priority = {Kind.CHAIN: PRIO_CHAIN, Kind.FLOW: PRIO_FLOW}.get(kind, PRIO_ROUTE) + raise_by
     # Above the TERMINATE restore entries (PRIO_ROUTE), which would otherwise tie with route boundaries.
     boundary_priority = PRIO_CHAIN + raise_by if kind == Kind.CHAIN else PRIO_REENCAP
@@ -252,10 +277,8 @@ def route_entries(
             (route.entry[0], FlowEntry(HOST_IN, priority, m, (Output(route.delivery[1]),), cookie=cookie(kind, owner)))
             for m in matches
         ]
-    pathlets: list[Pathlet] = split_pathlets(route, rules.capacity, lambda dpid: dpid in sre)
     placed = []
-    for index, pathlet in enumerate(pathlets):
-        actions: tuple[Action, ...] = rules.encapsulate(pathlet.encoded, pathlet.first_port)
+    for index, (pathlet, actions) in enumerate(steps):
         for m in matches:
             if index == 0:
                 placed.append((pathlet.start[0], FlowEntry(HOST_IN, priority, m, actions, cookie=cookie(kind, owner))))

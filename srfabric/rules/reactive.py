@@ -13,26 +13,31 @@ from srfabric.controller.packets import FiveTuple
 from srfabric.errors import RoutingError
 from srfabric.model.fabric import Endpoint, Fabric, Host
 from srfabric.routing.paths import Route, host_route
-from srfabric.rules.codec_rules import rules_for
-from srfabric.rules.compile import route_entries, sre_switches
+from srfabric.rules.codec_rules import CodecRules, rules_for
+from srfabric.rules.compile import PathletSteps, pathlet_steps, sre_switches, steps_entries
 from srfabric.rules.entries import FlowEntry, Kind, Match, Output, ToController, cookie, ipv4_number, match
 from srfabric.rules.pipeline import HOST_IN, IPV4_ETHERTYPE, PORT_IN, PRIO_FLOW, PRIO_ROUTE
 
+PORT_FIELDS = {6: ("tcp_dst", "tcp_src"), 17: ("udp_dst", "udp_src")}  # (destination, source): sorted by name
+
 
 def flow_match(flow: FiveTuple, in_port: int) -> Match:
-    """The exact match of one flow arriving on ``in_port``.
+    """The exact match of one flow arriving on ``in_port``: what ``match`` makes of its fields, built
+    already sorted (every new flow needs one).
 
     >>> dict((name, value) for name, value, _ in flow_match(FiveTuple("10.0.0.1", "10.0.0.2", 1), 3))
     {'eth_type': 2048, 'in_port': 3, 'ip_proto': 1, 'ipv4_dst': 167772162, 'ipv4_src': 167772161}
+    >>> flow = FiveTuple("10.0.0.1", "10.0.0.2", 6, 4000, 80)
+    >>> flow_match(flow, 3) == match(in_port=3, eth_type=IPV4_ETHERTYPE, ip_proto=6, ipv4_src=167772161,
+    ...                              ipv4_dst=167772162, tcp_src=4000, tcp_dst=80)
+    True
     """
-    fields: dict[str, int | tuple[int, int]] = {
-        "in_port": in_port, "eth_type": IPV4_ETHERTYPE, "ip_proto": flow.proto,
-        "ipv4_src": ipv4_number(flow.src), "ipv4_dst": ipv4_number(flow.dst),
-    }
-    if flow.proto in (6, 17):
-        prefix = "tcp" if flow.proto == 6 else "udp"
-        fields[f"{prefix}_src"], fields[f"{prefix}_dst"] = flow.sport, flow.dport
-    return match(**fields)
+    fields: Match = (("eth_type", IPV4_ETHERTYPE, None), ("in_port", in_port, None), ("ip_proto", flow.proto, None),
+                     ("ipv4_dst", ipv4_number(flow.dst), None), ("ipv4_src", ipv4_number(flow.src), None))
+    ports = PORT_FIELDS.get(flow.proto)
+    if ports is None:
+        return fields
+    return (*fields, (ports[0], flow.dport, None), (ports[1], flow.sport, None))
 
 
 def reactive_tables(tables: dict[int, list[FlowEntry]], steering: str) -> dict[int, list[FlowEntry]]:
@@ -47,24 +52,25 @@ def reactive_tables(tables: dict[int, list[FlowEntry]], steering: str) -> dict[i
 
 
 class RouteCache:
-    """Routes by (entry, destination host), hosts by address and the SRE switches, kept while the fabric's
-    switch graph stays put.
+    """Routes by (entry, destination host), their encoded pathlets by codec, hosts by address and the
+    SRE switches, kept while the fabric's switch graph stays put.
 
     Flows between the same two places share one route, so only the first pays
-    for the shortest-path search. A change of switches, links or hosts makes a
-    new graph object, which empties the cache.
+    for the shortest-path search and the header. A change of switches, links or
+    hosts makes a new graph object, which empties the cache.
     """
 
     def __init__(self) -> None:
         self._graph: object = None
         self._routes: dict[tuple[Endpoint, str, Endpoint], Route] = {}
+        self._steps: dict[tuple[Endpoint, str, Endpoint, str], PathletSteps] = {}
         self._hosts: dict[str, Host] = {}
         self._sre: set[int] = set()
 
     def _current(self, fabric: Fabric) -> None:
         graph = fabric.graph()
         if graph is not self._graph:
-            self._graph, self._routes = graph, {}
+            self._graph, self._routes, self._steps = graph, {}, {}
             self._hosts = {}
             for host in fabric.hosts.values():
                 self._hosts.setdefault(host.ip, host)  # the first one, as ``Fabric.host_by_ip`` finds it
@@ -85,6 +91,17 @@ class RouteCache:
         if found is None:
             found = self._routes[key] = host_route(fabric, entry, destination.name)
         return found
+
+    def steps(self, fabric: Fabric, entry: Endpoint, destination: Host, rules: CodecRules, what: str
+              ) -> tuple[Route, PathletSteps]:
+        """The route from ``entry`` to ``destination``, with its pathlets and their header actions under
+        ``rules``; kept for later calls (a route that cannot be encoded raises each time, naming ``what``)."""
+        route = self.route(fabric, entry, destination)
+        key = (entry, destination.name, (destination.dpid, destination.port), rules.name)
+        found = self._steps.get(key)
+        if found is None:
+            found = self._steps[key] = pathlet_steps(route, rules, self._sre, what) if route.hops else []
+        return route, found
 
 
 def flow_entries(
@@ -111,15 +128,15 @@ def flow_entries(
     destination = routes.host_by_ip(fabric, flow.dst)
     if destination is None:
         raise RoutingError("ipv4_dst", f"{flow.dst} is not a known host")
-    route = routes.route(fabric, entry, destination)
     what = f"flow {flow.src}->{flow.dst}"
     if steering == "hop-by-hop":
+        route = routes.route(fabric, entry, destination)
         placed = [(dpid, FlowEntry(PORT_IN, PRIO_FLOW, flow_match(flow, in_port), (Output(out_port),),
                                    cookie=cookie(Kind.FLOW)))
                   for dpid, in_port, out_port in route.visits()]
     else:
         # The flow's match already names both addresses, so later pathlets need no extra endpoints.
-        placed = route_entries(route, [flow_match(flow, entry[1])], rules_for(codec), routes.sre(fabric),
-                               Kind.FLOW, 0, what)
+        route, steps = routes.steps(fabric, entry, destination, rules_for(codec), what)
+        placed = steps_entries(route, steps, [flow_match(flow, entry[1])], Kind.FLOW, 0)
     # Both lists start with the ingress switch's entry (the first visit, the first pathlet): move it last.
     return placed[1:] + placed[:1]

@@ -6,7 +6,6 @@ protocol modules and nothing else) and return message objects.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from os_ken.ofproto import nicira_ext
@@ -99,7 +98,6 @@ DIGEST_SHIFT = 24
 DIGEST_MASK = 0xFFFFFFFF << DIGEST_SHIFT
 
 
-@lru_cache(maxsize=65536)
 def wire_cookie(entry: FlowEntry) -> int:
     """The cookie sent with ``entry``: its own (kind and owner) plus a digest of the whole entry in bits 24..55.
 

@@ -25,9 +25,12 @@ def test_quick_dataplane_bench_writes_results(tmp_path: Path, capsys: pytest.Cap
     assert set(summary["rate_direct_pps"]) == {"xdp_sr", "xdp_lpm"} and all(summary["rate_direct_pps"].values())
     assert {"xdp_sr_vs_xdp_lpm_rate", "xdp_sr_vs_ovs_rate", "sr_cost_vs_redirect", "setup_median"} == set(
         summary["goals"])
-    setup = summary["setup_ms"]
+    setup, idle = summary["setup_ms"], summary["setup_default_idle_ms"]
     assert {"median", "p99", "header_ms", "controller_ms", "rtt_ms", "switch_ms"} <= set(setup)
-    assert setup["flows"] >= 100 and setup["lost"] == 0  # every new flow's first packet was set up and sent on
+    assert setup["cpu_latency_us"] == 0 and idle["cpu_latency_us"] is None  # held, then as the machine has it
+    for run in (setup, idle):
+        assert run["flows"] >= 100 and run["lost"] == 0  # every new flow's first packet was set up and sent on
+    assert summary["goals"]["setup_median"]["default_idle_ms"] == idle["median"]
     sizes = summary["control_bytes_per_flow"]
     assert sizes["source_routing"]["switches"] == 1 and sizes["hop_by_hop"]["switches"] == 3
     assert sizes["source_routing"]["down"] < sizes["hop_by_hop"]["down"]

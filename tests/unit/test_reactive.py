@@ -98,3 +98,15 @@ def test_kept_routes_follow_a_host_that_changed_address() -> None:
         flow_entries(fabric, flow, (h1.dpid, h1.port), "mac-nibble", "source-routing", routes)
     moved = FiveTuple(h1.ip, "10.9.9.9", 17, 4000, 5000)
     assert flow_entries(fabric, moved, (h1.dpid, h1.port), "mac-nibble", "source-routing", routes)
+
+
+def test_kept_pathlets_give_the_same_entries_as_working_them_out_again() -> None:
+    fabric = fat_tree(4).to_fabric()
+    routes = RouteCache()
+    h1 = fabric.hosts["h1"]
+    for codec in ("mac-nibble", "mac-vlan-mpls"):
+        for dst in ("h2", "h3", "h16"):
+            for sport in (40000, 40001):
+                flow = FiveTuple(h1.ip, fabric.hosts[dst].ip, 17, sport, 5001)
+                kept = flow_entries(fabric, flow, (h1.dpid, h1.port), codec, "source-routing", routes)
+                assert kept == flow_entries(fabric, flow, (h1.dpid, h1.port), codec, "source-routing")
