@@ -46,6 +46,7 @@ async def serve(args: argparse.Namespace) -> None:
     from srfabric.api.service import SfcService
     from srfabric.api.store import open_database
     from srfabric.controller.controller import Controller, ControllerConfig
+    from srfabric.controller.heap import freeze_heap
 
     token = token_from(args)
     try:
@@ -58,6 +59,7 @@ async def serve(args: argparse.Namespace) -> None:
     repository = Repository(engine)
     service = SfcService(repository, controller)
     await service.start()  # the kept state is in place before the first switch connects
+    freeze_heap()  # the modules and the loaded state are never walked by the collector again (see ``heap``)
     try:
         await controller.start(args.openflow_host, args.openflow_port)
     except OSError as error:

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import uvloop
 
 from srfabric.controller.controller import Controller, ControllerConfig
+from srfabric.controller.heap import freeze_heap
 
 T = TypeVar("T")
 
@@ -34,6 +35,7 @@ class ControllerThread:
             return await self.controller.start(self.host, self.port)
 
         self.port = self.call(boot())
+        freeze_heap()  # the caller's heap so far is not the controller's to walk (see ``heap``)
         return self.port
 
     def call(self, coro: Coroutine[Any, Any, T], timeout: float = 60.0) -> T:
