@@ -229,8 +229,8 @@ PathletSteps = list[tuple[Pathlet, tuple[Action, ...]]]
 
 
 def pathlet_steps(route: Route, rules: CodecRules, sre: set[int], what: str) -> PathletSteps:
-    """Split ``route`` into pathlets and encode each one's header: what every match steered along the
-    route shares, so a caller may keep it (reactive setup does, per route)."""
+    """Split ``route`` into pathlets and encode each one's header (none for a route without hops): what
+    every match steered along the route shares, so a caller may keep it (reactive setup does, per route)."""
     _check_ports(route, rules, what)
     pathlets: list[Pathlet] = split_pathlets(route, rules.capacity, lambda dpid: dpid in sre)
     return [(pathlet, rules.encapsulate(pathlet.encoded, pathlet.first_port)) for pathlet in pathlets]
@@ -255,8 +255,7 @@ def route_entries(
     ``endpoints`` (the route's source and destination addresses), so that
     other traffic whose header runs out on that port is never pulled in.
     """
-    steps = pathlet_steps(route, rules, sre, what) if route.hops else []
-    return steps_entries(route, steps, matches, kind, owner, endpoints, raise_by)
+    return steps_entries(route, pathlet_steps(route, rules, sre, what), matches, kind, owner, endpoints, raise_by)
 
 
 def steps_entries(

@@ -100,7 +100,7 @@ class RouteCache:
         key = (entry, destination.name, (destination.dpid, destination.port), rules.name)
         found = self._steps.get(key)
         if found is None:
-            found = self._steps[key] = pathlet_steps(route, rules, self._sre, what) if route.hops else []
+            found = self._steps[key] = pathlet_steps(route, rules, self._sre, what)
         return route, found
 
 
