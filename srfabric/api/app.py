@@ -13,7 +13,7 @@ from fastapi.security import APIKeyHeader
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from srfabric.api.dispatch import ResourceApp, check_token
-from srfabric.api.errors import ApiError, neutron_error, validation_message
+from srfabric.api.errors import ApiError, internal_error, neutron_error, validation_message
 from srfabric.api.routes import RESOURCES, documented_routes
 from srfabric.api.service import SfcService
 
@@ -71,7 +71,7 @@ def create_app(service: SfcService, token: str | None) -> ResourceApp:
     @app.exception_handler(Exception)
     async def internal(request: Request, error: Exception) -> JSONResponse:
         log.exception("request failed")
-        return JSONResponse(neutron_error("HTTPInternalServerError", "Request Failed: internal server error while "
-                                                                     "processing your request."), status_code=500)
+        failure = internal_error()
+        return JSONResponse(failure.body(), status_code=failure.status)
 
     return ResourceApp(service, token, RESOURCES, app)

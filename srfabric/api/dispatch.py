@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from srfabric.api.errors import ApiError, bad_request, neutron_error, validation_message
+from srfabric.api.errors import ApiError, bad_request, internal_error, validation_message
 from srfabric.api.service import LIST_PARAMETERS, SfcService
 
 log = logging.getLogger(__name__)
@@ -144,8 +144,8 @@ class ResourceApp:
             status, body = error.status, json_bytes(error.body())
         except Exception:  # noqa: BLE001 - the client gets Neutron's 500, the log gets the traceback
             log.exception("request failed")
-            status, body = 500, json_bytes(neutron_error("HTTPInternalServerError", "Request Failed: internal "
-                                                         "server error while processing your request."))
+            failure = internal_error()
+            status, body = failure.status, json_bytes(failure.body())
         if not body:
             await send({"type": "http.response.start", "status": status, "headers": []})
             await send({"type": "http.response.body", "body": b""})

@@ -54,3 +54,9 @@ def validation_message(error: dict[str, Any], method: str) -> str:
             return f"Cannot update read-only attribute {field}"
         return f"Unrecognized attribute(s) '{field}'"
     return f"Invalid input for {field}. Reason: {error.get('msg', 'invalid')}."
+
+
+def internal_error() -> ApiError:
+    """What a client is told when handling its request failed unexpectedly (the log has the traceback)."""
+    return ApiError(500, "HTTPInternalServerError", "Request Failed: internal server error while processing your "
+                                                    "request.")
