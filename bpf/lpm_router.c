@@ -18,15 +18,14 @@ struct {
 SEC("xdp")
 int lpm_route(struct xdp_md *ctx)
 {
-	enum sr_reason reason = SR_DROP_MALFORMED;
+	struct sr_verdict v = SR_VERDICT_INIT;
 	struct cursor c = { (void *)(long)ctx->data, (void *)(long)ctx->data_end };
 	struct ethhdr *eth = parse_eth(&c);
 	struct lpm_key key = { 32, 0 };
 	struct iphdr *ip;
 	__u32 *port;
-	int action = XDP_DROP;
 
-	if (!eth || eth->h_proto != ETH_P_IP_BE)
+	if (!eth || eth_proto(eth) != ETH_P_IP_BE)
 		goto out;
 	ip = parse_ipv4(&c);
 	if (!ip)
@@ -34,12 +33,12 @@ int lpm_route(struct xdp_md *ctx)
 	key.addr = ip->daddr;
 	port = bpf_map_lookup_elem(&sr_lpm, &key);
 	if (!port) {
-		reason = SR_DROP_NO_RULE;
+		sr_drop(&v, SR_DROP_NO_RULE);
 		goto out;
 	}
-	action = sr_send(*port, SR_ROUTED, &reason);
+	sr_send(&v, *port, SR_ROUTED);
 out:
-	return sr_finish(ctx, reason, action);
+	return sr_finish(ctx, &v);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

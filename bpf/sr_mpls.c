@@ -14,131 +14,120 @@
 #define MPLS_BOTTOM 0x100
 #define SR_HEADER_BYTES 8 /* one VLAN tag and one label stack entry */
 
-/* The header fields as read from a frame. */
-struct mpls_header {
-	__u8 *dest; /* the destination MAC, read a byte at a time when a slot falls in it */
-	void *end;
-	__u16 vid;
-	__u32 labels;
-	__u32 label[MPLS_MAX_LABELS];
-	__u8 *ttl;
-};
-
 /* Hosts send plain IPv4: a tag or a label from a host port is a forged path. */
 static __always_inline int codec_forged(struct ethhdr *eth)
 {
 	return eth->h_proto == ETH_P_8021Q_BE || eth->h_proto == ETH_P_MPLS_BE;
 }
 
-/* Parse tag and label stack; 0 on success. */
-static __always_inline int mpls_read(struct xdp_md *ctx, struct mpls_header *h)
+/* How many stack entries from ``top`` down to the bottom of stack; 0 when there is none
+ * within the MPLS_MAX_LABELS a header may have, or the frame ends first. */
+static __always_inline __u32 mpls_depth(__be32 *top, void *end)
+{
+	__u32 i;
+
+	for (i = 0; i < MPLS_MAX_LABELS; i++) {
+		__be32 *entry = top + i;
+
+		if ((void *)(entry + 1) > end)
+			return 0;
+		if (*entry & bpf_htonl(MPLS_BOTTOM))
+			return i + 1;
+	}
+	return 0;
+}
+
+/* The 8 bits at bit offset (slot - 1) * 8 of MAC | VID | labels, read where they sit in the
+ * frame; ``entry`` is the top stack entry, already read. 0 when the bits are not there. */
+static __always_inline __u32 mpls_slot(struct ethhdr *eth, __u32 vid, __be32 *top, __u32 entry, void *end,
+				       __u32 slot)
+{
+	__u32 offset = (slot - 1) * 8;
+	__u32 bits, j, r, high, label, next;
+	__be32 *at;
+
+	if (offset < 48) {
+		__u8 *byte = &eth->h_dest[offset >> 3];
+
+		if ((void *)(byte + 1) > end) /* cannot happen (the caller parsed past it); for the verifier */
+			return 0;
+		return *byte;
+	}
+	bits = offset - 48; /* into VID | labels */
+	if (bits <= 24) /* inside the VID and the top label: one 32-bit word */
+		return ((vid << 20 | entry >> 12) >> (24 - bits)) & 0xff;
+	bits -= 12; /* into the labels, 20 bits each */
+	/* bits / 20 as a multiply and a shift (exact below 16384; bits < 8 * 20 here): a division
+	 * costs more than the rest of the transit program's arithmetic together. */
+	j = (bits * 3277) >> 16;
+	r = bits - j * 20;
+	/* The caller counted the entries against the slot; the bounds restate it for the verifier. */
+	if (j >= MPLS_MAX_LABELS)
+		return 0;
+	at = top + (j & 7);
+	if ((void *)(at + 1) > end)
+		return 0;
+	label = bpf_ntohl(at[0]) >> 12;
+	if (r <= 12)
+		return (label >> (12 - r)) & 0xff;
+	if (j + 1 >= MPLS_MAX_LABELS || (void *)(at + 2) > end)
+		return 0;
+	high = 20 - r; /* the slot's top bits end label j, the rest start label j + 1 */
+	next = bpf_ntohl(at[1]) >> 12;
+	return ((label & ((1u << high) - 1)) << (8 - high)) | (next >> (12 + high));
+}
+
+static __always_inline int codec_decode(struct ethhdr *eth, struct cursor *c)
+{
+	struct sr_vlan *tag;
+	__be32 *top;
+	__u32 entry, ttl, labels, port;
+
+	if (eth_proto(eth) != ETH_P_8021Q_BE)
+		return SR_BAD_HEADER;
+	tag = parse_vlan(c);
+	if (!tag || tag->inner_proto != ETH_P_MPLS_BE)
+		return SR_BAD_HEADER;
+	top = parse_mpls(c);
+	if (!top)
+		return SR_BAD_HEADER;
+	entry = bpf_ntohl(*top);
+	labels = entry & MPLS_BOTTOM ? 1 : mpls_depth(top, c->end);
+	ttl = entry & 0xff;
+	if (labels == 0 || ttl > (60 + 20 * labels) / 8)
+		return SR_BAD_HEADER;
+	if (ttl == 0)
+		return SR_EXHAUSTED;
+	port = mpls_slot(eth, bpf_ntohs(tag->tci) & 0x0fff, top, entry, c->end, ttl);
+	if (port)
+		((__u8 *)top)[3] = ttl - 1;
+	return port;
+}
+
+/* Pop the tag and every label: the MAC addresses move forward over them. */
+static __always_inline int codec_strip(struct xdp_md *ctx)
 {
 	struct cursor c = { (void *)(long)ctx->data, (void *)(long)ctx->data_end };
 	struct ethhdr *eth = parse_eth(&c);
 	struct sr_vlan *tag;
-	__u32 i;
+	__be32 *top;
+	__u8 macs[12];
+	__u32 labels;
+	void *data, *end;
 
 	if (!eth || eth->h_proto != ETH_P_8021Q_BE)
 		return -1;
 	tag = parse_vlan(&c);
 	if (!tag || tag->inner_proto != ETH_P_MPLS_BE)
 		return -1;
-	h->dest = eth->h_dest;
-	h->end = c.end;
-	h->vid = bpf_ntohs(tag->tci) & 0x0fff;
-	h->labels = 0;
-	for (i = 0; i < MPLS_MAX_LABELS; i++) {
-		__be32 *entry = parse_mpls(&c);
-		__u32 value;
-
-		if (!entry)
-			return -1;
-		value = bpf_ntohl(*entry);
-		if (i == 0)
-			h->ttl = (__u8 *)entry + 3;
-		h->label[i] = value >> 12;
-		h->labels = i + 1;
-		if (value & MPLS_BOTTOM)
-			return 0;
-	}
-	return -1; /* no bottom of stack within the labels a header may have */
-}
-
-/* The 8 bits at bit offset (slot - 1) * 8 of MAC | VID | labels. */
-static __always_inline __u32 mpls_slot(const struct mpls_header *h, __u32 slot)
-{
-	__u32 offset = (slot - 1) * 8;
-	__u32 bits, j, r, high;
-
-	if (offset < 48) {
-		__u8 *byte = h->dest + (offset >> 3);
-
-		if ((void *)(byte + 1) > h->end) /* cannot happen (parse_eth checked); the verifier wants it */
-			return 0;
-		return *byte;
-	}
-	if (offset == 48)
-		return (h->vid >> 4) & 0xff;
-	if (offset == 56)
-		return ((h->vid & 0xf) << 4) | (h->label[0] >> 16);
-	bits = offset - 60; /* inside the labels, 20 bits each */
-	/* bits / 20 as a multiply and a shift (exact below 16384; bits < 8 * 20 here): a division costs
-	 * more than the rest of the transit program's arithmetic together. */
-	j = (bits * 3277) >> 16;
-	r = bits - j * 20;
-	if (j >= MPLS_MAX_LABELS)
-		return 0;
-	if (r <= 12)
-		return (h->label[j & 7] >> (12 - r)) & 0xff;
-	high = 20 - r; /* the slot's top bits end label j, the rest start label j + 1 */
-	if (j + 1 >= MPLS_MAX_LABELS)
-		return 0;
-	/* The masks restate the bounds just checked, in a form the verifier keeps. */
-	return ((h->label[j & 7] & ((1u << high) - 1)) << (8 - high)) | (h->label[(j + 1) & 7] >> (12 + high));
-}
-
-static __always_inline int codec_decode(struct xdp_md *ctx, enum sr_reason *reason)
-{
-	struct mpls_header h;
-	__u32 ttl, port;
-
-	if (mpls_read(ctx, &h) < 0) {
-		*reason = SR_DROP_MALFORMED;
-		return XDP_DROP;
-	}
-	ttl = *h.ttl;
-	if (ttl == 0)
-		return SR_TERMINATE;
-	if (ttl > (60 + 20 * h.labels) / 8) {
-		*reason = SR_DROP_MALFORMED;
-		return XDP_DROP;
-	}
-	port = mpls_slot(&h, ttl);
-	if (port == 0) {
-		*reason = SR_DROP_MALFORMED;
-		return XDP_DROP;
-	}
-	*h.ttl = ttl - 1;
-	return sr_send(port, SR_FORWARDED, reason);
-}
-
-/* Pop the tag and every label: the MAC addresses move forward over them. */
-static __always_inline int codec_strip(struct xdp_md *ctx)
-{
-	struct mpls_header h;
-	__u8 macs[12];
-	void *data, *end;
-	__u32 remove;
-
-	if (mpls_read(ctx, &h) < 0)
+	top = parse_mpls(&c);
+	if (!top)
 		return -1;
-	remove = 4 + 4 * h.labels;
-	data = (void *)(long)ctx->data;
-	end = (void *)(long)ctx->data_end;
-	if (data + 12 > end)
+	labels = mpls_depth(top, c.end);
+	if (labels == 0)
 		return -1;
-	__builtin_memcpy(macs, data, 12);
-	if (bpf_xdp_adjust_head(ctx, (int)remove))
+	__builtin_memcpy(macs, eth, 12);
+	if (bpf_xdp_adjust_head(ctx, (int)(4 + 4 * labels)))
 		return -1;
 	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;

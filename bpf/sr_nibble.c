@@ -17,41 +17,26 @@ static __always_inline int codec_forged(struct ethhdr *eth)
 	return eth->h_source[0] >> 4;
 }
 
-static __always_inline int codec_decode(struct xdp_md *ctx, enum sr_reason *reason)
+static __always_inline int codec_decode(struct ethhdr *eth, struct cursor *c)
 {
-	void *data = (void *)(long)ctx->data;
-	void *end = (void *)(long)ctx->data_end;
-	struct ethhdr *eth = data;
-	__u32 count, port, index, at;
+	__u32 first = eth->h_source[0];
+	__u32 count = first >> 4, index, port;
 	__u8 *byte;
 
-	if ((void *)(eth + 1) > end) {
-		*reason = SR_DROP_MALFORMED;
-		return XDP_DROP;
-	}
-	count = eth->h_source[0] >> 4;
 	if (count == 0)
-		return SR_TERMINATE;
-	if (count > NIBBLE_MAX_HOPS) {
-		*reason = SR_DROP_MALFORMED;
-		return XDP_DROP;
-	}
+		return SR_EXHAUSTED;
+	if (count > NIBBLE_MAX_HOPS)
+		return SR_BAD_HEADER;
 	/* Nibble count - 1 of the source MAC read as a 48-bit number (first byte most significant),
 	 * counting from the least significant: one byte read, not the whole address assembled. */
 	index = count - 1;
-	at = offsetof(struct ethhdr, h_source) + 5 - (index >> 1);
-	byte = (__u8 *)data + at;
-	if ((void *)(byte + 1) > end) { /* cannot happen (index < 11); the verifier wants it said */
-		*reason = SR_DROP_MALFORMED;
-		return XDP_DROP;
-	}
+	byte = &eth->h_source[5 - (index >> 1)];
+	if ((void *)(byte + 1) > c->end) /* cannot happen (index < 11); the verifier wants it said */
+		return SR_BAD_HEADER;
 	port = (*byte >> ((index & 1) << 2)) & 0xf;
-	if (port == 0) {
-		*reason = SR_DROP_MALFORMED;
-		return XDP_DROP;
-	}
-	eth->h_source[0] = (eth->h_source[0] & 0x0f) | ((count - 1) << 4);
-	return sr_send(port, SR_FORWARDED, reason);
+	if (port)
+		eth->h_source[0] = (first & 0x0f) | (index << 4);
+	return port;
 }
 
 /* Nothing to remove: the restore table writes the original source MAC back. */

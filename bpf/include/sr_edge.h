@@ -3,7 +3,8 @@
  * The including file defines, before including this header:
  *   SR_REWRITES_SOURCE_MAC  1 when the header overwrote the source MAC (mac-nibble)
  *   codec_forged(eth, c)    non-zero when a host frame already carries a path
- *   codec_decode(ctx, r)    transit step; returns SR_TERMINATE when the header is exhausted
+ *   codec_decode(eth, c)    transit step on a frame whose Ethernet header is checked (c stands
+ *                           after it): the next port, SR_EXHAUSTED or SR_BAD_HEADER
  *   codec_strip(ctx)        remove an exhausted header, leaving Ethernet + IPv4; 0 on success
  *   codec_encap(ctx, act)   write the action's header; 0 on success
  */
@@ -41,19 +42,18 @@ static __always_inline int sr_flow_key_of(struct cursor *c, struct iphdr *ip, __
 }
 
 /* ``act`` points into a map value, which stays valid when the encapsulation moves the packet head. */
-static __always_inline int sr_apply(struct xdp_md *ctx, const struct sr_action *act, enum sr_reason *reason)
+static __always_inline void sr_apply(struct xdp_md *ctx, const struct sr_action *act, struct sr_verdict *v)
 {
 	if (act->kind == SR_ACT_OUTPUT)
-		return sr_send(act->port, SR_LOCAL, reason);
-	if (codec_encap(ctx, act) < 0) {
-		*reason = SR_DROP_MALFORMED;
-		return XDP_DROP;
-	}
-	return sr_send(act->port, SR_ENCAPSULATED, reason);
+		sr_send(v, act->port, SR_LOCAL);
+	else if (codec_encap(ctx, act) < 0)
+		sr_drop(v, SR_DROP_MALFORMED);
+	else
+		sr_send(v, act->port, SR_ENCAPSULATED);
 }
 
 /* A frame whose header ran out here: the next pathlet's header, or restore and deliver. */
-static __always_inline int sr_terminate(struct xdp_md *ctx, enum sr_reason *reason)
+static __always_inline void sr_terminate(struct xdp_md *ctx, struct sr_verdict *v)
 {
 	struct cursor c;
 	struct ethhdr *eth;
@@ -62,20 +62,21 @@ static __always_inline int sr_terminate(struct xdp_md *ctx, enum sr_reason *reas
 	struct sr_action *act;
 	struct sr_host *host;
 
-	*reason = SR_DROP_MALFORMED;
 	if (codec_strip(ctx) < 0)
-		return XDP_DROP;
+		return; /* the verdict is still "malformed" */
 	c.pos = (void *)(long)ctx->data;
 	c.end = (void *)(long)ctx->data_end;
 	eth = parse_eth(&c);
-	if (!eth || eth->h_proto != ETH_P_IP_BE)
-		return XDP_DROP;
+	if (!eth || eth_proto(eth) != ETH_P_IP_BE)
+		return;
 	ip = parse_ipv4(&c);
 	if (!ip || sr_flow_key_of(&c, ip, SR_STAGE_TERMINATE, sr_in_port(ctx), &key) < 0)
-		return XDP_DROP;
+		return;
 	act = sr_classify(&key);
-	if (act)
-		return sr_apply(ctx, act, reason);
+	if (act) {
+		sr_apply(ctx, act, v);
+		return;
+	}
 #if SR_REWRITES_SOURCE_MAC
 	{
 		struct sr_mac *original = bpf_map_lookup_elem(&sr_restore, &key.src);
@@ -86,61 +87,62 @@ static __always_inline int sr_terminate(struct xdp_md *ctx, enum sr_reason *reas
 #endif
 	host = bpf_map_lookup_elem(&sr_deliver, &key.dst);
 	if (!host) {
-		*reason = SR_DROP_EXHAUSTED;
-		return XDP_DROP;
+		sr_drop(v, SR_DROP_EXHAUSTED);
+		return;
 	}
 	__builtin_memcpy(eth->h_dest, host->mac, ETH_ALEN);
-	return sr_send(host->port, SR_DELIVERED, reason);
+	sr_send(v, host->port, SR_DELIVERED);
 }
 
 /* Ports towards other switches and service functions: read the next port from the header. */
 SEC("xdp")
 int sr_fabric(struct xdp_md *ctx)
 {
-	enum sr_reason reason = SR_DROP_MALFORMED;
+	struct sr_verdict v = SR_VERDICT_INIT;
 	struct cursor c = { (void *)(long)ctx->data, (void *)(long)ctx->data_end };
 	struct ethhdr *eth = parse_eth(&c);
-	int action = XDP_DROP;
+	int port;
 
 	if (!eth)
 		goto out;
-	if (eth->h_proto == ETH_P_LLDP_BE) {
-		reason = SR_PASSED;
-		action = XDP_PASS;
+	if (eth_proto(eth) == ETH_P_LLDP_BE) {
+		sr_pass(&v);
 		goto out;
 	}
-	action = codec_decode(ctx, &reason);
-	if (action == SR_TERMINATE)
-		action = sr_terminate(ctx, &reason);
+	port = codec_decode(eth, &c);
+	if (port > 0)
+		sr_send(&v, port, SR_FORWARDED);
+	else if (port == SR_EXHAUSTED)
+		sr_terminate(ctx, &v);
 out:
-	return sr_finish(ctx, reason, action);
+	return sr_finish(ctx, &v);
 }
 
 /* Ports towards hosts: classify, write the header (the SRE's job), send to the first port. */
 SEC("xdp")
 int sr_host(struct xdp_md *ctx)
 {
-	enum sr_reason reason = SR_DROP_MALFORMED;
+	struct sr_verdict v = SR_VERDICT_INIT;
 	struct cursor c = { (void *)(long)ctx->data, (void *)(long)ctx->data_end };
 	struct ethhdr *eth = parse_eth(&c);
 	struct sr_flow_key key;
 	struct sr_action *act;
 	struct iphdr *ip;
-	int action = XDP_DROP;
+	__be16 proto;
 
 	if (!eth)
 		goto out;
-	if (eth->h_proto == ETH_P_ARP_BE || eth->h_proto == ETH_P_LLDP_BE) {
-		reason = SR_PASSED;
-		action = XDP_PASS;
+	proto = eth_proto(eth);
+	if (proto == ETH_P_ARP_BE || proto == ETH_P_LLDP_BE) {
+		sr_pass(&v);
 		goto out;
 	}
 	if (codec_forged(eth)) {
-		reason = SR_DROP_FORGED;
+		sr_drop(&v, SR_DROP_FORGED);
 		goto out;
 	}
-	if (eth->h_proto != ETH_P_IP_BE) {
-		reason = SR_DROP_NO_RULE;
+	if (proto != ETH_P_IP_BE) {
+		sr_drop(&v, SR_DROP_NO_RULE);
 		goto out;
 	}
 	ip = parse_ipv4(&c);
@@ -148,12 +150,12 @@ int sr_host(struct xdp_md *ctx)
 		goto out;
 	act = sr_classify(&key);
 	if (!act) {
-		reason = SR_DROP_NO_RULE;
+		sr_drop(&v, SR_DROP_NO_RULE);
 		goto out;
 	}
-	action = sr_apply(ctx, act, &reason);
+	sr_apply(ctx, act, &v);
 out:
-	return sr_finish(ctx, reason, action);
+	return sr_finish(ctx, &v);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -25,6 +25,12 @@ struct cursor {
 	void *end;
 };
 
+/* The EtherType in one 16-bit load (struct ethhdr is packed, so ``eth->h_proto`` takes two byte loads). */
+static __always_inline __be16 eth_proto(const struct ethhdr *eth)
+{
+	return *(const __be16 *)((const __u8 *)eth + offsetof(struct ethhdr, h_proto));
+}
+
 static __always_inline struct ethhdr *parse_eth(struct cursor *c)
 {
 	struct ethhdr *eth = c->pos;

@@ -138,7 +138,7 @@ class RateRig:
         if name.startswith("xdp"):
             kind = "mac-nibble" if name == "xdp_sr" else "lpm"
             obj = self._load(kind)
-            obj.map("sr_tx_ports").update(layout.u32(OUT_PORT), layout.u32(_ifindex(self.out_if)))
+            obj.add_port(OUT_PORT, _ifindex(self.out_if))
             if kind == "lpm":
                 progress(f"filling the LPM table with {len(self.table)} routes")
                 routes = obj.map("sr_lpm")

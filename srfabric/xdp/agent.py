@@ -88,7 +88,7 @@ class XdpAgent:
         self.obj = load(self.codec, self.name)
         for port, ifname in self.ports.items():
             ifindex = socket.if_nametoindex(ifname)
-            self.obj.map("sr_tx_ports").update(layout.u32(port), layout.u32(ifindex))
+            self.obj.add_port(port, ifindex)
             self.obj.map("sr_ifports").update(layout.u32(ifindex), layout.u32(port))
             self._attach(port, "sr_host")
             sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))

@@ -226,8 +226,9 @@ def prog_test_run(
     ``ingress_ifindex`` fills ``xdp_md.ingress_ifindex`` so the program sees an arrival port.
     Without ``live`` nothing is sent and the frame the program left is returned; the runs
     share one buffer, so a program that edits the frame sees its own edits on the next run.
-    With ``live`` every run starts from a fresh copy of ``frame`` and redirects really
-    transmit (no frame comes back): the cost of a forwarding decision end to end.
+    With ``live`` the frames come from a page pool and redirects really transmit (no frame
+    comes back); the kernel resets each frame's pointers between runs but not its bytes, so
+    a program that rewrites a header must be handed a fresh one (``bpf/generator.c`` stamps it).
     """
     data_in = ctypes.create_string_buffer(frame, len(frame))
     out_size = 0 if live else len(frame) + 256  # room for pushed headers

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from srfabric.errors import SrfabricError
 from srfabric.xdp.bpf_syscall import PinnedMap, obj_get
+from srfabric.xdp.layout import u32
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCE_DIR = REPO / "bpf"
@@ -88,6 +89,22 @@ class LoadedObject:
                 raise XdpError("map", f"{self.kind} has no map {name!r}")
             self._maps[name] = PinnedMap.open(path)
         return self._maps[name]
+
+    def add_port(self, port: int, ifindex: int) -> None:
+        """Make OpenFlow ``port`` send to ``ifindex``: the devmap entry, then the flag the programs check.
+
+        The programs check ``sr_port_up`` before they count a redirect (the redirect itself comes last,
+        after the counting), so the flag goes in only once the devmap can take the frame.
+        """
+        self.map("sr_tx_ports").update(u32(port), u32(ifindex))
+        if (self.folder / "maps" / "sr_port_up").exists():
+            self.map("sr_port_up").update(u32(port), u32(1))
+
+    def remove_port(self, port: int) -> None:
+        """Undo ``add_port``, flag first, so no frame is counted as sent to a port that has gone."""
+        if (self.folder / "maps" / "sr_port_up").exists():
+            self.map("sr_port_up").update(u32(port), u32(0))
+        self.map("sr_tx_ports").delete(u32(port))
 
     def unload(self) -> None:
         # Open descriptors would keep the programs and maps alive after their pins are gone.

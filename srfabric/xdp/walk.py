@@ -64,7 +64,7 @@ class XdpFabric:
                 obj = load(self.codec, f"walk-{os.getpid()}-{dpid:x}")
                 self.objects[dpid] = obj
                 for port in range(1, 256):
-                    obj.map("sr_tx_ports").update(layout.u32(port), layout.u32(LO))
+                    obj.add_port(port, LO)
                 fill(obj, translated)
                 self.trusted[dpid] = translated.trusted_ports
         except BaseException:

@@ -47,7 +47,7 @@ def objects() -> Iterator[dict[str, LoadedObject]]:
             obj = load(kind, f"test-{os.getpid()}-{kind}")
             loaded[kind] = obj
             for port in range(1, 256):
-                obj.map("sr_tx_ports").update(layout.u32(port), layout.u32(LO))
+                obj.add_port(port, LO)
             if kind != "lpm":
                 obj.map("sr_ifports").update(layout.u32(LO), layout.u32(IN_PORT))
         yield loaded
@@ -89,6 +89,20 @@ def test_mpls_transit_follows_the_vectors(objects: dict[str, LoadedObject], case
         frame = out.frame
 
 
+@pytest.mark.parametrize("hops", [13, 17, 20, 24, 27])
+def test_mpls_transit_reads_every_label_of_a_long_path(objects: dict[str, LoadedObject], hops: int) -> None:
+    # Beyond the vectors' two labels: slots that straddle two labels and the deepest of eight.
+    rng = random.Random(hops)
+    path = [rng.randrange(1, 256) for _ in range(hops)]
+    frame = frames.mpls_frame(MacVlanMplsCodec().encode(path).wire(), plain())
+    probe = fabric(objects, "mac-vlan-mpls")
+    for port in path:
+        out = probe.run(frame)
+        assert (out.action, out.reason, out.port) == ("redirect", "forwarded", port)
+        frame = out.frame
+    assert probe.run(frame).reason == "drop_exhausted"
+
+
 def test_nibble_header_errors_are_counted_drops(objects: dict[str, LoadedObject]) -> None:
     probe = fabric(objects, "mac-nibble")
     cases = {
@@ -101,13 +115,12 @@ def test_nibble_header_errors_are_counted_drops(objects: dict[str, LoadedObject]
 
 
 def test_a_port_the_switch_lacks_is_a_counted_drop(objects: dict[str, LoadedObject]) -> None:
-    ports = objects["mac-nibble"].map("sr_tx_ports")
-    ports.delete(layout.u32(14))
+    objects["mac-nibble"].remove_port(14)
     try:
         out = fabric(objects, "mac-nibble").run(frames.with_source_mac(plain(), 0x10000000000E))
         assert (out.action, out.reason) == ("drop", "drop_no_port")
     finally:
-        ports.update(layout.u32(14), layout.u32(LO))
+        objects["mac-nibble"].add_port(14, LO)
 
 
 def test_mpls_without_a_header_is_malformed(objects: dict[str, LoadedObject]) -> None:
