@@ -20,6 +20,18 @@ static __always_inline int codec_forged(struct ethhdr *eth)
 	return eth->h_proto == ETH_P_8021Q_BE || eth->h_proto == ETH_P_MPLS_BE;
 }
 
+/* The tag and the top label stack entry after a checked Ethernet header (``c`` stands after it);
+ * NULL unless the frame carries both. */
+static __always_inline __be32 *mpls_top(struct ethhdr *eth, struct cursor *c, struct sr_vlan **tag)
+{
+	if (eth_proto(eth) != ETH_P_8021Q_BE)
+		return NULL;
+	*tag = parse_vlan(c);
+	if (!*tag || (*tag)->inner_proto != ETH_P_MPLS_BE)
+		return NULL;
+	return parse_mpls(c);
+}
+
 /* How many stack entries from ``top`` down to the bottom of stack; 0 when there is none
  * within the MPLS_MAX_LABELS a header may have, or the frame ends first. */
 static __always_inline __u32 mpls_depth(__be32 *top, void *end)
@@ -83,12 +95,7 @@ static __always_inline int codec_decode(struct ethhdr *eth, struct cursor *c)
 	__be32 *top;
 	__u32 entry, ttl, labels, port;
 
-	if (eth_proto(eth) != ETH_P_8021Q_BE)
-		return SR_BAD_HEADER;
-	tag = parse_vlan(c);
-	if (!tag || tag->inner_proto != ETH_P_MPLS_BE)
-		return SR_BAD_HEADER;
-	top = parse_mpls(c);
+	top = mpls_top(eth, c, &tag);
 	if (!top)
 		return SR_BAD_HEADER;
 	entry = bpf_ntohl(*top);
@@ -115,12 +122,9 @@ static __always_inline int codec_strip(struct xdp_md *ctx)
 	__u32 labels;
 	void *data, *end;
 
-	if (!eth || eth->h_proto != ETH_P_8021Q_BE)
+	if (!eth)
 		return -1;
-	tag = parse_vlan(&c);
-	if (!tag || tag->inner_proto != ETH_P_MPLS_BE)
-		return -1;
-	top = parse_mpls(&c);
+	top = mpls_top(eth, &c, &tag);
 	if (!top)
 		return -1;
 	labels = mpls_depth(top, c.end);

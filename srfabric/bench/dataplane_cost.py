@@ -113,7 +113,6 @@ class CostRig:
     tag: str
     objects: dict[str, LoadedObject]
     destinations: list[str]
-    loads: int = 0
 
     def reload(self) -> None:
         for kind in RELOADED:
@@ -121,7 +120,6 @@ class CostRig:
                 self.objects.pop(kind).unload()
         for kind in RELOADED:
             self.objects[kind] = _ready(kind, f"{self.tag}-{kind}")
-        self.loads += 1
 
 
 def _ready(kind: str, name: str) -> LoadedObject:

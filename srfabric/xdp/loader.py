@@ -97,13 +97,11 @@ class LoadedObject:
         after the counting), so the flag goes in only once the devmap can take the frame.
         """
         self.map("sr_tx_ports").update(u32(port), u32(ifindex))
-        if (self.folder / "maps" / "sr_port_up").exists():
-            self.map("sr_port_up").update(u32(port), u32(1))
+        self.map("sr_port_up").update(u32(port), u32(1))
 
     def remove_port(self, port: int) -> None:
         """Undo ``add_port``, flag first, so no frame is counted as sent to a port that has gone."""
-        if (self.folder / "maps" / "sr_port_up").exists():
-            self.map("sr_port_up").update(u32(port), u32(0))
+        self.map("sr_port_up").update(u32(port), u32(0))
         self.map("sr_tx_ports").delete(u32(port))
 
     def unload(self) -> None:
