@@ -24,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     from srfabric.api.chain_cli import add_parser as add_chain
     from srfabric.api.serve import add_parser as add_serve
     from srfabric.bench.cli import add_parsers as add_bench
+    from srfabric.kernel_lab.cli import add_parser as add_kernel_lab
     from srfabric.lab.cli import add_parsers as add_lab
     from srfabric.tsn.cli import add_parsers as add_tsn
 
@@ -32,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_tsn(commands)
     add_bench(commands)
     add_lab(commands)
+    add_kernel_lab(commands)
     return parser
 
 
@@ -58,6 +60,10 @@ def main(argv: list[str] | None = None) -> int:
             from srfabric.bench.cli import run as run_bench
 
             return run_bench(args)
+        if args.command == "kernel-lab":
+            from srfabric.kernel_lab.cli import run as run_kernel_lab
+
+            return run_kernel_lab(args)
         if args.command == "lab":
             from srfabric.lab.cli import run as run_lab
 

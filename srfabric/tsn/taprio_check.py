@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from srfabric.errors import ModelError
+from srfabric.kernel_lab.boot import BUSYBOX, QEMU
+from srfabric.kernel_lab.boot import find_kernel as lab_find_kernel
+from srfabric.kernel_lab.cpio import EXECUTABLE, REGULAR, Tree
 
-QEMU = "qemu-system-x86_64"
-BUSYBOX = Path("/bin/busybox")
 BINARIES = (Path("/usr/sbin/tc"), Path("/usr/sbin/ip"))
 MODULES = ("kernel/net/sched/sch_taprio.ko", "kernel/drivers/net/dummy.ko")
 RESULT = re.compile(r"SRFABRIC-RESULT (\d+) (\d+)")
@@ -38,11 +39,7 @@ class Verdict:
 
 def find_kernel() -> tuple[Path, Path]:
     """The newest ``/boot/vmlinuz-*`` that has its module tree, and that tree."""
-    for kernel in sorted(Path("/boot").glob("vmlinuz-*"), reverse=True):
-        modules = Path("/lib/modules") / kernel.name.removeprefix("vmlinuz-")
-        if all((modules / module).exists() for module in MODULES):
-            return kernel, modules
-    raise ModelError("kernel", "no /boot/vmlinuz-* with sch_taprio.ko; install linux-image-amd64")
+    return lab_find_kernel()
 
 
 def _libraries(binary: Path) -> set[Path]:
@@ -50,50 +47,22 @@ def _libraries(binary: Path) -> set[Path]:
     return {Path(word) for word in listing.split() if word.startswith("/")}
 
 
-def _newc(entries: list[tuple[str, int, bytes]]) -> bytes:
-    """A cpio archive in the kernel's ``newc`` format from (name, mode, data)."""
-    out = bytearray()
-    for inode, (name, mode, data) in enumerate([*entries, ("TRAILER!!!", 0, b"")], start=1):
-        encoded = name.encode() + b"\0"
-        fields = [inode, mode, 0, 0, 1, 0, len(data), 0, 0, 0, 0, len(encoded), 0]
-        out += b"070701" + b"".join(f"{value:08x}".encode() for value in fields) + encoded
-        out += b"\0" * (-len(out) % 4)
-        out += data
-        out += b"\0" * (-len(out) % 4)
-    return bytes(out)
-
-
 def build_initramfs(commands: list[tuple[str, str]], modules: Path) -> bytes:
     """The guest's initramfs: ``commands`` are (interface, command) pairs."""
-    directory, regular, executable = 0o040755, 0o100644, 0o100755
-    entries: list[tuple[str, int, bytes]] = []
-    made: set[str] = set()
-
-    def add_dirs(path: str) -> None:
-        parts = path.split("/")[:-1]
-        for depth in range(1, len(parts) + 1):
-            folder = "/".join(parts[:depth])
-            if folder and folder not in made:
-                made.add(folder)
-                entries.append((folder, directory, b""))
-
-    def add(path: str, mode: int, data: bytes) -> None:
-        add_dirs(path)
-        entries.append((path, mode, data))
-
+    tree = Tree()
     for folder in ("proc", "sys", "tmp", "dev", "bin"):
-        add(f"{folder}/.keep", regular, b"")
-    add("bin/busybox", executable, BUSYBOX.read_bytes())
+        tree.add(f"{folder}/.keep", REGULAR)
+    tree.add("bin/busybox", EXECUTABLE, BUSYBOX.read_bytes())
     libraries: set[Path] = set()
     for binary in BINARIES:
-        add(f"usr/sbin/{binary.name}", executable, binary.read_bytes())
+        tree.add(f"usr/sbin/{binary.name}", EXECUTABLE, binary.read_bytes())
         libraries |= _libraries(binary)
     for library in sorted(libraries):
-        add(str(library.resolve()).lstrip("/"), executable, library.resolve().read_bytes())
+        tree.add(str(library.resolve()), EXECUTABLE, library.resolve().read_bytes())
         if library.resolve() != library:
-            add(str(library).lstrip("/"), executable, library.resolve().read_bytes())
+            tree.add(str(library), EXECUTABLE, library.resolve().read_bytes())
     for module in MODULES:
-        add(f"modules/{Path(module).name}", regular, (modules / module).read_bytes())
+        tree.add(f"modules/{Path(module).name}", REGULAR, (modules / module).read_bytes())
     lines = [
         "#!/bin/busybox sh",
         "/bin/busybox --install -s /bin",
@@ -103,7 +72,7 @@ def build_initramfs(commands: list[tuple[str, str]], modules: Path) -> bytes:
     for index, (interface, command) in enumerate(commands):
         # busybox's shell prefers its own applets, so the real tc is named by its path.
         real = "/usr/sbin/tc " + command.removeprefix("tc ") if command.startswith("tc ") else command
-        add(f"cmd/{index}", regular, (real + "\n").encode())
+        tree.add(f"cmd/{index}", REGULAR, (real + "\n").encode())
         name = shlex.quote(interface)
         lines += [
             f"/usr/sbin/ip link add {name} numtxqueues 8 numrxqueues 8 type dummy; /usr/sbin/ip link set {name} up",
@@ -111,8 +80,8 @@ def build_initramfs(commands: list[tuple[str, str]], modules: Path) -> bytes:
             f"/usr/sbin/tc qdisc show dev {name} | head -c 600; echo",
         ]
     lines += ["echo SRFABRIC-DONE", "poweroff -f"]
-    add("init", executable, ("\n".join(lines) + "\n").encode())
-    return _newc(entries)
+    tree.add("init", EXECUTABLE, ("\n".join(lines) + "\n").encode())
+    return tree.archive()
 
 
 def check_in_qemu(commands: list[tuple[str, str]], timeout_s: float = 300.0) -> list[Verdict]:
