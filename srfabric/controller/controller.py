@@ -28,6 +28,7 @@ from srfabric.controller.packets import ARP_REQUEST, FiveTuple, lldp_frame, pars
 from srfabric.errors import ModelError, SrfabricError
 from srfabric.model.chain import Chain
 from srfabric.model.fabric import Fabric, Host, Role, ServiceFunction, Switch
+from srfabric.model.stream import SteeredStream
 from srfabric.rules.compile_cache import CompileCache
 from srfabric.rules.entries import EntryKey, FlowEntry, GroupEntry, Kind, kind_of
 from srfabric.rules.reactive import RouteCache, flow_entries, reactive_tables
@@ -54,6 +55,7 @@ class ControllerConfig:
     host_names: dict[int, str] = field(default_factory=dict)
     lldp_interval: float = 1.0
     reactive: bool = False  # no default routes ahead: each new IPv4 flow from a host is set up on its first packet
+    tt_queue: int | None = None  # every switch puts time-triggered frames in this queue (rules/time_triggered.py)
     clock: Callable[[], int] = time.perf_counter_ns
     on_synced: Callable[[Fabric], None] | None = None  # told after each sync, e.g. to keep learned hosts and links
 
@@ -91,6 +93,8 @@ class Controller:
         self.config = config or ControllerConfig()
         self.fabric = Fabric()
         self.chains: dict[str, Chain] = {}
+        self.streams: dict[str, SteeredStream] = {}
+        self.sent: dict[int, int] = {}  # flow-mods each switch got in the last sync that changed it (a count)
         self.switches: dict[int, SwitchConnection] = {}
         # What each switch holds: entry key -> the cookie it was sent with; groups by id (None: not ours).
         self.installed: dict[int, dict[EntryKey, int]] = {}
@@ -101,7 +105,7 @@ class Controller:
         # place, but it joins ``flows``, and so the wanted list, at the same moment.
         self._confirmed: dict[int, tuple[list[FlowEntry], list[GroupEntry], dict[EntryKey, int],
                                          dict[int, GroupEntry | None]]] = {}
-        self.cache = CompileCache(self.config.codec, self.config.steering)
+        self.cache = CompileCache(self.config.codec, self.config.steering, self.config.tt_queue)
         self.flows: dict[int, dict[EntryKey, FlowEntry]] = {}  # reactive entries, kept by sync
         self.setups: deque[FlowSetup] = deque(maxlen=100_000)
         self._routes = RouteCache()
@@ -177,6 +181,27 @@ class Controller:
                 await self.sync()
             raise
 
+    async def replace_streams(self, streams: dict[str, SteeredStream], check: list[str] | None = None,
+                              meanwhile: Callable[[], None] | None = None) -> dict[int, int]:
+        """Make ``streams`` the installed set in one sync, as ``replace_chains`` does for chains.
+
+        Returns the flow-mods each switch received (only the talkers' edges, as transit holds no stream state).
+        """
+        names = set(check or [])
+        self.cache.state(self.fabric, list(self.chains.values()), [],
+                         streams=[s for name, s in streams.items() if name not in names],
+                         checked_streams=[streams[name] for name in sorted(names)])
+        old, self.streams = self.streams, dict(streams)
+        self.sent = {}
+        try:
+            await self.sync(meanwhile)
+        except SrfabricError:
+            self.streams = old
+            with contextlib.suppress(SrfabricError):
+                await self.sync()
+            raise
+        return dict(self.sent)
+
     # -- reconciliation ----------------------------------------------------------------
     async def sync(self, meanwhile: Callable[[], None] | None = None) -> None:
         """Bring every connected switch to the compiled state and wait for its barrier.
@@ -188,7 +213,8 @@ class Controller:
         async with self._lock:
             self._dirty.clear()  # this sync covers every change made so far
             problems: list[SrfabricError] = []
-            state = self.cache.state(self.fabric, list(self.chains.values()), problems)
+            state = self.cache.state(self.fabric, list(self.chains.values()), problems,
+                                     streams=list(self.streams.values()))
             self.problems = problems
             tables = state.entries
             if self.config.reactive:
@@ -241,6 +267,7 @@ class Controller:
         messages += [flow_add_packed(entry) for entry in added]
         messages += [group_delete(gid) for gid in dropped]
         self._confirmed.pop(dpid, None)
+        self.sent[dpid] = len(removed) + len(added)
         return self._confirm(dpid, conn.start_barrier(before=messages), (current, cookies, added),
                              (current_groups, groups, changed), (desired_list, desired_groups))
 

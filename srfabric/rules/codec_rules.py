@@ -32,6 +32,8 @@ from srfabric.rules.pipeline import IPV4_ETHERTYPE, MPLS_ETHERTYPE
 
 NIBBLE_MASK = 0xF << COUNT_SHIFT
 VLAN_PRESENT = 0x1000
+TT_PCP = 7  # 802.1Q priority of time-triggered frames
+TT_DSCP = 56  # CS7: the IPv4 counterpart of priority 7, for the header that has no priority field
 
 
 class CodecRules(Protocol):
@@ -47,6 +49,14 @@ class CodecRules(Protocol):
     def exhausted(self) -> tuple[Match, tuple[Action, ...]]: ...
 
     def forged(self) -> list[Match]: ...
+
+    def tt_marker(self) -> dict[str, int | tuple[int, int]]:
+        """Match fields that tell a time-triggered frame inside the fabric, on every hop."""
+        ...
+
+    def tt_mark(self, actions: tuple[Action, ...]) -> tuple[Action, ...]:
+        """``encapsulate``'s actions with the frame marked time-triggered."""
+        ...
 
 
 class NibbleRules:
@@ -84,6 +94,13 @@ class NibbleRules:
             match(eth_src=(0x2 << COUNT_SHIFT, 0xE << COUNT_SHIFT)),
             match(eth_src=(0x1 << COUNT_SHIFT, 0xF << COUNT_SHIFT)),
         ]
+
+    def tt_marker(self) -> dict[str, int | tuple[int, int]]:
+        # The source MAC is all header: the mark rides in the IPv4 DSCP, which no hop rewrites.
+        return {"eth_type": IPV4_ETHERTYPE, "ip_dscp": TT_DSCP}
+
+    def tt_mark(self, actions: tuple[Action, ...]) -> tuple[Action, ...]:
+        return (SetField("ip_dscp", TT_DSCP), *actions)
 
 
 class MplsRules:
@@ -141,6 +158,14 @@ class MplsRules:
 
     def forged(self) -> list[Match]:
         return [match(eth_type=MPLS_ETHERTYPE), match(vlan_vid=(VLAN_PRESENT, VLAN_PRESENT))]
+
+    def tt_marker(self) -> dict[str, int | tuple[int, int]]:
+        # The pushed tag's priority bits: decode reads the VID bits only, so they survive every hop.
+        return {"vlan_vid": (VLAN_PRESENT, VLAN_PRESENT), "vlan_pcp": TT_PCP}
+
+    def tt_mark(self, actions: tuple[Action, ...]) -> tuple[Action, ...]:
+        at = next(i for i, a in enumerate(actions) if isinstance(a, SetField) and a.field == "vlan_vid")
+        return (*actions[: at + 1], SetField("vlan_pcp", TT_PCP), *actions[at + 1 :])
 
 
 def rules_for(codec: str) -> CodecRules:

@@ -31,6 +31,7 @@ from srfabric.rules.entries import (
     SetField,
     ToController,
     cookie,
+    extended,
     match,
     match_fields,
 )
@@ -103,12 +104,13 @@ class _Tables:
             old = self.entries[dpid].get(entry.key)
             if old is not None and old != entry:
                 raise ModelError(what, f"conflicts with an existing entry on switch {dpid:#x} (cookie {old.cookie:#x})")
-            if entry.kind != Kind.CHAIN or not check_overlap:
+            if entry.kind not in (Kind.CHAIN, Kind.STREAM) or not check_overlap:
                 continue
             for other in self.entries[dpid].values():
-                if (other.kind == Kind.CHAIN and other.cookie != entry.cookie and other.table == entry.table
+                if (other.kind == entry.kind and other.cookie != entry.cookie and other.table == entry.table
                         and other.priority == entry.priority and matches_overlap(other.match, entry.match)):
-                    raise ModelError(what, f"its classifier overlaps another chain's (cookie {other.cookie:#x}) "
+                    raise ModelError(what, f"its classifier overlaps another {entry.kind.name.lower()}'s "
+                                           f"(cookie {other.cookie:#x}) "
                                            f"on switch {dpid:#x}; make them disjoint")
         for dpid, entry in placed:
             self.entries[dpid][entry.key] = entry
@@ -282,10 +284,8 @@ def steps_entries(
             if index == 0:
                 placed.append((pathlet.start[0], FlowEntry(HOST_IN, priority, m, actions, cookie=cookie(kind, owner))))
             else:
-                fields = {name: (value if mask is None else (value, mask)) for name, value, mask in m}
-                fields.update(endpoints or {})
-                fields["in_port"] = pathlet.start[1]
-                entry = FlowEntry(TERMINATE, boundary_priority, match(**fields), actions, cookie=cookie(kind, owner))
+                boundary = extended(m, **(endpoints or {}), in_port=pathlet.start[1])
+                entry = FlowEntry(TERMINATE, boundary_priority, boundary, actions, cookie=cookie(kind, owner))
                 placed.append((pathlet.start[0], entry))
     return placed
 
@@ -422,13 +422,22 @@ def base_tables(fabric: Fabric, codec: str, problems: list[SrfabricError] | None
     return tables
 
 
-def topology_tables(fabric: Fabric, codec: str, problems: list[SrfabricError] | None = None) -> _Tables:
-    """``base_tables`` without the service functions' ports: what only switches, links and hosts decide."""
+def topology_tables(fabric: Fabric, codec: str, problems: list[SrfabricError] | None = None,
+                    tt_queue: int | None = None) -> _Tables:
+    """``base_tables`` without the service functions' ports: what only switches, links and hosts decide.
+
+    With ``tt_queue`` every switch also puts time-triggered frames into that queue (``time_triggered``).
+    """
+    from srfabric.rules.time_triggered import tt_base_entries
+
     rules = rules_for(codec)
     sre = sre_switches(fabric)
     tables = _Tables(fabric.switches)
     for dpid in fabric.switches:
-        tables.add_all([(dpid, entry) for entry in switch_base_entries(fabric, dpid, rules, dpid in sre)], "fabric")
+        entries = switch_base_entries(fabric, dpid, rules, dpid in sre)
+        if tt_queue is not None:
+            entries += tt_base_entries(rules, dpid in sre, tt_queue)
+        tables.add_all([(dpid, entry) for entry in entries], "fabric")
     ingress = sorted({host.dpid for host in fabric.hosts.values()})
     for host in sorted(fabric.hosts.values(), key=lambda h: h.name):
         what = f"host {host.name}"

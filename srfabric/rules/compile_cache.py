@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from srfabric.errors import ModelError, SrfabricError
 from srfabric.model.chain import Chain
 from srfabric.model.fabric import Fabric, ServiceFunction
+from srfabric.model.stream import SteeredStream
+from srfabric.rules.codec_rules import rules_for
 from srfabric.rules.compile import (
     Placement,
     SwitchState,
@@ -28,6 +30,7 @@ from srfabric.rules.compile import (
 )
 from srfabric.rules.entries import EntryKey, FlowEntry
 from srfabric.rules.hop_by_hop import STEERING_NAMES, compile_hop_by_hop
+from srfabric.rules.streams import stream_entries
 
 
 class CompileCache:
@@ -45,11 +48,13 @@ class CompileCache:
     (True, 1)
     """
 
-    def __init__(self, codec: str, steering: str = "source-routing") -> None:
+    def __init__(self, codec: str, steering: str = "source-routing", tt_queue: int | None = None) -> None:
         if steering not in STEERING_NAMES:
             raise ModelError("steering", f"{steering!r} is not one of {', '.join(STEERING_NAMES)}")
         self.codec = codec
+        self.rules = rules_for(codec)
         self.steering = steering
+        self.tt_queue = tt_queue
         # (topology version, tables, their problems, the SRE switches): all decided by switches, links and hosts
         self._base: tuple[int, _Tables, list[SrfabricError], set[int]] | None = None
         # chain name -> (the chain, fabric version last checked at, what it depends on, its placement)
@@ -60,8 +65,8 @@ class CompileCache:
     def _base_tables(self, fabric: Fabric) -> tuple[_Tables, list[SrfabricError], set[int]]:
         if self._base is None or self._base[0] != fabric.topology_version:
             problems: list[SrfabricError] = []
-            self._base = (fabric.topology_version, topology_tables(fabric, self.codec, problems), problems,
-                          sre_switches(fabric))
+            tables = topology_tables(fabric, self.codec, problems, self.tt_queue)
+            self._base = (fabric.topology_version, tables, problems, sre_switches(fabric))
         return self._base[1], self._base[2], self._base[3]
 
     def placement(self, fabric: Fabric, chain: Chain, sre: set[int] | None = None) -> Placement:
@@ -76,11 +81,14 @@ class CompileCache:
         return placed
 
     def state(self, fabric: Fabric, chains: Sequence[Chain], problems: list[SrfabricError] | None = None,
-              checked: Chain | None = None) -> SwitchState:
-        """The tables for ``chains`` (checked when they were added) plus ``checked``, a new chain that is
-        checked against all of them and raises on any problem."""
+              checked: Chain | None = None, streams: Sequence[SteeredStream] = (),
+              checked_streams: Sequence[SteeredStream] = ()) -> SwitchState:
+        """The tables for ``chains`` and ``streams`` (checked when they were added) plus ``checked`` and
+        ``checked_streams``, new ones that are checked against all of them and raise on any problem."""
         every = [*chains, *([checked] if checked else [])]
         if self.steering == "hop-by-hop":
+            if streams or checked_streams:
+                raise ModelError("steering", "streams are source-routed; hop-by-hop steering cannot pin them")
             if checked is not None:
                 found: list[SrfabricError] = []
                 compile_hop_by_hop(fabric, every, found)
@@ -104,6 +112,12 @@ class CompileCache:
         if checked is not None:
             placed = self.placement(fabric, checked, sre)
             tables.add_all(placed.entries, f"chain {checked.name}", placed.groups)
+        for stream in streams:
+            with _reported(problems, f"stream {stream.name}"):
+                tables.add_all(stream_entries(fabric, stream, self.rules, sre, self.tt_queue),
+                               f"stream {stream.name}", check_overlap=False)
+        for stream in checked_streams:
+            tables.add_all(stream_entries(fabric, stream, self.rules, sre, self.tt_queue), f"stream {stream.name}")
         return SwitchState(self._sorted_entries(tables.entries), tables.sorted_groups())
 
     def _sorted_entries(self, tables: dict[int, dict[EntryKey, FlowEntry]]) -> dict[int, list[FlowEntry]]:

@@ -64,6 +64,18 @@ def match(**fields: int | tuple[int, int]) -> Match:
     return tuple(sorted(items))
 
 
+def extended(base: Match, **fields: int | tuple[int, int]) -> Match:
+    """``base`` with ``fields`` added (a field already in ``base`` takes the new value).
+
+    >>> extended(match(in_port=3), udp_dst=5001)
+    (('in_port', 3, None), ('udp_dst', 5001, None))
+    """
+    kept: dict[str, int | tuple[int, int]] = {
+        name: (value if mask is None else (value, mask)) for name, value, mask in base
+    }
+    return match(**{**kept, **fields})
+
+
 def match_fields(fields: Match) -> dict[str, tuple[int, int | None]]:
     """A match as ``{field: (value, mask)}``, for looking fields up by name.
 
@@ -86,6 +98,7 @@ class Kind(IntEnum):
     DELIVER = 8  # hand frames to local hosts
     MISS = 9  # counted drops of everything else
     FLOW = 10  # one flow's path, installed reactively on its first packet
+    STREAM = 11  # a time-sensitive stream's path and traffic class, at its talker's edge
 
 
 def cookie(kind: Kind, owner: int = 0) -> int:
@@ -167,6 +180,13 @@ class ToController:
 
 
 @dataclass(frozen=True)
+class SetQueue:
+    """Send the frame's later outputs through egress queue ``queue_id`` (on Linux: skb priority)."""
+
+    queue_id: int
+
+
+@dataclass(frozen=True)
 class Group:
     """Hand the packet to group ``group_id`` (its buckets each act on their own copy)."""
 
@@ -185,6 +205,7 @@ Action = (
     | PopMpls
     | SetMplsTtl
     | ToController
+    | SetQueue
     | Group
 )
 

@@ -23,6 +23,7 @@ PRIO_CONTROL = 1000
 PRIO_SECURITY = 1000
 PRIO_ARP = 900
 PRIO_PORT = 500
+PRIO_STREAM = 300  # a time-sensitive stream's pinned path: above the chains that may classify the same frames
 PRIO_CHAIN = 200
 PRIO_REENCAP = 150
 PRIO_FLOW = 150  # reactive per-flow entries: above default routes and their punt, below chains

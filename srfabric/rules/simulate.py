@@ -30,6 +30,7 @@ from srfabric.rules.entries import (
     PushVlan,
     SetField,
     SetMplsTtl,
+    SetQueue,
     ToController,
 )
 from srfabric.rules.pipeline import MPLS_ETHERTYPE
@@ -52,6 +53,8 @@ class Packet:
     vlans: list[int] = field(default_factory=list)
     mpls: list[list[int]] = field(default_factory=list)
     regs: dict[str, int] = field(default_factory=dict)
+    ip_dscp: int = 0
+    queue: int | None = None  # set_queue's choice: the switch's metadata, not carried over a link
 
     def read(self, name: str, in_port: int) -> int | None:
         """A field's value, or None where the packet does not have it."""
@@ -61,8 +64,12 @@ class Packet:
             return int(getattr(self, name))
         if name == "eth_type":
             return MPLS_ETHERTYPE if self.mpls else self.eth_type
-        if name in ("vlan_vid", "vlan_tci"):
+        if name == "vlan_vid":
+            return ((self.vlans[0] & 0xFFF) | 0x1000) if self.vlans else 0
+        if name == "vlan_tci":
             return (self.vlans[0] | 0x1000) if self.vlans else 0
+        if name == "vlan_pcp":
+            return self.vlans[0] >> 13 if self.vlans else None
         if name in ("mpls_label", "mpls_ttl"):
             if not self.mpls:
                 return None
@@ -71,7 +78,7 @@ class Packet:
             return self.regs.get("reg0", 0)
         if self.mpls or self.eth_type != 0x0800:
             return None
-        if name in ("ipv4_src", "ipv4_dst", "ip_proto"):
+        if name in ("ipv4_src", "ipv4_dst", "ip_proto", "ip_dscp"):
             return int(getattr(self, name))
         protos = {"tcp": 6, "udp": 17}
         proto, _, which = name.partition("_")
@@ -85,7 +92,15 @@ class Packet:
         elif name in ("vlan_vid", "vlan_tci"):
             if not self.vlans:
                 raise SrfabricError(name, "set on a frame without a VLAN tag")
-            self.vlans[0] = value & 0xFFF
+            self.vlans[0] = (self.vlans[0] & ~0xFFF) | (value & 0xFFF)  # the priority bits stay
+        elif name == "vlan_pcp":
+            if not self.vlans:
+                raise SrfabricError(name, "set on a frame without a VLAN tag")
+            self.vlans[0] = (self.vlans[0] & 0xFFF) | ((value & 7) << 13)
+        elif name == "ip_dscp":
+            if self.mpls or self.eth_type != 0x0800:
+                raise SrfabricError(name, "set on a frame that is not plain IPv4")
+            self.ip_dscp = value & 0x3F
         elif name == "mpls_label":
             if not self.mpls:
                 raise SrfabricError(name, "set on a frame without MPLS")
@@ -141,6 +156,7 @@ class FakeSwitch:
 
     def process(self, packet: Packet, in_port: int) -> SwitchResult:
         packet = copy.deepcopy(packet)
+        packet.queue = None
         result = SwitchResult([], False, [])
         table: int | None = 0
         while table is not None:
@@ -185,6 +201,8 @@ class FakeSwitch:
             packet.mpls[0][1] = action.ttl
         elif isinstance(action, ToController):
             result.to_controller = True
+        elif isinstance(action, SetQueue):
+            packet.queue = action.queue_id
         elif isinstance(action, Group):
             self._group(action.group_id, packet, in_port, result)
         else:
@@ -223,6 +241,7 @@ class Walk:
     switches: list[int] = field(default_factory=list)
     dropped_at: list[int] = field(default_factory=list)
     to_controller: list[int] = field(default_factory=list)
+    egress: list[tuple[int, int, int | None]] = field(default_factory=list)  # (switch, port, queue) per output
 
 
 def walk(
@@ -249,6 +268,7 @@ def walk(
         if not outcome.outputs and not outcome.to_controller:
             result.dropped_at.append(here)
         for out_port, sent in outcome.outputs:
+            result.egress.append((here, out_port, sent.queue))
             far = fabric.far_end((here, out_port))
             if far is None:
                 result.dropped_at.append(here)

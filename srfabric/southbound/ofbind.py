@@ -28,6 +28,7 @@ from srfabric.rules.entries import (
     PushVlan,
     SetField,
     SetMplsTtl,
+    SetQueue,
     ToController,
     readable_value,
 )
@@ -91,6 +92,8 @@ def bind_action(action: Action) -> Any:
         return parser.OFPActionSetMplsTtl(action.ttl)
     if isinstance(action, Group):
         return parser.OFPActionGroup(action.group_id)
+    if isinstance(action, SetQueue):
+        return parser.OFPActionSetQueue(action.queue_id)
     raise TypeError(f"no OpenFlow binding for {action!r}")
 
 

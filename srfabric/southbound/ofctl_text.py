@@ -27,6 +27,7 @@ from srfabric.rules.entries import (
     PushVlan,
     SetField,
     SetMplsTtl,
+    SetQueue,
     ToController,
     readable_value,
 )
@@ -75,6 +76,8 @@ def action_text(action: Action) -> str:
             return f"set_mpls_ttl:{ttl}"
         case ToController():
             return "controller"
+        case SetQueue(queue_id):
+            return f"set_queue:{queue_id}"
     raise SrfabricError("action", f"{action!r} has no ovs-ofctl form")
 
 

@@ -29,6 +29,7 @@ from srfabric.rules.entries import (
     PushVlan,
     SetField,
     SetMplsTtl,
+    SetQueue,
     ToController,
     match,
 )
@@ -80,6 +81,8 @@ def action_from_ofp(action: Any) -> Action | None:
         return SetMplsTtl(action.mpls_ttl)
     if isinstance(action, parser.OFPActionGroup):
         return Group(action.group_id)
+    if isinstance(action, parser.OFPActionSetQueue):
+        return SetQueue(action.queue_id)
     return None
 
 

@@ -27,6 +27,7 @@ from srfabric.southbound.ofbind import bind_action, flow_add, flow_delete, wire_
 # OXM basic class (0x8000) field numbers and value widths in bytes, from OpenFlow 1.3.5 table 12.
 OXM_FIELDS: dict[str, tuple[int, int]] = {
     "in_port": (0, 4), "eth_dst": (3, 6), "eth_src": (4, 6), "eth_type": (5, 2), "vlan_vid": (6, 2),
+    "vlan_pcp": (7, 1), "ip_dscp": (8, 1),
     "ip_proto": (10, 1), "ipv4_src": (11, 4), "ipv4_dst": (12, 4), "tcp_src": (13, 2), "tcp_dst": (14, 2),
     "udp_src": (15, 2), "udp_dst": (16, 2), "arp_op": (21, 2), "arp_spa": (22, 4), "arp_tpa": (23, 4),
     "arp_sha": (24, 6), "arp_tha": (25, 6), "mpls_label": (34, 4), "mpls_tc": (35, 1), "mpls_bos": (36, 1),

@@ -1,0 +1,84 @@
+"""A steered stream's one entry: at its talker's edge, match its frames, write the whole path, pick the queue.
+
+Transit and egress switches need nothing per stream: the header carries the
+path and the time-triggered mark (``time_triggered``) carries the class. So a
+stream's path must fit one header; re-routing a stream rewrites one entry at
+one switch.
+
+Examples
+--------
+>>> from srfabric.model.topo import tsn_fig1
+>>> fabric = tsn_fig1().to_fabric()
+>>> stream = SteeredStream("s", 1, "h1", "h3", ("s1", "s3", "s4", "s5"), udp_dst=5001)
+>>> explicit_route(fabric, stream).ports()
+[4, 2, 2]
+>>> placed = stream_entries(fabric, stream, rules_for("mac-nibble"), set(fabric.switches), 6)
+>>> [(fabric.switches[dpid].name, entry.priority) for dpid, entry in placed]
+[('s1', 300)]
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from srfabric.errors import RoutingError
+from srfabric.model.fabric import Fabric
+from srfabric.model.stream import SteeredStream
+from srfabric.routing.paths import Hop, Route
+from srfabric.rules.codec_rules import CodecRules, rules_for
+from srfabric.rules.compile import pathlet_steps
+from srfabric.rules.entries import Action, FlowEntry, Kind, Output, cookie, match
+from srfabric.rules.pipeline import HOST_IN, PRIO_STREAM
+from srfabric.rules.time_triggered import queued
+
+__all__ = ["explicit_route", "rules_for", "stream_entries"]
+
+
+def explicit_route(fabric: Fabric, stream: SteeredStream) -> Route:
+    """The route along ``stream.path`` (switch names), from the talker's port to the listener's."""
+    what = f"stream {stream.name}"
+    hosts = []
+    for role in ("talker", "listener"):
+        host = fabric.hosts.get(getattr(stream, role))
+        if host is None:
+            raise RoutingError(role, f"{what}: host {getattr(stream, role)!r} is not known to the controller")
+        hosts.append(host)
+    talker, listener = hosts
+    by_name = {switch.name: dpid for dpid, switch in fabric.switches.items()}
+    dpids = []
+    for index, name in enumerate(stream.path):
+        if name not in by_name:
+            raise RoutingError(f"path[{index}]", f"{what}: switch {name!r} is not known to the controller")
+        dpids.append(by_name[name])
+    if dpids[0] != talker.dpid or dpids[-1] != listener.dpid:
+        raise RoutingError("path", f"{what}: must start at {talker.name}'s switch and end at {listener.name}'s")
+    graph = fabric.graph()
+    hops = []
+    for index, (a, b) in enumerate(itertools.pairwise(dpids)):
+        if not graph.has_edge(a, b):
+            raise RoutingError(f"path[{index + 1}]", f"{what}: no link from {stream.path[index]} to "
+                                                     f"{stream.path[index + 1]}")
+        port = graph.edges[a, b]["port"]
+        hops.append(Hop(a, port, fabric.links[(a, port)]))
+    return Route((talker.dpid, talker.port), tuple(hops), (listener.dpid, listener.port))
+
+
+def stream_entries(
+    fabric: Fabric, stream: SteeredStream, rules: CodecRules, sre: set[int], tt_queue: int | None
+) -> list[tuple[int, FlowEntry]]:
+    """The talker edge's entry for ``stream``; raises when its path needs more than one header."""
+    route = explicit_route(fabric, stream)
+    steps = pathlet_steps(route, rules, sre, f"stream {stream.name}")
+    if len(steps) > 1:
+        raise RoutingError("path", f"stream {stream.name}: {len(route.hops)} hops need {len(steps)} headers; a "
+                                   f"stream's path must fit one ({rules.capacity + 1} links) so that only its "
+                                   "talker's edge holds its state")
+    actions: tuple[Action, ...] = steps[0][1] if steps else (Output(route.delivery[1]),)
+    if stream.time_triggered and tt_queue is not None:
+        actions = queued(rules.tt_mark(actions) if steps else actions, tt_queue)
+    talker = fabric.hosts[stream.talker]
+    addresses = {host.name: host.ip for host in fabric.hosts.values()}
+    fields = stream.match_fields(addresses)
+    entry = FlowEntry(HOST_IN, PRIO_STREAM, match(**fields, in_port=talker.port), actions,
+                      cookie=cookie(Kind.STREAM, stream.owner))
+    return [(talker.dpid, entry)]
