@@ -23,6 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--rate", default="2M", help="iperf3 UDP rate per chain")
     from srfabric.api.chain_cli import add_parser as add_chain
     from srfabric.api.serve import add_parser as add_serve
+    from srfabric.api.stream_cli import add_parser as add_stream
     from srfabric.bench.cli import add_parsers as add_bench
     from srfabric.kernel_lab.cli import add_parser as add_kernel_lab
     from srfabric.lab.cli import add_parsers as add_lab
@@ -30,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_serve(commands)
     add_chain(commands)
+    add_stream(commands)
     add_tsn(commands)
     add_bench(commands)
     add_lab(commands)
@@ -52,6 +54,10 @@ def main(argv: list[str] | None = None) -> int:
             from srfabric.api.chain_cli import run as run_chain
 
             return run_chain(args)
+        if args.command == "stream":
+            from srfabric.api.stream_cli import run as run_stream
+
+            return run_stream(args)
         if args.command == "tsn":
             from srfabric.tsn.cli import run as run_tsn
 

@@ -48,6 +48,12 @@ def create_app(service: SfcService, token: str | None) -> ResourceApp:
         """What the controller discovered (an srfabric extension): switches, links and hosts."""
         return {"fabric": service.fabric_view()}
 
+    @app.get("/v2.0/srfabric/schedule", tags=["srfabric"], dependencies=[Depends(authenticate)])
+    async def schedule() -> dict[str, Any]:
+        """The time-sensitive streams' slot grid, each stream's slot and offset, and every gated port's
+        gate control list (as a taprio command and as 802.1Qcw YANG), with what the last change sent."""
+        return {"schedule": service.streams.view()}
+
     @app.exception_handler(ApiError)
     async def api_error(request: Request, error: ApiError) -> JSONResponse:
         return JSONResponse(error.body(), status_code=error.status)

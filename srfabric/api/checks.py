@@ -32,7 +32,8 @@ NOT_FOUND = {"ports": ("PortNotFound", "Port"), "flow_classifiers": ("FlowClassi
              "port_pairs": ("PortPairNotFound", "Port Pair"),
              "port_pair_groups": ("PortPairGroupNotFound", "Port Pair Group"),
              "port_chains": ("PortChainNotFound", "Port Chain"),
-             "service_graphs": ("ServiceGraphNotFound", "Service Graph")}
+             "service_graphs": ("ServiceGraphNotFound", "Service Graph"),
+             "streams": ("StreamNotFound", "Stream")}
 
 
 def find(snap: Snapshot, kind: str, ident: str) -> Record:
@@ -100,7 +101,7 @@ def update_port(snap: Snapshot, ident: str, body: dict[str, Any]) -> Record:
 def delete_port(snap: Snapshot, ident: str) -> None:
     find(snap, "ports", ident)
     for kind, fields in (("flow_classifiers", ("logical_source_port", "logical_destination_port")),
-                         ("port_pairs", ("ingress", "egress"))):
+                         ("port_pairs", ("ingress", "egress")), ("streams", ("talker", "listener"))):
         for record in snap[kind].values():
             if any(record[f] == ident for f in fields):
                 raise in_use("PortInUse", f"Port {ident} in use by {kind[:-1]} {record['id']}.")

@@ -10,9 +10,10 @@ from typing import Any
 from srfabric.api.http11 import Connection
 from srfabric.errors import SrfabricError
 
-PREFIX = {"ports": "/v2.0"}
+PREFIX = {"ports": "/v2.0", "streams": "/v2.0/srfabric"}
 MEMBER = {"ports": "port", "flow_classifiers": "flow_classifier", "port_pairs": "port_pair",
-          "port_pair_groups": "port_pair_group", "port_chains": "port_chain", "service_graphs": "service_graph"}
+          "port_pair_groups": "port_pair_group", "port_chains": "port_chain", "service_graphs": "service_graph",
+          "streams": "stream"}
 
 
 class ApiFailure(SrfabricError):

@@ -127,3 +127,21 @@ class SwitchRow(Base):
     dpid: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     name: Mapped[str] = mapped_column(NAME)
     role: Mapped[str] = mapped_column(String(16))
+
+
+class StreamRow(Described, Base):
+    """A time-sensitive stream and where the scheduler put it (kept, so a restart places it the same)."""
+
+    __tablename__ = "streams"
+    stream_id: Mapped[int] = mapped_column(Integer, unique=True)
+    talker: Mapped[str] = mapped_column(ID)
+    listener: Mapped[str] = mapped_column(ID)
+    period_ns: Mapped[int] = mapped_column(BigInteger)
+    size_bytes: Mapped[int] = mapped_column(Integer)
+    max_latency_ns: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    priority: Mapped[int] = mapped_column(Integer)
+    udp_source_port: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    udp_destination_port: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    path: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    slot: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    phase: Mapped[int | None] = mapped_column(Integer, nullable=True)

@@ -27,10 +27,13 @@ from srfabric.api.db import (
     PortPairRow,
     PortRow,
     ServiceGraphRow,
+    StreamRow,
     SwitchRow,
 )
 
-KINDS = ("ports", "flow_classifiers", "port_pairs", "port_pair_groups", "port_chains", "service_graphs")
+KINDS = ("ports", "flow_classifiers", "port_pairs", "port_pair_groups", "port_chains", "service_graphs", "streams")
+STREAM_COLUMNS = ("name", "description", "stream_id", "talker", "listener", "period_ns", "size_bytes",
+                  "max_latency_ns", "priority", "udp_source_port", "udp_destination_port", "path", "slot", "phase")
 Record = dict[str, Any]
 
 FC_COLUMNS = ("name", "description", "ethertype", "protocol", "source_port_range_min", "source_port_range_max",
@@ -112,6 +115,9 @@ class Repository:
             for sg in db.scalars(select(ServiceGraphRow)):
                 snap["service_graphs"][sg.id] = {**_owned(sg), "description": sg.description,
                                                  "port_chains": {k: sorted(v) for k, v in edges.get(sg.id, {}).items()}}
+            for st in db.scalars(select(StreamRow)):
+                columns = {c: copy.deepcopy(getattr(st, c)) for c in STREAM_COLUMNS}
+                snap["streams"][st.id] = {**_owned(st), **columns}
             for link in db.scalars(select(LinkRow)):
                 snap.links[(link.a_dpid, link.a_port)] = (link.b_dpid, link.b_port)
             for switch in db.scalars(select(SwitchRow)):
@@ -168,6 +174,10 @@ class Repository:
         return {"project_id": r["project_id"], "name": r["name"], "mac_address": r["mac_address"],
                 "fixed_ips": r["fixed_ips"], "device_owner": r["device_owner"], "device_id": r["device_id"],
                 "binding_profile": r["binding:profile"], "discovered": r["srfabric:discovered"]}
+
+    @staticmethod
+    def _streams_columns(r: Record) -> dict[str, Any]:
+        return {"project_id": r["project_id"], **{c: r[c] for c in STREAM_COLUMNS}}
 
     @staticmethod
     def _flow_classifiers_columns(r: Record) -> dict[str, Any]:
@@ -257,7 +267,7 @@ _DELETE_GRAPH_EDGES = delete(GraphEdgeRow).where(GraphEdgeRow.service_graph_id =
 
 ROW_TYPES: dict[str, Any] = {"ports": PortRow, "flow_classifiers": FlowClassifierRow, "port_pairs": PortPairRow,
                              "port_pair_groups": PortPairGroupRow, "port_chains": PortChainRow,
-                             "service_graphs": ServiceGraphRow}
+                             "service_graphs": ServiceGraphRow, "streams": StreamRow}
 _INSERT: dict[str, Insert] = {kind: insert(row.__table__) for kind, row in ROW_TYPES.items()}
 _UPDATE: dict[str, Update] = {kind: _update_by_id(row.__table__) for kind, row in ROW_TYPES.items()}
 _DELETE: dict[str, Delete] = {kind: _delete_by_id(row.__table__) for kind, row in ROW_TYPES.items()}

@@ -26,6 +26,7 @@ RESOURCE_TABLE: list[tuple[str, str, type[BaseModel], type[BaseModel], str]] = [
     ("port_pair_groups", "port_pair_group", schemas.PortPairGroupCreate, schemas.PortPairGroupUpdate, "/v2.0/sfc"),
     ("port_chains", "port_chain", schemas.PortChainCreate, schemas.PortChainUpdate, "/v2.0/sfc"),
     ("service_graphs", "service_graph", schemas.ServiceGraphCreate, schemas.ServiceGraphUpdate, "/v2.0/sfc"),
+    ("streams", "stream", schemas.StreamCreate, schemas.StreamUpdate, "/v2.0/srfabric"),
 ]
 
 # Collection path -> resource, as ``ResourceApp`` looks requests up.

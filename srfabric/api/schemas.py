@@ -8,7 +8,7 @@ in one group, ...) are the service's.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
@@ -173,6 +173,30 @@ class ServiceGraphCreate(Described):
 
 class ServiceGraphUpdate(Renamed):
     pass
+
+
+# -- time-sensitive streams (srfabric's own, in the spirit of 802.1Qcc's centralised model) ------
+SwitchName = Field(min_length=1, max_length=255)
+
+
+class StreamCreate(Described):
+    """A talker's periodic stream to a listener; priority 7 is scheduled in slots, lower ones are pinned only."""
+
+    talker: str = Uuid
+    listener: str = Uuid
+    period_ns: int = Field(default=1_000_000, gt=0, le=10**12)
+    size_bytes: int = Field(default=100, ge=1, le=9000)
+    max_latency_ns: int | None = Field(default=None, gt=0, le=10**12)
+    priority: int = Field(default=7, ge=0, le=7)
+    udp_source_port: int | None = PortNumber
+    udp_destination_port: int | None = PortNumber
+    path: list[Annotated[str, SwitchName]] | None = Field(default=None, min_length=1, max_length=32)
+
+
+class StreamUpdate(Renamed):
+    """A re-route: the switches the stream crosses, talker's first (only its ingress edge changes)."""
+
+    path: list[Annotated[str, SwitchName]] | None = Field(default=None, min_length=1, max_length=32)
 
 
 def body(name: str, schema: type[BaseModel]) -> type[BaseModel]:

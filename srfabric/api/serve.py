@@ -27,6 +27,16 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--openflow-host", default="0.0.0.0", help="address switches connect to")
     serve.add_argument("--openflow-port", type=int, default=6653)
     serve.add_argument("--codec", choices=CODEC_NAMES, default="mac-nibble")
+    tsn = serve.add_argument_group("time-sensitive streams")
+    tsn.add_argument("--tt-queue", type=int, default=6,
+                     help="OpenFlow queue of time-triggered frames on every switch (OVS's Linux datapath: queue 6 "
+                          "is skb priority 7); -1: none")
+    tsn.add_argument("--gates", choices=("none", "taprio"), default="none",
+                     help="taprio: install each gated port's schedule with tc (the switches' ports are local); "
+                          "none: compute and show them only")
+    tsn.add_argument("--cycle-ns", type=int, default=1_000_000, help="base period of the slot grid")
+    tsn.add_argument("--gate-lead-ms", type=float, default=200.0,
+                     help="how far ahead a gate change's common base time is set")
 
 
 def token_from(args: argparse.Namespace) -> str | None:
@@ -55,9 +65,19 @@ async def serve(args: argparse.Namespace) -> None:
     except OSError as error:
         raise SrfabricError("--port", f"cannot listen on {args.host}:{args.port}: {error.strerror}") from None
     engine = open_database(args.db)
-    controller = Controller(ControllerConfig(codec=args.codec))
+    from srfabric.rules.time_triggered import MAX_QUEUE
+    from srfabric.southbound.taprio import RecordingGates, TaprioGates
+    from srfabric.tsn.live import CycleConfig
+
+    if args.tt_queue > MAX_QUEUE or args.tt_queue < -1:
+        raise SrfabricError("--tt-queue", f"must be in -1..{MAX_QUEUE}, got {args.tt_queue}")
+    if args.cycle_ns < 100_000:
+        raise SrfabricError("--cycle-ns", f"must be at least 100000, got {args.cycle_ns}")
+    controller = Controller(ControllerConfig(codec=args.codec, tt_queue=None if args.tt_queue < 0 else args.tt_queue))
     repository = Repository(engine)
-    service = SfcService(repository, controller)
+    gates = TaprioGates() if args.gates == "taprio" else RecordingGates()
+    service = SfcService(repository, controller, cycle=CycleConfig(base_period_ns=args.cycle_ns), gates=gates)
+    service.streams.lead_ns = int(args.gate_lead_ms * 1_000_000)
     await service.start()  # the kept state is in place before the first switch connects
     freeze_heap()  # the modules and the loaded state are never walked by the collector again (see ``heap``)
     try:
@@ -70,7 +90,8 @@ async def serve(args: argparse.Namespace) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, lambda: setattr(server, "should_exit", True))
     print(f"srfabric: API on http://{args.host}:{args.port}, OpenFlow on {args.openflow_host}:{args.openflow_port}, "
-          f"{len(service.snapshot['port_chains'])} port chains loaded", flush=True)
+          f"{len(service.snapshot['port_chains'])} port chains and {len(service.snapshot['streams'])} streams loaded",
+          flush=True)
     try:
         await server.serve(sockets=[listener])
     finally:

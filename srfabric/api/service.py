@@ -18,29 +18,35 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from srfabric.api import checks
+from srfabric.api import checks, stream_checks
 from srfabric.api.errors import ApiError, bad_request
 from srfabric.api.repository import Record, Repository, Snapshot
+from srfabric.api.streams import StreamService
 from srfabric.api.translate import Plan, port_host, translate
 from srfabric.codecs.macaddr import mac_to_str
 from srfabric.controller.controller import Controller
 from srfabric.errors import SrfabricError
 from srfabric.model.fabric import Fabric, Host, Switch
+from srfabric.southbound.taprio import Gates
+from srfabric.tsn.live import CycleConfig
 
 log = logging.getLogger(__name__)
 
 CREATE: dict[str, Callable[[Snapshot, dict[str, Any], str], Record]] = {
     "ports": checks.create_port, "flow_classifiers": checks.create_flow_classifier,
     "port_pairs": checks.create_port_pair, "port_pair_groups": checks.create_port_pair_group,
-    "port_chains": checks.create_port_chain, "service_graphs": checks.create_service_graph}
+    "port_chains": checks.create_port_chain, "service_graphs": checks.create_service_graph,
+    "streams": stream_checks.create_stream}
 UPDATE: dict[str, Callable[[Snapshot, str, dict[str, Any]], Record]] = {
     "ports": checks.update_port, "flow_classifiers": checks.update_flow_classifier,
     "port_pairs": checks.update_port_pair, "port_pair_groups": checks.update_port_pair_group,
-    "port_chains": checks.update_port_chain, "service_graphs": checks.update_service_graph}
+    "port_chains": checks.update_port_chain, "service_graphs": checks.update_service_graph,
+    "streams": stream_checks.update_stream}
 DELETE: dict[str, Callable[[Snapshot, str], None]] = {
     "ports": checks.delete_port, "flow_classifiers": checks.delete_flow_classifier,
     "port_pairs": checks.delete_port_pair, "port_pair_groups": checks.delete_port_pair_group,
-    "port_chains": checks.delete_port_chain, "service_graphs": checks.delete_service_graph}
+    "port_chains": checks.delete_port_chain, "service_graphs": checks.delete_service_graph,
+    "streams": stream_checks.delete_stream}
 # Changes of these always reach the controller: chains, and port pairs (their ports become trusted
 # service-function ports at once, so that a later chain update changes only the ingress switch).
 STEERING = ("port_pairs", "port_chains", "service_graphs")
@@ -75,9 +81,11 @@ def matches_filters(record: Record, filters: dict[str, list[str]]) -> bool:
 class SfcService:
     """networking-sfc's resources on one controller, kept in ``repo``."""
 
-    def __init__(self, repo: Repository, controller: Controller, project: str = "srfabric") -> None:
+    def __init__(self, repo: Repository, controller: Controller, project: str = "srfabric",
+                 cycle: CycleConfig | None = None, gates: Gates | None = None) -> None:
         self.repo = repo
         self.controller = controller
+        self.streams = StreamService(self, cycle, gates)
         self.project = project
         self.snapshot = Snapshot()
         self._changing = False  # a change's transaction is open: what the controller learns is kept after it
@@ -106,6 +114,10 @@ class SfcService:
             await self._apply(self.snapshot, check=False)
         except ApiError as error:
             log.warning("kept state not fully installed: %s", error.message)
+        try:
+            await self.streams.start(self.snapshot)
+        except SrfabricError as error:
+            log.warning("kept streams not fully installed: %s", error)
 
     # -- reads ---------------------------------------------------------------------------
     def find_all(self, kind: str, filters: dict[str, list[str]], fields: list[str]) -> list[Record]:
@@ -132,14 +144,14 @@ class SfcService:
             new = self.snapshot.copy()
             record = CREATE[kind](new, body, self.project)
             await self._commit(new, kind, record["id"], steers=kind in STEERING, created=True)
-            return record
+            return self.snapshot[kind].get(record["id"], record)  # a stream's record gains its slot and path
 
     async def update(self, kind: str, ident: str, body: dict[str, Any]) -> Record:
         async with self.lock:
             new = self.snapshot.copy()
             record = UPDATE[kind](new, ident, body)
             await self._commit(new, kind, ident, steers=True)
-            return record
+            return self.snapshot[kind].get(ident, record)
 
     async def delete(self, kind: str, ident: str) -> None:
         async with self.lock:
@@ -169,7 +181,9 @@ class SfcService:
                     else:
                         self.repo.delete(db, kind, ident)
 
-                if programs:  # the rows are written while the switches work
+                if kind == "streams":  # admitted (or refused), installed at the talkers' edges, then gated
+                    await self.streams.apply(new, ident, meanwhile=write_rows)
+                elif programs:  # the rows are written while the switches work
                     await self._apply(new, check=True, meanwhile=write_rows)
                 else:
                     write_rows()
@@ -177,7 +191,7 @@ class SfcService:
             raise
         except Exception:
             log.exception("database write failed; restoring the data plane")
-            if programs:
+            if programs and kind != "streams":  # a stream change puts back what it changed itself
                 with contextlib.suppress(ApiError):
                     await self._apply(self.snapshot, check=False)
             raise

@@ -1,0 +1,84 @@
+"""``srfabric stream``: request, list, show, re-route and delete time-sensitive streams through the REST API.
+
+Talker and listener are named like ``srfabric chain``'s source and destination:
+a port's name or device_id (a host the controller learned is a port named after it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from typing import Any
+
+from srfabric.api.chain_cli import _node_port
+from srfabric.api.client import SfcClient
+from srfabric.errors import SrfabricError
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    stream = commands.add_parser("stream", help="time-sensitive streams: request, list, show, re-route, delete")
+    stream.add_argument("--url", default=os.environ.get("SRFABRIC_URL", "http://127.0.0.1:9696"))
+    stream.add_argument("--token", default=os.environ.get("SRFABRIC_TOKEN"))
+    actions = stream.add_subparsers(dest="action", required=True)
+    create = actions.add_parser("create", help="request a stream: admitted into a slot, or refused with the reason")
+    create.add_argument("talker", help="the sending host (port name or device_id)")
+    create.add_argument("listener", help="the receiving host")
+    create.add_argument("--name", default="")
+    create.add_argument("--period-ns", type=int, default=1_000_000)
+    create.add_argument("--size-bytes", type=int, default=100, help="payload bytes of each frame")
+    create.add_argument("--max-latency-ns", type=int, default=None)
+    create.add_argument("--priority", type=int, default=7, help="7: scheduled in slots; 0-6: pinned path only")
+    create.add_argument("--udp-dst", type=int, default=None, help="the stream's UDP destination port")
+    create.add_argument("--udp-src", type=int, default=None)
+    create.add_argument("--path", default=None, help="switches to cross, comma-separated (default: scheduler's)")
+    actions.add_parser("list", help="every stream with its path and slot")
+    actions.add_parser("schedule", help="the slot grid, offsets and every port's gate control list (JSON)")
+    for name in ("show", "delete"):
+        action = actions.add_parser(name, help=f"{name} one stream")
+        action.add_argument("stream", help="name or id")
+    reroute = actions.add_parser("reroute", help="move a stream to other switches (only its talker's edge changes)")
+    reroute.add_argument("stream", help="name or id")
+    reroute.add_argument("path", help="switches to cross, comma-separated, talker's first")
+
+
+def find_stream(client: SfcClient, key: str) -> dict[str, Any]:
+    for stream in client.list("streams"):
+        if key in (stream["id"], stream["name"]):
+            return stream
+    raise SrfabricError("stream", f"no stream named {key!r}")
+
+
+def _line(stream: dict[str, Any]) -> str:
+    slot = "-" if stream["slot"] is None else f"slot {stream['slot']}/{stream['phase']}"
+    return (f"{stream['id']}  {stream['name']:<16} prio {stream['priority']}  {stream['period_ns']} ns  "
+            f"{slot:<10} {' > '.join(stream['path'])}")
+
+
+def run(args: argparse.Namespace) -> int:
+    with SfcClient(args.url, args.token) as client:
+        if args.action == "create":
+            ports = client.list("ports")
+            body: dict[str, Any] = {
+                "name": args.name, "talker": _node_port(ports, args.talker, "talker"),
+                "listener": _node_port(ports, args.listener, "listener"), "period_ns": args.period_ns,
+                "size_bytes": args.size_bytes, "priority": args.priority}
+            optional = {"max_latency_ns": args.max_latency_ns, "udp_destination_port": args.udp_dst,
+                        "udp_source_port": args.udp_src, "path": args.path.split(",") if args.path else None}
+            body |= {key: value for key, value in optional.items() if value is not None}
+            print(_line(client.create("streams", body, "stream")))
+        elif args.action == "list":
+            for stream in client.list("streams"):
+                print(_line(stream))
+        elif args.action == "schedule":
+            print(json.dumps(client.get("/v2.0/srfabric/schedule")["schedule"], indent=2))
+        elif args.action == "show":
+            print(json.dumps(find_stream(client, args.stream), indent=2))
+        elif args.action == "reroute":
+            stream = find_stream(client, args.stream)
+            print(_line(client.update("streams", stream["id"], {"path": args.path.split(",")})))
+        elif args.action == "delete":
+            stream = find_stream(client, args.stream)
+            client.delete("streams", stream["id"])
+            print(f"deleted stream {stream['name']} ({stream['id']})")
+    return 0

@@ -1,0 +1,243 @@
+"""Streams on the live fabric: admission by the incremental scheduler, the talker's entry, the gates.
+
+A stream of priority 7 is admitted into a slot on one of its k shortest
+paths (or on the path it names) or refused with 409 and the reason; a
+lower priority is a best-effort flow class that is only pinned to its path.
+Each change (create, re-route, delete) goes out as one sync: only the talkers'
+edges receive entries. The gate control lists of every egress port on a
+scheduled path then switch at one common base time.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from srfabric.api.errors import ApiError, bad_request, in_use
+from srfabric.api.repository import Record, Snapshot
+from srfabric.api.translate import port_host, translate
+from srfabric.errors import ModelError, SrfabricError
+from srfabric.model.stream import SteeredStream
+from srfabric.southbound.taprio import Gates, RecordingGates, next_base_time, tai_now_ns
+from srfabric.tsn.gcl import PortGcl
+from srfabric.tsn.live import CycleConfig, LivePlanner, Refused, network_from_fabric
+from srfabric.tsn.model import Stream
+from srfabric.tsn.render import to_taprio, to_yang
+from srfabric.tsn.schedule import Assignment
+
+if TYPE_CHECKING:
+    from srfabric.api.service import SfcService
+
+log = logging.getLogger(__name__)
+TT_PRIORITY = 7
+
+
+@dataclass
+class LastChange:
+    """What the last stream change sent: flow-mods per switch name, the gated ports and their base time."""
+
+    entries: dict[str, int] = field(default_factory=dict)
+    gated: list[str] = field(default_factory=list)
+    base_time_ns: int | None = None
+
+
+class StreamService:
+    """The streams of one :class:`SfcService`; every method runs under its lock."""
+
+    def __init__(self, sfc: SfcService, cycle: CycleConfig | None = None, gates: Gates | None = None,
+                 clock: Callable[[], int] = tai_now_ns, lead_ns: int = 200_000_000) -> None:
+        self.sfc = sfc
+        self.cycle = cycle or CycleConfig()
+        self.gates = gates or RecordingGates()
+        self.clock = clock
+        self.lead_ns = lead_ns
+        self.last = LastChange()
+        self.gcls: list[PortGcl] = []
+        self._planned: tuple[int, LivePlanner] | None = None
+
+    # -- the scheduler's view of the fabric ---------------------------------------------
+    def planner(self, snap: Snapshot | None = None) -> LivePlanner:
+        """The planner for the fabric as it is now, holding the kept streams' slots (rebuilt on a topology change)."""
+        fabric = self.sfc.controller.fabric
+        if self._planned is None or self._planned[0] != fabric.topology_version:
+            planner = LivePlanner(network_from_fabric(fabric, self.cycle), self.cycle)
+            for record in (snap or self.sfc.snapshot)["streams"].values():
+                if record["slot"] is None:
+                    continue
+                try:
+                    stream, path = self._stream(snap or self.sfc.snapshot, record), self._full_path(snap, record)
+                    planner.place(stream, Assignment(record["id"], record["slot"], path, record["phase"] or 0))
+                except (ApiError, SrfabricError) as error:
+                    log.warning("stream %s keeps no slot on this topology: %s", record["id"], error)
+            self._planned = (fabric.topology_version, planner)
+        return self._planned[1]
+
+    def _host(self, snap: Snapshot, port_id: str, role: str) -> str:
+        port = snap["ports"].get(port_id)
+        host = port_host(self.sfc.controller.fabric, port, snap.switches) if port else None
+        if host is None or host.name not in self.sfc.controller.fabric.hosts:
+            raise bad_request(f"{role}: port {port_id} is not a host attached to the fabric (it needs a MAC, an "
+                              "IPv4 address and a binding:profile switch and port that the controller knows).")
+        return host.name
+
+    def _stream(self, snap: Snapshot, record: Record) -> Stream:
+        return Stream(record["id"], self._host(snap, record["talker"], "talker"),
+                      self._host(snap, record["listener"], "listener"), record["period_ns"], record["size_bytes"],
+                      record["max_latency_ns"])
+
+    def _full_path(self, snap: Snapshot | None, record: Record) -> tuple[str, ...]:
+        """Talker, the record's switches, listener; each switch known and linked to the one before."""
+        snap = snap or self.sfc.snapshot
+        fabric = self.sfc.controller.fabric
+        by_name = {switch.name: dpid for dpid, switch in fabric.switches.items()}
+        linked = {(a[0], b[0]) for a, b in fabric.links.items()}
+        for index, name in enumerate(record["path"]):
+            if name not in by_name:
+                raise bad_request(f"path[{index}]: {name!r} is not a switch of the fabric.")
+            if index and (by_name[record["path"][index - 1]], by_name[name]) not in linked:
+                raise bad_request(f"path[{index}]: no link from {record['path'][index - 1]} to {name}.")
+        ends = self._host(snap, record["talker"], "talker"), self._host(snap, record["listener"], "listener")
+        if record["path"]:
+            for role, host, at in (("talker", ends[0], 0), ("listener", ends[1], len(record["path"]) - 1)):
+                switch = fabric.switches[fabric.hosts[host].dpid].name
+                if record["path"][at] != switch:
+                    raise bad_request(f"path[{at}]: must be the {role}'s switch {switch}, not {record['path'][at]}.")
+        return (ends[0], *record["path"], ends[1])
+
+    # -- a change -----------------------------------------------------------------------
+    async def apply(self, new: Snapshot, ident: str, meanwhile: Callable[[], None]) -> None:
+        """Admit, move or free stream ``ident`` as ``new`` says, install it, then gate; on failure nothing stays."""
+        self.sfc._place(translate(new.resources, self.sfc.controller.fabric, new.switches))
+        planner = self.planner()
+        old = self.sfc.snapshot["streams"].get(ident)
+        undo = self._replan(planner, new, ident, old)
+        previous = (dict(self.sfc.controller.streams), list(self.gcls))
+        try:
+            steered = {record["id"]: self._steered(new, record) for record in new["streams"].values()}
+            base_time = next_base_time(self.clock(), self.cycle.hyper_cycles * self.cycle.base_period_ns,
+                                       self.lead_ns)
+            gcls = planner.gcls(base_time)
+            try:
+                self.gates.check(gcls)
+            except ModelError as error:
+                raise in_use("StreamGatesRefused", str(error)) from None
+            try:
+                sent = await self.sfc.controller.replace_streams(
+                    steered, check=[ident] if ident in steered else None, meanwhile=meanwhile)
+            except SrfabricError as error:
+                raise bad_request(str(error), "StreamNotInstalled") from None
+            try:
+                self.gates.apply(gcls)
+            except ModelError as error:
+                await self._restore(*previous)
+                raise in_use("StreamGatesRefused", str(error)) from None
+        except BaseException:
+            undo()
+            if self.sfc.controller.streams != previous[0]:
+                await self._restore(*previous)
+            raise
+        names = self.sfc.controller.fabric.switches
+        self.last = LastChange({names[d].name if d in names else hex(d): n for d, n in sorted(sent.items()) if n},
+                               sorted(g.interface for g in gcls), base_time)
+        self.gcls = gcls
+
+    async def _restore(self, streams: dict[str, SteeredStream], gcls: list[PortGcl]) -> None:
+        try:
+            await self.sfc.controller.replace_streams(streams)
+            self.gates.apply(gcls)
+        except SrfabricError:
+            log.exception("could not put the previous streams and gates back")
+
+    def _replan(self, planner: LivePlanner, new: Snapshot, ident: str, old: Record | None) -> Callable[[], None]:
+        """Change the planner for one stream and fill in its record in ``new``; returns how to undo it."""
+        record = new["streams"].get(ident)
+        try:
+            if record is None:  # deleted
+                if old is not None and ident in planner.streams:
+                    kept = planner.admission.admitted[ident][0]
+                    stream = planner.streams[ident][0]
+                    planner.remove(ident)
+                    return lambda: planner.place(stream, kept)
+                return lambda: None
+            if record["priority"] != TT_PRIORITY:
+                path = self._full_path(new, record) if record["path"] else self._shortest(planner, new, record)
+                new["streams"][ident] = {**record, "path": list(path[1:-1]), "slot": None, "phase": None}
+                return lambda: None
+            if old is None:
+                stream = self._stream(new, record)
+                paths = [self._full_path(new, record)] if record["path"] else None
+                placed = planner.admit(stream, paths)
+                new["streams"][ident] = {**record, "path": list(placed.path[1:-1]), "slot": placed.slot,
+                                         "phase": placed.phase}
+                return lambda: planner.remove(ident)
+            if record["path"] != old["path"]:
+                before = planner.admission.admitted[ident][0]
+                placed = planner.move(ident, self._full_path(new, record))
+                new["streams"][ident] = {**record, "path": list(placed.path[1:-1]), "slot": placed.slot,
+                                         "phase": placed.phase}
+                stream = planner.streams[ident][0]
+
+                def back() -> None:
+                    planner.remove(ident)
+                    planner.place(stream, before)
+
+                return back
+            return lambda: None
+        except Refused as error:
+            raise in_use("StreamNotAdmitted", str(error)) from None
+        except SrfabricError as error:
+            raise bad_request(str(error), "StreamBadRequest") from None
+
+    def _shortest(self, planner: LivePlanner, snap: Snapshot, record: Record) -> tuple[str, ...]:
+        stream = self._stream(snap, record)
+        paths = planner.admission.finder.k_shortest(stream.src, stream.dst, 1)
+        if not paths:
+            raise ModelError("path", f"no path from {stream.src} to {stream.dst}")
+        return paths[0]
+
+    def _steered(self, snap: Snapshot, record: Record) -> SteeredStream:
+        full = self._full_path(snap, record)
+        return SteeredStream(record["id"], record["stream_id"], full[0], full[-1], tuple(record["path"]),
+                             record["udp_destination_port"], record["udp_source_port"],
+                             record["priority"] == TT_PRIORITY)
+
+    # -- start and reads ----------------------------------------------------------------
+    async def start(self, snap: Snapshot) -> None:
+        """Install the kept streams where they were (their slots and paths), with fresh gates."""
+        if not snap["streams"]:
+            return
+        self.sfc._place(translate(snap.resources, self.sfc.controller.fabric, snap.switches))
+        planner = self.planner(snap)
+        steered = {}
+        for record in snap["streams"].values():
+            try:
+                steered[record["id"]] = self._steered(snap, record)
+            except ApiError as error:
+                log.warning("stream %s is not installed: %s", record["id"], error.message)
+        await self.sfc.controller.replace_streams(steered)
+        base_time = next_base_time(self.clock(), self.cycle.hyper_cycles * self.cycle.base_period_ns, self.lead_ns)
+        self.gcls = planner.gcls(base_time)
+        self.gates.apply(self.gcls)
+
+    def view(self) -> dict[str, Any]:
+        """The schedule: the slot grid, each stream's slot and offset, each port's gates (taprio and YANG)."""
+        planner = self.planner()
+        cycle = self.cycle
+        streams = []
+        for ident, (stream, _multiple) in sorted(planner.streams.items()):
+            placed = planner.admission.admitted[ident][0]
+            streams.append({"id": ident, "path": list(placed.path), "slot": placed.slot, "phase": placed.phase,
+                            "period_ns": stream.period_ns, "offset_ns": planner.offset_ns(ident),
+                            "latency_bound_ns": planner.latency_ns(stream, placed.path)})
+        return {
+            "base_period_ns": cycle.base_period_ns, "cycle_ns": cycle.hyper_cycles * cycle.base_period_ns,
+            "slot_ns": planner.slot_ns, "slots": planner.slots, "streams": streams,
+            "gates": [{"port": g.interface, "switch": g.node, "base_time_ns": g.base_time_ns,
+                       "entries": [[e.mask, e.duration_ns] for e in g.entries], "taprio": to_taprio(g)}
+                      for g in self.gcls],
+            "yang": to_yang(self.gcls),
+            "last_change": {"entries_sent": self.last.entries, "gated_ports": self.last.gated,
+                            "base_time_ns": self.last.base_time_ns},
+        }

@@ -1,0 +1,139 @@
+"""Gate control lists onto switch ports: Linux taprio through ``tc``, with a common future base time.
+
+A port that already runs taprio gets the new list as its *admin* schedule: the
+kernel switches it to *oper* at the base time, at a cycle boundary, so no cycle
+runs a mix of the old and new gates. Every port of one change gets the same
+base time. The command runner and the TAI clock are passed in.
+
+Examples
+--------
+>>> next_base_time(now_ns=1_234_567, cycle_ns=1_000_000, lead_ns=500_000)
+2000000
+>>> gates = RecordingGates()
+>>> gates.apply([PortGcl("s1", "s2", "s1-eth3", 1000, 0, [GateEntry(3, 1000)])])
+>>> sorted(gates.ports)
+['s1-eth3']
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from srfabric.errors import ModelError
+from srfabric.tsn.gcl import GateEntry, PortGcl
+from srfabric.tsn.render import to_taprio
+
+Runner = Callable[[list[str]], tuple[int, str]]
+
+
+def run_command(argv: list[str]) -> tuple[int, str]:
+    """Run ``argv``; its exit code and what it printed (both streams)."""
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    except FileNotFoundError:
+        return 127, f"{argv[0]}: not found"
+    return done.returncode, done.stdout + done.stderr
+
+
+def tai_now_ns() -> int:
+    return time.clock_gettime_ns(time.CLOCK_TAI)
+
+
+def next_base_time(now_ns: int, cycle_ns: int, lead_ns: int) -> int:
+    """The first cycle boundary (counted from 0) at least ``lead_ns`` after ``now_ns``."""
+    return -(-(now_ns + lead_ns) // cycle_ns) * cycle_ns
+
+
+class Gates(Protocol):
+    def check(self, gcls: Sequence[PortGcl]) -> None: ...
+
+    def apply(self, gcls: Sequence[PortGcl]) -> None: ...
+
+
+class RecordingGates:
+    """Gates that are only remembered: for a fabric without taprio (the schedule is still computed)."""
+
+    def __init__(self) -> None:
+        self.ports: dict[str, PortGcl] = {}
+
+    def check(self, gcls: Sequence[PortGcl]) -> None:
+        return None
+
+    def apply(self, gcls: Sequence[PortGcl]) -> None:
+        self.ports = {gcl.interface: gcl for gcl in gcls}
+
+
+class TaprioGates:
+    """taprio on this network namespace's interfaces (Mininet's switch ports live in the root namespace)."""
+
+    def __init__(self, run: Runner = run_command, net: Path = Path("/sys/class/net")) -> None:
+        self.run = run
+        self.net = net
+        self.ports: dict[str, PortGcl] = {}
+
+    def check(self, gcls: Sequence[PortGcl]) -> None:
+        """Refuse, naming the port, what cannot run taprio here; changes nothing."""
+        for gcl in gcls:
+            where = f"port {gcl.interface}"
+            if not (self.net / gcl.interface).exists():
+                raise ModelError(where, "no such interface on the switches' host")
+            queues = len(list((self.net / gcl.interface / "queues").glob("tx-*")))
+            needed = max(gcl.tt_class, gcl.be_class) + 1
+            if queues < needed:
+                raise ModelError(where, f"has {queues} transmit queue(s); taprio needs {needed} "
+                                        "(make the interface with numtxqueues 8)")
+
+    def apply(self, gcls: Sequence[PortGcl]) -> None:
+        """Install every list (all with the base time they carry); ports that lost their streams are freed."""
+        self.check(gcls)
+        for gcl in gcls:
+            code, output = self.run(shlex.split(to_taprio(gcl)))
+            if code:
+                raise ModelError(f"port {gcl.interface}", _taprio_refusal(output))
+        for gone in sorted(set(self.ports) - {gcl.interface for gcl in gcls}):
+            self.run(["tc", "qdisc", "del", "dev", gone, "root"])
+        self.ports = {gcl.interface: gcl for gcl in gcls}
+
+    def read(self, interface: str) -> dict[str, Any]:
+        """What the kernel runs on ``interface``: ``oper`` and (while a change waits) ``admin`` schedules."""
+        code, output = self.run(["tc", "-j", "qdisc", "show", "dev", interface, "root"])
+        if code:
+            raise ModelError(f"port {interface}", output.strip())
+        return parse_taprio_show(output)
+
+
+def _taprio_refusal(output: str) -> str:
+    text = " ".join(output.split())
+    if "Specified qdisc kind is unknown" in text or "Unknown qdisc" in text:
+        return "this kernel has no taprio (sch_taprio); run on a kernel with it, or in srfabric kernel-lab"
+    return f"taprio refused the schedule: {text}"
+
+
+def parse_taprio_show(output: str) -> dict[str, Any]:
+    """``tc -j qdisc show`` of a taprio root as {"oper": (base time, entries), "admin": ...}.
+
+    >>> show = '[{"kind":"taprio","options":{"base_time":5,"cycle_time":9,"schedule":[{"index":0,"cmd":"S",'
+    >>> show += '"gatemask":"0x2","interval":9}],"admin":{"base_time":18,"schedule":[]}}}]'
+    >>> parse_taprio_show(show)
+    {'oper': (5, [GateEntry(mask=2, duration_ns=9)]), 'admin': (18, [])}
+    """
+    try:
+        qdiscs = json.loads(output or "[]")
+    except json.JSONDecodeError:
+        raise ModelError("tc", f"unreadable JSON from tc: {output[:80]!r}") from None
+    taprio = next((q for q in qdiscs if q.get("kind") == "taprio"), None)
+    if taprio is None:
+        return {}
+    options = taprio.get("options", {})
+    shown: dict[str, Any] = {}
+    for name, part in (("oper", options), ("admin", options.get("admin"))):
+        if part and "schedule" in part:
+            entries = [GateEntry(int(str(e["gatemask"]), 0), int(e["interval"])) for e in part["schedule"]]
+            shown[name] = (int(part.get("base_time", 0)), entries)
+    return shown

@@ -1,0 +1,193 @@
+"""Streams on the running fabric: admit one at a time, move, remove, and give the gate control lists. Pure.
+
+The slot length is fixed when the planner starts (the largest frame allowed
+across the longest path allowed), so admitting a stream never changes other
+streams' offsets. A stream of period ``m`` base periods uses its slot in the
+cycles ``c ≡ phase (mod m)`` of a hyperperiod of ``hyper_cycles`` base periods.
+
+Examples
+--------
+>>> from srfabric.model.topo import tsn_fig1
+>>> planner = LivePlanner(network_from_fabric(tsn_fig1().to_fabric()))
+>>> planner.slots, planner.slot_ns
+(36, 27036)
+>>> placed = planner.admit(Stream("cam", "h1", "h3", period_ns=1_000_000, size_bytes=200))
+>>> placed.path, placed.slot
+(('h1', 's1', 's2', 's5', 'h3'), 0)
+>>> [gcl.interface for gcl in planner.gcls(base_time_ns=0)]
+['s1-eth3', 's2-eth2', 's5-eth4']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from srfabric.errors import ModelError
+from srfabric.model.fabric import Fabric
+from srfabric.tsn.gcl import PortGcl, build_gcls
+from srfabric.tsn.incremental import Admission
+from srfabric.tsn.model import HOST, SWITCH, Link, Network, Stream
+from srfabric.tsn.schedule import Assignment, Schedule
+from srfabric.tsn.slots import Problem, SlotModel
+
+MAX_LINKS = 14  # a path in one mac-nibble header: 12 switch-to-switch links, plus the two hosts' links
+
+
+class Refused(ModelError):
+    """A stream that is well-formed but does not fit (HTTP 409): the field says why."""
+
+
+@dataclass(frozen=True)
+class CycleConfig:
+    """The time grid of the live fabric."""
+
+    base_period_ns: int = 1_000_000
+    hyper_cycles: int = 4  # periods of 1, 2 or 4 base periods
+    max_frame_bytes: int = 1500
+    rate_bps: int = 1_000_000_000
+    t_hop_ns: int = 1050  # processing plus propagation per link
+    max_links: int = MAX_LINKS
+    k_paths: int = 4
+    guard_bytes: int = 1500
+
+    @property
+    def slot_model(self) -> SlotModel:
+        return SlotModel(diameter=self.max_links)
+
+    @property
+    def slot_ns(self) -> int:
+        return self.slot_model.slot_ns(self.max_frame_bytes, self.rate_bps, self.t_hop_ns)
+
+
+def network_from_fabric(fabric: Fabric, config: CycleConfig | None = None) -> Network:
+    """The controller's fabric as the scheduler's network, with the switches' real port numbers."""
+    config = config or CycleConfig()
+    names = {dpid: switch.name for dpid, switch in fabric.switches.items()}
+    network = Network(kinds={**{name: SWITCH for name in names.values()}, **{h: HOST for h in fabric.hosts}})
+    t_proc = config.t_hop_ns - 50
+    done: set[tuple[int, int]] = set()
+    for (a, a_port), (b, b_port) in sorted(fabric.links.items()):
+        if (b, b_port) in done or a not in names or b not in names:
+            continue
+        done.add((a, a_port))
+        network.add_link(Link(names[a], names[b], config.rate_bps, t_proc, 50, a_port, b_port))
+    for host in sorted(fabric.hosts.values(), key=lambda h: h.name):
+        if host.dpid in names:
+            network.add_link(Link(host.name, names[host.dpid], config.rate_bps, t_proc, 50, 1, host.port))
+    network.validate()
+    return network
+
+
+class LivePlanner:
+    """The admitted streams of one network and where each one sends."""
+
+    def __init__(self, network: Network, config: CycleConfig | None = None) -> None:
+        self.network = network
+        self.config = config = config or CycleConfig()
+        self.slot_ns = config.slot_ns
+        self.slots = config.base_period_ns // self.slot_ns
+        if self.slots < 1:
+            raise ModelError("base_period_ns", f"{config.base_period_ns} ns is shorter than one slot "
+                                               f"({self.slot_ns} ns)")
+        self.admission = Admission(network, self.slots, config.hyper_cycles, config.max_links, config.k_paths)
+        self.streams: dict[str, tuple[Stream, int]] = {}
+
+    def multiple(self, stream: Stream) -> int:
+        """The stream's period in base periods; raises naming the field when it does not fit the grid."""
+        base, hyper = self.config.base_period_ns, self.config.hyper_cycles
+        if stream.period_ns % base or hyper % (stream.period_ns // base):
+            allowed = ", ".join(str(base * m) for m in range(1, hyper + 1) if hyper % m == 0)
+            raise ModelError("period_ns", f"{stream.period_ns} is not one of the periods the cycle allows: {allowed}")
+        if stream.size_bytes > self.config.max_frame_bytes:
+            raise ModelError("size_bytes", f"{stream.size_bytes} exceeds the slot's {self.config.max_frame_bytes}")
+        return stream.period_ns // base
+
+    def latency_ns(self, stream: Stream, path: Sequence[str]) -> int:
+        """Worst case from the slot's start to the last bit at the listener (cut-through switches)."""
+        model = SlotModel(diameter=len(path) - 1)
+        return model.slot_ns(stream.size_bytes, self.config.rate_bps, self.config.t_hop_ns)
+
+    def _candidates(self, stream: Stream, paths: Sequence[tuple[str, ...]] | None) -> list[tuple[str, ...]]:
+        for role in ("src", "dst"):
+            if self.network.kinds.get(getattr(stream, role)) != HOST:
+                raise ModelError("talker" if role == "src" else "listener",
+                                 f"{getattr(stream, role)!r} is not a host of the fabric")
+        if paths is None:
+            paths = self.admission.finder.k_shortest(stream.src, stream.dst, self.config.k_paths)
+        if not paths:
+            raise Refused("path", f"no path of at most {self.config.max_links} links from {stream.src} "
+                                  f"to {stream.dst}")
+        if stream.deadline_ns is None:
+            return list(paths)
+        fitting = [path for path in paths if self.latency_ns(stream, path) <= stream.deadline_ns]
+        if not fitting:
+            best = min(self.latency_ns(stream, path) for path in paths)
+            raise Refused("max_latency_ns", f"{stream.deadline_ns} ns is below the {best} ns a frame needs "
+                                            "on its shortest path")
+        return fitting
+
+    def admit(self, stream: Stream, paths: Sequence[tuple[str, ...]] | None = None) -> Assignment:
+        """Place ``stream`` without moving the admitted ones, or raise :class:`Refused` saying why."""
+        if stream.id in self.streams:
+            raise ModelError("id", f"stream {stream.id!r} is already admitted")
+        multiple = self.multiple(stream)
+        candidates = self._candidates(stream, paths)
+        placed = self.admission.admit(stream, multiple, candidates)
+        if placed is None:
+            raise Refused("slot", f"no slot is free on any of the {len(candidates)} candidate path(s) from "
+                                  f"{stream.src} to {stream.dst} in {self.slots} slots of {self.slot_ns} ns")
+        self.streams[stream.id] = (stream, multiple)
+        return placed
+
+    def place(self, stream: Stream, assignment: Assignment) -> None:
+        """Record a stream placed before (after a restart); raises when it collides."""
+        multiple = self.multiple(stream)
+        self.admission.place(assignment, multiple)
+        self.streams[stream.id] = (stream, multiple)
+
+    def remove(self, stream_id: str) -> None:
+        self.admission.remove(stream_id)
+        del self.streams[stream_id]
+
+    def move(self, stream_id: str, path: tuple[str, ...]) -> Assignment:
+        """Put an admitted stream on ``path`` (any free slot there); on refusal it stays where it was."""
+        stream, multiple = self.streams[stream_id]
+        old = self.admission.admitted[stream_id][0]
+        self.remove(stream_id)
+        try:
+            return self.admit(stream, [path])
+        except ModelError:
+            self.place(stream, old)
+            raise
+
+    def assignments(self) -> list[Assignment]:
+        return [self.admission.admitted[name][0] for name in sorted(self.streams)]
+
+    def schedule(self) -> Schedule:
+        """The admitted streams as a :class:`Schedule` (for the verifier and the gate control lists)."""
+        names = sorted(self.streams)
+        problem = Problem(self.network, tuple(self.streams[n][0] for n in names), self.slots, self.slot_ns,
+                          self.config.base_period_ns, tuple(self.streams[n][1] for n in names),
+                          self.config.max_links)
+        return Schedule("incremental", problem, self.assignments(), status="heuristic")
+
+    def offset_ns(self, stream_id: str) -> int:
+        """When the talker sends, from the start of the hyperperiod."""
+        assignment = self.admission.admitted[stream_id][0]
+        return assignment.phase * self.config.base_period_ns + assignment.slot * self.slot_ns
+
+    def gcls(self, base_time_ns: int) -> list[PortGcl]:
+        """Every switch egress port's gate control list; the cycle is the full hyperperiod."""
+        if not self.streams:
+            return []
+        schedule = self.schedule()
+        gcls = build_gcls(schedule, self.config.guard_bytes, base_time_ns=base_time_ns,
+                          slot_model=self.config.slot_model)
+        hyper = self.config.hyper_cycles * self.config.base_period_ns
+        cycle = schedule.problem.cycles * self.config.base_period_ns
+        if cycle != hyper:  # one cycle length on every port, whatever the streams: a change never resizes it
+            for gcl in gcls:
+                gcl.entries = gcl.entries * (hyper // cycle)
+                gcl.cycle_ns = hyper
+        return gcls

@@ -1,0 +1,144 @@
+"""Streams through the API's service on a controller without switches: admission, 409s, re-route, restart."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from srfabric.api.errors import ApiError
+from srfabric.api.repository import Repository
+from srfabric.api.service import SfcService
+from srfabric.api.store import open_database
+from srfabric.codecs.macaddr import mac_to_str
+from srfabric.controller.controller import Controller, ControllerConfig
+from srfabric.model.topo import tsn_fig1
+from srfabric.southbound.taprio import RecordingGates
+from srfabric.tsn.live import CycleConfig
+
+TWO_SLOTS = CycleConfig(base_period_ns=60_000)  # 27,036 ns slots: two per base period
+
+
+def make(tmp_path: Path, cycle: CycleConfig | None = None) -> tuple[SfcService, RecordingGates]:
+    controller = Controller(ControllerConfig(tt_queue=6))
+    fabric = tsn_fig1().to_fabric()
+    for switch in fabric.switches.values():
+        controller.fabric.add_switch(switch)
+    for a, b in fabric.links.items():
+        controller.fabric.add_link(a, b)
+    gates = RecordingGates()
+    service = SfcService(Repository(open_database(f"sqlite:///{tmp_path}/api.db")), controller, cycle=cycle,
+                         gates=gates)
+    service.streams.clock = lambda: 5_000_000_000
+    return service, gates
+
+
+async def host_ports(service: SfcService) -> dict[str, str]:
+    ids = {}
+    for host in tsn_fig1().to_fabric().hosts.values():
+        switch = service.controller.fabric.switches[host.dpid].name
+        record = await service.create("ports", {"name": host.name, "mac_address": mac_to_str(host.mac),
+                                                "fixed_ips": [{"ip_address": host.ip}],
+                                                "binding_profile": {"switch": switch, "port": host.port}})
+        ids[host.name] = record["id"]
+    return ids
+
+
+def stream(ports: dict[str, str], talker: str = "h1", listener: str = "h3", **fields: Any) -> dict[str, Any]:
+    return {"talker": ports[talker], "listener": ports[listener], "period_ns": 60_000, "size_bytes": 200,
+            "udp_destination_port": 5001, **fields}
+
+
+def test_an_admitted_stream_gets_a_slot_a_path_an_entry_at_its_talker_and_gates(tmp_path: Path) -> None:
+    service, gates = make(tmp_path)
+
+    async def scenario() -> dict[str, Any]:
+        await service.start()
+        ports = await host_ports(service)
+        return await service.create("streams", stream(ports, period_ns=1_000_000))
+
+    record = asyncio.run(scenario())
+    assert (record["path"], record["slot"], record["phase"]) == (["s1", "s2", "s5"], 0, 0)
+    steered = service.controller.streams[record["id"]]
+    assert steered.path == ("s1", "s2", "s5") and steered.time_triggered
+    assert sorted(gates.ports) == ["s1-eth3", "s2-eth2", "s5-eth4"]
+    view = service.streams.view()
+    assert view["last_change"]["gated_ports"] == sorted(gates.ports)
+    assert {g["base_time_ns"] for g in view["gates"]} == {5_200_000_000}  # a 4 ms boundary, 200 ms ahead
+    assert view["streams"][0]["offset_ns"] == 0
+    assert service.repo.load()["streams"][record["id"]]["slot"] == 0
+
+
+def test_a_stream_that_does_not_fit_gets_409_and_changes_nothing(tmp_path: Path) -> None:
+    service, gates = make(tmp_path, TWO_SLOTS)
+
+    async def scenario() -> ApiError:
+        await service.start()
+        ports = await host_ports(service)
+        for port in (5001, 5002):
+            await service.create("streams", stream(ports, udp_destination_port=port))
+        before = (dict(service.snapshot["streams"]), dict(service.controller.streams), dict(gates.ports))
+        with pytest.raises(ApiError) as refused:
+            await service.create("streams", stream(ports, udp_destination_port=5003))
+        assert (dict(service.snapshot["streams"]), dict(service.controller.streams), dict(gates.ports)) == before
+        assert len(service.repo.load()["streams"]) == 2
+        return refused.value
+
+    refused = asyncio.run(scenario())
+    assert refused.status == 409 and refused.kind == "StreamNotAdmitted"
+    assert refused.message.startswith("slot: no slot is free on any of the 2 candidate path(s) from h1 to h3")
+
+
+@pytest.mark.parametrize(
+    ("fields", "status", "start"),
+    [({"max_latency_ns": 5_000}, 409, "max_latency_ns: 5000 ns is below the 6136 ns a frame needs"),
+     ({"period_ns": 70_000}, 400, "period_ns: 70000 is not one of the periods"),
+     ({"path": ["s1", "s9", "s5"]}, 400, "path[1]: 's9' is not a switch of the fabric."),
+     ({"path": ["s1", "s4", "s5"]}, 400, "path[1]: no link from s1 to s4."),
+     ({"path": ["s2", "s5"]}, 400, "path[0]: must be the talker's switch s1, not s2."),
+     ({"size_bytes": 2000}, 400, "size_bytes: 2000 exceeds the slot's 1500")],
+)
+def test_bad_requests_name_the_field(tmp_path: Path, fields: dict[str, Any], status: int, start: str) -> None:
+    service, _ = make(tmp_path, TWO_SLOTS)
+
+    async def scenario() -> ApiError:
+        await service.start()
+        ports = await host_ports(service)
+        with pytest.raises(ApiError) as refused:
+            await service.create("streams", stream(ports, **fields))
+        assert not service.snapshot["streams"] and not service.controller.streams
+        return refused.value
+
+    refused = asyncio.run(scenario())
+    assert (refused.status, refused.message[: len(start)]) == (status, start)
+
+
+def test_re_route_delete_and_restart(tmp_path: Path) -> None:
+    service, gates = make(tmp_path, TWO_SLOTS)
+
+    async def first() -> str:
+        await service.start()
+        ports = await host_ports(service)
+        record = await service.create("streams", stream(ports))
+        moved = await service.update("streams", record["id"], {"path": ["s1", "s3", "s4", "s5"]})
+        assert moved["path"] == ["s1", "s3", "s4", "s5"]
+        assert service.controller.streams[record["id"]].path == ("s1", "s3", "s4", "s5")
+        assert sorted(gates.ports) == ["s1-eth4", "s3-eth2", "s4-eth2", "s5-eth4"]
+        best_effort = await service.create("streams", stream(ports, "h2", "h4", priority=0))
+        assert (best_effort["path"], best_effort["slot"]) == (["s1", "s3", "s4"], None)
+        assert not service.controller.streams[best_effort["id"]].time_triggered
+        return str(record["id"])
+
+    ident = asyncio.run(first())
+    again, gates_again = make(tmp_path, TWO_SLOTS)
+
+    async def second() -> None:
+        await again.start()
+        assert again.controller.streams[ident].path == ("s1", "s3", "s4", "s5")
+        assert sorted(gates_again.ports) == ["s1-eth4", "s3-eth2", "s4-eth2", "s5-eth4"]
+        await again.delete("streams", ident)
+        assert ident not in again.controller.streams and not gates_again.ports
+
+    asyncio.run(second())
