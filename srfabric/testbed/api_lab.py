@@ -50,8 +50,10 @@ def free_port() -> int:
 class ServeProcess:
     """``srfabric serve`` on free ports; ``kill()`` ends it with SIGKILL, ``start()`` starts it again."""
 
-    def __init__(self, db: str, token: str = "srfabric-test", codec: str = "mac-nibble") -> None:
+    def __init__(self, db: str, token: str = "srfabric-test", codec: str = "mac-nibble",
+                 extra_args: tuple[str, ...] = ()) -> None:
         self.db, self.token, self.codec = db, token, codec
+        self.extra_args = extra_args
         self.port, self.openflow_port = free_port(), free_port()
         self.process: subprocess.Popen[str] | None = None
         self.log = Path(tempfile.mkstemp(prefix="srfabric-serve-", suffix=".log")[1])
@@ -65,7 +67,7 @@ class ServeProcess:
 
     def start(self, timeout: float = 30.0) -> None:
         args = [sys.executable, "-m", "srfabric", "serve", "--port", str(self.port), "--openflow-host", "127.0.0.1",
-                "--openflow-port", str(self.openflow_port), "--db", self.db, "--codec", self.codec]
+                "--openflow-port", str(self.openflow_port), "--db", self.db, "--codec", self.codec, *self.extra_args]
         env = {**os.environ, "SRFABRIC_TOKEN": self.token}
         offset = self.log.stat().st_size  # a restart appends to the same log
         with self.log.open("a") as log:
@@ -106,16 +108,18 @@ class ApiLab(Running):
     """A Mininet fabric (Open vSwitch in userspace) on a running ``serve``, its hosts learned and the
     functions' ports created through the API (named ``<function>-in`` / ``-out``, device_id the function)."""
 
-    def __init__(self, spec: TopoSpec, serve: ServeProcess) -> None:
+    def __init__(self, spec: TopoSpec, serve: ServeProcess, datapath: str = "user", tx_queues: int = 1) -> None:
         self.spec = spec
         self.serve = serve
+        self.datapath, self.tx_queues = datapath, tx_queues
         self.testbed: Testbed | None = None
         self.workdir = Path(tempfile.mkdtemp(prefix="srfabric-lab-"))
         self.vnfs: dict[str, subprocess.Popen[bytes]] = {}
         self.ports: dict[str, str] = {}  # port name -> id
 
     def start(self) -> None:
-        self.testbed = Testbed(self.spec, self.serve.openflow_port, "ovs", self.serve.codec)
+        self.testbed = Testbed(self.spec, self.serve.openflow_port, "ovs", self.serve.codec, self.datapath,
+                               self.tx_queues)
         self.testbed.start()
         with self.serve.client() as client:
             for name, fn in self.spec.functions.items():

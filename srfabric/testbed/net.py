@@ -53,14 +53,48 @@ FABRIC_MTU = 1600
 SWITCH_KINDS = ("ovs", "xdp")
 
 
-class Testbed(Running):
-    """``switch`` is ``ovs`` (Open vSwitch, userspace datapath) or ``xdp`` (srfabric's XDP programs)."""
+DATAPATHS = ("user", "kernel")
 
-    def __init__(self, spec: TopoSpec, controller_port: int, switch: str = "ovs", codec: str = "mac-nibble") -> None:
+
+def multi_queue_link(queues: int) -> Any:
+    """A Mininet link class whose veth ends have ``queues`` transmit and receive queues (taprio needs several)."""
+    from mininet.link import Link
+    from mininet.util import quietRun
+
+    class MultiQueueLink(Link):
+        @classmethod
+        def makeIntfPair(cls, intfname1: str, intfname2: str, addr1: str | None = None,  # noqa: N802
+                         addr2: str | None = None, node1: Any = None, node2: Any = None,
+                         deleteIntfs: bool = True) -> None:  # noqa: N803
+            run1 = node1.cmd if node1 else quietRun
+            run2 = node2.cmd if node2 else quietRun
+            if deleteIntfs:
+                run1(f"ip link del {intfname1}")
+                run2(f"ip link del {intfname2}")
+            many = f"numtxqueues {queues} numrxqueues {queues}"
+            where = 1 if not node2 else node2.pid
+            first = f"{intfname1} {many}" + (f" address {addr1}" if addr1 else "")
+            second = f"{intfname2} {many}" + (f" address {addr2}" if addr2 else "")
+            output = run1(f"ip link add name {first} type veth peer name {second} netns {where}")
+            if output:
+                raise RuntimeError(f"veth pair ({intfname1}, {intfname2}): {output}")
+
+    return MultiQueueLink
+
+
+class Testbed(Running):
+    """``switch`` is ``ovs`` (Open vSwitch) or ``xdp`` (srfabric's XDP programs); Open vSwitch runs its
+    ``datapath`` in userspace (this machine has no openvswitch.ko) or in the kernel (in the kernel lab);
+    ``tx_queues`` above 1 gives every veth that many queues, as taprio needs."""
+
+    def __init__(self, spec: TopoSpec, controller_port: int, switch: str = "ovs", codec: str = "mac-nibble",
+                 datapath: str = "user", tx_queues: int = 1) -> None:
         self.spec = spec
         self.controller_port = controller_port
         self.switch_kind = switch
         self.codec = codec
+        self.datapath = datapath
+        self.tx_queues = tx_queues
         self.net: Any = None
         self.processes: list[subprocess.Popen[bytes]] = []
 
@@ -75,9 +109,10 @@ class Testbed(Running):
 
             switch: Any = partial(XdpSwitch, codec=self.codec)
         else:
-            switch = partial(OVSSwitch, datapath="user", protocols="OpenFlow13", failMode="secure")
+            switch = partial(OVSSwitch, datapath=self.datapath, protocols="OpenFlow13", failMode="secure")
+        extra: dict[str, Any] = {"link": multi_queue_link(self.tx_queues)} if self.tx_queues > 1 else {}
         net = Mininet(topo=None, switch=switch, controller=None, build=False, autoSetMacs=False,
-                      autoStaticArp=False, waitConnected=False)
+                      autoStaticArp=False, waitConnected=False, **extra)
         self.net = net
         net.addController("c0", controller=RemoteController, ip="127.0.0.1", port=self.controller_port)
         for sw in self.spec.switches.values():

@@ -1,0 +1,122 @@
+"""A stream requested through the API crosses its source-routed path in the time-triggered class, with
+taprio on every egress port of the path; a re-route touches the talker's edge only; all gates switch at
+one base time; a stream that does not fit gets 409 and changes nothing. Real OVS (kernel datapath),
+Mininet and taprio, in the kernel lab."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from srfabric.api.client import ApiFailure
+from srfabric.model.topo import tsn_fig1
+from srfabric.southbound.taprio import TaprioGates
+from srfabric.testbed.api_lab import ApiLab, ServeProcess
+
+PRIMARY, SECONDARY = ["s1", "s2", "s5"], ["s1", "s3", "s4", "s5"]
+TT_CLASS_ID = "100:2"  # taprio's class of queue 1, which traffic class 1 (priority 7) uses
+BE_CLASS_ID = "100:1"
+
+
+@pytest.fixture(scope="module")
+def lab(kernel_ovs: None) -> Iterator[ApiLab]:
+    db = Path(tempfile.mkdtemp(prefix="srfabric-lab-db-")) / "api.db"
+    serve = ServeProcess(f"sqlite:///{db}", extra_args=("--gates", "taprio", "--gate-lead-ms", "500"))
+    with serve, ApiLab(tsn_fig1(), serve, datapath="kernel", tx_queues=8) as api_lab:
+        yield api_lab
+
+
+def class_packets(port: str, class_id: str) -> int:
+    shown = subprocess.run(["tc", "-s", "-j", "class", "show", "dev", port], capture_output=True, text=True,
+                           check=True).stdout
+    for item in json.loads(shown):
+        if item.get("handle") == class_id:
+            return int(item.get("stats", {}).get("packets", 0))
+    raise AssertionError(f"no class {class_id} on {port}: {shown[:300]}")
+
+
+def send(lab: ApiLab, port: int, count: int, offset_ns: int = 0) -> dict[str, Any]:
+    """``count`` datagrams from h1 to h3's ``port`` in the given slot offset; what h3 received."""
+    assert lab.testbed is not None
+    listener = lab.testbed.popen("h3", [sys.executable, "-m", "srfabric.tsn.endpoints", "listen", "--port",
+                                        str(port), "--count", str(count), "--timeout", "10"],
+                                 stdout=subprocess.PIPE, text=True)
+    assert listener.stdout is not None
+    assert listener.stdout.readline().strip() == "listening"
+    lab.cmd("h1", f"{sys.executable} -m srfabric.tsn.endpoints talk --dst 10.0.0.3 --port {port} "
+                  f"--count {count} --period-ns 4000000 --offset-ns {offset_ns} --size 200")
+    out, _ = listener.communicate(timeout=60)
+    return dict(json.loads(out.strip().splitlines()[-1]))
+
+
+def test_streams_on_the_live_fabric(lab: ApiLab) -> None:
+    gates = TaprioGates()
+    with lab.serve.client() as client:
+        stream = client.create("streams", {"name": "cam", "talker": lab.ports["h1"], "listener": lab.ports["h3"],
+                                           "period_ns": 1_000_000, "size_bytes": 200,
+                                           "udp_destination_port": 5001}, "stream")
+        assert (stream["path"], stream["slot"]) == (PRIMARY, 0)
+        schedule = client.get("/v2.0/srfabric/schedule")["schedule"]
+        assert schedule["last_change"]["entries_sent"] == {"s1": 1}
+        ports = schedule["last_change"]["gated_ports"]
+        assert ports == ["s1-eth3", "s2-eth2", "s5-eth4"]
+
+        # Every egress port of the path runs the rendered list (admin until its base time, then oper).
+        for gate in schedule["gates"]:
+            shown = gates.read(gate["port"])
+            base, entries = shown.get("admin") or shown["oper"]
+            assert base == gate["base_time_ns"] == schedule["last_change"]["base_time_ns"]
+            assert [[e.mask, e.duration_ns] for e in entries] == gate["entries"]
+
+        # The stream's frames cross the path in the time-triggered class; other traffic stays best effort.
+        before = {port: class_packets(port, TT_CLASS_ID) for port in ports}
+        received = send(lab, 5001, 40, offset_ns=schedule["streams"][0]["offset_ns"])
+        assert received["frames"] == 40, received
+        for port in ports:
+            assert class_packets(port, TT_CLASS_ID) - before[port] >= 40, port
+        best_effort = class_packets("s1-eth3", BE_CLASS_ID)
+        tt_before = class_packets("s1-eth3", TT_CLASS_ID)
+        assert send(lab, 5002, 20)["frames"] == 20
+        assert class_packets("s1-eth3", BE_CLASS_ID) - best_effort >= 20
+        assert class_packets("s1-eth3", TT_CLASS_ID) == tt_before
+
+        # Re-route: one entry, at the talker's edge only; the gates move with one common base time.
+        flows_before = lab.dump_flows()
+        moved = client.update("streams", stream["id"], {"path": SECONDARY})
+        assert moved["path"] == SECONDARY
+        schedule = client.get("/v2.0/srfabric/schedule")["schedule"]
+        assert schedule["last_change"]["entries_sent"] == {"s1": 1}
+        flows_after = lab.dump_flows()
+        assert [name for name in flows_before if flows_before[name] != flows_after[name]] == ["s1"]
+        assert schedule["last_change"]["gated_ports"] == ["s1-eth4", "s3-eth2", "s4-eth2", "s5-eth4"]
+        bases = set()
+        for gate in schedule["gates"]:
+            shown = gates.read(gate["port"])
+            bases.add((shown.get("admin") or shown["oper"])[0])
+        assert bases == {schedule["last_change"]["base_time_ns"]}
+        gone = subprocess.run(["tc", "qdisc", "show", "dev", "s2-eth2"], capture_output=True, text=True).stdout
+        assert "taprio" not in gone  # the old path's port is free again
+        before = class_packets("s3-eth2", TT_CLASS_ID)
+        assert send(lab, 5001, 20, offset_ns=schedule["streams"][0]["offset_ns"])["frames"] == 20
+        assert class_packets("s3-eth2", TT_CLASS_ID) - before >= 20
+
+        # A stream that cannot meet its latency is refused with 409 and changes nothing; a bad body gets 400.
+        flows_before, gates_before = lab.dump_flows(), client.get("/v2.0/srfabric/schedule")["schedule"]["gates"]
+        with pytest.raises(ApiFailure) as refused:
+            client.create("streams", {"talker": lab.ports["h2"], "listener": lab.ports["h4"], "size_bytes": 1500,
+                                      "max_latency_ns": 2_000}, "stream")
+        assert refused.value.status == 409 and "max_latency_ns" in str(refused.value)
+        with pytest.raises(ApiFailure) as bad:
+            client.create("streams", {"talker": lab.ports["h2"], "listener": lab.ports["h4"], "period_ns": -1},
+                          "stream")
+        assert bad.value.status == 400 and "period_ns" in str(bad.value)
+        assert lab.dump_flows() == flows_before
+        assert client.get("/v2.0/srfabric/schedule")["schedule"]["gates"] == gates_before
+        assert len(client.list("streams")) == 1
