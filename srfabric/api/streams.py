@@ -118,7 +118,7 @@ class StreamService:
             steered = {record["id"]: self._steered(new, record) for record in new["streams"].values()}
             base_time = next_base_time(self.clock(), self.cycle.hyper_cycles * self.cycle.base_period_ns,
                                        self.lead_ns)
-            gcls = planner.gcls(base_time)
+            gcls = self._named(planner.gcls(base_time))
             try:
                 self.gates.check(gcls)
             except ModelError as error:
@@ -142,6 +142,25 @@ class StreamService:
         self.last = LastChange({names[d].name if d in names else hex(d): n for d, n in sorted(sent.items()) if n},
                                sorted(g.interface for g in gcls), base_time)
         self.gcls = gcls
+
+    def _named(self, gcls: list[PortGcl]) -> list[PortGcl]:
+        """Each list on the interface the switch itself names for that port (``s1-eth3`` under Mininet)."""
+        fabric = self.sfc.controller.fabric
+        by_name = {switch.name: dpid for dpid, switch in fabric.switches.items()}
+        for gcl in gcls:
+            dpid = by_name.get(gcl.node)
+            if dpid is None:
+                continue
+            port = next((p for (d, p), far in fabric.links.items()
+                         if d == dpid and fabric.switches.get(far[0]) and fabric.switches[far[0]].name == gcl.peer),
+                        None)
+            host = fabric.hosts.get(gcl.peer)
+            if host is not None and host.dpid == dpid:
+                port = host.port
+            named = self.sfc.controller.port_name(dpid, port) if port is not None else None
+            if named:
+                gcl.interface = named
+        return gcls
 
     async def _restore(self, streams: dict[str, SteeredStream], gcls: list[PortGcl]) -> None:
         try:
@@ -218,7 +237,7 @@ class StreamService:
                 log.warning("stream %s is not installed: %s", record["id"], error.message)
         await self.sfc.controller.replace_streams(steered)
         base_time = next_base_time(self.clock(), self.cycle.hyper_cycles * self.cycle.base_period_ns, self.lead_ns)
-        self.gcls = planner.gcls(base_time)
+        self.gcls = self._named(planner.gcls(base_time))
         self.gates.apply(self.gcls)
 
     def view(self) -> dict[str, Any]:

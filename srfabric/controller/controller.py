@@ -202,6 +202,12 @@ class Controller:
             raise
         return dict(self.sent)
 
+    def port_name(self, dpid: int, port: int) -> str | None:
+        """The name a connected switch gave its port (``s1-eth3``), or None."""
+        conn = self.switches.get(dpid)
+        info = conn.ports.get(port) if conn is not None else None
+        return info.name if info is not None else None
+
     # -- reconciliation ----------------------------------------------------------------
     async def sync(self, meanwhile: Callable[[], None] | None = None) -> None:
         """Bring every connected switch to the compiled state and wait for its barrier.
@@ -304,7 +310,8 @@ class Controller:
 
     # -- switch events -----------------------------------------------------------------
     async def _on_ready(self, conn: SwitchConnection) -> None:
-        name, role = self.config.switch_names.get(conn.dpid, (f"dp{conn.dpid:x}", "edge"))
+        fallback = conn.bridge_name or f"dp{conn.dpid:x}"  # a switch without a configured name keeps its own
+        name, role = self.config.switch_names.get(conn.dpid, (fallback, "edge"))
         self.fabric.add_switch(Switch(conn.dpid, name, role))
         await self._read_back(conn)
         self.switches[conn.dpid] = conn

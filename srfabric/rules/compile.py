@@ -428,7 +428,7 @@ def topology_tables(fabric: Fabric, codec: str, problems: list[SrfabricError] | 
 
     With ``tt_queue`` every switch also puts time-triggered frames into that queue (``time_triggered``).
     """
-    from srfabric.rules.time_triggered import tt_base_entries
+    from srfabric.rules.time_triggered import best_effort_first, tt_base_entries
 
     rules = rules_for(codec)
     sre = sre_switches(fabric)
@@ -436,7 +436,7 @@ def topology_tables(fabric: Fabric, codec: str, problems: list[SrfabricError] | 
     for dpid in fabric.switches:
         entries = switch_base_entries(fabric, dpid, rules, dpid in sre)
         if tt_queue is not None:
-            entries += tt_base_entries(rules, dpid in sre, tt_queue)
+            entries = best_effort_first(entries + tt_base_entries(rules, dpid in sre, tt_queue))
         tables.add_all([(dpid, entry) for entry in entries], "fabric")
     ingress = sorted({host.dpid for host in fabric.hosts.values()})
     for host in sorted(fabric.hosts.values(), key=lambda h: h.name):

@@ -10,8 +10,13 @@ same on every switch whatever the streams. Hosts cannot forge the mark: a
 ``mac-vlan-mpls`` host frame with a tag is dropped as forged, and a
 ``mac-nibble`` host frame with DSCP 56 has it cleared on the way in.
 
+Every other frame is put in the best-effort queue at every switch (the
+port-in entries set it first): a frame keeps the skb priority its sender's
+socket gave it across a veth, so without that a host could claim priority 7.
+
 With Open vSwitch's Linux datapath, ``set_queue:N`` gives skb priority
-``1:(N+1)``, and taprio looks at its low four bits: queue 6 is priority 7.
+``1:(N+1)``, and taprio looks at its low four bits: queue 6 is priority 7,
+queue 0 priority 1 (best effort).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from srfabric.rules.entries import Action, FlowEntry, Kind, Output, SetField, Se
 from srfabric.rules.pipeline import DECODE, HOST_IN, PORT_IN, PRIO_DECODE, PRIO_EXHAUSTED, PRIO_MISS, TERMINATE
 
 TT_QUEUE = 6  # OVS Linux datapath: skb priority 1:7, taprio's priority 7
+BE_QUEUE = 0  # skb priority 1:1: best effort in every taprio map srfabric renders
 MAX_QUEUE = 0xEFFF  # OpenFlow queue ids above it are reserved by Open vSwitch
 
 
@@ -43,6 +49,12 @@ def tt_base_entries(rules: CodecRules, sre: bool, queue: int) -> list[FlowEntry]
         entries.append(FlowEntry(PORT_IN, PRIO_MISS + 1, scrub, (SetField("ip_dscp", 0),), goto=HOST_IN,
                                  cookie=cookie(Kind.SECURITY)))
     return entries
+
+
+def best_effort_first(entries: list[FlowEntry]) -> list[FlowEntry]:
+    """``entries`` with every port-in entry that passes a frame on setting the best-effort queue first."""
+    return [FlowEntry(e.table, e.priority, e.match, (SetQueue(BE_QUEUE), *e.actions), e.goto, e.cookie)
+            if e.table == PORT_IN and e.goto is not None else e for e in entries]
 
 
 def queued(actions: tuple[Action, ...], queue: int) -> tuple[Action, ...]:

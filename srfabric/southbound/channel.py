@@ -68,6 +68,7 @@ class SwitchConnection:
         self.writer = writer
         self.dpid: int = 0
         self.ports: dict[int, PortInfo] = {}
+        self.bridge_name: str | None = None  # the LOCAL port's name: Open vSwitch names it after the bridge
         self.counters = Counters()
         self._xid = 0
         self._waiting: dict[int, asyncio.Future[Any]] = {}
@@ -167,9 +168,11 @@ class SwitchConnection:
             self._note_port(port)
 
     def _note_port(self, port: Any) -> None:
+        name = port.name.decode() if isinstance(port.name, bytes) else str(port.name)
         if port.port_no <= ofp.OFPP_MAX:
-            name = port.name.decode() if isinstance(port.name, bytes) else str(port.name)
             self.ports[port.port_no] = PortInfo(port.port_no, name, port.hw_addr)
+        elif port.port_no == ofp.OFPP_LOCAL and name:
+            self.bridge_name = name
 
     async def read_loop(self, deliver: Callable[[SwitchConnection, Any], Awaitable[None]]) -> None:
         try:

@@ -122,11 +122,20 @@ def parse_taprio_show(output: str) -> dict[str, Any]:
     >>> show += '"gatemask":"0x2","interval":9}],"admin":{"base_time":18,"schedule":[]}}}]'
     >>> parse_taprio_show(show)
     {'oper': (5, [GateEntry(mask=2, duration_ns=9)]), 'admin': (18, [])}
+    >>> parse_taprio_show(show.replace('"admin":', ''))["admin"]  # as iproute2 6.1 prints it
+    (18, [])
+    >>> parse_taprio_show('[{"kind":"taprio","options":{"tc":2,{"base_time":7,"schedule":[]}}}]')
+    {'admin': (7, [])}
     """
     try:
         qdiscs = json.loads(output or "[]")
     except json.JSONDecodeError:
-        raise ModelError("tc", f"unreadable JSON from tc: {output[:80]!r}") from None
+        # iproute2 6.1 prints the admin schedule as an object without its key (after the oper schedule, or
+        # alone while none runs yet); no array element of this output starts with "base_time".
+        try:
+            qdiscs = json.loads(output.replace(',{"base_time"', ',"admin":{"base_time"'))
+        except json.JSONDecodeError:
+            raise ModelError("tc", f"unreadable JSON from tc: {output[:2000]!r}") from None
     taprio = next((q for q in qdiscs if q.get("kind") == "taprio"), None)
     if taprio is None:
         return {}

@@ -51,9 +51,10 @@ class ServeProcess:
     """``srfabric serve`` on free ports; ``kill()`` ends it with SIGKILL, ``start()`` starts it again."""
 
     def __init__(self, db: str, token: str = "srfabric-test", codec: str = "mac-nibble",
-                 extra_args: tuple[str, ...] = ()) -> None:
+                 extra_args: tuple[str, ...] = (), patience: float = 1.0) -> None:
         self.db, self.token, self.codec = db, token, codec
         self.extra_args = extra_args
+        self.patience = patience  # every wait is this many times longer (an emulated CPU is slower)
         self.port, self.openflow_port = free_port(), free_port()
         self.process: subprocess.Popen[str] | None = None
         self.log = Path(tempfile.mkstemp(prefix="srfabric-serve-", suffix=".log")[1])
@@ -72,6 +73,7 @@ class ServeProcess:
         offset = self.log.stat().st_size  # a restart appends to the same log
         with self.log.open("a") as log:
             self.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, text=True, env=env)
+        timeout *= self.patience
         deadline = time.monotonic() + timeout
         while "API on" not in self.log.read_text()[offset:]:
             if self.process.poll() is not None:
@@ -137,6 +139,7 @@ class ApiLab(Running):
     def wait_for_discovery(self, client: SfcClient, timeout: float = 30.0) -> None:
         """Until the controller knows every link both ways (before hosts ARP: a frame flooded over a link
         not yet known would teach the controller a host in the wrong place)."""
+        timeout *= self.serve.patience
         deadline = time.monotonic() + timeout
         while True:
             fabric = client.get("/v2.0/srfabric/fabric")["fabric"]
@@ -152,6 +155,7 @@ class ApiLab(Running):
         """Hosts ARP (a ping each) until the API lists every one of them as a port (found by address:
         the controller names learned hosts itself)."""
         assert self.testbed is not None
+        timeout *= self.serve.patience
         deadline = time.monotonic() + timeout
         with self.serve.client() as client:
             while True:

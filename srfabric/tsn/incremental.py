@@ -20,6 +20,9 @@ True
 >>> admission.remove("f1")
 >>> admission.admit(Stream("f3", "a", "b")).slot
 0
+
+With repair, an admission that finds no free position may move up to
+``max_moves`` admitted streams to other positions (``admit_with_repair``).
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ class Admission:
         self.busy = [0] * len(network.edges)
         self.usage = [0] * (slots * cycles)
         self.admitted: dict[str, tuple[Assignment, int, list[int]]] = {}
+        self.requests: dict[str, tuple[Stream, int, tuple[tuple[str, ...], ...] | None]] = {}
 
     def pattern(self, multiple: int, phase: int) -> int:
         """Bits of the cycles ``c ≡ phase (mod multiple)`` within one slot."""
@@ -70,6 +74,7 @@ class Admission:
         """
         if stream.id in self.admitted:
             raise ModelError("id", f"stream {stream.id!r} is already admitted")
+        self.requests[stream.id] = (stream, multiple, None if paths is None else tuple(paths))
         best: tuple[int, int, tuple[str, ...], int, int] | None = None
         patterns = [self.pattern(multiple, phase) for phase in range(multiple)]
         if paths is None:
@@ -89,11 +94,69 @@ class Admission:
                     if best is None or score > best[0]:
                         best = (score, slot, path, phase, bits)
         if best is None:
+            self.requests.pop(stream.id, None)
             return None
         _, slot, path, phase, bits = best
         assignment = Assignment(stream.id, slot, path, phase)
         self._occupy(assignment, bits << (slot * self.cycles), +1)
         return assignment
+
+    def admit_with_repair(
+        self, stream: Stream, multiple: int = 1, paths: Sequence[tuple[str, ...]] | None = None, max_moves: int = 2
+    ) -> tuple[Assignment, list[Assignment]] | None:
+        """``admit``, and where that finds no room, the position that moves the fewest admitted streams
+        (at most ``max_moves``), each to a free position of its own candidates; returns the new stream's
+        assignment and the moved streams' new ones, or None (and nothing changed)."""
+        placed = self.admit(stream, multiple, paths)
+        if placed is not None:
+            return placed, []
+        if paths is None:
+            paths = self.finder.k_shortest(stream.src, stream.dst, self.k_paths)
+        options = []
+        for path in paths:
+            edges = set(self.network.path_edges(path))
+            users = [(name, mask) for name, (_, mask, used) in self.admitted.items() if edges & set(used)]
+            for slot in range(self.slots):
+                for phase in range(multiple):
+                    bits = self.pattern(multiple, phase) << (slot * self.cycles)
+                    blockers = sorted(name for name, mask in users if mask & bits)
+                    if len(blockers) <= max_moves and all(name in self.requests for name in blockers):
+                        options.append((len(blockers), len(path), slot, phase, path, blockers))
+        options.sort(key=lambda option: option[:4])
+        for _, _, slot, phase, path, blockers in options:
+            moved = self._try_moves(Assignment(stream.id, slot, path, phase), multiple, blockers)
+            if moved is not None:
+                self.requests[stream.id] = (stream, multiple, None if paths is None else tuple(paths))
+                return self.admitted[stream.id][0], moved
+        return None
+
+    def _try_moves(self, assignment: Assignment, multiple: int, blockers: list[str]) -> list[Assignment] | None:
+        """Free ``blockers``, place ``assignment``, re-admit each blocker elsewhere; undo all on failure."""
+        kept = {name: self.admitted[name][0] for name in blockers}
+        requests = {name: self.requests[name] for name in blockers}
+        for name in blockers:
+            self.remove(name)
+        self.place(assignment, multiple)
+        moved: list[Assignment] = []
+        for name in blockers:
+            request, request_multiple, request_paths = requests[name]
+            if request_paths is None:  # a moved stream may take any of twice as many paths
+                request_paths = tuple(self.finder.k_shortest(request.src, request.dst, 2 * self.k_paths))
+            again = self.admit(request, request_multiple, request_paths)
+            if again is not None:
+                self.requests[name] = requests[name]
+            if again is None:
+                break
+            moved.append(again)
+        else:
+            return moved
+        for placed in moved:
+            self.remove(placed.stream)
+        self.remove(assignment.stream)
+        for name, old in kept.items():
+            self.place(old, requests[name][1])
+            self.requests[name] = requests[name]
+        return None
 
     def _score(self, slot: int, phase: int, multiple: int) -> int:
         base = slot * self.cycles
@@ -125,7 +188,7 @@ class Admission:
         self._occupy(assignment, mask, +1)
 
     def remove(self, stream_id: str) -> None:
-        """Free the positions of ``stream_id``."""
+        """Free the positions of ``stream_id`` (its request is kept: a repair may admit it again)."""
         if stream_id not in self.admitted:
             raise ModelError("id", f"stream {stream_id!r} is not admitted")
         assignment, mask, _ = self.admitted[stream_id]
@@ -137,16 +200,26 @@ def schedule_incremental(
     k_paths: int = 4,
     finder: PathFinder | None = None,
     candidates: Sequence[Sequence[tuple[str, ...]]] | None = None,
+    max_moves: int = 0,
 ) -> Schedule:
-    """Admit the problem's streams one by one in their given order (from ``candidates[i]`` if given)."""
+    """Admit the problem's streams one by one in their given order (from ``candidates[i]`` if given);
+    with ``max_moves`` each admission may move that many admitted streams."""
     admission = Admission(problem.network, problem.slots, problem.cycles, problem.max_hops, k_paths, finder)
     began = time.perf_counter()
     schedule = Schedule("incremental", problem)
     for index, (stream, multiple) in enumerate(zip(problem.streams, problem.multiples, strict=True)):
         paths = candidates[index] if candidates is not None else None
+        if max_moves:
+            repaired = admission.admit_with_repair(stream, multiple, paths, max_moves)
+            if repaired is not None:
+                for moved in repaired[1]:
+                    schedule.assignments = [a for a in schedule.assignments if a.stream != moved.stream]
+                schedule.assignments += [repaired[0], *repaired[1]]
+            continue
         assignment = admission.admit(stream, multiple, paths)
         if assignment is not None:
             schedule.assignments.append(assignment)
+    schedule.sort_assignments()
     schedule.solve_s = time.perf_counter() - began
     schedule.status = "heuristic"
     return schedule

@@ -35,6 +35,7 @@ class SchedulerOptions:
     solve: SolveOptions = field(default_factory=SolveOptions)
     path_cap: int = 32  # S/PR: at most this many shortest paths per stream
     k_paths: int = 4  # incremental: candidate paths per stream
+    max_moves: int = 0  # incremental: admitted streams one admission may move (admission with repair)
     sur_form: str = "flow"
     warm_start: bool = True  # start the full ILPs from the best heuristic schedule
     slot_order: bool = True  # symmetry-breaking rows over interchangeable slots
@@ -54,7 +55,7 @@ def schedule(problem: Problem, method: str, options: SchedulerOptions | None = N
     began = time.perf_counter()
     finder = PathFinder(problem.network, problem.max_hops)
     if method == "incremental":
-        return schedule_incremental(problem, options.k_paths, finder)
+        return schedule_incremental(problem, options.k_paths, finder, max_moves=options.max_moves)
     if method == "sur":
         start = None
         if options.warm_start and not options.bound_first:

@@ -14,6 +14,7 @@ from srfabric.model.topo import TopoSpec, tsn_fig1
 from srfabric.rules.compile_cache import CompileCache
 from srfabric.rules.entries import FlowEntry, Kind
 from srfabric.rules.simulate import Packet, walk
+from srfabric.rules.time_triggered import BE_QUEUE
 
 CODECS = ["mac-nibble", "mac-vlan-mpls"]
 PRIMARY = ("s1", "s2", "s5")
@@ -62,7 +63,7 @@ def test_other_traffic_of_the_same_hosts_takes_the_default_route_in_no_queue(cod
     state = tables(fabric, codec, [SteeredStream("cam", 1, "h1", "h3", SECONDARY, udp_dst=5001)])
     result = send(fabric, state, udp(fabric, "h1", "h3", 5002))
     assert names(fabric, result.switches) == list(PRIMARY)
-    assert [queue for _, _, queue in result.egress] == [None] * 3
+    assert [queue for _, _, queue in result.egress] == [BE_QUEUE] * 3  # whatever priority the sender gave it
     assert result.delivered[0][1].ip_dscp == 0
 
 
@@ -70,7 +71,7 @@ def test_a_host_cannot_claim_the_time_triggered_class_by_marking_its_frames() ->
     fabric = tsn_fig1().to_fabric()
     state = tables(fabric, "mac-nibble", [])
     result = send(fabric, state, udp(fabric, "h1", "h3", 5002, dscp=56))
-    assert [queue for _, _, queue in result.egress] == [None] * 3
+    assert [queue for _, _, queue in result.egress] == [BE_QUEUE] * 3
     assert result.delivered[0][1].ip_dscp == 0
 
 
@@ -80,7 +81,7 @@ def test_a_best_effort_class_is_pinned_without_the_mark(codec: str) -> None:
     flows = SteeredStream("bulk", 2, "h1", "h3", SECONDARY, time_triggered=False)
     result = send(fabric, tables(fabric, codec, [flows]), udp(fabric, "h1", "h3", 7000))
     assert names(fabric, result.switches) == list(SECONDARY)
-    assert [queue for _, _, queue in result.egress] == [None] * 4
+    assert [queue for _, _, queue in result.egress] == [BE_QUEUE] * 4
 
 
 @pytest.mark.parametrize("codec", CODECS)

@@ -1,0 +1,48 @@
+"""Admission with bounded repair: a request that finds no room may move up to two admitted streams."""
+
+from __future__ import annotations
+
+from srfabric.tsn.generators import erdos_renyi, random_streams
+from srfabric.tsn.incremental import Admission, schedule_incremental
+from srfabric.tsn.model import Network, Stream
+from srfabric.tsn.slots import Problem
+from srfabric.tsn.verify import verify
+
+
+def diamond() -> Network:
+    return Network.build(
+        [("h1", "host"), ("h2", "host"), ("h3", "host"), ("h4", "host"),
+         ("s1", "switch"), ("s2", "switch"), ("s3", "switch"), ("s4", "switch")],
+        [("h1", "s1"), ("h2", "s1"), ("s1", "s2"), ("s1", "s3"), ("s2", "s4"), ("s3", "s4"), ("h3", "s4"),
+         ("h4", "s2")],
+    )
+
+
+def test_a_blocking_stream_is_moved_to_its_other_path() -> None:
+    admission = Admission(diamond(), slots=1, max_hops=4)
+    first = admission.admit(Stream("f1", "h1", "h3"))
+    assert first is not None and first.path == ("h1", "s1", "s2", "s4", "h3")
+    assert admission.admit(Stream("f2", "h2", "h4")) is None
+    placed, moved = admission.admit_with_repair(Stream("f2", "h2", "h4"))  # type: ignore[misc]
+    assert placed.path == ("h2", "s1", "s2", "h4")
+    assert [(m.stream, m.path) for m in moved] == [("f1", ("h1", "s1", "s3", "s4", "h3"))]
+    assert set(admission.admitted) == {"f1", "f2"}
+
+
+def test_a_failed_repair_changes_nothing() -> None:
+    admission = Admission(diamond(), slots=1, max_hops=4)
+    admission.admit(Stream("f1", "h1", "h3"))
+    before = (dict(admission.admitted), list(admission.busy))
+    assert admission.admit_with_repair(Stream("f2", "h2", "h4"), max_moves=0) is None
+    assert (dict(admission.admitted), list(admission.busy)) == before
+
+
+def test_repair_never_schedules_fewer_and_every_schedule_verifies() -> None:
+    for seed in range(6):
+        network = erdos_renyi(6, 24, links=38, seed=seed)
+        streams = random_streams(network, 70, seed=seed)
+        problem = Problem.slotted(network, streams, slots=4)
+        plain = schedule_incremental(problem)
+        repaired = schedule_incremental(problem, max_moves=2)
+        assert verify(repaired) == []
+        assert len(repaired.assignments) >= len(plain.assignments)
