@@ -26,11 +26,16 @@ from srfabric.errors import SrfabricError
 DIRECTIONS = ("in", "out", "same", "tap")
 
 
+def api_command(commands: argparse._SubParsersAction, name: str, help: str) -> argparse._SubParsersAction:
+    """A subcommand that talks to ``srfabric serve`` (``--url``, ``--token``); returns its actions."""
+    command = commands.add_parser(name, help=help)
+    command.add_argument("--url", default=os.environ.get("SRFABRIC_URL", "http://127.0.0.1:9696"))
+    command.add_argument("--token", default=os.environ.get("SRFABRIC_TOKEN"))
+    return command.add_subparsers(dest="action", required=True)
+
+
 def add_parser(commands: argparse._SubParsersAction) -> None:
-    chain = commands.add_parser("chain", help="create, list, show, delete chains through the REST API")
-    chain.add_argument("--url", default=os.environ.get("SRFABRIC_URL", "http://127.0.0.1:9696"))
-    chain.add_argument("--token", default=os.environ.get("SRFABRIC_TOKEN"))
-    actions = chain.add_subparsers(dest="action", required=True)
+    actions = api_command(commands, "chain", "create, list, show, delete chains through the REST API")
     create = actions.add_parser("create", help="deploy a chain described in a JSON file")
     create.add_argument("--file", required=True, type=Path)
     create.add_argument("--name", default=None, help="the port chain's name (default: the file's stem)")

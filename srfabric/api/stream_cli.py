@@ -8,19 +8,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from typing import Any
 
-from srfabric.api.chain_cli import _node_port
+from srfabric.api.chain_cli import _node_port, api_command
 from srfabric.api.client import SfcClient
 from srfabric.errors import SrfabricError
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
-    stream = commands.add_parser("stream", help="time-sensitive streams: request, list, show, re-route, delete")
-    stream.add_argument("--url", default=os.environ.get("SRFABRIC_URL", "http://127.0.0.1:9696"))
-    stream.add_argument("--token", default=os.environ.get("SRFABRIC_TOKEN"))
-    actions = stream.add_subparsers(dest="action", required=True)
+    actions = api_command(commands, "stream", "time-sensitive streams: request, list, show, re-route, delete")
     create = actions.add_parser("create", help="request a stream: admitted into a slot, or refused with the reason")
     create.add_argument("talker", help="the sending host (port name or device_id)")
     create.add_argument("listener", help="the receiving host")

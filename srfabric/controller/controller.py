@@ -172,14 +172,7 @@ class Controller:
             self.cache.state(self.fabric, kept, [], checked=chains[name])
             kept.append(chains[name])
         old, self.chains = self.chains, dict(chains)
-        try:
-            await self.sync(meanwhile)
-        except SrfabricError:
-            # A switch refused the entries: go back to the old chains and take back what did get installed.
-            self.chains = old
-            with contextlib.suppress(SrfabricError):
-                await self.sync()
-            raise
+        await self._sync_or_undo(lambda: setattr(self, "chains", old), meanwhile)
 
     async def replace_streams(self, streams: dict[str, SteeredStream], check: list[str] | None = None,
                               meanwhile: Callable[[], None] | None = None) -> dict[int, int]:
@@ -193,14 +186,18 @@ class Controller:
                          checked_streams=[streams[name] for name in sorted(names)])
         old, self.streams = self.streams, dict(streams)
         self.sent = {}
+        await self._sync_or_undo(lambda: setattr(self, "streams", old), meanwhile)
+        return dict(self.sent)
+
+    async def _sync_or_undo(self, undo: Callable[[], None], meanwhile: Callable[[], None] | None) -> None:
+        """Sync; when a switch refuses, ``undo`` the change and sync again to take back what did get installed."""
         try:
             await self.sync(meanwhile)
         except SrfabricError:
-            self.streams = old
+            undo()
             with contextlib.suppress(SrfabricError):
                 await self.sync()
             raise
-        return dict(self.sent)
 
     def port_name(self, dpid: int, port: int) -> str | None:
         """The name a connected switch gave its port (``s1-eth3``), or None."""
