@@ -35,6 +35,7 @@ GUEST_MODULES = ("sch_taprio", "sch_etf", "sch_mqprio", "openvswitch", "veth", "
 CONTROL_MOUNT = "/mnt/srfabric-lab"
 MSIZE = 512000
 TIMINGS = ("deterministic", "realtime")
+OVS_START = "/usr/share/openvswitch/scripts/ovs-ctl start --system-id=random --delete-bridges >/dev/null 2>&1"
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ class GuestCommand:
     argv: tuple[str, ...]
     cwd: str
     env: Mapping[str, str] = field(default_factory=dict)
+    start_ovs: bool = False  # Open vSwitch with its kernel datapath, started before the command
 
 
 def find_kernel(boot: Path = Path("/boot"), library: Path = Path("/lib/modules")) -> tuple[Path, Path]:
@@ -121,8 +123,9 @@ def initramfs_init(modules: Sequence[str], shares: Sequence[Path]) -> str:
         f"mount -t 9p -o ro,{options} hostroot /lower || exec sh",
         "mount -t tmpfs -o mode=0755 tmpfs /rw && mkdir -p /rw/upper /rw/work",
         "mount -t overlay overlay -o lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work /newroot || exec sh",
-        # /tmp and /run are fresh before the shares go up, so a share below /tmp stays visible.
-        "mount -t tmpfs tmpfs /newroot/tmp; mount -t tmpfs tmpfs /newroot/run",
+        # /run starts empty (no stale pid files of the host's daemons); /tmp keeps the host's files
+        # (a checkout or a share may live there), its changes in the overlay like everything else.
+        "mount -t tmpfs tmpfs /newroot/run",
         f"mkdir -p /newroot{CONTROL_MOUNT}",
         f"mount -t 9p -o {options} control /newroot{CONTROL_MOUNT}",
     ]
@@ -149,6 +152,7 @@ for module in {' '.join(modules)}; do modprobe -q $module; done
 hostname srfabric-lab; ip link set lo up
 export HOME=/root TERM=dumb SRFABRIC_KERNEL_LAB=1
 {exports}
+{OVS_START if command.start_ovs else ""}
 echo SRFABRIC-LAB-START
 if cd {shlex.quote(command.cwd)}; then
   bash {control}/command.sh 2>&1 | tee {control}/output.log

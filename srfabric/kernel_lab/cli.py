@@ -23,6 +23,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="a host directory the guest may write (same path inside); the rest of / is read-only",
     )
     run.add_argument("--timeout", type=float, default=3600.0, help="seconds before the guest is stopped")
+    run.add_argument("--ovs", action="store_true", help="start Open vSwitch (kernel datapath) before COMMAND")
     run.add_argument("argv", nargs=argparse.REMAINDER, help="-- COMMAND [ARG ...]")
 
 
@@ -30,4 +31,4 @@ def run(args: argparse.Namespace) -> int:
     from srfabric.kernel_lab.run import run_cli
 
     argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
-    return run_cli(argv, args.memory_mb, args.timing, args.share, args.timeout)
+    return run_cli(argv, args.memory_mb, args.timing, args.share, args.timeout, args.ovs)

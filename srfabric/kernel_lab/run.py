@@ -48,14 +48,15 @@ def lab_config(memory_mb: int = 3072, timing: str = "deterministic", shares: tup
     return LabConfig(kernel, modules, memory_mb, timing, shares)
 
 
-def guest_command(argv: list[str], cwd: str | None = None, extra_env: dict[str, str] | None = None) -> GuestCommand:
+def guest_command(argv: list[str], cwd: str | None = None, extra_env: dict[str, str] | None = None,
+                  start_ovs: bool = False) -> GuestCommand:
     """``argv`` run in ``cwd`` (this process's by default) with the passed part of this environment."""
     if not argv:
         raise ModelError("command", "give the command to run after --")
     env = {name: os.environ[name] for name in PASSED_ENV if name in os.environ}
     env |= {name: value for name, value in os.environ.items() if name.startswith("SRFABRIC_")}
     env |= extra_env or {}
-    return GuestCommand(tuple(argv), cwd or os.getcwd(), env)
+    return GuestCommand(tuple(argv), cwd or os.getcwd(), env, start_ovs)
 
 
 def run_in_lab(
@@ -121,8 +122,9 @@ def _pump(process: subprocess.Popen[str], console: list[str], echo: TextIO | Non
     process.wait()
 
 
-def run_cli(argv: list[str], memory_mb: int, timing: str, shares: list[str], timeout_s: float) -> int:
+def run_cli(argv: list[str], memory_mb: int, timing: str, shares: list[str], timeout_s: float,
+            start_ovs: bool = False) -> int:
     """``srfabric kernel-lab run``: the command's output as it comes, then its exit code as ours."""
     lab = lab_config(memory_mb, timing, tuple(Path(share).resolve() for share in shares))
-    result = run_in_lab(lab, guest_command(argv), timeout_s, echo=sys.stdout)
+    result = run_in_lab(lab, guest_command(argv, start_ovs=start_ovs), timeout_s, echo=sys.stdout)
     return result.returncode

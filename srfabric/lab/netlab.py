@@ -91,11 +91,14 @@ class NetLab:
         self.run(["ip", "link", "set", "lo", "up"], ns=ns)
         return ns
 
-    def veth(self, a_ns: str | None, a_if: str, b_ns: str | None, b_if: str, mtu: int | None = None) -> None:
-        """A veth pair; an end with namespace ``None`` stays in the root namespace."""
-        args = ["ip", "link", "add", a_if]
+    def veth(self, a_ns: str | None, a_if: str, b_ns: str | None, b_if: str, mtu: int | None = None,
+             queues: int = 1) -> None:
+        """A veth pair; an end with namespace ``None`` stays in the root namespace; ``queues`` TX/RX queues
+        on each end (taprio needs several)."""
+        many = ["numtxqueues", str(queues), "numrxqueues", str(queues)] if queues > 1 else []
+        args = ["ip", "link", "add", a_if, *many]
         args += ["netns", a_ns] if a_ns else []
-        args += ["type", "veth", "peer", "name", b_if]
+        args += ["type", "veth", "peer", "name", b_if, *many]
         args += ["netns", b_ns] if b_ns else []
         self.run(args)
         for ns, name in ((a_ns, a_if), (b_ns, b_if)):
@@ -120,10 +123,12 @@ class NetLab:
         """The userspace datapath forwards frames without finishing offloaded checksums."""
         self.run(["ethtool", "-K", name, "tx", "off", "tso", "off", "gso", "off"], ns=ns, check=False)
 
-    def ovs_bridge(self, suffix: str, controller: str | None = None, dpid: int | None = None) -> str:
+    def ovs_bridge(self, suffix: str, controller: str | None = None, dpid: int | None = None,
+                   datapath: str = OVS_DATAPATH) -> str:
+        """A bridge; ``datapath`` ``system`` is the kernel's (openvswitch.ko, in the kernel lab)."""
         bridge = self.name(suffix)
         args = ["ovs-vsctl", "--may-exist", "add-br", bridge, "--", "set", "bridge", bridge,
-                f"datapath_type={OVS_DATAPATH}"]
+                f"datapath_type={datapath}"]
         if controller:
             args += ["protocols=OpenFlow13", "fail_mode=secure", "other-config:disable-in-band=true"]
         if dpid is not None:

@@ -13,16 +13,29 @@ from srfabric.lab.core import Context, Experiment, Settings
 from srfabric.lab.netlab import NetLab
 
 
-def registry() -> dict[str, Experiment]:
-    """Every experiment, in the order ``lab all`` runs them."""
-    from srfabric.lab.experiments import calibration, firewall, ns_chain, ovs_chain, sfc_throughput, shaper, sr_vs_rules
+def registry(kernel_lab: bool = False) -> dict[str, Experiment]:
+    """Every experiment, in the order ``lab all`` runs them; with ``kernel_lab`` also those that need a
+    kernel with taprio and openvswitch.ko (``all`` leaves them out)."""
+    from srfabric.lab.experiments import (
+        calibration,
+        firewall,
+        ns_chain,
+        ovs_chain,
+        sfc_throughput,
+        shaper,
+        sr_vs_rules,
+        tsn_fig9,
+    )
 
     modules = (calibration, ovs_chain, ns_chain, firewall, shaper, sfc_throughput, sr_vs_rules)
-    return {m.EXPERIMENT.name: m.EXPERIMENT for m in modules}
+    experiments = {m.EXPERIMENT.name: m.EXPERIMENT for m in modules}
+    if kernel_lab:
+        experiments[tsn_fig9.EXPERIMENT.name] = tsn_fig9.EXPERIMENT
+    return experiments
 
 
 def lookup(name: str) -> Experiment:
-    experiments = registry()
+    experiments = registry(kernel_lab=True)
     if name not in experiments:
         raise ModelError("experiment", f"{name!r} is unknown; choose one of {', '.join(experiments)} or all")
     return experiments[name]

@@ -54,18 +54,22 @@ def wait_until(deadline_ns: int) -> None:
 
 
 def talk(dst: str, port: int, period_ns: int, offset_ns: int, count: int, size: int, priority: int,
-         lead_ns: int = 50_000_000) -> dict[str, Any]:
-    """Send ``count`` datagrams in the slot; returns how late each left, at most and on average."""
+         lead_ns: int = 50_000_000, spread: bool = False, seed: int = 1) -> dict[str, Any]:
+    """Send ``count`` datagrams in the slot (``spread``: at a random point of each period instead, as a
+    sender that knows no schedule); returns how late each left, at most and on average."""
+    import random
+
+    draw = random.Random(seed)
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_PRIORITY, priority)
         padding = b"\0" * max(0, size - HEADER.size)
-        planned = first_send(tai_ns(), period_ns, offset_ns, lead_ns)
+        start = first_send(tai_ns(), period_ns, offset_ns, lead_ns)
         late = []
         for seq in range(count):
+            planned = start + seq * period_ns + (draw.randrange(period_ns) if spread else 0)
             wait_until(planned)
             sock.sendto(HEADER.pack(seq, planned) + padding, (dst, port))
             late.append(tai_ns() - planned)
-            planned += period_ns
     return {"sent": count, "late_max_ns": max(late, default=0), "late_mean_ns": sum(late) / max(1, len(late))}
 
 
@@ -130,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     talker.add_argument("--count", type=int, default=1000)
     talker.add_argument("--size", type=int, default=100, help="UDP payload bytes")
     talker.add_argument("--priority", type=int, default=7, help="socket priority (SO_PRIORITY)")
+    talker.add_argument("--spread", action="store_true", help="each frame at a random point of its period")
     listener = sub.add_parser("listen")
     listener.add_argument("--port", type=int, required=True)
     listener.add_argument("--count", type=int, default=1000)
@@ -137,7 +142,8 @@ def main(argv: list[str] | None = None) -> int:
     listener.add_argument("--csv", type=Path, default=None)
     args = parser.parse_args(argv)
     if args.role == "talk":
-        result = talk(args.dst, args.port, args.period_ns, args.offset_ns, args.count, args.size, args.priority)
+        result = talk(args.dst, args.port, args.period_ns, args.offset_ns, args.count, args.size, args.priority,
+                      spread=args.spread)
     else:
         result = listen(args.port, args.count, args.timeout, args.csv)
     print(json.dumps(result), flush=True)

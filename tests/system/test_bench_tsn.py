@@ -15,10 +15,11 @@ def test_quick_bench_writes_results(tmp_path: Path, capsys: pytest.CaptureFixtur
     summary = json.loads(capsys.readouterr().out)
     folder = Path(summary["folder"])
     assert {p.name for p in folder.iterdir()} == {"runs.csv", "summary.json", "fig4.png"}
-    assert set(summary["quality_vs_sur"]) == {"spr", "sfr", "incremental"}
+    assert set(summary["quality_vs_sur"]) == {"spr", "sfr", "incremental", "repair"}
     for quality in summary["quality_vs_sur"].values():
         assert 0 < quality["mean"] <= 1
-    assert {"spr_speedup_vs_paper", "sfr_speedup_vs_paper", "sur_100_flows_under_10s", "incremental"} <= set(
+    assert {"spr_speedup_vs_paper", "sfr_speedup_vs_paper", "sur_100_flows_under_10s", "incremental",
+            "admission_with_repair"} <= set(
         summary["goals"]
     )
     assert (folder / "fig4.png").read_bytes()[:4] == b"\x89PNG"

@@ -61,7 +61,8 @@ def test_the_guest_runs_the_command_where_it_was_given_and_records_its_exit_code
     script = guest_init(command)
     assert "cd /work/main" in script and "export SRFABRIC_X='1 2'" in script
     assert "modprobe -q $module" in script and "sch_taprio" in script
-    assert "${PIPESTATUS[0]}" in script
+    assert "${PIPESTATUS[0]}" in script and "ovs-ctl" not in script
+    assert "ovs-ctl start" in guest_init(GuestCommand(("true",), "/", start_ovs=True))
     assert command_script(command) == "exec python -c 'print('\"'\"'a b'\"'\"')'\n"
 
 

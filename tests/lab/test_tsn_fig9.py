@@ -1,0 +1,23 @@
+"""``srfabric lab tsn-fig9``'s quick form: taprio's gate wait on a virtual switch follows the model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from srfabric.lab.core import Settings
+from srfabric.lab.run import lookup, run_experiment
+
+
+def test_latency_falls_as_the_gate_opens_longer_and_matches_the_modelled_wait(
+        kernel_ovs: None, tmp_path: Path) -> None:
+    summary, folder = run_experiment(lookup("tsn-fig9"), Settings(1, 1.0, True), tmp_path, show=False)
+    means = {r["schedule"]: r for r in summary["points"] if r["metric"] == "mean_us"}
+    assert set(means) == {"none", "200:800", "500:500", "800:200"}
+    base = means["none"]["median"]
+    ordered = [means[s]["median"] for s in ("200:800", "500:500", "800:200")]
+    assert ordered == sorted(ordered, reverse=True) and ordered[-1] > base
+    for name in ("200:800", "500:500", "800:200"):
+        wait, modelled = means[name]["median"] - base, means[name]["theory_wait_us"]
+        assert abs(wait - modelled) <= 10 + 0.2 * modelled, (name, wait, modelled)
+    assert all(r["median"] == 0 for r in summary["points"] if r["metric"] == "lost")
+    assert (folder / "tsn-fig9.png").stat().st_size > 0
