@@ -53,53 +53,74 @@ def wait_until(deadline_ns: int) -> None:
         pass
 
 
-def talk(dst: str, port: int, period_ns: int, offset_ns: int, count: int, size: int, priority: int,
+def talk(dst: str, streams: list[tuple[int, int]], period_ns: int, count: int, size: int, priority: int,
          lead_ns: int = 50_000_000, spread: bool = False, seed: int = 1) -> dict[str, Any]:
-    """Send ``count`` datagrams in the slot (``spread``: at a random point of each period instead, as a
-    sender that knows no schedule); returns how late each left, at most and on average."""
+    """Send ``count`` datagrams of each (UDP port, slot offset) stream, every period, from one process
+    (``spread``: at a random point of each period instead, as a sender that knows no schedule);
+    returns how late the sends left, at most and on average."""
     import random
 
     draw = random.Random(seed)
+    padding = b"\0" * max(0, size - HEADER.size)
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_PRIORITY, priority)
-        padding = b"\0" * max(0, size - HEADER.size)
-        start = first_send(tai_ns(), period_ns, offset_ns, lead_ns)
+        start = first_send(tai_ns(), period_ns, 0, lead_ns)
         late = []
         for seq in range(count):
-            planned = start + seq * period_ns + (draw.randrange(period_ns) if spread else 0)
-            wait_until(planned)
-            sock.sendto(HEADER.pack(seq, planned) + padding, (dst, port))
-            late.append(tai_ns() - planned)
-    return {"sent": count, "late_max_ns": max(late, default=0), "late_mean_ns": sum(late) / max(1, len(late))}
+            sends = sorted((start + seq * period_ns + (draw.randrange(period_ns) if spread else offset), port)
+                           for port, offset in streams)
+            for planned, port in sends:
+                wait_until(planned)
+                sock.sendto(HEADER.pack(seq, planned) + padding, (dst, port))
+                late.append(tai_ns() - planned)
+    return {"sent": count * len(streams), "late_max_ns": max(late, default=0),
+            "late_mean_ns": sum(late) / max(1, len(late))}
 
 
-def listen(port: int, count: int, timeout_s: float, csv: Path | None = None) -> dict[str, Any]:
-    """Receive until ``count`` frames or ``timeout_s`` of silence; latency from planned send to kernel receipt."""
+def listen(ports: list[int], count: int, timeout_s: float, csv: Path | None = None, skip: int = 0) -> dict[str, Any]:
+    """Receive until ``count`` frames per port or ``timeout_s`` of silence; latency from planned send to
+    kernel receipt, leaving out frames numbered below ``skip`` (the warm-up: a flow's first frames go
+    through Open vSwitch's slow path). One port: its summary; several: ``{"streams": {port: summary}}``."""
+    import selectors
+
     tai_offset = tai_ns() - time.clock_gettime_ns(time.CLOCK_REALTIME)
-    latencies: list[int] = []
+    latencies: dict[int, list[int]] = {port: [] for port in ports}
     rows = []
-    highest = -1
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+    highest = dict.fromkeys(ports, -1)
+    selector = selectors.DefaultSelector()
+    sockets = []
+    for port in ports:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
         sock.bind(("", port))
-        sock.settimeout(timeout_s)
-        print("listening", flush=True)
-        while len(latencies) < count:
-            try:
-                data, ancillary, _, _ = sock.recvmsg(65535, 256)
-            except TimeoutError:
+        selector.register(sock, selectors.EVENT_READ, port)
+        sockets.append(sock)
+    print("listening", flush=True)
+    try:
+        while any(len(got) < count for got in latencies.values()):
+            ready = selector.select(timeout_s)
+            if not ready:
                 break
-            received = _kernel_time(ancillary) + tai_offset
-            if len(data) < HEADER.size:
-                continue
-            seq, planned = HEADER.unpack_from(data)
-            highest = max(highest, seq)
-            latencies.append(received - planned)
-            rows.append((seq, planned, received))
+            for key, _ in ready:
+                data, ancillary, _, _ = key.fileobj.recvmsg(65535, 256)  # type: ignore[union-attr]
+                received = _kernel_time(ancillary) + tai_offset
+                if len(data) < HEADER.size:
+                    continue
+                seq, planned = HEADER.unpack_from(data)
+                if seq < skip:
+                    continue
+                seq -= skip
+                highest[key.data] = max(highest[key.data], seq)
+                latencies[key.data].append(received - planned)
+                rows.append((key.data, seq, planned, received))
+    finally:
+        for sock in sockets:
+            sock.close()
     if csv is not None:
-        csv.write_text("seq,planned_ns,received_ns,latency_ns\n" + "".join(
-            f"{seq},{planned},{received},{received - planned}\n" for seq, planned, received in rows))
-    return summary(latencies, sent=max(count, highest + 1))
+        csv.write_text("port,seq,planned_ns,received_ns,latency_ns\n" + "".join(
+            f"{port},{seq},{planned},{received},{received - planned}\n" for port, seq, planned, received in rows))
+    results = {port: summary(got, sent=max(count, highest[port] + 1)) for port, got in latencies.items()}
+    return results[ports[0]] if len(ports) == 1 else {"streams": results}
 
 
 def _kernel_time(ancillary: list[tuple[int, int, bytes]]) -> int:
@@ -128,24 +149,30 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="role", required=True)
     talker = sub.add_parser("talk")
     talker.add_argument("--dst", required=True)
-    talker.add_argument("--port", type=int, required=True)
+    talker.add_argument("--port", type=int, action="append", required=True,
+                        help="a stream's UDP port (repeatable: several streams from one process)")
+    talker.add_argument("--offset-ns", type=int, action="append", default=None,
+                        help="each stream's send offset within the period (one per --port; default 0)")
     talker.add_argument("--period-ns", type=int, default=1_000_000)
-    talker.add_argument("--offset-ns", type=int, default=0)
-    talker.add_argument("--count", type=int, default=1000)
+    talker.add_argument("--count", type=int, default=1000, help="frames per stream")
     talker.add_argument("--size", type=int, default=100, help="UDP payload bytes")
     talker.add_argument("--priority", type=int, default=7, help="socket priority (SO_PRIORITY)")
     talker.add_argument("--spread", action="store_true", help="each frame at a random point of its period")
     listener = sub.add_parser("listen")
-    listener.add_argument("--port", type=int, required=True)
-    listener.add_argument("--count", type=int, default=1000)
+    listener.add_argument("--port", type=int, action="append", required=True, help="repeatable")
+    listener.add_argument("--count", type=int, default=1000, help="frames per port")
     listener.add_argument("--timeout", type=float, default=5.0, help="seconds of silence that end it")
     listener.add_argument("--csv", type=Path, default=None)
+    listener.add_argument("--skip", type=int, default=0, help="frames numbered below this are the warm-up")
     args = parser.parse_args(argv)
     if args.role == "talk":
-        result = talk(args.dst, args.port, args.period_ns, args.offset_ns, args.count, args.size, args.priority,
-                      spread=args.spread)
+        offsets = args.offset_ns or [0] * len(args.port)
+        if len(offsets) != len(args.port):
+            parser.error("give one --offset-ns per --port")
+        result = talk(args.dst, list(zip(args.port, offsets, strict=True)), args.period_ns, args.count, args.size,
+                      args.priority, spread=args.spread)
     else:
-        result = listen(args.port, args.count, args.timeout, args.csv)
+        result = listen(args.port, args.count, args.timeout, args.csv, args.skip)
     print(json.dumps(result), flush=True)
     return 0
 

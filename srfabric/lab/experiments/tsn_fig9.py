@@ -51,18 +51,18 @@ def theory_wait_us(open_us: int | None) -> float:
     return closed * closed / (2 * CYCLE_US)
 
 
-def taprio_kernel() -> None:
+def taprio_kernel(experiment: str = "tsn-fig9") -> None:
     """Refuse, by name, a kernel without taprio or openvswitch.ko."""
     for module in ("sch_taprio", "openvswitch"):
         subprocess.run(["modprobe", "-q", module], capture_output=True, check=False)
         if not Path(f"/sys/module/{module}").exists():
             raise ModelError("kernel", f"this kernel has no {module}; run it in the kernel lab: "
-                                       "srfabric kernel-lab run --ovs -- srfabric lab tsn-fig9")
+                                       f"srfabric kernel-lab run --ovs -- srfabric lab {experiment}")
 
 
-def run(ctx: Context) -> None:
-    taprio_kernel()
-    lab = ctx.lab
+def virtual_switch(lab: Any) -> tuple[str, str, str]:
+    """Talker and listener namespaces at one kernel-datapath bridge that puts the talker's frames in queue 6
+    (priority 7); returns the two namespaces and the bridge's port towards the listener (8 queues)."""
     talker, listener = lab.add_ns("tk"), lab.add_ns("ls")
     bridge = lab.ovs_bridge("br", datapath="system")
     lab.veth(talker, "eth0", None, lab.name("p1"), queues=8)
@@ -74,7 +74,13 @@ def run(ctx: Context) -> None:
     lab.ovs_port(bridge, lab.name("p2"), 2)
     lab.run(["ovs-ofctl", "del-flows", bridge])
     lab.run(["ovs-ofctl", "add-flow", bridge, "in_port=1,actions=set_queue:6,output:2"])
-    egress = lab.name("p2")
+    return talker, listener, lab.name("p2")
+
+
+def run(ctx: Context) -> None:
+    taprio_kernel()
+    lab = ctx.lab
+    talker, listener, egress = virtual_switch(lab)
     frames = max(20, int(ctx.settings.seconds * RATE_PPS))
     for open_us in schedules(ctx.settings):
         if open_us is None:
