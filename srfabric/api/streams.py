@@ -62,7 +62,10 @@ class StreamService:
         """The planner for the fabric as it is now, holding the kept streams' slots (rebuilt on a topology change)."""
         fabric = self.sfc.controller.fabric
         if self._planned is None or self._planned[0] != fabric.topology_version:
-            planner = LivePlanner(network_from_fabric(fabric, self.cycle), self.cycle)
+            try:
+                planner = LivePlanner(network_from_fabric(fabric, self.cycle), self.cycle)
+            except ModelError as error:
+                raise bad_request(f"fabric: the scheduler cannot use it: {error}", "StreamBadFabric") from None
             for record in (snap or self.sfc.snapshot)["streams"].values():
                 if record["slot"] is None:
                     continue
@@ -83,8 +86,11 @@ class StreamService:
         return host.name
 
     def _stream(self, snap: Snapshot, record: Record) -> Stream:
-        return Stream(record["id"], self._host(snap, record["talker"], "talker"),
-                      self._host(snap, record["listener"], "listener"), record["period_ns"], record["size_bytes"],
+        talker = self._host(snap, record["talker"], "talker")
+        listener = self._host(snap, record["listener"], "listener")
+        if talker == listener:
+            raise bad_request(f"listener: port {record['listener']} is the talker's host {talker}.")
+        return Stream(record["id"], talker, listener, record["period_ns"], record["size_bytes"],
                       record["max_latency_ns"])
 
     def _full_path(self, snap: Snapshot | None, record: Record) -> tuple[str, ...]:
@@ -96,6 +102,8 @@ class StreamService:
         for index, name in enumerate(record["path"]):
             if name not in by_name:
                 raise bad_request(f"path[{index}]: {name!r} is not a switch of the fabric.")
+            if name in record["path"][:index]:
+                raise bad_request(f"path[{index}]: {name} is crossed twice; a path has no loops.")
             if index and (by_name[record["path"][index - 1]], by_name[name]) not in linked:
                 raise bad_request(f"path[{index}]: no link from {record['path'][index - 1]} to {name}.")
         ends = self._host(snap, record["talker"], "talker"), self._host(snap, record["listener"], "listener")
@@ -115,7 +123,7 @@ class StreamService:
         undo = self._replan(planner, new, ident, old)
         previous = (dict(self.sfc.controller.streams), list(self.gcls))
         try:
-            steered = {record["id"]: self._steered(new, record) for record in new["streams"].values()}
+            steered = self._all_steered(new, ident)
             base_time = next_base_time(self.clock(), self.cycle.hyper_cycles * self.cycle.base_period_ns,
                                        self.lead_ns)
             gcls = self._named(planner.gcls(base_time))
@@ -191,6 +199,12 @@ class StreamService:
                 new["streams"][ident] = {**record, "path": list(placed.path[1:-1]), "slot": placed.slot,
                                          "phase": placed.phase}
                 return lambda: planner.remove(ident)
+            if record["path"] != old["path"] and ident not in planner.admission.admitted:
+                # It lost its slot (its old path broke): admitted afresh on the new path.
+                placed = planner.admit(self._stream(new, record), [self._full_path(new, record)])
+                new["streams"][ident] = {**record, "path": list(placed.path[1:-1]), "slot": placed.slot,
+                                         "phase": placed.phase}
+                return lambda: planner.remove(ident)
             if record["path"] != old["path"]:
                 before = planner.admission.admitted[ident][0]
                 placed = planner.move(ident, self._full_path(new, record))
@@ -216,11 +230,27 @@ class StreamService:
             raise ModelError("path", f"no path from {stream.src} to {stream.dst}")
         return paths[0]
 
+    def _all_steered(self, snap: Snapshot, ident: str) -> dict[str, SteeredStream]:
+        """Every stream's steering; one that cannot be steered any more (its path broke) is left out and
+        logged, unless it is ``ident``, the stream being changed, whose error is the answer."""
+        steered = {}
+        for record in snap["streams"].values():
+            try:
+                steered[record["id"]] = self._steered(snap, record)
+            except ApiError as error:
+                if record["id"] == ident:
+                    raise
+                log.warning("stream %s is not installed: %s", record["id"], error.message)
+        return steered
+
     def _steered(self, snap: Snapshot, record: Record) -> SteeredStream:
         full = self._full_path(snap, record)
-        return SteeredStream(record["id"], record["stream_id"], full[0], full[-1], tuple(record["path"]),
-                             record["udp_destination_port"], record["udp_source_port"],
-                             record["priority"] == TT_PRIORITY)
+        try:
+            return SteeredStream(record["id"], record["stream_id"], full[0], full[-1], tuple(record["path"]),
+                                 record["udp_destination_port"], record["udp_source_port"],
+                                 record["priority"] == TT_PRIORITY)
+        except ModelError as error:
+            raise bad_request(str(error), "StreamBadRequest") from None
 
     # -- start and reads ----------------------------------------------------------------
     async def start(self, snap: Snapshot) -> None:
@@ -242,7 +272,10 @@ class StreamService:
 
     def view(self) -> dict[str, Any]:
         """The schedule: the slot grid, each stream's slot and offset, each port's gates (taprio and YANG)."""
-        planner = self.planner()
+        try:
+            planner = self.planner()
+        except ApiError as error:
+            return {"error": error.message}
         cycle = self.cycle
         streams = []
         for ident, (stream, _multiple) in sorted(planner.streams.items()):

@@ -38,6 +38,8 @@ def run_command(argv: list[str]) -> tuple[int, str]:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
     except FileNotFoundError:
         return 127, f"{argv[0]}: not found"
+    except subprocess.TimeoutExpired:
+        return 124, f"{argv[0]}: no answer within 30 s"
     return done.returncode, done.stdout + done.stderr
 
 
@@ -92,10 +94,13 @@ class TaprioGates:
     def apply(self, gcls: Sequence[PortGcl]) -> None:
         """Install every list (all with the base time they carry); ports that lost their streams are freed."""
         self.check(gcls)
+        applied = dict(self.ports)
         for gcl in gcls:
             code, output = self.run(shlex.split(to_taprio(gcl)))
             if code:
+                self.ports = applied  # what did get installed, so that the next apply frees it
                 raise ModelError(f"port {gcl.interface}", _taprio_refusal(output))
+            applied[gcl.interface] = gcl
         for gone in sorted(set(self.ports) - {gcl.interface for gcl in gcls}):
             self.run(["tc", "qdisc", "del", "dev", gone, "root"])
         self.ports = {gcl.interface: gcl for gcl in gcls}

@@ -7,8 +7,9 @@ port towards the listener runs taprio, open for priority 7 during the
 flows' slots. The listener timestamps each arrival in the kernel; latency
 runs from the frame's planned send time. The paper's slots were 15 µs on
 10 Gbit/s links with DPDK end systems; here one emulated CPU sends all flows
-from one Python process, so slots are 100 µs; each flow's first 50 frames warm up
-and are not counted. Run it in the kernel lab:
+from one Python process (real-time priority, as the paper ran its senders at the
+highest priority), so slots are 100 µs; each flow's first 50 frames warm up and
+are not counted. Run it in the kernel lab:
 ``srfabric kernel-lab run --ovs -- srfabric lab tsn-tables23``.
 """
 
@@ -82,7 +83,7 @@ def probe(ctx: Context, talker: str, listener: str, offsets: list[int], frames: 
             "--size", "64"]
     for port, offset in zip(ports, offsets, strict=True):
         talk += ["--port", port, "--offset-ns", str(offset)]
-    ctx.lab.run(talk, ns=talker)
+    ctx.lab.run(["chrt", "-f", "50", *talk], ns=talker)  # as the paper's end systems: not preempted
     out, _ = receiving.communicate(timeout=120)
     ctx.lab.processes.remove(receiving)
     result = dict(json.loads(out.decode().strip().splitlines()[-1]))

@@ -98,6 +98,7 @@ def test_a_stream_that_does_not_fit_gets_409_and_changes_nothing(tmp_path: Path)
      ({"path": ["s1", "s9", "s5"]}, 400, "path[1]: 's9' is not a switch of the fabric."),
      ({"path": ["s1", "s4", "s5"]}, 400, "path[1]: no link from s1 to s4."),
      ({"path": ["s2", "s5"]}, 400, "path[0]: must be the talker's switch s1, not s2."),
+     ({"path": ["s1", "s3", "s4", "s5", "s2", "s1", "s3", "s4", "s5"]}, 400, "path[5]: s1 is crossed twice"),
      ({"size_bytes": 2000}, 400, "size_bytes: 2000 exceeds the slot's 1500")],
 )
 def test_bad_requests_name_the_field(tmp_path: Path, fields: dict[str, Any], status: int, start: str) -> None:

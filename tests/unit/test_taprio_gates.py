@@ -1,0 +1,49 @@
+"""taprio through tc, with a fake runner and interface folder: refusals name the port and leave nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from srfabric.errors import ModelError
+from srfabric.southbound.taprio import TaprioGates
+from srfabric.tsn.gcl import GateEntry, PortGcl
+
+
+def interfaces(root: Path, queues: dict[str, int]) -> Path:
+    for name, count in queues.items():
+        for index in range(count):
+            (root / name / "queues" / f"tx-{index}").mkdir(parents=True)
+    return root
+
+
+def gcl(port: str) -> PortGcl:
+    return PortGcl(port.split("-")[0], "x", port, 1000, 0, [GateEntry(2, 300), GateEntry(1, 700)])
+
+
+def test_a_port_without_queues_is_refused_before_any_command(tmp_path: Path) -> None:
+    ran: list[list[str]] = []
+    gates = TaprioGates(lambda argv: (ran.append(argv), (0, ""))[1], interfaces(tmp_path, {"s1-eth1": 8,
+                                                                                         "s2-eth1": 1}))
+    with pytest.raises(ModelError, match="port s2-eth1: has 1 transmit queue"):
+        gates.apply([gcl("s1-eth1"), gcl("s2-eth1")])
+    assert ran == []
+
+
+def test_a_refusal_half_way_is_named_and_the_next_change_frees_what_did_get_installed(tmp_path: Path) -> None:
+    ran: list[list[str]] = []
+
+    def runner(argv: list[str]) -> tuple[int, str]:
+        ran.append(argv)
+        if "s3-eth1" in argv and "replace" in argv:
+            return 2, "Error: Specified qdisc kind is unknown."
+        return 0, ""
+
+    gates = TaprioGates(runner, interfaces(tmp_path, {"s1-eth1": 8, "s2-eth1": 8, "s3-eth1": 8}))
+    with pytest.raises(ModelError, match="port s3-eth1: this kernel has no taprio"):
+        gates.apply([gcl("s1-eth1"), gcl("s2-eth1"), gcl("s3-eth1")])
+    ran.clear()
+    gates.apply([])  # put back the state before: no gates
+    assert sorted(argv[4] for argv in ran if argv[:3] == ["tc", "qdisc", "del"]) == ["s1-eth1", "s2-eth1"]
+    assert gates.ports == {}
