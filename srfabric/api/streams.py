@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 from srfabric.api.errors import ApiError, bad_request, in_use
 from srfabric.api.repository import Record, Snapshot
 from srfabric.api.translate import port_host, translate
-from srfabric.errors import ModelError, SrfabricError
+from srfabric.errors import ModelError, RoutingError, SrfabricError
 from srfabric.model.stream import SteeredStream
+from srfabric.rules.streams import check_path_ends, switch_path
 from srfabric.southbound.taprio import Gates, RecordingGates, next_base_time, tai_now_ns
 from srfabric.tsn.gcl import PortGcl
 from srfabric.tsn.live import CycleConfig, LivePlanner, Refused, network_from_fabric
@@ -97,21 +98,13 @@ class StreamService:
         """Talker, the record's switches, listener; each switch known and linked to the one before."""
         snap = snap or self.sfc.snapshot
         fabric = self.sfc.controller.fabric
-        by_name = {switch.name: dpid for dpid, switch in fabric.switches.items()}
-        linked = {(a[0], b[0]) for a, b in fabric.links.items()}
-        for index, name in enumerate(record["path"]):
-            if name not in by_name:
-                raise bad_request(f"path[{index}]: {name!r} is not a switch of the fabric.")
-            if name in record["path"][:index]:
-                raise bad_request(f"path[{index}]: {name} is crossed twice; a path has no loops.")
-            if index and (by_name[record["path"][index - 1]], by_name[name]) not in linked:
-                raise bad_request(f"path[{index}]: no link from {record['path'][index - 1]} to {name}.")
-        ends = self._host(snap, record["talker"], "talker"), self._host(snap, record["listener"], "listener")
-        if record["path"]:
-            for role, host, at in (("talker", ends[0], 0), ("listener", ends[1], len(record["path"]) - 1)):
-                switch = fabric.switches[fabric.hosts[host].dpid].name
-                if record["path"][at] != switch:
-                    raise bad_request(f"path[{at}]: must be the {role}'s switch {switch}, not {record['path'][at]}.")
+        try:
+            switch_path(fabric, record["path"])
+            ends = self._host(snap, record["talker"], "talker"), self._host(snap, record["listener"], "listener")
+            if record["path"]:
+                check_path_ends(fabric, record["path"], fabric.hosts[ends[0]], fabric.hosts[ends[1]])
+        except RoutingError as error:
+            raise bad_request(str(error)) from None
         return (ends[0], *record["path"], ends[1])
 
     # -- a change -----------------------------------------------------------------------
@@ -124,9 +117,8 @@ class StreamService:
         previous = (dict(self.sfc.controller.streams), list(self.gcls))
         try:
             steered = self._all_steered(new, ident)
-            base_time = next_base_time(self.clock(), self.cycle.hyper_cycles * self.cycle.base_period_ns,
-                                       self.lead_ns)
-            gcls = self._named(planner.gcls(base_time))
+            base_time = next_base_time(self.clock(), self.cycle.cycle_ns, self.lead_ns)
+            gcls = self._named(planner, base_time)
             try:
                 self.gates.check(gcls)
             except ModelError as error:
@@ -151,23 +143,15 @@ class StreamService:
                                sorted(g.interface for g in gcls), base_time)
         self.gcls = gcls
 
-    def _named(self, gcls: list[PortGcl]) -> list[PortGcl]:
-        """Each list on the interface the switch itself names for that port (``s1-eth3`` under Mininet)."""
-        fabric = self.sfc.controller.fabric
-        by_name = {switch.name: dpid for dpid, switch in fabric.switches.items()}
+    def _named(self, planner: LivePlanner, base_time_ns: int) -> list[PortGcl]:
+        """The planner's lists, each on the interface the switch itself names for that port (``s1-eth3``
+        under Mininet); the planner's network numbers ports as the switches do."""
+        by_name = {switch.name: dpid for dpid, switch in self.sfc.controller.fabric.switches.items()}
+        gcls = planner.gcls(base_time_ns)
         for gcl in gcls:
-            dpid = by_name.get(gcl.node)
-            if dpid is None:
-                continue
-            port = next((p for (d, p), far in fabric.links.items()
-                         if d == dpid and fabric.switches.get(far[0]) and fabric.switches[far[0]].name == gcl.peer),
-                        None)
-            host = fabric.hosts.get(gcl.peer)
-            if host is not None and host.dpid == dpid:
-                port = host.port
-            named = self.sfc.controller.port_name(dpid, port) if port is not None else None
-            if named:
-                gcl.interface = named
+            if gcl.node in by_name:
+                port = planner.network.port(gcl.node, gcl.peer)
+                gcl.interface = self.sfc.controller.port_name(by_name[gcl.node], port) or gcl.interface
         return gcls
 
     async def _restore(self, streams: dict[str, SteeredStream], gcls: list[PortGcl]) -> None:
@@ -195,21 +179,15 @@ class StreamService:
             if old is None:
                 stream = self._stream(new, record)
                 paths = [self._full_path(new, record)] if record["path"] else None
-                placed = planner.admit(stream, paths)
-                new["streams"][ident] = {**record, "path": list(placed.path[1:-1]), "slot": placed.slot,
-                                         "phase": placed.phase}
+                _placed(new, record, planner.admit(stream, paths))
                 return lambda: planner.remove(ident)
             if record["path"] != old["path"] and ident not in planner.admission.admitted:
                 # It lost its slot (its old path broke): admitted afresh on the new path.
-                placed = planner.admit(self._stream(new, record), [self._full_path(new, record)])
-                new["streams"][ident] = {**record, "path": list(placed.path[1:-1]), "slot": placed.slot,
-                                         "phase": placed.phase}
+                _placed(new, record, planner.admit(self._stream(new, record), [self._full_path(new, record)]))
                 return lambda: planner.remove(ident)
             if record["path"] != old["path"]:
                 before = planner.admission.admitted[ident][0]
-                placed = planner.move(ident, self._full_path(new, record))
-                new["streams"][ident] = {**record, "path": list(placed.path[1:-1]), "slot": placed.slot,
-                                         "phase": placed.phase}
+                _placed(new, record, planner.move(ident, self._full_path(new, record)))
                 stream = planner.streams[ident][0]
 
                 def back() -> None:
@@ -230,7 +208,7 @@ class StreamService:
             raise ModelError("path", f"no path from {stream.src} to {stream.dst}")
         return paths[0]
 
-    def _all_steered(self, snap: Snapshot, ident: str) -> dict[str, SteeredStream]:
+    def _all_steered(self, snap: Snapshot, ident: str | None) -> dict[str, SteeredStream]:
         """Every stream's steering; one that cannot be steered any more (its path broke) is left out and
         logged, unless it is ``ident``, the stream being changed, whose error is the answer."""
         steered = {}
@@ -259,15 +237,8 @@ class StreamService:
             return
         self.sfc._place(translate(snap.resources, self.sfc.controller.fabric, snap.switches))
         planner = self.planner(snap)
-        steered = {}
-        for record in snap["streams"].values():
-            try:
-                steered[record["id"]] = self._steered(snap, record)
-            except ApiError as error:
-                log.warning("stream %s is not installed: %s", record["id"], error.message)
-        await self.sfc.controller.replace_streams(steered)
-        base_time = next_base_time(self.clock(), self.cycle.hyper_cycles * self.cycle.base_period_ns, self.lead_ns)
-        self.gcls = self._named(planner.gcls(base_time))
+        await self.sfc.controller.replace_streams(self._all_steered(snap, ident=None))
+        self.gcls = self._named(planner, next_base_time(self.clock(), self.cycle.cycle_ns, self.lead_ns))
         self.gates.apply(self.gcls)
 
     def view(self) -> dict[str, Any]:
@@ -284,7 +255,7 @@ class StreamService:
                             "period_ns": stream.period_ns, "offset_ns": planner.offset_ns(ident),
                             "latency_bound_ns": planner.latency_ns(stream, placed.path)})
         return {
-            "base_period_ns": cycle.base_period_ns, "cycle_ns": cycle.hyper_cycles * cycle.base_period_ns,
+            "base_period_ns": cycle.base_period_ns, "cycle_ns": cycle.cycle_ns,
             "slot_ns": planner.slot_ns, "slots": planner.slots, "streams": streams,
             "gates": [{"port": g.interface, "switch": g.node, "base_time_ns": g.base_time_ns,
                        "entries": [[e.mask, e.duration_ns] for e in g.entries], "taprio": to_taprio(g)}
@@ -293,3 +264,9 @@ class StreamService:
             "last_change": {"entries_sent": self.last.entries, "gated_ports": self.last.gated,
                             "base_time_ns": self.last.base_time_ns},
         }
+
+
+def _placed(new: Snapshot, record: Record, placed: Assignment) -> None:
+    """The stream's record in ``new`` with where the scheduler put it (switches only, slot, phase)."""
+    new["streams"][record["id"]] = {**record, "path": list(placed.path[1:-1]), "slot": placed.slot,
+                                    "phase": placed.phase}

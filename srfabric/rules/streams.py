@@ -20,9 +20,10 @@ Examples
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 
 from srfabric.errors import RoutingError
-from srfabric.model.fabric import Fabric
+from srfabric.model.fabric import Fabric, Host
 from srfabric.model.stream import SteeredStream
 from srfabric.routing.paths import Hop, Route
 from srfabric.rules.codec_rules import CodecRules, rules_for
@@ -31,33 +32,52 @@ from srfabric.rules.entries import Action, FlowEntry, Kind, Output, cookie, matc
 from srfabric.rules.pipeline import HOST_IN, PRIO_STREAM
 from srfabric.rules.time_triggered import queued
 
-__all__ = ["explicit_route", "rules_for", "stream_entries"]
+__all__ = ["check_path_ends", "explicit_route", "rules_for", "stream_entries", "switch_path"]
+
+
+def switch_path(fabric: Fabric, names: Sequence[str]) -> list[int]:
+    """The datapath ids of a path given by switch names: each known, crossed once, linked to the one before.
+
+    Raises :class:`RoutingError` naming the hop (``path[2]``).
+    """
+    by_name = {switch.name: dpid for dpid, switch in fabric.switches.items()}
+    linked = {(a[0], b[0]) for a, b in fabric.links.items()}
+    dpids: list[int] = []
+    for index, name in enumerate(names):
+        where = f"path[{index}]"
+        if name not in by_name:
+            raise RoutingError(where, f"{name!r} is not a switch of the fabric.")
+        if name in names[:index]:
+            raise RoutingError(where, f"{name} is crossed twice; a path has no loops.")
+        if dpids and (dpids[-1], by_name[name]) not in linked:
+            raise RoutingError(where, f"no link from {names[index - 1]} to {name}.")
+        dpids.append(by_name[name])
+    return dpids
+
+
+def check_path_ends(fabric: Fabric, names: Sequence[str], talker: Host, listener: Host) -> None:
+    """A non-empty path starts at the talker's switch and ends at the listener's."""
+    for role, host, at in (("talker", talker, 0), ("listener", listener, len(names) - 1)):
+        switch = fabric.switches[host.dpid].name
+        if names[at] != switch:
+            raise RoutingError(f"path[{at}]", f"must be the {role}'s switch {switch}, not {names[at]}.")
 
 
 def explicit_route(fabric: Fabric, stream: SteeredStream) -> Route:
     """The route along ``stream.path`` (switch names), from the talker's port to the listener's."""
-    what = f"stream {stream.name}"
     hosts = []
     for role in ("talker", "listener"):
         host = fabric.hosts.get(getattr(stream, role))
         if host is None:
-            raise RoutingError(role, f"{what}: host {getattr(stream, role)!r} is not known to the controller")
+            raise RoutingError(role, f"stream {stream.name}: host {getattr(stream, role)!r} is not known to the "
+                                     "controller")
         hosts.append(host)
     talker, listener = hosts
-    by_name = {switch.name: dpid for dpid, switch in fabric.switches.items()}
-    dpids = []
-    for index, name in enumerate(stream.path):
-        if name not in by_name:
-            raise RoutingError(f"path[{index}]", f"{what}: switch {name!r} is not known to the controller")
-        dpids.append(by_name[name])
-    if dpids[0] != talker.dpid or dpids[-1] != listener.dpid:
-        raise RoutingError("path", f"{what}: must start at {talker.name}'s switch and end at {listener.name}'s")
+    dpids = switch_path(fabric, stream.path)
+    check_path_ends(fabric, stream.path, talker, listener)
     graph = fabric.graph()
     hops = []
-    for index, (a, b) in enumerate(itertools.pairwise(dpids)):
-        if not graph.has_edge(a, b):
-            raise RoutingError(f"path[{index + 1}]", f"{what}: no link from {stream.path[index]} to "
-                                                     f"{stream.path[index + 1]}")
+    for a, b in itertools.pairwise(dpids):
         port = graph.edges[a, b]["port"]
         hops.append(Hop(a, port, fabric.links[(a, port)]))
     return Route((talker.dpid, talker.port), tuple(hops), (listener.dpid, listener.port))

@@ -52,6 +52,11 @@ class CycleConfig:
     guard_bytes: int = 1500
 
     @property
+    def cycle_ns(self) -> int:
+        """The gates' cycle on every port: the whole hyperperiod, whatever the streams."""
+        return self.hyper_cycles * self.base_period_ns
+
+    @property
     def slot_model(self) -> SlotModel:
         return SlotModel(diameter=self.max_links)
 
@@ -184,7 +189,7 @@ class LivePlanner:
         schedule = self.schedule()
         gcls = build_gcls(schedule, self.config.guard_bytes, base_time_ns=base_time_ns,
                           slot_model=self.config.slot_model)
-        hyper = self.config.hyper_cycles * self.config.base_period_ns
+        hyper = self.config.cycle_ns
         cycle = schedule.problem.cycles * self.config.base_period_ns
         if cycle != hyper:  # one cycle length on every port, whatever the streams: a change never resizes it
             for gcl in gcls:
