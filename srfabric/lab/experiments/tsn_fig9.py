@@ -14,6 +14,7 @@ it as ``srfabric kernel-lab run --ovs -- srfabric lab tsn-fig9``.
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,8 @@ from typing import Any
 from srfabric.errors import ModelError
 from srfabric.lab.core import Context, Experiment, Settings
 from srfabric.lab.plot import pyplot, save
+from srfabric.tsn.gcl import BE_CLASS, TT_CLASS, GateEntry, PortGcl
+from srfabric.tsn.render import to_taprio
 
 Row = dict[str, Any]
 CYCLE_US = 1000
@@ -77,6 +80,13 @@ def virtual_switch(lab: Any) -> tuple[str, str, str]:
     return talker, listener, lab.name("p2")
 
 
+def open_gates(lab: Any, port: str, open_ns: int, cycle_ns: int) -> None:
+    """taprio on ``port``: priority 7 (class 1) open for the first ``open_ns`` of each cycle, best effort after."""
+    gcl = PortGcl("", "", port, cycle_ns, 0, [GateEntry(1 << TT_CLASS, open_ns),
+                                              GateEntry(1 << BE_CLASS, cycle_ns - open_ns)])
+    lab.run(shlex.split(to_taprio(gcl)))
+
+
 def run(ctx: Context) -> None:
     taprio_kernel()
     lab = ctx.lab
@@ -86,10 +96,7 @@ def run(ctx: Context) -> None:
         if open_us is None:
             lab.run(["tc", "qdisc", "del", "dev", egress, "root"], check=False)
         else:
-            lab.run(["tc", "qdisc", "replace", "dev", egress, "parent", "root", "handle", "100", "taprio",
-                     "num_tc", "2", "map", *["1" if p == 7 else "0" for p in range(16)], "queues", "1@0", "1@1",
-                     "base-time", "0", "sched-entry", "S", "02", str(open_us * 1000), "sched-entry", "S", "01",
-                     str((CYCLE_US - open_us) * 1000), "clockid", "CLOCK_TAI"])
+            open_gates(lab, egress, open_us * 1000, CYCLE_US * 1000)
 
         def sample(open_us: int | None = open_us) -> dict[str, float]:
             got = probe(ctx, talker, listener, frames)

@@ -22,7 +22,7 @@ from typing import Any
 
 from srfabric.errors import ModelError
 from srfabric.lab.core import Context, Experiment, Settings
-from srfabric.lab.experiments.tsn_fig9 import taprio_kernel, virtual_switch
+from srfabric.lab.experiments.tsn_fig9 import open_gates, taprio_kernel, virtual_switch
 from srfabric.lab.plot import pyplot, save
 
 Row = dict[str, Any]
@@ -54,10 +54,7 @@ def run(ctx: Context) -> None:
     frames = max(20, int(ctx.settings.seconds * 1_000_000 / PERIOD_US))
     for flows in flow_counts(ctx.settings):
         open_ns = flows * SLOT_US * 1000  # the gate is open for every flow's slot in both modes
-        lab.run(["tc", "qdisc", "replace", "dev", egress, "parent", "root", "handle", "100", "taprio",
-                 "num_tc", "2", "map", *["1" if p == 7 else "0" for p in range(16)], "queues", "1@0", "1@1",
-                 "base-time", "0", "sched-entry", "S", "02", str(open_ns), "sched-entry", "S", "01",
-                 str(PERIOD_US * 1000 - open_ns), "clockid", "CLOCK_TAI"])
+        open_gates(lab, egress, open_ns, PERIOD_US * 1000)
         for mode in MODES:
             offsets = [i * SLOT_US * 1000 if mode == "adjacent" else 0 for i in range(flows)]
 
