@@ -57,6 +57,7 @@ from srfabric.rules.pipeline import (
     PRIO_SECURITY,
     TERMINATE,
 )
+from srfabric.rules.time_triggered import best_effort_first, tt_base_entries
 
 
 def _ip(text: str) -> int:
@@ -428,8 +429,6 @@ def topology_tables(fabric: Fabric, codec: str, problems: list[SrfabricError] | 
 
     With ``tt_queue`` every switch also puts time-triggered frames into that queue (``time_triggered``).
     """
-    from srfabric.rules.time_triggered import best_effort_first, tt_base_entries
-
     rules = rules_for(codec)
     sre = sre_switches(fabric)
     tables = _Tables(fabric.switches)

@@ -126,7 +126,7 @@ class Admission:
         for _, _, slot, phase, path, blockers in options:
             moved = self._try_moves(Assignment(stream.id, slot, path, phase), multiple, blockers)
             if moved is not None:
-                self.requests[stream.id] = (stream, multiple, None if paths is None else tuple(paths))
+                self.requests[stream.id] = (stream, multiple, tuple(paths))
                 return self.admitted[stream.id][0], moved
         return None
 
@@ -143,10 +143,9 @@ class Admission:
             if request_paths is None:  # a moved stream may take any of twice as many paths
                 request_paths = tuple(self.finder.k_shortest(request.src, request.dst, 2 * self.k_paths))
             again = self.admit(request, request_multiple, request_paths)
-            if again is not None:
-                self.requests[name] = requests[name]
             if again is None:
                 break
+            self.requests[name] = requests[name]  # its own candidates, not the wider ones of this move
             moved.append(again)
         else:
             return moved
