@@ -22,14 +22,13 @@ from typing import Any
 
 from srfabric.errors import ModelError
 from srfabric.lab.core import Context, Experiment, Settings
-from srfabric.lab.experiments.tsn_fig9 import open_gates, taprio_kernel, virtual_switch
+from srfabric.lab.experiments.tsn_fig9 import WARMUP, open_gates, taprio_kernel, virtual_switch
 from srfabric.lab.plot import pyplot, save
 
 Row = dict[str, Any]
 SLOT_US = 100
 PERIOD_US = 1000
 BASE_PORT = 5100
-WARMUP = 50  # frames per flow sent first and not counted (slow path, cold caches)
 MODES = ("adjacent", "same")
 # The paper's Tables 2 and 3 (µs): flows -> (mean, std, min, max); same slot starts at 2 flows.
 PAPER = {
