@@ -15,9 +15,11 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from srfabric.api.dispatch import ResourceApp, check_token
 from srfabric.api.errors import ApiError, internal_error, neutron_error, validation_message
 from srfabric.api.routes import RESOURCES, documented_routes
+from srfabric.api.schemas import ScheduleUpdate, body
 from srfabric.api.service import SfcService
 
 log = logging.getLogger(__name__)
+ScheduleBody = body("schedule", ScheduleUpdate)
 TOKEN_HEADER = APIKeyHeader(name="X-Auth-Token", auto_error=False, description="the token `srfabric serve` was given")
 
 
@@ -52,6 +54,14 @@ def create_app(service: SfcService, token: str | None) -> ResourceApp:
     async def schedule() -> dict[str, Any]:
         """The time-sensitive streams' slot grid, each stream's slot and offset, and every gated port's
         gate control list (as a taprio command and as 802.1Qcw YANG), with what the last change sent."""
+        return {"schedule": service.streams.view()}
+
+    @app.put("/v2.0/srfabric/schedule", tags=["srfabric"], dependencies=[Depends(authenticate)])
+    async def reschedule(request: ScheduleBody) -> dict[str, Any]:  # type: ignore[valid-type]
+        """Re-schedule: open the time-triggered class for ``duty_percent`` of every base period on every gated
+        port (null: in the streams' slots only). All ports switch at one common future base time; no flow
+        entry is sent. 409 when an admitted stream's slot lies outside the new window."""
+        await service.reschedule(request.schedule.duty_percent)  # type: ignore[attr-defined]
         return {"schedule": service.streams.view()}
 
     @app.exception_handler(ApiError)

@@ -105,6 +105,12 @@ class SfcClient:
         result: dict[str, Any] = self._send("GET", path, path)
         return result
 
+    def reschedule(self, duty_percent: int | None) -> dict[str, Any]:
+        """The gates' new duty cycle (None: open in the streams' slots); the schedule as it now is."""
+        result: dict[str, Any] = self._send("PUT", "/v2.0/srfabric/schedule", "schedule",
+                                            {"schedule": {"duty_percent": duty_percent}})["schedule"]
+        return result
+
     def list(self, kind: str, **filters: str) -> list[dict[str, Any]]:
         result: list[dict[str, Any]] = self._send("GET", self._url(kind), kind, params=filters)[kind]
         return result

@@ -145,3 +145,11 @@ class StreamRow(Described, Base):
     path: Mapped[list[Any]] = mapped_column(JSON, default=list)
     slot: Mapped[int | None] = mapped_column(Integer, nullable=True)
     phase: Mapped[int | None] = mapped_column(Integer, nullable=True)
+
+
+class ScheduleRow(Base):
+    """The gates' duty cycle, one row (id 1); none: the time-triggered class opens in its streams' slots."""
+
+    __tablename__ = "tsn_schedule"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    duty_percent: Mapped[int | None] = mapped_column(Integer, nullable=True)

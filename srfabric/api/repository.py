@@ -26,6 +26,7 @@ from srfabric.api.db import (
     PortPairGroupRow,
     PortPairRow,
     PortRow,
+    ScheduleRow,
     ServiceGraphRow,
     StreamRow,
     SwitchRow,
@@ -48,6 +49,7 @@ class Snapshot:
     resources: dict[str, dict[str, Record]] = field(default_factory=lambda: {kind: {} for kind in KINDS})
     links: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
     switches: dict[int, tuple[str, str]] = field(default_factory=dict)
+    duty_percent: int | None = None  # the gates' duty cycle (None: open in the streams' slots only)
 
     def __getitem__(self, kind: str) -> dict[str, Record]:
         return self.resources[kind]
@@ -55,7 +57,7 @@ class Snapshot:
     def copy(self) -> Snapshot:
         """A copy whose kind dicts can change without touching this one (records are replaced, never edited)."""
         return Snapshot({kind: dict(items) for kind, items in self.resources.items()}, dict(self.links),
-                        dict(self.switches))
+                        dict(self.switches), self.duty_percent)
 
 
 def _owned(row: Any) -> Record:
@@ -122,6 +124,8 @@ class Repository:
                 snap.links[(link.a_dpid, link.a_port)] = (link.b_dpid, link.b_port)
             for switch in db.scalars(select(SwitchRow)):
                 snap.switches[switch.dpid] = (switch.name, switch.role)
+            schedule = db.get(ScheduleRow, 1)
+            snap.duty_percent = None if schedule is None else schedule.duty_percent
         return snap
 
     # -- writing (inside the caller's transaction) ---------------------------------------
@@ -245,6 +249,10 @@ class Repository:
         if switches:
             db.execute(insert(SwitchRow), [{"dpid": dpid, "name": name, "role": role}
                                            for dpid, (name, role) in switches.items()])
+
+    def save_schedule(self, db: Connection, duty_percent: int | None) -> None:
+        db.execute(delete(ScheduleRow))
+        db.execute(insert(ScheduleRow), {"id": 1, "duty_percent": duty_percent})
 
 
 def _update_by_id(table: Table) -> Update:

@@ -199,6 +199,13 @@ class StreamUpdate(Renamed):
     path: list[Annotated[str, SwitchName]] | None = Field(default=None, min_length=1, max_length=32)
 
 
+class ScheduleUpdate(Strict):
+    """A re-schedule: the time-triggered class open for this share of every base period on every gated port
+    (the coupling paper's duty cycle, X:Y), or null for gates open in the streams' slots only."""
+
+    duty_percent: int | None = Field(ge=1, le=99)
+
+
 def body(name: str, schema: type[BaseModel]) -> type[BaseModel]:
     """The Neutron wrapper ``{"<name>": {...}}`` around a schema."""
     wrapper: type[BaseModel] = create_model(f"{schema.__name__}Body", __config__=ConfigDict(extra="forbid"),

@@ -159,6 +159,24 @@ class SfcService:
             DELETE[kind](new, ident)
             await self._commit(new, kind, ident, steers=kind in STEERING)
 
+    async def reschedule(self, duty_percent: int | None) -> None:
+        """The gates' new duty cycle on every gated port at one base time, kept in the database."""
+        async with self.lock:
+            new = self.snapshot.copy()
+            new.duty_percent = duty_percent
+            try:
+                with self.repo.connect() as db, db.begin():
+                    await self.streams.reschedule(duty_percent)
+                    self.repo.save_schedule(db, duty_percent)
+            except ApiError:
+                raise
+            except Exception:
+                log.exception("database write failed; restoring the gates")
+                with contextlib.suppress(ApiError):
+                    await self.streams.reschedule(self.snapshot.duty_percent)
+                raise
+            self.snapshot = new
+
     async def _commit(self, new: Snapshot, kind: str, ident: str, steers: bool, created: bool = False) -> None:
         self._changing = True
         try:
@@ -180,6 +198,9 @@ class SfcService:
                         self.repo.save(db, kind, new[kind][ident], created)
                     else:
                         self.repo.delete(db, kind, ident)
+                    if kind == "streams":  # streams an admission moved to make room (records are replaced)
+                        for other in self.streams.moved:
+                            self.repo.save(db, kind, new[kind][other])
 
                 if kind == "streams":  # admitted (or refused), installed at the talkers' edges, then gated
                     await self.streams.apply(new, ident, meanwhile=write_rows)

@@ -1,4 +1,4 @@
-"""``srfabric stream``: request, list, show, re-route and delete time-sensitive streams through the REST API.
+"""``srfabric stream``: request, list, show, re-route, re-schedule and delete time-sensitive streams (REST API).
 
 Talker and listener are named like ``srfabric chain``'s source and destination:
 a port's name or device_id (a host the controller learned is a port named after it).
@@ -36,6 +36,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     reroute = actions.add_parser("reroute", help="move a stream to other switches (only its talker's edge changes)")
     reroute.add_argument("stream", help="name or id")
     reroute.add_argument("path", help="switches to cross, comma-separated, talker's first")
+    reschedule = actions.add_parser("reschedule", help="new gates on every gated port at one base time: the "
+                                                       "time-triggered class open for a duty cycle, or in its slots")
+    how = reschedule.add_mutually_exclusive_group(required=True)
+    how.add_argument("--duty", type=int, metavar="PERCENT", help="priority 7 open for this share of each period")
+    how.add_argument("--slots", action="store_true", help="priority 7 open in its streams' slots only")
 
 
 def find_stream(client: SfcClient, key: str) -> dict[str, Any]:
@@ -73,6 +78,11 @@ def run(args: argparse.Namespace) -> int:
         elif args.action == "reroute":
             stream = find_stream(client, args.stream)
             print(_line(client.update("streams", stream["id"], {"path": args.path.split(",")})))
+        elif args.action == "reschedule":
+            schedule = client.reschedule(None if args.slots else args.duty)
+            duty = "slots only" if schedule["duty_percent"] is None else f"duty {schedule['duty_percent']} %"
+            print(f"{duty}: {len(schedule['last_change']['gated_ports'])} port(s) switch at base time "
+                  f"{schedule['last_change']['base_time_ns']} ns")
         elif args.action == "delete":
             stream = find_stream(client, args.stream)
             client.delete("streams", stream["id"])

@@ -1,8 +1,11 @@
 """Streams on the live fabric: admission by the incremental scheduler, the talker's entry, the gates.
 
 A stream of priority 7 is admitted into a slot on one of its k shortest
-paths (or on the path it names) or refused with 409 and the reason; a
-lower priority is a best-effort flow class that is only pinned to its path.
+paths (or on the path it names), if need be by moving up to two admitted
+streams to other free slots or paths of their own, or refused with 409 and the
+reason; a lower priority is a best-effort flow class that is only pinned to its
+path. A moved stream's new slot takes effect with the gates' base time; its
+talker reads its new offset from the schedule.
 Each change (create, re-route, delete) goes out as one sync: only the talkers'
 edges receive entries. The gate control lists of every egress port on a
 scheduled path then switch at one common base time.
@@ -42,18 +45,21 @@ class LastChange:
     entries: dict[str, int] = field(default_factory=dict)
     gated: list[str] = field(default_factory=list)
     base_time_ns: int | None = None
+    moved: list[str] = field(default_factory=list)  # admitted streams moved to make room (new slot or path)
 
 
 class StreamService:
     """The streams of one :class:`SfcService`; every method runs under its lock."""
 
     def __init__(self, sfc: SfcService, cycle: CycleConfig | None = None, gates: Gates | None = None,
-                 clock: Callable[[], int] = tai_now_ns, lead_ns: int = 200_000_000) -> None:
+                 clock: Callable[[], int] = tai_now_ns, lead_ns: int = 200_000_000, max_moves: int = 2) -> None:
         self.sfc = sfc
         self.cycle = cycle or CycleConfig()
         self.gates = gates or RecordingGates()
         self.clock = clock
         self.lead_ns = lead_ns
+        self.max_moves = max_moves  # admitted streams an admission may move to make room (0: none)
+        self.moved: list[str] = []
         self.last = LastChange()
         self.gcls: list[PortGcl] = []
         self._planned: tuple[int, LivePlanner] | None = None
@@ -75,6 +81,10 @@ class StreamService:
                     planner.place(stream, Assignment(record["id"], record["slot"], path, record["phase"] or 0))
                 except (ApiError, SrfabricError) as error:
                     log.warning("stream %s keeps no slot on this topology: %s", record["id"], error)
+            try:
+                planner.set_duty((snap or self.sfc.snapshot).duty_percent)
+            except ModelError as error:
+                log.warning("the kept duty cycle is not used: %s", error)
             self._planned = (fabric.topology_version, planner)
         return self._planned[1]
 
@@ -113,12 +123,12 @@ class StreamService:
         self.sfc._place(translate(new.resources, self.sfc.controller.fabric, new.switches))
         planner = self.planner()
         old = self.sfc.snapshot["streams"].get(ident)
+        self.moved = []
         undo = self._replan(planner, new, ident, old)
         previous = (dict(self.sfc.controller.streams), list(self.gcls))
         try:
             steered = self._all_steered(new, ident)
-            base_time = next_base_time(self.clock(), self.cycle.cycle_ns, self.lead_ns)
-            gcls = self._named(planner, base_time)
+            gcls = self._named(planner, 0)
             try:
                 self.gates.check(gcls)
             except ModelError as error:
@@ -128,6 +138,10 @@ class StreamService:
                     steered, check=[ident] if ident in steered else None, meanwhile=meanwhile)
             except SrfabricError as error:
                 raise bad_request(str(error), "StreamNotInstalled") from None
+            # The base time is taken once the switches confirmed: however long that took, it is still ahead.
+            base_time = next_base_time(self.clock(), self.cycle.cycle_ns, self.lead_ns)
+            for gcl in gcls:
+                gcl.base_time_ns = base_time
             try:
                 self.gates.apply(gcls)
             except ModelError as error:
@@ -140,7 +154,31 @@ class StreamService:
             raise
         names = self.sfc.controller.fabric.switches
         self.last = LastChange({names[d].name if d in names else hex(d): n for d, n in sorted(sent.items()) if n},
-                               sorted(g.interface for g in gcls), base_time)
+                               sorted(g.interface for g in gcls), base_time, list(self.moved))
+        self.gcls = gcls
+
+    async def reschedule(self, duty_percent: int | None) -> None:
+        """New gates on every gated port for ``duty_percent`` (None: the streams' slots), all at one common
+        future base time; no switch receives a flow entry. Refused (409, nothing changed) when an admitted
+        stream's slot lies outside the new window."""
+        planner = self.planner()
+        before = planner.duty_percent
+        try:
+            planner.set_duty(duty_percent)
+        except Refused as error:
+            raise in_use("ScheduleNotApplied", str(error)) from None
+        except ModelError as error:
+            raise bad_request(str(error), "ScheduleBadRequest") from None
+        base_time = next_base_time(self.clock(), self.cycle.cycle_ns, self.lead_ns)
+        gcls = self._named(planner, base_time)
+        try:
+            self.gates.check(gcls)
+            self.gates.apply(gcls)
+        except ModelError as error:
+            planner.set_duty(before)
+            await self._restore(dict(self.sfc.controller.streams), self.gcls)
+            raise in_use("StreamGatesRefused", str(error)) from None
+        self.last = LastChange({}, sorted(g.interface for g in gcls), base_time)
         self.gcls = gcls
 
     def _named(self, planner: LivePlanner, base_time_ns: int) -> list[PortGcl]:
@@ -179,8 +217,21 @@ class StreamService:
             if old is None:
                 stream = self._stream(new, record)
                 paths = [self._full_path(new, record)] if record["path"] else None
-                _placed(new, record, planner.admit(stream, paths))
-                return lambda: planner.remove(ident)
+                where = {name: (planner.streams[name][0], planner.admission.admitted[name][0])
+                         for name in planner.streams}
+                placed, moved = planner.admit_with_repair(stream, paths, self.max_moves)
+                _placed(new, record, placed)
+                for assignment in moved:  # made room: their records follow (new slot or path, same request)
+                    _placed(new, new["streams"][assignment.stream], assignment)
+                self.moved = [assignment.stream for assignment in moved]
+
+                def unadmit() -> None:
+                    planner.remove(ident)
+                    for assignment in moved:
+                        planner.remove(assignment.stream)
+                        planner.place(*where[assignment.stream])
+
+                return unadmit
             if record["path"] != old["path"] and ident not in planner.admission.admitted:
                 # It lost its slot (its old path broke): admitted afresh on the new path.
                 _placed(new, record, planner.admit(self._stream(new, record), [self._full_path(new, record)]))
@@ -255,14 +306,14 @@ class StreamService:
                             "period_ns": stream.period_ns, "offset_ns": planner.offset_ns(ident),
                             "latency_bound_ns": planner.latency_ns(stream, placed.path)})
         return {
-            "base_period_ns": cycle.base_period_ns, "cycle_ns": cycle.cycle_ns,
+            "base_period_ns": cycle.base_period_ns, "cycle_ns": cycle.cycle_ns, "duty_percent": planner.duty_percent,
             "slot_ns": planner.slot_ns, "slots": planner.slots, "streams": streams,
             "gates": [{"port": g.interface, "switch": g.node, "base_time_ns": g.base_time_ns,
                        "entries": [[e.mask, e.duration_ns] for e in g.entries], "taprio": to_taprio(g)}
                       for g in self.gcls],
             "yang": to_yang(self.gcls),
             "last_change": {"entries_sent": self.last.entries, "gated_ports": self.last.gated,
-                            "base_time_ns": self.last.base_time_ns},
+                            "base_time_ns": self.last.base_time_ns, "moved_streams": self.last.moved},
         }
 
 

@@ -18,7 +18,7 @@ Examples
 from __future__ import annotations
 
 import json
-import shlex
+import re
 import subprocess
 import time
 from collections.abc import Callable, Sequence
@@ -29,13 +29,13 @@ from srfabric.errors import ModelError
 from srfabric.tsn.gcl import GateEntry, PortGcl
 from srfabric.tsn.render import to_taprio
 
-Runner = Callable[[list[str]], tuple[int, str]]
+Runner = Callable[[list[str], str | None], tuple[int, str]]
 
 
-def run_command(argv: list[str]) -> tuple[int, str]:
-    """Run ``argv``; its exit code and what it printed (both streams)."""
+def run_command(argv: list[str], stdin: str | None = None) -> tuple[int, str]:
+    """Run ``argv`` (``stdin`` as its input); its exit code and what it printed (both streams)."""
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+        done = subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=30)
     except FileNotFoundError:
         return 127, f"{argv[0]}: not found"
     except subprocess.TimeoutExpired:
@@ -92,22 +92,29 @@ class TaprioGates:
                                         "(make the interface with numtxqueues 8)")
 
     def apply(self, gcls: Sequence[PortGcl]) -> None:
-        """Install every list (all with the base time they carry); ports that lost their streams are freed."""
+        """Install every list (all with the base time they carry) and free the ports that lost their streams,
+        in one ``tc -batch`` (one process, however many ports). A port tc refuses is named; the others of the
+        batch are in place, and remembered, so that the next apply frees or replaces them."""
         self.check(gcls)
-        applied = dict(self.ports)
-        for gcl in gcls:
-            code, output = self.run(shlex.split(to_taprio(gcl)))
-            if code:
-                self.ports = applied  # what did get installed, so that the next apply frees it
-                raise ModelError(f"port {gcl.interface}", _taprio_refusal(output))
-            applied[gcl.interface] = gcl
-        for gone in sorted(set(self.ports) - {gcl.interface for gcl in gcls}):
-            self.run(["tc", "qdisc", "del", "dev", gone, "root"])
+        gone = sorted(set(self.ports) - {gcl.interface for gcl in gcls})
+        lines = [to_taprio(gcl).removeprefix("tc ") for gcl in gcls] + [f"qdisc del dev {port} root" for port in gone]
+        if not lines:
+            return
+        code, output = self.run(["tc", "-force", "-batch", "-"], "\n".join(lines) + "\n")
+        failed = {int(n) - 1 for n in re.findall(r"Command failed -:(\d+)", output)} if code else set()
+        refused = [gcl for at, gcl in enumerate(gcls) if at in failed]
+        self.ports = {**self.ports, **{gcl.interface: gcl for at, gcl in enumerate(gcls) if at not in failed}}
+        for port in gone:  # freed, or vanished with its link (a failed delete leaves nothing to free either)
+            self.ports.pop(port, None)
+        if refused:
+            raise ModelError(f"port {refused[0].interface}", _taprio_refusal(output))
+        if code and not failed:
+            raise ModelError("tc", f"tc -batch failed: {' '.join(output.split())[:300]}")
         self.ports = {gcl.interface: gcl for gcl in gcls}
 
     def read(self, interface: str) -> dict[str, Any]:
         """What the kernel runs on ``interface``: ``oper`` and (while a change waits) ``admin`` schedules."""
-        code, output = self.run(["tc", "-j", "qdisc", "show", "dev", interface, "root"])
+        code, output = self.run(["tc", "-j", "qdisc", "show", "dev", interface, "root"], None)
         if code:
             raise ModelError(f"port {interface}", output.strip())
         return parse_taprio_show(output)

@@ -5,6 +5,11 @@ across the longest path allowed), so admitting a stream never changes other
 streams' offsets. A stream of period ``m`` base periods uses its slot in the
 cycles ``c ≡ phase (mod m)`` of a hyperperiod of ``hyper_cycles`` base periods.
 
+By default each gated port opens the time-triggered class in its streams'
+slots only. A *duty cycle* (the coupling paper's X:Y) instead opens it for the
+first ``duty_percent`` of every base period on every gated port, best effort
+the rest: streams are then admitted only into slots inside that window.
+
 Examples
 --------
 >>> from srfabric.model.topo import tsn_fig1
@@ -16,6 +21,13 @@ Examples
 (('h1', 's1', 's2', 's5', 'h3'), 0)
 >>> [gcl.interface for gcl in planner.gcls(base_time_ns=0)]
 ['s1-eth3', 's2-eth2', 's5-eth4']
+>>> planner.set_duty(50)
+>>> [(e.mask, e.duration_ns) for e in planner.gcls(base_time_ns=0)[0].entries[:3]]
+[(2, 500000), (1, 487664), (0, 12336)]
+>>> planner.set_duty(1)
+Traceback (most recent call last):
+...
+srfabric.tsn.live.Refused: duty_percent: 1 % opens 10000 ns per period, where stream cam's slot 0 ends at 27036 ns
 """
 
 from __future__ import annotations
@@ -25,7 +37,7 @@ from dataclasses import dataclass
 
 from srfabric.errors import ModelError
 from srfabric.model.fabric import Fabric
-from srfabric.tsn.gcl import PortGcl, build_gcls
+from srfabric.tsn.gcl import PortGcl, build_gcls, windows_to_entries
 from srfabric.tsn.incremental import Admission
 from srfabric.tsn.model import HOST, SWITCH, Link, Network, Stream
 from srfabric.tsn.schedule import Assignment, Schedule
@@ -97,6 +109,27 @@ class LivePlanner:
                                                f"({self.slot_ns} ns)")
         self.admission = Admission(network, self.slots, config.hyper_cycles, config.max_links, config.k_paths)
         self.streams: dict[str, tuple[Stream, int]] = {}
+        self.duty_percent: int | None = None
+
+    def window_ns(self, duty_percent: int) -> int:
+        return self.config.base_period_ns * duty_percent // 100
+
+    def set_duty(self, duty_percent: int | None) -> None:
+        """Open the time-triggered class for ``duty_percent`` of every base period (None: in its slots only);
+        raises :class:`Refused` naming a stream whose slot lies outside the window (nothing changes)."""
+        if duty_percent is None:
+            self.admission.slots, self.duty_percent = self.slots, None
+            return
+        if not 1 <= duty_percent <= 99:
+            raise ModelError("duty_percent", f"must be between 1 and 99, got {duty_percent}")
+        window = self.window_ns(duty_percent)
+        for name in sorted(self.streams):
+            slot = self.admission.admitted[name][0].slot
+            if (slot + 1) * self.slot_ns > window:
+                raise Refused("duty_percent", f"{duty_percent} % opens {window} ns per period, where stream "
+                                              f"{name}'s slot {slot} ends at {(slot + 1) * self.slot_ns} ns")
+        self.admission.slots = min(self.slots, window // self.slot_ns)
+        self.duty_percent = duty_percent
 
     def multiple(self, stream: Stream) -> int:
         """The stream's period in base periods; raises naming the field when it does not fit the grid."""
@@ -140,10 +173,28 @@ class LivePlanner:
         candidates = self._candidates(stream, paths)
         placed = self.admission.admit(stream, multiple, candidates)
         if placed is None:
+            window = "" if self.duty_percent is None else f" (the {self.duty_percent} % duty cycle's window)"
             raise Refused("slot", f"no slot is free on any of the {len(candidates)} candidate path(s) from "
-                                  f"{stream.src} to {stream.dst} in {self.slots} slots of {self.slot_ns} ns")
+                                  f"{stream.src} to {stream.dst} in {self.admission.slots} slots of "
+                                  f"{self.slot_ns} ns{window}")
         self.streams[stream.id] = (stream, multiple)
         return placed
+
+    def admit_with_repair(self, stream: Stream, paths: Sequence[tuple[str, ...]] | None = None,
+                          max_moves: int = 2) -> tuple[Assignment, list[Assignment]]:
+        """``admit``, and where that finds no room, room made by moving at most ``max_moves`` admitted
+        streams to other free slots or paths of their own candidates; returns the stream's assignment and
+        the moved streams' new ones, or raises :class:`Refused` (nothing moved)."""
+        try:
+            return self.admit(stream, paths), []
+        except Refused as refused:
+            multiple = self.multiple(stream)
+            repaired = self.admission.admit_with_repair(stream, multiple, self._candidates(stream, paths), max_moves)
+            if repaired is None:
+                raise Refused(refused.field, f"{refused.message}, nor after moving up to {max_moves} admitted "
+                                             "streams") from None
+            self.streams[stream.id] = (stream, multiple)
+            return repaired
 
     def place(self, stream: Stream, assignment: Assignment) -> None:
         """Record a stream placed before (after a restart); raises when it collides."""
@@ -195,4 +246,11 @@ class LivePlanner:
             for gcl in gcls:
                 gcl.entries = gcl.entries * (hyper // cycle)
                 gcl.cycle_ns = hyper
+        if self.duty_percent is not None:
+            period, window = self.config.base_period_ns, self.window_ns(self.duty_percent)
+            windows = [(start, start + window) for start in range(0, hyper, period)]
+            guard = self.config.slot_model.frame_ns(self.config.guard_bytes, self.config.rate_bps)
+            for gcl in gcls:
+                gcl.entries = windows_to_entries(windows, hyper, min(guard, period - window), 1 << gcl.tt_class,
+                                                 1 << gcl.be_class)
         return gcls

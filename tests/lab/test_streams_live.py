@@ -1,7 +1,7 @@
 """A stream requested through the API crosses its source-routed path in the time-triggered class, with
 taprio on every egress port of the path; a re-route touches the talker's edge only; all gates switch at
-one base time; a stream that does not fit gets 409 and changes nothing. Real OVS (kernel datapath),
-Mininet and taprio, in the kernel lab."""
+one base time, also when the duty cycle changes; a stream that does not fit gets 409 and changes nothing.
+Real OVS (kernel datapath), Mininet and taprio, in the kernel lab."""
 
 from __future__ import annotations
 
@@ -108,6 +108,18 @@ def test_streams_on_the_live_fabric(lab: ApiLab) -> None:
         assert "taprio" not in gone  # the old path's port is free again
         assert send(lab, 5001, 20, offset_ns=schedule["streams"][0]["offset_ns"])["frames"] == 20
         assert packets_in_class("s3-eth2", TT) >= 19
+
+        # Re-schedule to a 50 % duty cycle: no flow entry anywhere, every gated port's new list at one base time.
+        flows_before = lab.dump_flows()
+        schedule = client.reschedule(50)
+        assert schedule["last_change"]["entries_sent"] == {} and lab.dump_flows() == flows_before
+        assert schedule["last_change"]["gated_ports"] == ["s1-eth4", "s3-eth2", "s4-eth2", "s5-eth4"]
+        for gate in schedule["gates"]:
+            base, entries = gates.read(gate["port"]).get("admin") or gates.read(gate["port"])["oper"]
+            assert base == schedule["last_change"]["base_time_ns"]
+            assert [[e.mask, e.duration_ns] for e in entries] == gate["entries"]
+            assert entries[0].duration_ns == 500_000
+        assert send(lab, 5001, 20, offset_ns=schedule["streams"][0]["offset_ns"])["frames"] == 20
 
         # A stream that cannot meet its latency is refused with 409 and changes nothing; a bad body gets 400.
         flows_before, gates_before = lab.dump_flows(), client.get("/v2.0/srfabric/schedule")["schedule"]["gates"]

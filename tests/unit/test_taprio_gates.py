@@ -24,26 +24,44 @@ def gcl(port: str) -> PortGcl:
 
 def test_a_port_without_queues_is_refused_before_any_command(tmp_path: Path) -> None:
     ran: list[list[str]] = []
-    gates = TaprioGates(lambda argv: (ran.append(argv), (0, ""))[1], interfaces(tmp_path, {"s1-eth1": 8,
-                                                                                         "s2-eth1": 1}))
+    gates = TaprioGates(lambda argv, stdin: (ran.append(argv), (0, ""))[1], interfaces(tmp_path, {"s1-eth1": 8,
+                                                                                                "s2-eth1": 1}))
     with pytest.raises(ModelError, match="port s2-eth1: has 1 transmit queue"):
         gates.apply([gcl("s1-eth1"), gcl("s2-eth1")])
     assert ran == []
 
 
-def test_a_refusal_half_way_is_named_and_the_next_change_frees_what_did_get_installed(tmp_path: Path) -> None:
-    ran: list[list[str]] = []
+def test_one_batch_installs_every_port_and_frees_the_ones_left(tmp_path: Path) -> None:
+    batches: list[list[str]] = []
 
-    def runner(argv: list[str]) -> tuple[int, str]:
-        ran.append(argv)
-        if "s3-eth1" in argv and "replace" in argv:
-            return 2, "Error: Specified qdisc kind is unknown."
+    def runner(argv: list[str], stdin: str | None) -> tuple[int, str]:
+        assert argv == ["tc", "-force", "-batch", "-"] and stdin is not None
+        batches.append(stdin.splitlines())
         return 0, ""
+
+    gates = TaprioGates(runner, interfaces(tmp_path, {"s1-eth1": 8, "s2-eth1": 8}))
+    gates.apply([gcl("s1-eth1"), gcl("s2-eth1")])
+    gates.apply([gcl("s2-eth1")])
+    assert [[line.split()[:4] for line in batch] for batch in batches] == [
+        [["qdisc", "replace", "dev", "s1-eth1"], ["qdisc", "replace", "dev", "s2-eth1"]],
+        [["qdisc", "replace", "dev", "s2-eth1"], ["qdisc", "del", "dev", "s1-eth1"]]]
+    assert "sched-entry S 02 300 sched-entry S 01 700" in batches[0][0]
+    assert sorted(gates.ports) == ["s2-eth1"]
+
+
+def test_a_refusal_half_way_is_named_and_the_next_change_frees_what_did_get_installed(tmp_path: Path) -> None:
+    batches: list[list[str]] = []
+
+    def runner(argv: list[str], stdin: str | None) -> tuple[int, str]:
+        lines = (stdin or "").splitlines()
+        batches.append(lines)
+        failed = [n for n, line in enumerate(lines, start=1) if "s3-eth1" in line and "replace" in line]
+        return (1, "".join(f"Error: Specified qdisc kind is unknown.\nCommand failed -:{n}\n" for n in failed)) \
+            if failed else (0, "")
 
     gates = TaprioGates(runner, interfaces(tmp_path, {"s1-eth1": 8, "s2-eth1": 8, "s3-eth1": 8}))
     with pytest.raises(ModelError, match="port s3-eth1: this kernel has no taprio"):
         gates.apply([gcl("s1-eth1"), gcl("s2-eth1"), gcl("s3-eth1")])
-    ran.clear()
     gates.apply([])  # put back the state before: no gates
-    assert sorted(argv[4] for argv in ran if argv[:3] == ["tc", "qdisc", "del"]) == ["s1-eth1", "s2-eth1"]
+    assert sorted(line.split()[3] for line in batches[-1] if line.startswith("qdisc del")) == ["s1-eth1", "s2-eth1"]
     assert gates.ports == {}

@@ -217,3 +217,13 @@ def test_trailing_slashes_are_ignored() -> None:
     assert request(service, "GET", "/v2.0/sfc/port_pairs/x//").status_code == 200
     assert request(service, "GET", "/v2.0/sfc/port_pairs//").status_code == 200
     assert service.calls == [("show", "port_pairs", "x", []), ("find_all", "port_pairs", {}, [])]
+
+
+@pytest.mark.parametrize(("body", "field"), [({"schedule": {"duty_percent": 100}}, "duty_percent"),
+                                             ({"schedule": {"duty_percent": "x"}}, "duty_percent"),
+                                             ({"schedule": {"duty": 50}}, "duty"), ({}, "schedule")])
+def test_a_bad_re_schedule_gets_400_naming_the_field(body: dict[str, Any], field: str) -> None:
+    service = StubService()
+    status, kind, message = error_of(request(service, "PUT", "/v2.0/srfabric/schedule", json=body))
+    assert (status, kind) == (400, "HTTPBadRequest") and field in message
+    assert service.calls == []

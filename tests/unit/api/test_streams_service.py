@@ -143,3 +143,84 @@ def test_re_route_delete_and_restart(tmp_path: Path) -> None:
         assert ident not in again.controller.streams and not gates_again.ports
 
     asyncio.run(second())
+
+
+def test_a_re_schedule_gates_every_port_at_one_base_time_and_is_kept(tmp_path: Path) -> None:
+    service, gates = make(tmp_path)
+
+    async def first() -> None:
+        await service.start()
+        ports = await host_ports(service)
+        await service.create("streams", stream(ports, period_ns=1_000_000))
+        await service.create("streams", stream(ports, "h2", "h4", period_ns=1_000_000, udp_destination_port=5002))
+        service.streams.clock = lambda: 6_000_000_000
+        await service.reschedule(70)
+        view = service.streams.view()
+        assert view["duty_percent"] == 70 and view["last_change"]["entries_sent"] == {}
+        assert view["last_change"]["gated_ports"] == sorted(gates.ports)
+        assert {gcl.base_time_ns for gcl in gates.ports.values()} == {6_200_000_000}
+        for gcl in gates.ports.values():  # 700 us for priority 7, then best effort and the guard, 4 times
+            assert [e.duration_ns for e in gcl.entries[:3]] == [700_000, 287_664, 12_336]
+            assert sum(e.duration_ns for e in gcl.entries) == gcl.cycle_ns == 4_000_000
+
+    asyncio.run(first())
+    again, gates_again = make(tmp_path)
+
+    async def second() -> None:
+        await again.start()
+        assert again.streams.view()["duty_percent"] == 70
+        assert gates_again.ports["s1-eth3"].entries[0].duration_ns == 700_000
+        await again.reschedule(None)  # back to the streams' slots
+        assert gates_again.ports["s1-eth3"].entries[0].duration_ns < 100_000
+        assert again.repo.load().duty_percent is None
+
+    asyncio.run(second())
+
+
+def test_a_re_schedule_that_would_shut_out_a_stream_gets_409_and_changes_nothing(tmp_path: Path) -> None:
+    service, gates = make(tmp_path)
+
+    async def scenario() -> ApiError:
+        await service.start()
+        ports = await host_ports(service)
+        await service.create("streams", stream(ports, period_ns=1_000_000))
+        await service.create("streams", stream(ports, period_ns=1_000_000, udp_destination_port=5002))
+        before = dict(gates.ports)
+        with pytest.raises(ApiError) as refused:
+            await service.reschedule(3)  # 30 us: room for slot 0 only, the second stream has slot 1
+        assert gates.ports == before and service.streams.view()["duty_percent"] is None
+        await service.reschedule(10)  # 100 us: three slots, and a new stream is admitted only there
+        for port in range(5003, 5004):
+            await service.create("streams", stream(ports, period_ns=1_000_000, udp_destination_port=port))
+        with pytest.raises(ApiError) as full:
+            await service.create("streams", stream(ports, period_ns=1_000_000, udp_destination_port=5009))
+        assert full.value.status == 409 and "duty cycle" in full.value.message
+        return refused.value
+
+    refused = asyncio.run(scenario())
+    assert refused.status == 409 and "duty_percent" in refused.message and "slot 1" in refused.message
+
+
+def test_an_admission_may_move_an_admitted_stream_to_make_room(tmp_path: Path) -> None:
+    service, gates = make(tmp_path, TWO_SLOTS)
+
+    async def scenario() -> tuple[dict[str, Any], dict[str, Any]]:
+        await service.start()
+        ports = await host_ports(service)
+        await service.create("streams", stream(ports, path=["s1", "s2", "s5"]))
+        await service.create("streams", stream(ports, "h2", "h4", udp_destination_port=5002))
+        second = await service.create("streams", stream(ports, "h2", "h4", udp_destination_port=5003))
+        assert (second["path"], second["slot"]) == (["s1", "s3", "s4"], 1)
+        # h1 -> s1 is free only in slot 1, and s1 -> s3 is taken in both slots: the second h2 -> h4 stream moves.
+        third = await service.create("streams", stream(ports, path=["s1", "s3", "s4", "s5"],
+                                                       udp_destination_port=5004))
+        return second, third
+
+    second, third = asyncio.run(scenario())
+    assert third["slot"] == 1
+    assert service.streams.view()["last_change"]["moved_streams"] == [second["id"]]
+    moved = service.snapshot["streams"][second["id"]]
+    assert (moved["path"], moved["slot"]) == (["s1", "s2", "s5", "s4"], 1)
+    assert service.controller.streams[second["id"]].path == ("s1", "s2", "s5", "s4")
+    assert service.repo.load()["streams"][second["id"]]["path"] == ["s1", "s2", "s5", "s4"]
+    assert "s2-eth2" in gates.ports and "s5-eth2" in gates.ports
