@@ -55,11 +55,16 @@ def theory_wait_us(open_us: int | None) -> float:
     return closed * closed / (2 * CYCLE_US)
 
 
+def loaded(module: str) -> bool:
+    """Whether the kernel has ``module`` (loaded now if it is a module)."""
+    subprocess.run(["modprobe", "-q", module], capture_output=True, check=False)
+    return Path(f"/sys/module/{module}").exists()
+
+
 def taprio_kernel(experiment: str = "tsn-fig9") -> None:
     """Refuse, by name, a kernel without taprio or openvswitch.ko."""
     for module in ("sch_taprio", "openvswitch"):
-        subprocess.run(["modprobe", "-q", module], capture_output=True, check=False)
-        if not Path(f"/sys/module/{module}").exists():
+        if not loaded(module):
             raise ModelError("kernel", f"this kernel has no {module}; run it in the kernel lab: "
                                        f"srfabric kernel-lab run --ovs -- srfabric lab {experiment}")
 
