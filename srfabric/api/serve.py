@@ -76,6 +76,8 @@ async def serve(args: argparse.Namespace) -> None:
     controller = Controller(ControllerConfig(codec=args.codec, tt_queue=None if args.tt_queue < 0 else args.tt_queue))
     repository = Repository(engine)
     gates = TaprioGates() if args.gates == "taprio" else RecordingGates()
+    if isinstance(gates, TaprioGates):
+        gates.ready()
     service = SfcService(repository, controller, cycle=CycleConfig(base_period_ns=args.cycle_ns), gates=gates)
     service.streams.lead_ns = int(args.gate_lead_ms * 1_000_000)
     await service.start()  # the kept state is in place before the first switch connects

@@ -79,6 +79,13 @@ class TaprioGates:
         self.net = net
         self.ports: dict[str, PortGcl] = {}
 
+    def ready(self) -> None:
+        """Refuse a host without ``tc``; running it once also brings it into memory before the first change
+        (under the kernel lab its first start reads it over 9p)."""
+        code, output = self.run(["tc", "-V"], None)
+        if code:
+            raise ModelError("--gates", f"taprio gates need tc (iproute2): {' '.join(output.split())[:200]}")
+
     def check(self, gcls: Sequence[PortGcl]) -> None:
         """Refuse, naming the port, what cannot run taprio here; changes nothing."""
         for gcl in gcls:

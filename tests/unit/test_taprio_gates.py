@@ -65,3 +65,9 @@ def test_a_refusal_half_way_is_named_and_the_next_change_frees_what_did_get_inst
     gates.apply([])  # put back the state before: no gates
     assert sorted(line.split()[3] for line in batches[-1] if line.startswith("qdisc del")) == ["s1-eth1", "s2-eth1"]
     assert gates.ports == {}
+
+
+def test_a_host_without_tc_is_refused_by_name(tmp_path: Path) -> None:
+    gates = TaprioGates(lambda argv, stdin: (127, "tc: not found"), tmp_path)
+    with pytest.raises(ModelError, match="--gates: taprio gates need tc"):
+        gates.ready()
