@@ -139,6 +139,29 @@ def tsn_fig1() -> TopoSpec:
     return topo
 
 
+def tsn_fig7(pairs: int = 2) -> TopoSpec:
+    """The coupling paper's Fig. 7: a primary (s1-s2-s4) and a secondary (s1-s3-s4) path between bridges
+    1 and 4, talkers ``t1..tN`` on s1 and their listeners ``l1..lN`` on s4.
+
+    >>> topo = tsn_fig7(2)
+    >>> sorted(topo.hosts), topo.hosts["t1"].port, topo.hosts["l2"].port
+    (['l1', 'l2', 't1', 't2'], 3, 4)
+    """
+    if not 1 <= pairs <= 60:
+        raise ModelError("pairs", f"must be within 1..60, got {pairs}")
+    topo = TopoSpec()
+    for index in range(1, 5):
+        topo.add_switch(f"s{index}", "edge")
+    topo.add_link("s1", "s2", 1, 1)
+    topo.add_link("s1", "s3", 2, 1)
+    topo.add_link("s2", "s4", 2, 1)
+    topo.add_link("s3", "s4", 2, 2)
+    for pair in range(1, pairs + 1):
+        topo.add_host(f"t{pair}", "s1", 2 + pair)
+        topo.add_host(f"l{pair}", "s4", 2 + pair)
+    return topo
+
+
 def fat_tree(k: int) -> TopoSpec:
     """A k-ary fat-tree (Al-Fares et al.): (k/2)^2 cores, k pods of k/2 aggregation and k/2 edge
     switches, k/2 hosts per edge.

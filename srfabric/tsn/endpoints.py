@@ -99,15 +99,18 @@ def talk(dst: str, streams: list[tuple[int, int]], period_ns: int, count: int, s
 
 
 def listen(ports: list[int], count: int, timeout_s: float, csv: Path | None = None, skip: int = 0,
-           late_after_ns: int | None = None) -> dict[str, Any]:
+           late_after_ns: list[int] | None = None) -> dict[str, Any]:
     """Receive until ``count`` frames per port or ``timeout_s`` of silence; latency from planned send to
     kernel receipt, leaving out frames numbered below ``skip`` (the warm-up: a flow's first frames go
-    through Open vSwitch's slow path) and, with ``late_after_ns``, frames the talker sent more than that
-    after their planned time (its own failure, not the network's: counted as ``late_sends``). One port:
-    its summary; several: ``{"streams": {port: summary}}``."""
+    through Open vSwitch's slow path) and, with ``late_after_ns`` (one for every port, or one per port),
+    frames the talker sent more than that after their planned time, when their window had closed (its own
+    failure, not the network's: counted as ``late_sends``). One port: its summary; several:
+    ``{"streams": {port: summary}}``."""
     import selectors
 
     tai_offset = tai_ns() - time.clock_gettime_ns(time.CLOCK_REALTIME)
+    limits = dict(zip(ports, late_after_ns * len(ports) if late_after_ns and len(late_after_ns) == 1
+                      else late_after_ns or [], strict=False))
     latencies: dict[int, list[int]] = {port: [] for port in ports}
     late_sends = dict.fromkeys(ports, 0)
     rows = []
@@ -137,7 +140,7 @@ def listen(ports: list[int], count: int, timeout_s: float, csv: Path | None = No
                 seq -= skip
                 highest[key.data] = max(highest[key.data], seq)
                 rows.append((key.data, seq, planned, sent, received))
-                if late_after_ns is not None and sent - planned > late_after_ns:
+                if key.data in limits and sent - planned > limits[key.data]:
                     late_sends[key.data] += 1
                     continue
                 latencies[key.data].append(received - planned)
@@ -201,8 +204,9 @@ def main(argv: list[str] | None = None) -> int:
     listener.add_argument("--timeout", type=float, default=5.0, help="seconds of silence that end it")
     listener.add_argument("--csv", type=Path, default=None)
     listener.add_argument("--skip", type=int, default=0, help="frames numbered below this are the warm-up")
-    listener.add_argument("--late-after-ns", type=int, default=None,
-                          help="frames sent this much after their planned time are counted apart, not timed")
+    listener.add_argument("--late-after-ns", type=int, action="append", default=None,
+                          help="frames sent this much after their planned time are counted apart, not timed "
+                               "(once for every port, or once per --port)")
     args = parser.parse_args(argv)
     if args.role == "talk":
         offsets = args.offset_ns or [0] * len(args.port)
@@ -212,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
                       args.priority, spread=args.spread, seed=args.seed, stamp_sent=args.stamp == "sent",
                       txtime_ns=args.txtime_ns, etf_delta_ns=args.etf_delta_ns)
     else:
+        if args.late_after_ns and len(args.late_after_ns) not in (1, len(args.port)):
+            parser.error("give one --late-after-ns, or one per --port")
         result = listen(args.port, args.count, args.timeout, args.csv, args.skip, args.late_after_ns)
     print(json.dumps(result), flush=True)
     return 0
