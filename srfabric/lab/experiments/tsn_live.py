@@ -211,7 +211,8 @@ def plot_timeline(extra: dict[str, Any], path: Path, labels: tuple[str, str], ti
     ax.plot([t for t, _, _ in series], [m for _, m, _ in series], "o-", markersize=3, label="probe mean latency")
     for event, label in zip((extra.get("events_s") or [[]])[-1], labels, strict=False):
         ax.axvline(event, color="grey", linestyle="--")
-        ax.annotate(label, (event, ax.get_ylim()[1] * 0.9), fontsize=8, rotation=90, ha="right")
+        ax.text(event, 0.97, f"{label} ", transform=ax.get_xaxis_transform(), fontsize=8, rotation=90,
+                ha="right", va="top")
     ax.set(xlabel="time (s)", ylabel="mean latency per interval (µs)", title=title)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
