@@ -172,11 +172,13 @@ class StreamService:
         base_time = next_base_time(self.clock(), self.cycle.cycle_ns, self.lead_ns)
         gcls = self._named(planner, base_time)
         try:
-            self.gates.check(gcls)
-            self.gates.apply(gcls)
+            self.gates.apply(gcls)  # checks every port first
         except ModelError as error:
             planner.set_duty(before)
-            await self._restore(dict(self.sfc.controller.streams), self.gcls)
+            try:  # the streams did not change: only the gates go back
+                self.gates.apply(self.gcls)
+            except SrfabricError:
+                log.exception("could not put the previous gates back")
             raise in_use("StreamGatesRefused", str(error)) from None
         self.last = LastChange({}, sorted(g.interface for g in gcls), base_time)
         self.gcls = gcls
