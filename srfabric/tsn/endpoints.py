@@ -99,8 +99,9 @@ def talk(dst: str, streams: list[tuple[int, int]], period_ns: int, count: int, s
 
 
 def listen(ports: list[int], count: int, timeout_s: float, csv: Path | None = None, skip: int = 0,
-           late_after_ns: list[int] | None = None) -> dict[str, Any]:
-    """Receive until ``count`` frames per port or ``timeout_s`` of silence; latency from planned send to
+           late_after_ns: list[int] | None = None, first_timeout_s: float = 60.0) -> dict[str, Any]:
+    """Receive until ``count`` frames per port or ``timeout_s`` of silence once frames came (up to
+    ``first_timeout_s`` for the first: talkers may start well after their listener); latency from planned send to
     kernel receipt, leaving out frames numbered below ``skip`` (the warm-up: a flow's first frames go
     through Open vSwitch's slow path) and, with ``late_after_ns`` (one for every port, or one per port),
     frames the talker sent more than that after their planned time, when their window had closed (its own
@@ -113,7 +114,7 @@ def listen(ports: list[int], count: int, timeout_s: float, csv: Path | None = No
                       else late_after_ns or [], strict=False))
     latencies: dict[int, list[int]] = {port: [] for port in ports}
     late_sends = dict.fromkeys(ports, 0)
-    rows = []
+    rows: list[tuple[int, int, int, int, int]] = []
     highest = dict.fromkeys(ports, -1)
     selector = selectors.DefaultSelector()
     sockets = []
@@ -126,7 +127,7 @@ def listen(ports: list[int], count: int, timeout_s: float, csv: Path | None = No
     print("listening", flush=True)
     try:
         while any(len(got) + late_sends[port] < count for port, got in latencies.items()):
-            ready = selector.select(timeout_s)
+            ready = selector.select(timeout_s if rows else first_timeout_s)
             if not ready:
                 break
             for key, _ in ready:
@@ -202,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     listener.add_argument("--port", type=int, action="append", required=True, help="repeatable")
     listener.add_argument("--count", type=int, default=1000, help="frames per port")
     listener.add_argument("--timeout", type=float, default=5.0, help="seconds of silence that end it")
+    listener.add_argument("--first-timeout", type=float, default=60.0,
+                          help="seconds to wait for the first frame")
     listener.add_argument("--csv", type=Path, default=None)
     listener.add_argument("--skip", type=int, default=0, help="frames numbered below this are the warm-up")
     listener.add_argument("--late-after-ns", type=int, action="append", default=None,
@@ -218,7 +221,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         if args.late_after_ns and len(args.late_after_ns) not in (1, len(args.port)):
             parser.error("give one --late-after-ns, or one per --port")
-        result = listen(args.port, args.count, args.timeout, args.csv, args.skip, args.late_after_ns)
+        result = listen(args.port, args.count, args.timeout, args.csv, args.skip, args.late_after_ns,
+                        args.first_timeout)
     print(json.dumps(result), flush=True)
     return 0
 

@@ -8,7 +8,10 @@ streams' paths) open priority 7 for X µs of each 1 ms cycle, set by the API's
 re-schedule; "none" removes taprio from those ports. Rates are a fifth of the
 paper's (1,000 frames/s per pair, iperf3 at 10 Mbit/s) as an emulated CPU
 forwards them; a veth has no line rate, so in-class contention costs processing
-only. Run it in the kernel lab: ``srfabric kernel-lab run --ovs -- srfabric lab tsn-fig10``.
+only. (A 1 Gbit/s token bucket under taprio, as Fig. 12 uses, was tried once:
+the 300:700 points then showed no gate wait and at 500:500 the queues grew
+without bound from seven pairs; not explained, so Fig. 10 runs without it.)
+Run it in the kernel lab: ``srfabric kernel-lab run --ovs -- srfabric lab tsn-fig10``.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from srfabric.southbound.taprio import tai_now_ns
 
 Row = dict[str, Any]
 PORT, PPS = 7001, 1000
+WARMUP = 50  # frames; a flow's first frames take Open vSwitch's slow path
 BEST_EFFORT_MBPS = 10
 CYCLE_US = 1000
 
@@ -75,11 +79,11 @@ def _measure(fabric: Fig7Fabric, pairs: int, seconds: float) -> dict[str, float]
     """One run: every pair's talker and listener, iperf3 best effort beside them; the pairs' mean latency."""
     assert fabric.lab.testbed is not None
     testbed = fabric.lab.testbed
-    frames = int(seconds * PPS)
+    frames = int(seconds * PPS) - WARMUP
     listeners, paths = [], []
     for pair in range(1, pairs + 1):
         paths.append(fabric.folder / f"pair-{pair}.csv")
-        listeners.append(fabric.listen(f"l{pair}", [PORT], frames, paths[-1], timeout_s=3))
+        listeners.append(fabric.listen(f"l{pair}", [PORT], frames, paths[-1], timeout_s=3, skip=WARMUP))
     server = testbed.popen("l1", ["iperf3", "-s", "-1", "-p", "5201"], stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
     fabric.started.append(server)
@@ -98,8 +102,7 @@ def _measure(fabric: Fig7Fabric, pairs: int, seconds: float) -> dict[str, float]
             process.wait(timeout=4 * seconds + 30)
         except subprocess.TimeoutExpired:
             process.kill()
-    skip = int(0.1 * seconds * 1e9)  # a flow's first frames take Open vSwitch's slow path
-    stats = [phase_stats(path, [(start_ns + skip, 2**63)])[0] for path in paths]
+    stats = [phase_stats(path, [(start_ns, 2**63)])[0] for path in paths]
     return {"mean_us": statistics.fmean(s["mean_us"] for s in stats), "p99_us": max(s["p99_us"] for s in stats),
             "frames": sum(s["frames"] for s in stats)}
 

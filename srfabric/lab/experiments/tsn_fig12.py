@@ -10,8 +10,11 @@ edge, changes). The paper's phases were 30, 30 and 120 s; ours are equal.
 Rates are scaled down as an emulated CPU forwards them: the probe sends 1,000
 frames/s (a tenth of the paper's), each interfering flow 1,000 frames/s (a fifth),
 1,400 bytes each, every frame at a random point of its period. A veth has no
-line rate, so a frame queued ahead costs only its processing, not 11 µs of
-serialisation as on a 1 Gbit/s port.
+line rate, and one emulated CPU forwards every bridge's frames whichever path
+they take, so the priority-7 class of every gated port drains at an emulated
+250 Mbit/s (a token bucket under taprio): the ten flows (115 Mbit/s) load the
+primary path's priority-7 windows (175 Mbit/s at 70 %) to about 0.7, and a
+frame queued ahead of the probe costs its serialisation (46 µs).
 Run it in the kernel lab: ``srfabric kernel-lab run --ovs -- srfabric lab tsn-fig12``.
 """
 
@@ -41,6 +44,7 @@ from srfabric.southbound.taprio import tai_now_ns
 Row = dict[str, Any]
 FLOW_PORTS, FLOW_PPS = list(range(6001, 6011)), 1000
 DUTY = 70
+LINE_MBIT = 250
 PHASES = ("probe alone", "ten priority-7 flows on its path", "the ten re-routed")
 
 
@@ -51,7 +55,7 @@ def count(settings: Settings) -> int:
 def run(ctx: Context) -> None:
     taprio_kernel("tsn-fig12")
     third = ctx.settings.seconds
-    with Fig7Fabric(pairs=2) as fabric:
+    with Fig7Fabric(pairs=2, line_mbit=LINE_MBIT) as fabric:
         fabric.stream("t1", "l1", PROBE_PORT, path=PRIMARY, name="probe")
         fabric.reschedule(DUTY)
         rep = 0
@@ -84,7 +88,7 @@ def run(ctx: Context) -> None:
             bounds = [(start_ns + skip, joined_ns), (sending_ns + skip, moving_ns), (moved_ns, 2**63)]
             return record_phases(ctx, csv_path, start_ns, third, bounds, (sending_ns, moved_ns))
 
-        ctx.repeat({"duty_percent": DUTY, "flows": len(FLOW_PORTS)}, sample)
+        ctx.repeat({"duty_percent": DUTY, "flows": len(FLOW_PORTS), "line_mbit": LINE_MBIT}, sample)
         ctx.extra["api_calls"] = fabric.calls
         ctx.extra["confirm"] = confirm_times(fabric.calls)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import statistics
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from typing import Any
 from srfabric.errors import ModelError
 from srfabric.model.topo import tsn_fig7
 from srfabric.testbed.api_lab import ApiLab, ServeProcess
+from srfabric.tsn.gcl import TT_CLASS
 
 PRIMARY, SECONDARY = ["s1", "s2", "s4"], ["s1", "s3", "s4"]
 ENDPOINTS = [sys.executable, "-m", "srfabric.tsn.endpoints"]
@@ -30,7 +32,8 @@ ENDPOINTS = [sys.executable, "-m", "srfabric.tsn.endpoints"]
 class Fig7Fabric:
     """``srfabric serve --gates taprio`` and Fig. 7's fabric (OVS kernel datapath, 8 queues per port)."""
 
-    def __init__(self, pairs: int, lead_ms: float = 200.0) -> None:
+    def __init__(self, pairs: int, lead_ms: float = 200.0, line_mbit: int | None = None) -> None:
+        self.line_mbit = line_mbit  # drain the time-triggered class of every gated port at this rate
         self.folder = Path(tempfile.mkdtemp(prefix="srfabric-tsn-"))
         self.serve = ServeProcess(f"sqlite:///{self.folder / 'api.db'}", patience=6,
                                   extra_args=("--gates", "taprio", "--gate-lead-ms", str(lead_ms)))
@@ -70,6 +73,8 @@ class Fig7Fabric:
         last = self.client.get("/v2.0/srfabric/schedule")["schedule"]["last_change"]
         self.calls.append({"call": what, "ms": round(elapsed * 1000, 2), "entries": last["entries_sent"],
                            "gated_ports": len(last["gated_ports"]), "at": time.monotonic()})
+        if self.line_mbit:
+            emulate_line_rate(last["gated_ports"], self.line_mbit)
         return result
 
     def stream(self, talker: str, listener: str, port: int, priority: int = 7, path: list[str] | None = None,
@@ -89,10 +94,13 @@ class Fig7Fabric:
         self._timed(f"reschedule {duty_percent}", lambda: self.client.reschedule(duty_percent))
 
     # -- traffic --------------------------------------------------------------------------------------------
-    def listen(self, host: str, ports: list[int], count: int, csv_path: Path, timeout_s: float = 5.0
-               ) -> subprocess.Popen[bytes]:
+    def listen(self, host: str, ports: list[int], count: int, csv_path: Path, timeout_s: float = 5.0,
+               skip: int = 0) -> subprocess.Popen[bytes]:
+        """Frames numbered below ``skip`` are the warm-up; the first frame may take long (talkers start
+        one by one on an emulated CPU)."""
         assert self.lab.testbed is not None
-        args = [*ENDPOINTS, "listen", "--count", str(count), "--timeout", str(timeout_s), "--csv", str(csv_path)]
+        args = [*ENDPOINTS, "listen", "--count", str(count), "--timeout", str(timeout_s), "--first-timeout", "180",
+                "--skip", str(skip), "--csv", str(csv_path)]
         for port in ports:
             args += ["--port", str(port)]
         process = self.lab.testbed.popen(host, args, stdout=subprocess.PIPE)
@@ -114,6 +122,22 @@ class Fig7Fabric:
         process = self.lab.testbed.popen(host, args, stdout=subprocess.PIPE)
         self.started.append(process)
         return process
+
+
+def emulate_line_rate(ports: list[str], mbit: int) -> None:
+    """Give the time-triggered class of each taprio port a token bucket at ``mbit`` (a veth has no line rate,
+    so without one a frame queued ahead costs only its processing, never its serialisation). The gates open
+    the classes at different times, so a bucket per class drains the port at about the line rate. Ports
+    that have their bucket keep it (grafting resets a port's queues)."""
+    shown = subprocess.run(["tc", "qdisc", "show"], capture_output=True, text=True, check=False).stdout
+    done = set(re.findall(rf"qdisc tbf {TT_CLASS + 1}0: dev (\S+) parent 100:{TT_CLASS + 1}", shown))
+    lines = [f"qdisc replace dev {port} parent 100:{TT_CLASS + 1} handle {TT_CLASS + 1}0: tbf rate {mbit}mbit "
+             "burst 1600 latency 50ms" for port in sorted(set(ports) - done)]
+    if lines:
+        done_run = subprocess.run(["tc", "-force", "-batch", "-"], input="\n".join(lines) + "\n",
+                                  capture_output=True, text=True, check=False)
+        if done_run.returncode:
+            raise ModelError("line rate", f"tc refused a token bucket: {done_run.stderr.strip()[:300]}")
 
 
 def finish(process: subprocess.Popen[bytes], timeout_s: float = 120.0) -> dict[str, Any]:

@@ -42,3 +42,18 @@ def test_frames_sent_after_their_planned_time_are_counted_apart() -> None:
 def test_a_sender_that_knows_no_schedule_stamps_when_it_sent() -> None:
     got = exchange([0], spread=True, stamp_sent=True)
     assert (got["frames"], got["late_sends"]) == (20, 0)  # stamped when sent: never late
+
+
+def test_a_listener_waits_longer_for_its_first_frame_than_for_the_next() -> None:
+    # Talkers may start long after their listener (an emulated CPU starts many processes slowly); the
+    # silence timeout only ends a listener once frames have come.
+    port = free_udp_port()
+    got: dict[str, Any] = {}
+    listener = threading.Thread(target=lambda: got.update(endpoints.listen([port], 20, 0.2, None, 0, None, 10.0)))
+    listener.start()
+    try:
+        threading.Event().wait(0.6)  # three silence timeouts before the talker starts
+        endpoints.talk("127.0.0.1", [(port, 0)], 1_000_000, 20, 64, 0, lead_ns=100_000_000)
+    finally:
+        listener.join(15)
+    assert (got["frames"], got["lost"]) == (20, 0)
