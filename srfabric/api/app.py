@@ -64,6 +64,15 @@ def create_app(service: SfcService, token: str | None) -> ResourceApp:
         await service.reschedule(request.schedule.duty_percent)  # type: ignore[attr-defined]
         return {"schedule": service.streams.view()}
 
+    @app.post("/v2.0/srfabric/schedule/reoptimise", tags=["srfabric"], dependencies=[Depends(authenticate)])
+    async def reoptimise() -> dict[str, Any]:
+        """Re-optimise on demand: S/PR re-solves every admitted stream's slot and path with all of them kept,
+        on as few links as possible (then as few changes as possible). Moved streams' talkers' edges get
+        entries; every gated port switches at one common future base time; ``last_change.moved_streams``
+        names the moved streams (empty: the schedule was already as good, and nothing was sent)."""
+        await service.reoptimise()
+        return {"schedule": service.streams.view()}
+
     @app.exception_handler(ApiError)
     async def api_error(request: Request, error: ApiError) -> JSONResponse:
         return JSONResponse(error.body(), status_code=error.status)

@@ -111,6 +111,11 @@ class SfcClient:
                                             {"schedule": {"duty_percent": duty_percent}})["schedule"]
         return result
 
+    def reoptimise(self) -> dict[str, Any]:
+        """Re-solve the admitted streams' slots and paths (S/PR, all kept); the schedule as it now is."""
+        result: dict[str, Any] = self._send("POST", "/v2.0/srfabric/schedule/reoptimise", "schedule", {})["schedule"]
+        return result
+
     def list(self, kind: str, **filters: str) -> list[dict[str, Any]]:
         result: list[dict[str, Any]] = self._send("GET", self._url(kind), kind, params=filters)[kind]
         return result

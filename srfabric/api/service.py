@@ -177,6 +177,27 @@ class SfcService:
                 raise
             self.snapshot = new
 
+    async def reoptimise(self) -> None:
+        """Re-solve the admitted streams' slots and paths (all kept, on fewer links); the moved streams'
+        records are kept in the database while their talkers' edges take the new entries."""
+        async with self.lock:
+            new = self.snapshot.copy()
+            self._changing = True
+            try:
+                with self.repo.connect() as db, db.begin():
+
+                    def write_rows() -> None:
+                        for name in self.streams.moved:
+                            self.repo.save(db, "streams", new["streams"][name])
+
+                    await self.streams.reoptimise(new, meanwhile=write_rows)
+            finally:
+                self._changing = False
+                if self._learned_meanwhile:
+                    self._learned_meanwhile = False
+                    self._on_synced(self.controller.fabric)
+            self.snapshot = new
+
     async def _commit(self, new: Snapshot, kind: str, ident: str, steers: bool, created: bool = False) -> None:
         self._changing = True
         try:

@@ -41,6 +41,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     how = reschedule.add_mutually_exclusive_group(required=True)
     how.add_argument("--duty", type=int, metavar="PERCENT", help="priority 7 open for this share of each period")
     how.add_argument("--slots", action="store_true", help="priority 7 open in its streams' slots only")
+    actions.add_parser("reoptimise", help="re-solve every stream's slot and path with S/PR: all kept, on as few "
+                                          "links as possible; moved streams switch at one base time")
 
 
 def find_stream(client: SfcClient, key: str) -> dict[str, Any]:
@@ -83,6 +85,12 @@ def run(args: argparse.Namespace) -> int:
             duty = "slots only" if schedule["duty_percent"] is None else f"duty {schedule['duty_percent']} %"
             print(f"{duty}: {len(schedule['last_change']['gated_ports'])} port(s) switch at base time "
                   f"{schedule['last_change']['base_time_ns']} ns")
+        elif args.action == "reoptimise":
+            schedule = client.reoptimise()
+            moved = schedule["last_change"]["moved_streams"]
+            hops = sum(len(stream["path"]) - 1 for stream in schedule["streams"])
+            print(f"moved {len(moved)} stream(s){': ' + ', '.join(moved) if moved else ''}; the streams now "
+                  f"cross {hops} links in all")
         elif args.action == "delete":
             stream = find_stream(client, args.stream)
             client.delete("streams", stream["id"])

@@ -125,6 +125,27 @@ class StreamService:
         old = self.sfc.snapshot["streams"].get(ident)
         self.moved = []
         undo = self._replan(planner, new, ident, old)
+        await self._install(planner, new, ident, [ident], undo, meanwhile)
+
+    async def reoptimise(self, new: Snapshot, meanwhile: Callable[[], None]) -> None:
+        """Re-solve every admitted stream's slot and path (S/PR, all kept, fewest link uses); the moved ones'
+        records in ``new`` follow, their talkers' edges get entries and the gates switch at one base time.
+        Nothing is sent when nothing moves; on failure nothing stays."""
+        planner = self.planner()
+        moved, undo = planner.reoptimise()
+        self.moved = [assignment.stream for assignment in moved]
+        for assignment in moved:
+            _placed(new, new["streams"][assignment.stream], assignment)
+        if not moved:
+            meanwhile()
+            self.last = LastChange({}, [], None, [])
+            return
+        await self._install(planner, new, None, self.moved, undo, meanwhile)
+
+    async def _install(self, planner: LivePlanner, new: Snapshot, ident: str | None, changed: list[str],
+                       undo: Callable[[], None], meanwhile: Callable[[], None]) -> None:
+        """Steer every stream of ``new`` (confirming ``changed``), then gate every port at one base time;
+        on failure ``undo`` puts the planner back and the previous streams and gates are restored."""
         previous = (dict(self.sfc.controller.streams), list(self.gcls))
         try:
             steered = self._all_steered(new, ident)
@@ -135,7 +156,7 @@ class StreamService:
                 raise in_use("StreamGatesRefused", str(error)) from None
             try:
                 sent = await self.sfc.controller.replace_streams(
-                    steered, check=[ident] if ident in steered else None, meanwhile=meanwhile)
+                    steered, check=[name for name in changed if name in steered] or None, meanwhile=meanwhile)
             except SrfabricError as error:
                 raise bad_request(str(error), "StreamNotInstalled") from None
             # The base time is taken once the switches confirmed: however long that took, it is still ahead.

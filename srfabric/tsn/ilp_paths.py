@@ -59,7 +59,7 @@ def slot_relabelling(assignments: Sequence[Assignment], slots: int) -> np.ndarra
 
 
 @dataclass
-class _Options:
+class PathOptions:
     """Options (stream index, path, phase) and, per (edge, cycle) use, the option and its label."""
 
     owners: list[tuple[int, Path, int]]
@@ -67,7 +67,7 @@ class _Options:
     use_label: np.ndarray  # edge * slots * cycles + cycle
 
     @classmethod
-    def enumerate(cls, problem: Problem, candidates: Sequence[Sequence[Path]]) -> _Options:
+    def enumerate(cls, problem: Problem, candidates: Sequence[Sequence[Path]]) -> PathOptions:
         network, slots, cycles = problem.network, problem.slots, problem.cycles
         owners: list[tuple[int, Path, int]] = []
         use_option: list[int] = []
@@ -89,7 +89,7 @@ class _Options:
         return np.array([owner[0] for owner in self.owners], dtype=np.int64)
 
 
-def load_bound(problem: Problem, options: _Options, solve: SolveOptions) -> tuple[int, list[int], str]:
+def load_bound(problem: Problem, options: PathOptions, solve: SolveOptions) -> tuple[int, list[int], str]:
     """A proven upper bound from the slot-free relaxation, the options it picks, and the solver status."""
     program = BinaryProgram()
     cols = program.add_columns(np.ones(len(options.owners)))
@@ -115,7 +115,7 @@ def solve_paths(
 ) -> Schedule:
     """Schedule ``problem`` choosing among ``candidates[i]`` for stream i (see the module docstring)."""
     began = time.perf_counter()
-    options = _Options.enumerate(problem, candidates)
+    options = PathOptions.enumerate(problem, candidates)
     schedule = Schedule(method, problem)
     bound = None
     solve_s = 0.0

@@ -22,7 +22,9 @@ True
 0
 
 With repair, an admission that finds no free position may move up to
-``max_moves`` admitted streams to other positions (``admit_with_repair``).
+``max_moves`` admitted streams to other positions (``admit_with_repair``): the
+streams blocking one position move to free positions, or one blocking stream
+displaces one more (an ejection chain of two moves).
 """
 
 from __future__ import annotations
@@ -35,6 +37,10 @@ from srfabric.tsn.model import Network, Stream
 from srfabric.tsn.paths import PathFinder
 from srfabric.tsn.schedule import Assignment, Schedule
 from srfabric.tsn.slots import DEFAULT_DIAMETER, Problem
+
+# Positions a displaced stream may try when it must displace one more (an ejection chain): the first
+# few, ordered by how little they disturb, carry almost all the chains that succeed.
+CHAIN_TRIES = 4
 
 
 class Admission:
@@ -55,9 +61,18 @@ class Admission:
         self.k_paths = k_paths
         self.finder = finder or PathFinder(network, max_hops)
         self.busy = [0] * len(network.edges)
+        self.holders: list[dict[str, int]] = [{} for _ in network.edges]  # per edge: stream -> its mask
         self.usage = [0] * (slots * cycles)
         self.admitted: dict[str, tuple[Assignment, int, list[int]]] = {}
         self.requests: dict[str, tuple[Stream, int, tuple[tuple[str, ...], ...] | None]] = {}
+        self._edges: dict[tuple[str, ...], list[int]] = {}  # path -> edge indices, asked for again and again
+
+    def path_edges(self, path: tuple[str, ...]) -> list[int]:
+        """The network's edge indices of ``path``, cached."""
+        edges = self._edges.get(path)
+        if edges is None:
+            edges = self._edges[path] = self.network.path_edges(path)
+        return edges
 
     def pattern(self, multiple: int, phase: int) -> int:
         """Bits of the cycles ``c ≡ phase (mod multiple)`` within one slot."""
@@ -83,7 +98,7 @@ class Admission:
             if best is not None and len(path) > len(best[2]):
                 break  # Longer paths only when no shorter one has room.
             union = 0
-            for edge in self.network.path_edges(path):
+            for edge in self.path_edges(path):
                 union |= self.busy[edge]
             for slot in range(self.slots):
                 window = union >> (slot * self.cycles)
@@ -102,7 +117,8 @@ class Admission:
         return assignment
 
     def admit_with_repair(
-        self, stream: Stream, multiple: int = 1, paths: Sequence[tuple[str, ...]] | None = None, max_moves: int = 2
+        self, stream: Stream, multiple: int = 1, paths: Sequence[tuple[str, ...]] | None = None, max_moves: int = 2,
+        frozen: frozenset[str] = frozenset(), max_tries: int | None = None,
     ) -> tuple[Assignment, list[Assignment]] | None:
         """``admit``, and where that finds no room, the position that moves the fewest admitted streams
         (at most ``max_moves``), each to a free position of its own candidates; returns the new stream's
@@ -114,24 +130,31 @@ class Admission:
             paths = self.finder.k_shortest(stream.src, stream.dst, self.k_paths)
         options = []
         for path in paths:
-            edges = set(self.network.path_edges(path))
-            users = [(name, mask) for name, (_, mask, used) in self.admitted.items() if edges & set(used)]
+            edges = self.path_edges(path)
+            users = {name: mask for edge in edges for name, mask in self.holders[edge].items()}.items()
             for slot in range(self.slots):
                 for phase in range(multiple):
                     bits = self.pattern(multiple, phase) << (slot * self.cycles)
                     blockers = sorted(name for name, mask in users if mask & bits)
-                    if len(blockers) <= max_moves and all(name in self.requests for name in blockers):
+                    if len(blockers) <= max_moves and all(
+                        name in self.requests and name not in frozen for name in blockers
+                    ):
                         options.append((len(blockers), len(path), slot, phase, path, blockers))
         options.sort(key=lambda option: option[:4])
-        for _, _, slot, phase, path, blockers in options:
-            moved = self._try_moves(Assignment(stream.id, slot, path, phase), multiple, blockers)
+        for _, _, slot, phase, path, blockers in options[:max_tries]:
+            moved = self._try_moves(Assignment(stream.id, slot, path, phase), multiple, blockers, max_moves, frozen)
             if moved is not None:
                 self.requests[stream.id] = (stream, multiple, tuple(paths))
                 return self.admitted[stream.id][0], moved
         return None
 
-    def _try_moves(self, assignment: Assignment, multiple: int, blockers: list[str]) -> list[Assignment] | None:
-        """Free ``blockers``, place ``assignment``, re-admit each blocker elsewhere; undo all on failure."""
+    def _try_moves(
+        self, assignment: Assignment, multiple: int, blockers: list[str], max_moves: int, frozen: frozenset[str]
+    ) -> list[Assignment] | None:
+        """Free ``blockers``, place ``assignment``, re-admit each blocker elsewhere; undo all on failure.
+
+        A lone blocker with no free position may itself displace one more stream (an ejection chain), as
+        long as the moves stay within ``max_moves``."""
         kept = {name: self.admitted[name][0] for name in blockers}
         requests = {name: self.requests[name] for name in blockers}
         for name in blockers:
@@ -143,6 +166,13 @@ class Admission:
             if request_paths is None:  # a moved stream may take any of twice as many paths
                 request_paths = tuple(self.finder.k_shortest(request.src, request.dst, 2 * self.k_paths))
             again = self.admit(request, request_multiple, request_paths)
+            if again is None and len(blockers) == 1 and max_moves >= 2:
+                chained = self.admit_with_repair(request, request_multiple, request_paths, max_moves - 1,
+                                                 frozen | {assignment.stream, name}, CHAIN_TRIES)
+                if chained is not None:
+                    self.requests[name] = requests[name]
+                    moved += [chained[0], *chained[1]]
+                    continue
             if again is None:
                 break
             self.requests[name] = requests[name]  # its own candidates, not the wider ones of this move
@@ -162,9 +192,13 @@ class Admission:
         return sum(self.usage[base + cycle] for cycle in range(phase, self.cycles, multiple))
 
     def _occupy(self, assignment: Assignment, mask: int, sign: int) -> None:
-        edges = self.network.path_edges(assignment.path)
+        edges = self.path_edges(assignment.path)
         for edge in edges:
             self.busy[edge] ^= mask
+            if sign > 0:
+                self.holders[edge][assignment.stream] = mask
+            else:
+                del self.holders[edge][assignment.stream]
         bit = 0
         remaining = mask
         while remaining:
@@ -180,7 +214,7 @@ class Admission:
     def place(self, assignment: Assignment, multiple: int = 1) -> None:
         """Record an assignment made elsewhere; raises if it collides with an admitted stream."""
         mask = self.pattern(multiple, assignment.phase) << (assignment.slot * self.cycles)
-        for edge in self.network.path_edges(assignment.path):
+        for edge in self.path_edges(assignment.path):
             if self.busy[edge] & mask:
                 u, v = self.network.edges[edge]
                 raise ModelError(assignment.stream, f"slot {assignment.slot} on {u}→{v} is already taken")

@@ -32,14 +32,16 @@ srfabric.tsn.live.Refused: duty_percent: 1 % opens 10000 ns per period, where st
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from srfabric.errors import ModelError
 from srfabric.model.fabric import Fabric
 from srfabric.tsn.gcl import PortGcl, build_gcls, windows_to_entries
 from srfabric.tsn.incremental import Admission
+from srfabric.tsn.mip import SolveOptions
 from srfabric.tsn.model import HOST, SWITCH, Link, Network, Stream
+from srfabric.tsn.reoptimise import reoptimise
 from srfabric.tsn.schedule import Assignment, Schedule
 from srfabric.tsn.slots import Problem, SlotModel
 
@@ -216,6 +218,43 @@ class LivePlanner:
         except ModelError:
             self.place(stream, old)
             raise
+
+    def reoptimise(self, solve: SolveOptions | None = None) -> tuple[list[Assignment], Callable[[], None]]:
+        """Re-solve every admitted stream's slot and path with S/PR (:mod:`srfabric.tsn.reoptimise`): all stay,
+        on as few links as they can; returns the streams that moved (their new assignments) and how to put
+        them back. A stream keeps to the paths it was admitted with (the one asked for, or its k shortest);
+        one placed from the database keeps its path and may change its slot only."""
+        names = sorted(self.streams)
+        if not names:
+            return [], lambda: None
+        streams = [self.streams[name][0] for name in names]
+        multiples = tuple(self.streams[name][1] for name in names)
+        problem = Problem(self.network, tuple(streams), self.admission.slots, self.slot_ns,
+                          self.config.base_period_ns, multiples, self.config.max_links)
+        current = [self.admission.admitted[name][0] for name in names]
+        candidates = []
+        for stream, now in zip(streams, current, strict=True):
+            request = self.admission.requests.get(stream.id)
+            if request is None:  # placed from the database: whether its path was asked for is not kept
+                candidates.append([now.path])
+                continue
+            fitting = self._candidates(stream, None if request[2] is None else list(request[2]))
+            candidates.append(fitting if now.path in fitting else [*fitting, now.path])
+        better = reoptimise(problem, candidates, current, solve)
+        moved = [new for new, old in zip(better, current, strict=True) if new != old]
+        before = {old.stream: old for old in current}
+        for assignment in moved:
+            self.admission.remove(assignment.stream)
+        for assignment in moved:
+            self.admission.place(assignment, self.streams[assignment.stream][1])
+
+        def back() -> None:
+            for assignment in moved:
+                self.admission.remove(assignment.stream)
+            for assignment in moved:
+                self.admission.place(before[assignment.stream], self.streams[assignment.stream][1])
+
+        return moved, back
 
     def assignments(self) -> list[Assignment]:
         return [self.admission.admitted[name][0] for name in sorted(self.streams)]

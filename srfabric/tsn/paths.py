@@ -21,7 +21,10 @@ class PathFinder:
         self.max_hops = max_hops
         self.graph = network.digraph()
         self._distances: dict[str, dict[str, int]] = {}
-        self._k_cache: dict[tuple[str, str, int], list[Path]] = {}
+        # Per host pair: the paths found so far and the generator that finds more (a larger k resumes it).
+        self._k_cache: dict[tuple[str, str], tuple[list[Path], Iterator[Path]]] = {}
+        # The same between two switches: hosts with one link share their switches' paths.
+        self._switch_cache: dict[tuple[str, str], tuple[list[Path], Iterator[Path]]] = {}
         self._preds: dict[str, dict[str, list[str]]] = {}
         self._adjacent: dict[str, list[str]] = {node: [] for node in network.kinds}
         for u, v in network.edges:
@@ -99,16 +102,45 @@ class PathFinder:
         return [rng.choice(paths)] if paths else []
 
     def k_shortest(self, src: str, dst: str, k: int) -> list[Path]:
-        """The ``k`` shortest loop-free paths within ``max_hops``, cached."""
-        key = (src, dst, k)
-        if key not in self._k_cache:
-            self._k_cache[key] = list(self._iter_simple(src, dst, k))
-        return self._k_cache[key]
+        """The ``k`` shortest loop-free paths within ``max_hops``, cached (the first k of a longer list)."""
+        if (src, dst) not in self._k_cache:
+            self._k_cache[src, dst] = ([], self._iter_simple(src, dst))
+        found, more = self._k_cache[src, dst]
+        if len(found) < k:
+            found.extend(itertools.islice(more, k - len(found)))
+        return found[:k]
 
-    def _iter_simple(self, src: str, dst: str, k: int) -> Iterator[Path]:
+    def attachment(self, host: str) -> str | None:
+        """The switch of a host with exactly one link (both directions), else None."""
+        peers = self._adjacent[host]
+        if len(peers) == 1 and self.network.kinds[peers[0]] == SWITCH and host in self._adjacent[peers[0]]:
+            return peers[0]
+        return None
+
+    def _iter_simple(self, src: str, dst: str) -> Iterator[Path]:
+        first, last = self.attachment(src), self.attachment(dst)
+        if first is not None and last is not None:  # one host link each way: the switches' paths, host at each end
+            if first == last:
+                if self.max_hops >= 2:
+                    yield (src, first, dst)
+                return
+            if (first, last) not in self._switch_cache:
+                self._switch_cache[first, last] = ([], self._iter_view(self._view(first, last), first, last, 2))
+            found, more = self._switch_cache[first, last]
+            for index in itertools.count():
+                if index == len(found):
+                    found.extend(itertools.islice(more, 1))
+                    if index == len(found):
+                        return
+                yield (src, *found[index], dst)
+        else:
+            yield from self._iter_view(self._view(src, dst), src, dst, 0)
+
+    def _iter_view(self, view: nx.DiGraph, src: str, dst: str, extra_hops: int) -> Iterator[Path]:
+        """Simple paths of ``view`` in order of length, up to ``max_hops - extra_hops`` links."""
         try:
-            for path in itertools.islice(nx.shortest_simple_paths(self._view(src, dst), src, dst), k):
-                if len(path) - 1 > self.max_hops:
+            for path in nx.shortest_simple_paths(view, src, dst):
+                if len(path) - 1 + extra_hops > self.max_hops:
                     return
                 yield tuple(path)
         except nx.NetworkXNoPath:

@@ -121,6 +121,12 @@ def test_streams_on_the_live_fabric(lab: ApiLab) -> None:
             assert entries[0].duration_ns == 500_000
         assert send(lab, 5001, 20, offset_ns=schedule["streams"][0]["offset_ns"])["frames"] == 20
 
+        # Re-optimise: the stream was put on its path by hand, so it stays; nothing is sent.
+        flows_before = lab.dump_flows()
+        schedule = client.reoptimise()
+        assert schedule["last_change"]["moved_streams"] == [] and schedule["streams"][0]["path"][1:-1] == SECONDARY
+        assert lab.dump_flows() == flows_before
+
         # A stream that cannot meet its latency is refused with 409 and changes nothing; a bad body gets 400.
         flows_before, gates_before = lab.dump_flows(), client.get("/v2.0/srfabric/schedule")["schedule"]["gates"]
         with pytest.raises(ApiFailure) as refused:

@@ -7,8 +7,12 @@ open for X µs, then best effort for Y µs (the paper's X:Y), or no taprio at
 all. The probe is 100-byte UDP at 2,000 packets/s, each frame at a random
 point of its 500 µs period, as from a sender that knows no schedule. For
 arrivals spread evenly over the cycle the gate adds Y² / (2 × 1000) µs on
-average (modelled: ``theory_wait_us``). Needs taprio and openvswitch.ko: run
-it as ``srfabric kernel-lab run --ovs -- srfabric lab tsn-fig9``.
+average (modelled: ``theory_wait_us``). The paper generated its probe with
+D-ITG: each point is measured with both, side by side, our talker and
+listener, then D-ITG's ITGSend/ITGRecv (same size and rate, exponential
+inter-departure times: arrivals at random points of the cycle; one-way delays
+from its receiver log, first frames left out likewise). Needs taprio and
+openvswitch.ko: run it as ``srfabric kernel-lab run --ovs -- srfabric lab tsn-fig9``.
 """
 
 from __future__ import annotations
@@ -17,12 +21,16 @@ import json
 import shlex
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 from srfabric.errors import ModelError
+from srfabric.lab import ditg
 from srfabric.lab.core import Context, Experiment, Settings
 from srfabric.lab.plot import pyplot, save
+from srfabric.tsn.endpoints import summary
 from srfabric.tsn.gcl import BE_CLASS, TT_CLASS, GateEntry, PortGcl
 from srfabric.tsn.render import to_taprio
 
@@ -31,6 +39,8 @@ CYCLE_US = 1000
 RATE_PPS = 2000
 SIZE = 100
 PORT = 5009
+DITG_PORT = 5010
+DITG_SIGNAL_PORT = 9000  # ITGRecv's control channel
 WARMUP = 50  # frames sent first and not counted: a flow's first frames take OVS's slow path and cold caches
 
 
@@ -71,7 +81,8 @@ def taprio_kernel(experiment: str = "tsn-fig9") -> None:
 
 def virtual_switch(lab: Any) -> tuple[str, str, str]:
     """Talker and listener namespaces at one kernel-datapath bridge that puts the talker's frames in queue 6
-    (priority 7); returns the two namespaces and the bridge's port towards the listener (8 queues)."""
+    (priority 7) and returns the listener's (best effort, ungated); returns the two namespaces and the bridge's
+    port towards the listener (8 queues)."""
     talker, listener = lab.add_ns("tk"), lab.add_ns("ls")
     bridge = lab.ovs_bridge("br", datapath="system")
     lab.veth(talker, "eth0", None, lab.name("p1"), queues=8)
@@ -79,10 +90,12 @@ def virtual_switch(lab: Any) -> tuple[str, str, str]:
     lab.addr(talker, "eth0", "10.9.0.1/24")
     lab.addr(listener, "eth0", "10.9.0.2/24")
     lab.run(["ip", "-n", talker, "neigh", "add", "10.9.0.2", "lladdr", _mac(lab, listener), "dev", "eth0"])
+    lab.run(["ip", "-n", listener, "neigh", "add", "10.9.0.1", "lladdr", _mac(lab, talker), "dev", "eth0"])
     lab.ovs_port(bridge, lab.name("p1"), 1)
     lab.ovs_port(bridge, lab.name("p2"), 2)
     lab.run(["ovs-ofctl", "del-flows", bridge])
     lab.run(["ovs-ofctl", "add-flow", bridge, "in_port=1,actions=set_queue:6,output:2"])
+    lab.run(["ovs-ofctl", "add-flow", bridge, "in_port=2,actions=output:1"])  # D-ITG's signalling answers
     return talker, listener, lab.name("p2")
 
 
@@ -106,8 +119,11 @@ def run(ctx: Context) -> None:
 
         def sample(open_us: int | None = open_us) -> dict[str, float]:
             got = probe(ctx, talker, listener, frames)
+            other = probe_ditg(ctx, talker, listener, frames)
             return {"mean_us": got["mean_ns"] / 1000, "p50_us": got["p50_ns"] / 1000,
-                    "p99_us": got["p99_ns"] / 1000, "lost": got["lost"]}
+                    "p99_us": got["p99_ns"] / 1000, "lost": got["lost"],
+                    "ditg_mean_us": other["mean_ns"] / 1000, "ditg_p50_us": other["p50_ns"] / 1000,
+                    "ditg_p99_us": other["p99_ns"] / 1000, "ditg_frames": other["frames"]}
 
         label = "none" if open_us is None else f"{open_us}:{CYCLE_US - open_us}"
         ctx.repeat({"schedule": label, "open_us": open_us or 0, "taprio": open_us is not None,
@@ -137,12 +153,44 @@ def probe(ctx: Context, talker: str, listener: str, frames: int) -> dict[str, An
     return result
 
 
+def probe_ditg(ctx: Context, talker: str, listener: str, frames: int) -> dict[str, Any]:
+    """The same probe from D-ITG: ITGRecv in the listener, ITGSend in the talker for as long as our talker
+    sends ``frames``; per-packet delays from ITGDec's text log, the first ``WARMUP`` left out."""
+    folder = Path(tempfile.mkdtemp(prefix="srfabric-ditg-"))
+    receiver_log, sender_log, text = folder / "recv.log", folder / "send.log", folder / "recv.txt"
+    receiving = ctx.lab.spawn(ditg.RECEIVER, ns=listener)
+    try:
+        _wait_listening(ctx, listener, DITG_SIGNAL_PORT)
+        duration_ms = max(1, (frames + WARMUP) * 1000 // RATE_PPS)
+        ctx.lab.run(ditg.send_command("10.9.0.2", DITG_PORT, SIZE, RATE_PPS, duration_ms, str(receiver_log),
+                                      str(sender_log)), ns=talker)
+    finally:
+        ctx.lab.stop(receiving)
+    ctx.lab.run(ditg.decode_command(str(receiver_log), str(text)))
+    delays = [delay for seq, delay in ditg.delays_ns(text.read_text()) if seq > WARMUP]
+    if not delays:
+        raise ModelError("d-itg", f"no packet after the first {WARMUP} in {receiver_log}")
+    return summary(delays, sent=len(delays))
+
+
+def _wait_listening(ctx: Context, ns: str, port: int, patience_s: float = 30.0) -> None:
+    """Until something accepts TCP connections on ``port`` in namespace ``ns`` (ITGRecv's start)."""
+    deadline = time.monotonic() + patience_s
+    while time.monotonic() < deadline:
+        shown = ctx.lab.run(["ss", "-Hltn", f"sport = :{port}"], ns=ns, check=False)
+        if shown and str(port) in shown:
+            return
+        time.sleep(0.2)
+    raise ModelError("d-itg", f"ITGRecv did not listen on port {port} within {patience_s:.0f} s")
+
+
 def plot(rows: list[Row], extra: dict[str, Any], path: Path) -> None:
     plt = pyplot()
     figure, ax = plt.subplots(figsize=(7, 4.5))
-    for metric, style in (("mean_us", "o-"), ("p99_us", "s--")):
+    for metric, style in (("mean_us", "o-"), ("p99_us", "s--"), ("ditg_mean_us", "^-")):
         points = sorted((r["open_us"], r["median"]) for r in rows if r["metric"] == metric and r["taprio"])
-        ax.plot([x / 10 for x, _ in points], [y for _, y in points], style, label=metric.replace("_us", ""))
+        label = "D-ITG mean" if metric.startswith("ditg") else metric.replace("_us", "")
+        ax.plot([x / 10 for x, _ in points], [y for _, y in points], style, label=label)
     base = next((r["median"] for r in rows if r["metric"] == "mean_us" and not r["taprio"]), 0.0)
     theory = sorted((r["open_us"], base + r["theory_wait_us"]) for r in rows
                     if r["metric"] == "mean_us" and r["taprio"])
@@ -170,6 +218,10 @@ def compare(rows: list[Row], extra: dict[str, Any]) -> list[str]:
                 f"{o} µs {m - base:.0f}/{t:.0f}" for o, m, t in means))
     if base is not None:
         out.append(f"no taprio: {base:.0f} µs mean")
+    ditg_means = sorted((r["open_us"], r["median"]) for r in rows if r["metric"] == "ditg_mean_us")
+    if ditg_means:
+        out.append("D-ITG's probe, mean µs by open time (0: no taprio): " + ", ".join(
+            f"{o} µs {m:.0f}" for o, m in ditg_means))
     return out
 
 

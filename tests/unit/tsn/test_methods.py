@@ -135,10 +135,10 @@ def test_a_loop_beside_a_route_is_ignored_when_reading_paths() -> None:
 
 
 def test_the_relaxation_bound_is_a_proven_upper_bound() -> None:
-    from srfabric.tsn.ilp_paths import _Options, load_bound
+    from srfabric.tsn.ilp_paths import PathOptions, load_bound
 
     problem = dumbbell_problem(3)
-    options = _Options.enumerate(problem, [[(f"A{i}", "S1", "S2", f"B{i}")] for i in range(1, 6)])
+    options = PathOptions.enumerate(problem, [[(f"A{i}", "S1", "S2", f"B{i}")] for i in range(1, 6)])
     bound, picked, status = load_bound(problem, options, SolveOptions())
     assert (bound, len(picked), status) == (3, 3, "optimal")
     # A user's optimality gap must not loosen the bound.

@@ -5,6 +5,8 @@ from __future__ import annotations
 from srfabric.tsn.generators import erdos_renyi, random_streams
 from srfabric.tsn.incremental import Admission, schedule_incremental
 from srfabric.tsn.model import Network, Stream
+from srfabric.tsn.paths import PathFinder
+from srfabric.tsn.schedule import Schedule
 from srfabric.tsn.slots import Problem
 from srfabric.tsn.verify import verify
 
@@ -46,3 +48,38 @@ def test_repair_never_schedules_fewer_and_every_schedule_verifies() -> None:
         repaired = schedule_incremental(problem, max_moves=2)
         assert verify(repaired) == []
         assert len(repaired.assignments) >= len(plain.assignments)
+
+
+def test_a_moved_stream_may_displace_one_more_within_two_moves() -> None:
+    # f2 fits only on s1→s2, held by f1; f1's other path needs s3→s4, held by f3; f3 can go round via s5.
+    network = Network.build(
+        [*((h, "host") for h in ("h1", "h2", "h3", "h4", "h5", "h6")), *((s, "switch") for s in ("s1", "s2", "s3",
+                                                                                                  "s4", "s5"))],
+        [("h1", "s1"), ("h2", "s1"), ("s1", "s2"), ("s1", "s3"), ("s2", "s4"), ("s3", "s4"), ("s3", "s5"),
+         ("s5", "s4"), ("h3", "s4"), ("h4", "s2"), ("h5", "s3"), ("h6", "s4")],
+    )
+    admission = Admission(network, slots=1, max_hops=4)
+    first = admission.admit(Stream("f1", "h1", "h3"))
+    assert first is not None and first.path == ("h1", "s1", "s2", "s4", "h3")
+    third = admission.admit(Stream("f3", "h5", "h6"))
+    assert third is not None and third.path == ("h5", "s3", "s4", "h6")
+    assert admission.admit_with_repair(Stream("f2", "h2", "h4"), max_moves=1) is None
+    placed, moved = admission.admit_with_repair(Stream("f2", "h2", "h4"))  # type: ignore[misc]
+    assert placed.path == ("h2", "s1", "s2", "h4")
+    assert sorted((m.stream, m.path) for m in moved) == [
+        ("f1", ("h1", "s1", "s3", "s4", "h3")), ("f3", ("h5", "s3", "s5", "s4", "h6"))]
+    schedule = Schedule("incremental", Problem.slotted(network, [Stream("f1", "h1", "h3"), Stream("f2", "h2", "h4"),
+                                                                 Stream("f3", "h5", "h6")], slots=1),
+                        [admission.admitted[name][0] for name in ("f1", "f2", "f3")])
+    assert verify(schedule) == []
+
+
+def test_hosts_with_one_link_get_the_same_paths_as_a_search_through_the_hosts() -> None:
+    network = erdos_renyi(6, 24, links=38, seed=3)
+    finder = PathFinder(network, max_hops=8)
+    hosts = network.hosts
+    for src, dst in [(hosts[0], hosts[5]), (hosts[3], hosts[17]), (hosts[9], hosts[10])]:
+        through_hosts = list(finder._iter_view(finder._view(src, dst), src, dst, 0))[:12]
+        assert [len(p) for p in finder.k_shortest(src, dst, 12)] == [len(p) for p in through_hosts]
+        assert set(finder.k_shortest(src, dst, 12)) <= set(finder.k_shortest(src, dst, 100))
+        assert finder.k_shortest(src, dst, 3) == finder.k_shortest(src, dst, 12)[:3]
