@@ -72,7 +72,8 @@ def print_summary(summary: dict[str, Any]) -> None:
     paper = summary["paper"]
     for variant, q in summary["quality_vs_sur"].items():
         table.add_row(variant, f"{q['mean']:.1%}", f"{q['share_full']:.0%}", f"{q['share_98']:.0%}", f"{q['min']:.1%}",
-                      f"{paper['quality_mean'].get(variant, paper['incremental_quality']):.0%}",
+                      f"{paper['quality_mean'].get(variant, paper['incremental_quality']):.0%}"
+                      if variant in ("spr", "sfr", "incremental") else "-",
                       f"{paper['quality_full'][variant]:.0%}" if variant in paper["quality_full"] else "-")
     console.print(table)
     for key, title in (("runtime_vs_flows", "4d: runtime vs flows"), ("runtime_vs_slots", "4e: runtime vs slots"),
@@ -93,7 +94,6 @@ def print_summary(summary: dict[str, Any]) -> None:
                 cells.append(f"{hit[0]['seconds']:.4f} ({hit[0]['scheduled']})" if hit else "-")
             table.add_row(str(value), *cells)
         console.print(table)
-    print_control(console, summary)
     for name, goal in summary["goals"].items():
         console.print(f"goal {name}: {'met' if goal['met'] else 'NOT met'} {goal}")
 
@@ -123,11 +123,11 @@ def print_dataplane(summary: dict[str, Any]) -> None:
         table.add_row(row["program"], f"{row['ns_per_packet']:.1f}", f"{row['net_ns_per_packet']:.1f}")
     console.print(table)
     table = Table(title=f"forwarding rate, delivered packets/s (paper: SR > {paper['sr_faster_than_lpm_380k']}x LPM)")
-    for column in ("switch", "mode", "frame bytes", "offered pps", "delivered pps"):
+    for column in ("switch", "mode", "frame bytes", "destinations", "offered pps", "delivered pps"):
         table.add_column(column)
     for row in summary["rates"]:
-        table.add_row(row["switch"], row["mode"], str(row["frame_bytes"]), f"{row['offered_pps']:,}",
-                      f"{row['delivered_pps']:,}")
+        table.add_row(row["switch"], row["mode"], str(row["frame_bytes"]), f"{row['destinations']:,}",
+                      f"{row['offered_pps']:,}", f"{row['delivered_pps']:,}")
     console.print(table)
     print_control(console, summary)
     for name, goal in summary["goals"].items():

@@ -14,6 +14,12 @@ attached to its ingress interface (``xdp_sr``, ``xdp_lpm``) or an Open vSwitch
 userspace bridge holding the SR decode entries (``ovs_sr``) or one rule per
 destination (``ovs_rules``). The rate is what reaches the sink per second.
 
+A router's rate depends on where its frames go: one destination keeps the
+trie walk and OVS's flow caches hot. So the generator also spreads the
+frames' IPv4 destinations over ``SPREAD`` different addresses drawn uniformly
+from the installed routes (``bpf/generator.c``), the same frames for every
+switch; that is the headline, one destination a labelled extra.
+
 On two CPUs that rig measures the rig: the generator and the sink share a CPU,
 and both XDP switches deliver what the sink's share of it lets through. So
 the XDP switches are also measured *direct*: the generator stamps each frame
@@ -26,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -42,12 +49,13 @@ from srfabric.southbound.ofctl_text import flow_text
 from srfabric.xdp import frames, layout
 from srfabric.xdp.bpf_syscall import prog_test_run
 from srfabric.xdp.loader import LoadedObject, load
-from srfabric.xdp.routes import addresses_in, route_table
+from srfabric.xdp.routes import addresses_in, distinct_addresses_in, route_table
 
 SWITCHES = ("xdp_sr", "xdp_lpm", "ovs_sr", "ovs_rules")
 DIRECT_SWITCHES = ("xdp_sr", "xdp_lpm")
 OUT_PORT = 2  # the switch's egress towards the sink, as OpenFlow port and devmap key
 CHUNK = 200_000  # frames per generator call: short enough to check the clock often
+SPREAD = 65_536  # distinct destinations of the spread frames (the generator's map holds this many)
 
 
 @dataclass(frozen=True)
@@ -57,10 +65,12 @@ class Rate:
     offered_pps: float
     delivered_pps: float
     mode: str = "rig"  # or "direct": the generator tail-calls the switch program
+    destinations: int = 1  # distinct IPv4 destinations of the frames
 
     def row(self) -> dict[str, object]:
         return {"switch": self.switch, "mode": self.mode, "frame_bytes": self.frame_bytes,
-                "offered_pps": round(self.offered_pps), "delivered_pps": round(self.delivered_pps)}
+                "destinations": self.destinations, "offered_pps": round(self.offered_pps),
+                "delivered_pps": round(self.delivered_pps)}
 
 
 def _ifindex(name: str) -> int:
@@ -100,6 +110,7 @@ class RateRig:
         self.under_test: LoadedObject | None = None
         self.table = route_table(routes, ports=1)
         self.lpm_destination = addresses_in(self.table, 1)[0]
+        self.spread_destinations = distinct_addresses_in(self.table, SPREAD)
 
     def __enter__(self) -> RateRig:
         self.lab.veth(None, self.gen_if, None, self.in_if)
@@ -108,6 +119,9 @@ class RateRig:
         self.generator_cpu, self.switch_cpu = cpus[0], cpus[-1]
         self.generator = self._load("generator")
         self.generator.map("gen_port").update(layout.u32(0), layout.u32(_ifindex(self.gen_if)))
+        destinations = self.generator.map("gen_dests")
+        for index, address in enumerate(self.spread_destinations):
+            destinations.update(layout.u32(index), socket.inet_aton(address))
         self.sink = self._load("sink")
         self._attach(self.sink_if, self.sink.program("count_drop"))
         return self
@@ -197,21 +211,25 @@ class RateRig:
     def sink_count(self) -> int:
         return layout.sum_u64(self.sink.map("sink_count").lookup_per_cpu(layout.u32(0)))
 
-    def measure(self, switch: str, size: int, seconds: float, direct: bool = False) -> Rate:
-        """Delivered rate through ``switch``; ``direct`` (XDP switches only) runs its program in the generator."""
+    def measure(self, switch: str, size: int, seconds: float, direct: bool = False, spread: bool = True) -> Rate:
+        """Delivered rate through ``switch``; ``direct`` (XDP switches only) runs its program in the generator;
+        ``spread``: the frames go to ``SPREAD`` destinations, else to one."""
         if direct and self.under_test is None:
             raise SrfabricError("switch", f"{switch} has no XDP program to run direct")
         frame = self.frame_for(switch, size)
         template = frame[:32]
         self.generator.map("gen_template").update(layout.u32(0), template)
+        count = len(self.spread_destinations) if spread else 0
+        self.generator.map("gen_spread").update(layout.u32(0), layout.u32(count))
         fd = self.generator.program_fd("stamp_switch" if direct else "stamp_send")
         self._pin_napi(direct)  # NAPI threads appear once a device's NAPI is enabled (XDP attached, GRO on)
         mask = os.sched_getaffinity(0)
         os.sched_setaffinity(0, {self.generator_cpu})
         try:
-            return self._measure(switch, size, seconds, frame, fd, _ifindex(self.in_if) if direct else 0)
+            rate = self._measure(switch, size, seconds, frame, fd, _ifindex(self.in_if) if direct else 0)
         finally:
             os.sched_setaffinity(0, mask)
+        return Rate(rate.switch, rate.frame_bytes, rate.offered_pps, rate.delivered_pps, rate.mode, count or 1)
 
     def _measure(self, switch: str, size: int, seconds: float, frame: bytes, fd: int, ingress: int) -> Rate:
         """Offered and delivered rates; ``ingress`` is set only when the switch program runs in the generator."""

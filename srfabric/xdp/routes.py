@@ -44,6 +44,19 @@ def route_table(count: int, ports: int = 8, seed: int = 0) -> list[tuple[str, in
     return table
 
 
+def distinct_addresses_in(table: list[tuple[str, int]], count: int, seed: int = 0) -> list[str]:
+    """``count`` different destination addresses, each inside a route drawn uniformly from ``table``."""
+    space = sum(ipaddress.IPv4Network(prefix).num_addresses for prefix, _ in table)
+    if count > space:
+        raise ValueError(f"count: {count} is more than the {space} addresses the table covers")
+    rng = random.Random(seed)
+    picks: dict[str, None] = {}
+    while len(picks) < count:
+        network = ipaddress.IPv4Network(rng.choice(table)[0])
+        picks[str(network.network_address + rng.randrange(network.num_addresses))] = None
+    return list(picks)
+
+
 def addresses_in(table: list[tuple[str, int]], count: int, seed: int = 0) -> list[str]:
     """``count`` destination addresses, each inside a random route of ``table``."""
     rng = random.Random(seed)

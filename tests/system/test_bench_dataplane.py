@@ -23,6 +23,11 @@ def test_quick_dataplane_bench_writes_results(tmp_path: Path, capsys: pytest.Cap
     assert set(summary["rate_pps"]) == {"xdp_sr", "xdp_lpm", "ovs_sr", "ovs_rules"}
     assert all(rate > 0 for rate in summary["rate_pps"].values())  # every switch forwarded frames to the sink
     assert set(summary["rate_direct_pps"]) == {"xdp_sr", "xdp_lpm"} and all(summary["rate_direct_pps"].values())
+    # Spread over 65,536 destinations (the headline) and with one destination, side by side.
+    assert summary["rate_destinations"] == 65_536
+    assert set(summary["rate_one_destination_pps"]) == set(summary["rate_pps"])
+    assert all(summary["rate_one_destination_pps"].values())
+    assert {r["destinations"] for r in summary["rates"]} == {1, 65_536}
     assert {"xdp_sr_vs_xdp_lpm_rate", "xdp_sr_vs_ovs_rate", "sr_cost_vs_redirect", "setup_median"} == set(
         summary["goals"])
     setup, idle = summary["setup_ms"], summary["setup_default_idle_ms"]
