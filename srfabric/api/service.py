@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from srfabric.api import checks, stream_checks
@@ -182,26 +182,25 @@ class SfcService:
         records are kept in the database while their talkers' edges take the new entries."""
         async with self.lock:
             new = self.snapshot.copy()
-            self._changing = True
-            try:
-                with self.repo.connect() as db, db.begin():
+            with self._changing_database(), self.repo.connect() as db, db.begin():
 
-                    def write_rows() -> None:
-                        for name in self.streams.moved:
-                            self.repo.save(db, "streams", new["streams"][name])
+                def write_rows() -> None:
+                    for name in self.streams.moved:
+                        self.repo.save(db, "streams", new["streams"][name])
 
-                    await self.streams.reoptimise(new, meanwhile=write_rows)
-            finally:
-                self._changing = False
-                if self._learned_meanwhile:
-                    self._learned_meanwhile = False
-                    self._on_synced(self.controller.fabric)
+                await self.streams.reoptimise(new, meanwhile=write_rows)
             self.snapshot = new
 
     async def _commit(self, new: Snapshot, kind: str, ident: str, steers: bool, created: bool = False) -> None:
+        with self._changing_database():
+            await self._write(new, kind, ident, steers, created)
+
+    @contextlib.contextmanager
+    def _changing_database(self) -> Iterator[None]:
+        """While a change holds the database, what the controller learns waits; it is kept afterwards."""
         self._changing = True
         try:
-            await self._write(new, kind, ident, steers, created)
+            yield
         finally:
             self._changing = False
             if self._learned_meanwhile:  # the database is free again: keep what the controller learned

@@ -31,6 +31,7 @@ forwarding rate: its program, its redirect and the transmit into the veth.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import socket
 import time
@@ -229,7 +230,7 @@ class RateRig:
             rate = self._measure(switch, size, seconds, frame, fd, _ifindex(self.in_if) if direct else 0)
         finally:
             os.sched_setaffinity(0, mask)
-        return Rate(rate.switch, rate.frame_bytes, rate.offered_pps, rate.delivered_pps, rate.mode, count or 1)
+        return dataclasses.replace(rate, destinations=count or 1)
 
     def _measure(self, switch: str, size: int, seconds: float, frame: bytes, fd: int, ingress: int) -> Rate:
         """Offered and delivered rates; ``ingress`` is set only when the switch program runs in the generator."""

@@ -220,6 +220,14 @@ class Admission:
                 raise ModelError(assignment.stream, f"slot {assignment.slot} on {u}→{v} is already taken")
         self._occupy(assignment, mask, +1)
 
+    def replace(self, moves: Sequence[tuple[Assignment, int]]) -> None:
+        """Put admitted streams at new positions (assignment, multiple) all at once: first all are freed,
+        then all placed, so they may trade positions; their requests stay."""
+        for assignment, _ in moves:
+            self.remove(assignment.stream)
+        for assignment, multiple in moves:
+            self.place(assignment, multiple)
+
     def remove(self, stream_id: str) -> None:
         """Free the positions of ``stream_id`` (its request is kept: a repair may admit it again)."""
         if stream_id not in self.admitted:

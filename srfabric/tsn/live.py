@@ -41,7 +41,7 @@ from srfabric.tsn.gcl import PortGcl, build_gcls, windows_to_entries
 from srfabric.tsn.incremental import Admission
 from srfabric.tsn.mip import SolveOptions
 from srfabric.tsn.model import HOST, SWITCH, Link, Network, Stream
-from srfabric.tsn.reoptimise import reoptimise
+from srfabric.tsn.reoptimise import reoptimise, with_path
 from srfabric.tsn.schedule import Assignment, Schedule
 from srfabric.tsn.slots import Problem, SlotModel
 
@@ -238,23 +238,13 @@ class LivePlanner:
             if request is None:  # placed from the database: whether its path was asked for is not kept
                 candidates.append([now.path])
                 continue
-            fitting = self._candidates(stream, None if request[2] is None else list(request[2]))
-            candidates.append(fitting if now.path in fitting else [*fitting, now.path])
+            candidates.append(with_path(self._candidates(stream, None if request[2] is None else list(request[2])),
+                                        now.path))
         better = reoptimise(problem, candidates, current, solve)
-        moved = [new for new, old in zip(better, current, strict=True) if new != old]
-        before = {old.stream: old for old in current}
-        for assignment in moved:
-            self.admission.remove(assignment.stream)
-        for assignment in moved:
-            self.admission.place(assignment, self.streams[assignment.stream][1])
-
-        def back() -> None:
-            for assignment in moved:
-                self.admission.remove(assignment.stream)
-            for assignment in moved:
-                self.admission.place(before[assignment.stream], self.streams[assignment.stream][1])
-
-        return moved, back
+        changed = [(new, old) for new, old in zip(better, current, strict=True) if new != old]
+        self.admission.replace([(new, self.streams[new.stream][1]) for new, _ in changed])
+        return [new for new, _ in changed], lambda: self.admission.replace(
+            [(old, self.streams[old.stream][1]) for _, old in changed])
 
     def assignments(self) -> list[Assignment]:
         return [self.admission.admitted[name][0] for name in sorted(self.streams)]

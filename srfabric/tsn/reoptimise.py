@@ -45,6 +45,11 @@ PER_LINK = 100  # per link use saved: dominates staying put, so a move that save
 STAY = 1  # per stream that keeps its offset, and again per stream that keeps its path
 
 
+def with_path(paths: Sequence[Path], path: Path) -> list[Path]:
+    """``paths`` with ``path`` last if it is not among them: a stream's candidates must hold where it is."""
+    return list(paths) if path in paths else [*paths, path]
+
+
 def reoptimise(problem: Problem, candidates: Sequence[Sequence[Path]], current: Sequence[Assignment],
                solve: SolveOptions | None = None) -> list[Assignment]:
     """Every stream of ``problem`` placed on one of ``candidates[i]`` (see the module docstring), in the
@@ -110,16 +115,11 @@ def admit_and_reoptimise(problem: Problem, every: int = 10, max_moves: int = 2, 
         current = [admission.admitted[problem.streams[i].id][0] for i in kept]
         subset = Problem(problem.network, tuple(problem.streams[i] for i in kept), problem.slots, problem.slot_ns,
                          problem.base_period_ns, tuple(problem.multiples[i] for i in kept), problem.max_hops)
-        candidates = []
-        for i, now in zip(kept, current, strict=True):
-            paths = admission.finder.k_shortest(problem.streams[i].src, problem.streams[i].dst, k_paths)
-            candidates.append(paths if now.path in paths else [*paths, now.path])
+        candidates = [with_path(admission.finder.k_shortest(problem.streams[i].src, problem.streams[i].dst, k_paths),
+                                now.path) for i, now in zip(kept, current, strict=True)]
         better = reoptimise(subset, candidates, current, solve)
-        moved = [(new, problem.multiples[i]) for new, old, i in zip(better, current, kept, strict=True) if new != old]
-        for new, _ in moved:
-            admission.remove(new.stream)
-        for new, multiple in moved:
-            admission.place(new, multiple)
+        admission.replace([(new, problem.multiples[i]) for new, old, i in zip(better, current, kept, strict=True)
+                           if new != old])
     schedule = Schedule("incremental", problem, [admission.admitted[problem.streams[i].id][0] for i in kept])
     schedule.solve_s = time.perf_counter() - began
     schedule.status = "heuristic"

@@ -156,20 +156,21 @@ def probe(ctx: Context, talker: str, listener: str, frames: int) -> dict[str, An
 def probe_ditg(ctx: Context, talker: str, listener: str, frames: int) -> dict[str, Any]:
     """The same probe from D-ITG: ITGRecv in the listener, ITGSend in the talker for as long as our talker
     sends ``frames``; per-packet delays from ITGDec's text log, the first ``WARMUP`` left out."""
-    folder = Path(tempfile.mkdtemp(prefix="srfabric-ditg-"))
-    receiver_log, sender_log, text = folder / "recv.log", folder / "send.log", folder / "recv.txt"
-    receiving = ctx.lab.spawn(ditg.RECEIVER, ns=listener)
-    try:
-        _wait_listening(ctx, listener, DITG_SIGNAL_PORT)
-        duration_ms = max(1, (frames + WARMUP) * 1000 // RATE_PPS)
-        ctx.lab.run(ditg.send_command("10.9.0.2", DITG_PORT, SIZE, RATE_PPS, duration_ms, str(receiver_log),
-                                      str(sender_log)), ns=talker)
-    finally:
-        ctx.lab.stop(receiving)
-    ctx.lab.run(ditg.decode_command(str(receiver_log), str(text)))
-    delays = [delay for seq, delay in ditg.delays_ns(text.read_text()) if seq > WARMUP]
+    with tempfile.TemporaryDirectory(prefix="srfabric-ditg-") as name:  # the logs go once decoded
+        folder = Path(name)
+        receiver_log, sender_log, text = folder / "recv.log", folder / "send.log", folder / "recv.txt"
+        receiving = ctx.lab.spawn(ditg.RECEIVER, ns=listener)
+        try:
+            _wait_listening(ctx, listener, DITG_SIGNAL_PORT)
+            duration_ms = max(1, (frames + WARMUP) * 1000 // RATE_PPS)
+            ctx.lab.run(ditg.send_command("10.9.0.2", DITG_PORT, SIZE, RATE_PPS, duration_ms, str(receiver_log),
+                                          str(sender_log)), ns=talker)
+        finally:
+            ctx.lab.stop(receiving)
+        ctx.lab.run(ditg.decode_command(str(receiver_log), str(text)))
+        delays = [delay for seq, delay in ditg.delays_ns(text.read_text()) if seq > WARMUP]
     if not delays:
-        raise ModelError("d-itg", f"no packet after the first {WARMUP} in {receiver_log}")
+        raise ModelError("d-itg", f"no packet after the first {WARMUP} in ITGRecv's log")
     return summary(delays, sent=len(delays))
 
 

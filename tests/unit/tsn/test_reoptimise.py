@@ -7,7 +7,7 @@ import pytest
 from srfabric.errors import ModelError
 from srfabric.tsn.generators import erdos_renyi, random_streams
 from srfabric.tsn.incremental import Admission
-from srfabric.tsn.reoptimise import admit_and_reoptimise, reoptimise
+from srfabric.tsn.reoptimise import admit_and_reoptimise, reoptimise, with_path
 from srfabric.tsn.schedule import Assignment, Schedule
 from srfabric.tsn.slots import Problem
 from srfabric.tsn.verify import verify
@@ -24,8 +24,8 @@ def test_every_stream_stays_on_no_more_links_and_the_schedule_verifies() -> None
         kept = [s for s in random_streams(network, 70, seed=seed) if admission.admit_with_repair(s) is not None]
         problem = Problem.slotted(network, kept, slots=4)
         current = [admission.admitted[s.id][0] for s in kept]
-        candidates = [admission.finder.k_shortest(s.src, s.dst, 4) for s in kept]
-        candidates = [c if a.path in c else [*c, a.path] for c, a in zip(candidates, current, strict=True)]
+        candidates = [with_path(admission.finder.k_shortest(s.src, s.dst, 4), a.path)
+                      for s, a in zip(kept, current, strict=True)]
         better = reoptimise(problem, candidates, current)
         assert [a.stream for a in better] == [s.id for s in kept]
         assert verify(Schedule("incremental", problem, better)) == []
