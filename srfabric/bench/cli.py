@@ -24,6 +24,11 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     dataplane.add_argument("--quick", action="store_true", help="short runs, 64-byte frames only (under a minute)")
     dataplane.add_argument("--out", default="results", help="results root folder")
     dataplane.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    capacity = sub.add_parser("capacity", help="controller capacity: new flows/s with p99 setup under 5 ms, "
+                                               "emulated switches over TCP")
+    capacity.add_argument("--quick", action="store_true", help="two low rates, one second each")
+    capacity.add_argument("--out", default="results", help="results root folder")
+    capacity.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     deploy = sub.add_parser("deploy", help="SFC study Fig. 5: chain deployment time through the REST API (root)")
     deploy.add_argument("--quick", action="store_true", help="N = 1, 5, 10, three times each, 100 chains for the rate")
     deploy.add_argument("--out", default="results", help="results root folder")
@@ -33,6 +38,11 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.bench_command == "dataplane":
         return run_dataplane(args)
+    if args.bench_command == "capacity":
+        from srfabric.bench.capacity import run_bench as run_capacity
+
+        summary, folder = run_capacity(args.quick, args.out, print if not args.json else (lambda _: None))
+        return report(args, summary, folder, print_capacity, "steps.csv, summary.json, capacity.png")
     if args.bench_command == "deploy":
         from srfabric.bench.deploy import print_deploy, run_deploy
         from srfabric.testbed.net import ovs_running
@@ -98,6 +108,25 @@ def print_summary(summary: dict[str, Any]) -> None:
         console.print(f"goal {name}: {'met' if goal['met'] else 'NOT met'} {goal}")
 
 
+def print_capacity(summary: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    table = Table(title=f"controller capacity, {summary['topology']}: setup = packet-in written to packet-out read")
+    for column in ("steering", "offered/s", "set up/s", "lost", "median ms", "p99 ms", "max ms", "controller CPU",
+                   "generator CPU", "flow-mods/flow"):
+        table.add_column(column)
+    for row in summary["steps"]:
+        table.add_row(row["steering"], f"{row['offered']:,.0f}", f"{row['achieved']:,.0f}",
+                      str(row["sent"] - row["set_up"]), f"{row['p50_ms']:.3f}", f"{row['p99_ms']:.3f}",
+                      f"{row['max_ms']:.1f}", f"{row['controller_cpu']:.0%}", f"{row['generator_cpu']:.0%}",
+                      f"{row['flow_mods_per_flow']:.2f}")
+    console.print(table)
+    for name, goal in summary["goals"].items():
+        console.print(f"goal {name}: {'met' if goal['met'] else 'NOT met'} {goal}")
+
+
 def run_dataplane(args: argparse.Namespace) -> int:
     from srfabric.bench.dataplane import run_bench
 
@@ -137,17 +166,22 @@ def print_dataplane(summary: dict[str, Any]) -> None:
 def print_control(console: Any, summary: dict[str, Any]) -> None:
     from rich.table import Table
 
-    table = Table(title="reactive flow setup, ms (paper Table 2, POX: header 0.25, POX + kernel 0.24, RTT 0.1, "
-                        "switch 0.3, total 0.89)")
-    for column in ("steering", "flows/s", "CPU latency", "flows", "median", "p99", "header", "controller",
-                   "channel RTT", "switch"):
+    table = Table(title="reactive flow setup on the k=4 fat-tree, random pairs, ms (paper Table 2, POX: header "
+                        "0.25, POX + kernel 0.24, RTT 0.1, switch 0.3, total 0.89)")
+    for column in ("steering", "flows/s", "CPU latency", "flows", "lost", "median", "p99", "up", "header",
+                   "controller", "down", "channel RTT", "searched", "searched median"):
         table.add_column(column)
     for row in summary["setup_by_rate"]:
         held = "idle states" if row["cpu_latency_us"] is None else f"held {row['cpu_latency_us']} us"
-        table.add_row(row["steering"], f"{row['rate_per_s']:g}", held, str(row["flows"]), f"{row['median']:.3f}",
-                      f"{row['p99']:.3f}", f"{row['header_ms']:.3f}", f"{row['controller_ms']:.3f}",
-                      f"{row['rtt_ms']:.3f}", f"{row['switch_ms']:.3f}")
+        table.add_row(row["steering"], f"{row['rate_per_s']:g}", held, str(row["flows"]), str(row["lost"]),
+                      f"{row['median']:.3f}", f"{row['p99']:.3f}", f"{row['up_ms']:.3f}", f"{row['header_ms']:.3f}",
+                      f"{row['controller_ms']:.3f}", f"{row['down_ms']:.3f}", f"{row['rtt_ms']:.3f}",
+                      str(row["searched_flows"]), f"{row['searched_median']:.3f}")
     console.print(table)
+    line = summary.get("setup_line_ms")
+    if line:
+        console.print(f"the same on a 3-switch line (one pair, CPU latency held): median {line['median']:.3f} ms, "
+                      f"up {line['up_ms']:.3f}, down {line['down_ms']:.3f}")
     table = Table(title="control bytes per new flow (measured on the channel)")
     for column in ("steering", "uplink", "downlink", "switches told", "packet-in", "flow-mod", "packet-out"):
         table.add_column(column)
@@ -155,7 +189,18 @@ def print_control(console: Any, summary: dict[str, Any]) -> None:
         table.add_row(name, str(row["up"]), str(row["down"]), str(row["switches"]), str(row["packet_in"]),
                       str(row["flow_mod"]), str(row["packet_out"]))
     console.print(table)
-    table = Table(title="Fig. 9: fat-trees, 1 new flow/s per host (from the measured sizes)")
+    table = Table(title="Fig. 9 measured: emulated fat-trees, 1 new flow/s per host, random pairs")
+    for column in ("k", "hosts", "SR B/flow", "rules B/flow", "SR Mb/s", "rules Mb/s", "rules/SR",
+                   "model SR error", "model rules error"):
+        table.add_column(column)
+    for row in summary.get("fig9_measured", []):
+        table.add_row(str(row["k"]), str(row["hosts"]), f"{row['sr_bytes_per_flow']:.0f}",
+                      f"{row['rules_bytes_per_flow']:.0f}", f"{row['sr_total_mbps']:.4f}",
+                      f"{row['rules_total_mbps']:.4f}", f"{row['rules_over_sr']:.2f}",
+                      f"{row['sr_model_error']:+.1%}", f"{row['rules_model_error']:+.1%}")
+    console.print(table)
+    table = Table(title="Fig. 9 modelled: fat-trees, 1 new flow/s per host (measured message sizes times the path "
+                        "mix)")
     for column in ("k", "switches", "hosts", "SR Mb/s", "rules Mb/s", "rules/SR"):
         table.add_column(column)
     for row in summary["fig9_fat_tree"]:

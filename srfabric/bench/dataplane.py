@@ -48,14 +48,16 @@ class Plan:
     routes: int
     setup_rates: tuple[float, ...]
     setup_seconds: float
+    fig9_ks: tuple[int, ...]  # fat-trees on which Fig. 9's control traffic is measured
 
     @classmethod
     def make(cls, quick: bool) -> Plan:
         if quick:
             return cls(cost_samples=1500, cost_loads=3, rate_seconds=1.0, rate_repeats=1, sizes=(64,),
-                       routes=PAPER_ROUTES, setup_rates=(HEADLINE_RATE,), setup_seconds=1.0)
+                       routes=PAPER_ROUTES, setup_rates=(HEADLINE_RATE,), setup_seconds=1.0, fig9_ks=(4,))
         return cls(cost_samples=40000, cost_loads=10, rate_seconds=5.0, rate_repeats=3, sizes=(64, 1500),
-                   routes=PAPER_ROUTES, setup_rates=(100.0, 300.0, 1000.0, 2000.0), setup_seconds=2.0)
+                   routes=PAPER_ROUTES, setup_rates=(100.0, 300.0, 1000.0, 2000.0), setup_seconds=2.0,
+                   fig9_ks=(4, 6, 8))
 
 
 def check_host() -> None:
@@ -163,7 +165,7 @@ def run_bench(quick: bool, out: str) -> tuple[dict[str, Any], Path]:
     plan = Plan.make(quick)
     tag = f"bench{os.getpid()}"
     rates: list[Rate] = []
-    conditions = setup_conditions(plan.setup_rates)
+    conditions = setup_conditions(plan.setup_rates, plan.fig9_ks)
     with Progress(transient=True) as progress:
         total = len(SWITCHES) * len(plan.sizes) * plan.rate_repeats + 1 + len(conditions)
         task = progress.add_task("dataplane", total=total)
@@ -195,8 +197,8 @@ def run_bench(quick: bool, out: str) -> tuple[dict[str, Any], Path]:
     write_csv(folder / "costs.csv", [c.row() for c in costs])
     write_csv(folder / "rates.csv", [r.row() for r in rates])
     (folder / "commands.txt").write_text("\n".join(commands) + "\n")
-    write_csv(folder / "setup.csv", [t.row() | {"rate_per_s": run.rate, "cpu_latency_us": run.cpu_latency_us}
-                                      for run in setups for t in run.timings])
+    write_csv(folder / "setup.csv", [t.row() | {"rate_per_s": run.rate, "cpu_latency_us": run.cpu_latency_us,
+                                                "topology": run.topology} for run in setups for t in run.timings])
     summary = summarise(costs, rates, setups, quick)
     write_json(folder / "summary.json", summary)
     plot(costs, rates, folder / "dataplane.png")

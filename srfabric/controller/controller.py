@@ -73,6 +73,7 @@ class FlowSetup:
     bytes_down: int  # flow-mods, barrier requests and the packet-out
     packet_out_bytes: int
     switches: int  # switches that received an entry
+    route_searched: bool = False  # the route was not cached: header_ns includes the shortest-path search
 
 @dataclass
 class EntryStats:
@@ -114,6 +115,7 @@ class Controller:
         self._lock = asyncio.Lock()
         self._dirty = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
+        self._flow_tasks: set[asyncio.Task[None]] = set()  # new flows waiting for barriers (``_flow_in``)
 
     # -- lifecycle ---------------------------------------------------------------------
     async def start(self, host: str = "127.0.0.1", port: int = 6653) -> int:
@@ -123,9 +125,10 @@ class Controller:
         return bound
 
     async def stop(self) -> None:
-        for task in self._tasks:
+        tasks = [*self._tasks, *self._flow_tasks]
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
         await self.server.stop()
 
     # -- northbound --------------------------------------------------------------------
@@ -342,7 +345,7 @@ class Controller:
         if isinstance(msg, PacketIn):
             if self.config.reactive and msg.data[12:14] == b"\x08\x00":
                 try:
-                    await self._flow_in(conn, msg.in_port, msg.data, msg.received_ns, msg.msg_len)
+                    self._flow_in(conn, msg.in_port, msg.data, msg.received_ns, msg.msg_len)
                 except SrfabricError as error:
                     log.info("switch %#x: no flow set up: %s", conn.dpid, error)
             else:
@@ -363,15 +366,22 @@ class Controller:
         except SrfabricError as error:
             log.info("switch %#x port %d: ignored frame: %s", conn.dpid, in_port, error)
 
-    async def _flow_in(self, conn: SwitchConnection, in_port: int, data: bytes, received_ns: int,
+    def _flow_in(self, conn: SwitchConnection, in_port: int, data: bytes, received_ns: int,
                        bytes_up: int) -> None:
-        """Install one new flow's entries and send its first packet on along them."""
+        """Install one new flow's entries and send its first packet on along them.
+
+        When switches further on get entries (hop-by-hop rules, later pathlets), the ingress entry waits for
+        their barrier replies in a task of its own: the switch's read loop goes on, and must, since a
+        barrier reply from a switch whose own read loop waited here would never be read.
+        """
         clock = self.config.clock
         flow = parse_five_tuple(data)
+        misses = self._routes.misses
         begin = clock()
         placed = flow_entries(self.fabric, flow, (conn.dpid, in_port), self.config.codec, self.config.steering,
                               self._routes)
         header_ns = clock() - begin
+        searched = self._routes.misses > misses
         *later, (_, first) = placed
         missing = {dpid for dpid, _ in later} - set(self.switches)
         if missing:
@@ -381,18 +391,37 @@ class Controller:
             msg = self._flow_message(dpid, entry)
             self.switches[dpid].send(msg)
             bytes_down += len(msg.buf)
-        if later:
-            # Switches further on must hold their entry before the packet can reach them.
-            targets = [self.switches[dpid] for dpid in sorted({dpid for dpid, _ in later})]
-            await asyncio.gather(*(target.barrier() for target in targets))
-            bytes_down += 8 * len(targets)
-            bytes_up += 8 * len(targets)
-        # The ingress entry and the first packet leave in one write: one system call, one wake-up of the switch.
+        switches = len({dpid for dpid, _ in placed})
+        if not later:
+            self._flow_first_packet(conn, in_port, data, first, flow, received_ns, header_ns, bytes_up, bytes_down,
+                                    switches, searched)
+            return
+        # Switches further on must hold their entry before the packet can reach them.
+        targets = [self.switches[dpid] for dpid in sorted({dpid for dpid, _ in later})]
+        waits = [target.start_barrier() for target in targets]
+        barriers = 8 * len(targets)
+        task = asyncio.create_task(self._after_barriers(
+            waits, conn, in_port, data, first, flow, received_ns, header_ns, bytes_up + barriers,
+            bytes_down + barriers, switches, searched))
+        self._flow_tasks.add(task)
+        task.add_done_callback(self._flow_tasks.discard)
+
+    async def _after_barriers(self, waits: list[Awaitable[None]], conn: SwitchConnection, *rest: Any) -> None:
+        try:
+            await asyncio.gather(*waits)
+        except SrfabricError as error:
+            log.info("switch %#x: no flow set up: %s", conn.dpid, error)
+            return
+        self._flow_first_packet(conn, *rest)
+
+    def _flow_first_packet(self, conn: SwitchConnection, in_port: int, data: bytes, first: FlowEntry, flow: FiveTuple,
+                           received_ns: int, header_ns: int, bytes_up: int, bytes_down: int, switches: int,
+                           searched: bool) -> None:
+        """The ingress entry and the first packet leave together (``send_all``): one wake-up of the switch."""
         mod, out = self._flow_message(conn.dpid, first), packet_out_packed(in_port, first.actions, data)
         conn.send_all((mod, out))
-        bytes_down += len(mod.buf) + len(out.buf)
-        self.setups.append(FlowSetup(conn.dpid, flow, received_ns, header_ns, clock(), bytes_up,
-                                     bytes_down, len(out.buf), len({dpid for dpid, _ in placed})))
+        self.setups.append(FlowSetup(conn.dpid, flow, received_ns, header_ns, self.config.clock(), bytes_up,
+                                     bytes_down + len(mod.buf) + len(out.buf), len(out.buf), switches, searched))
 
     def _flow_message(self, dpid: int, entry: FlowEntry) -> Any:
         """One reactive entry's flow-mod, remembered as installed on ``dpid``."""
@@ -400,6 +429,10 @@ class Controller:
         self.flows.setdefault(dpid, {})[entry.key] = entry
         self.installed.setdefault(dpid, {})[entry.key] = wire_cookie(entry)
         return msg
+
+    def forget_routes(self) -> None:
+        """Empty the route cache, so that each pair's next new flow searches its path again."""
+        self._routes = RouteCache()
 
     def forget_flows(self) -> None:
         """Drop every reactive entry; the next sync removes them from the switches."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from srfabric.codecs.macaddr import mac_to_str
@@ -53,11 +54,13 @@ class LabFabric:
     ``reactive`` sets each host-to-host flow up on its first packet instead of routing ahead."""
 
     def __init__(self, lab: NetLab, spec: TopoSpec, codec: str = "mac-nibble", steering: str = "source-routing",
-                 tunnels: bool = False, reactive: bool = False) -> None:
+                 tunnels: bool = False, reactive: bool = False, clock: Callable[[], int] | None = None) -> None:
         self.lab, self.spec, self.tunnels = lab, spec, tunnels
         config = controller_config(spec, codec)
         config.steering = steering
         config.reactive = reactive
+        if clock is not None:  # e.g. CLOCK_REALTIME, to set the controller's stamps beside the kernel's
+            config.clock = clock
         self.runner = ControllerThread(config)
         self.namespaces: dict[str, str] = {}
         self.bridges: dict[str, str] = {}

@@ -234,9 +234,16 @@ class FlowEntry:
     def digest(self) -> int:
         """CRC-32 of the whole entry's text: the same in every process (``hash`` is salted per process).
 
-        Kept once worked out (the entry is frozen): every sync compares a switch's entries by it.
+        Kept once worked out (the entry is frozen): every sync compares a switch's entries by it. The
+        actions' text is kept per action list, which many entries share (every reactive flow of a route).
         """
-        return zlib.crc32(repr(self).encode())
+        text = f"{self.table} {self.priority} {self.match!r} {_actions_text(self.actions)} {self.goto} {self.cookie}"
+        return zlib.crc32(text.encode())
+
+
+@lru_cache(maxsize=4096)
+def _actions_text(actions: tuple[Action, ...]) -> str:
+    return repr(actions)
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,7 @@ class RouteCache:
         self._steps: dict[tuple[Endpoint, str, Endpoint, str], PathletSteps] = {}
         self._hosts: dict[str, Host] = {}
         self._sre: set[int] = set()
+        self.misses = 0  # routes searched for (not found kept), since the cache was made
 
     def _current(self, fabric: Fabric) -> None:
         graph = fabric.graph()
@@ -89,6 +90,7 @@ class RouteCache:
         key = (entry, destination.name, (destination.dpid, destination.port))
         found = self._routes.get(key)
         if found is None:
+            self.misses += 1
             found = self._routes[key] = host_route(fabric, entry, destination.name)
         return found
 

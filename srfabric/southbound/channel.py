@@ -25,6 +25,7 @@ from srfabric.southbound.ofbind import PROTOCOL
 from srfabric.southbound.wire import HEADER, PackedMessage, parse_packet_in
 
 log = logging.getLogger(__name__)
+READ_SIZE = 1 << 16
 
 
 class SwitchError(SrfabricError):
@@ -75,6 +76,7 @@ class SwitchConnection:
         self._multipart: dict[int, list[Any]] = {}
         self._errors: list[tuple[int, str]] = []
         self._recent: dict[int, Any] = {}  # xid -> what was sent, to explain errors
+        self._out = bytearray()  # written once per turn of the event loop (``send_all``)
         self.closed = asyncio.Event()
 
     def _next_xid(self) -> int:
@@ -86,9 +88,17 @@ class SwitchConnection:
         return self.send_all((msg,))[0]
 
     def send_all(self, msgs: Sequence[Any]) -> list[int]:
-        """Send messages in one write (one system call for a flow-mod and its packet-out); their xids."""
+        """Send messages; their xids.
+
+        What is sent during one turn of the event loop leaves in one write when the turn ends: one system
+        call for a flow-mod and its packet-out, and one for all the answers to a batch of packet-ins read
+        together, which under load is what keeps the controller ahead.
+        """
         xids = []
-        out = bytearray()
+        out = self._out
+        if not out:
+            asyncio.get_running_loop().call_soon(self._flush)
+        before = len(out)
         for msg in msgs:
             xid = self._next_xid()
             msg.set_xid(xid)
@@ -98,10 +108,14 @@ class SwitchConnection:
             if len(self._recent) > 4096:
                 self._recent.pop(next(iter(self._recent)))
             xids.append(xid)
-        self.writer.write(out)
-        self.counters.bytes_sent += len(out)
+        self.counters.bytes_sent += len(out) - before
         self.counters.messages_sent += len(msgs)
         return xids
+
+    def _flush(self) -> None:
+        if self._out:
+            self.writer.write(bytes(self._out))
+            self._out.clear()
 
     def _ask(self, msg: Any, before: Sequence[Any] = ()) -> tuple[int, asyncio.Future[Any]]:
         """Send a request now, after ``before`` in the same write; its reply completes the returned future
@@ -113,6 +127,7 @@ class SwitchConnection:
 
     async def _answer(self, xid: int, future: asyncio.Future[Any], timeout: float) -> Any:
         try:
+            self._flush()
             await self.writer.drain()
             return await asyncio.wait_for(future, timeout)
         except TimeoutError:
@@ -175,36 +190,54 @@ class SwitchConnection:
             self.bridge_name = name
 
     async def read_loop(self, deliver: Callable[[SwitchConnection, Any], Awaitable[None]]) -> None:
+        buffer = bytearray()
         try:
             while True:
-                head = await self.reader.readexactly(HEADER.size)
-                version, msg_type, length, xid = HEADER.unpack(head)
-                body = await self.reader.readexactly(length - HEADER.size)
+                chunk = await self.reader.read(READ_SIZE)
+                if not chunk:
+                    break
                 received_ns = self.clock()
-                self.counters.bytes_received += length
-                self.counters.messages_received += 1
-                if version != ofp.OFP_VERSION:
-                    if msg_type == ofp.OFPT_HELLO:
-                        continue  # version negotiation: the switch offers a bitmap; we speak 1.3
-                    raise SwitchError("version", f"switch speaks OpenFlow wire version {version}, not 1.3")
-                try:
-                    if msg_type == ofp.OFPT_PACKET_IN:  # the hot path of reactive setup: no os-ken objects
-                        await deliver(self, parse_packet_in(head + body, received_ns))
-                        continue
-                    msg = ofproto_parser.msg(PROTOCOL, version, msg_type, length, xid, head + body)
-                    if msg is not None:
-                        msg.received_ns = received_ns  # when its last byte was read, for setup-time breakdowns
-                        await self._dispatch(msg, deliver)
-                except (SrfabricError, ValueError, KeyError, AttributeError, struct.error) as error:
-                    # One odd message must not end the switch's connection.
-                    log.info("switch %#x: ignored message type %d: %s", self.dpid, msg_type, error)
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
+                buffer += chunk
+                offset = 0
+                # Every whole message of what has arrived, before the next read: a batch of packet-ins is
+                # handled in one turn of the event loop, and its answers leave in one write.
+                while len(buffer) - offset >= HEADER.size:
+                    version, msg_type, length, xid = HEADER.unpack_from(buffer, offset)
+                    if length < HEADER.size:
+                        raise SwitchError("length", f"switch sent a message of length {length}")
+                    if len(buffer) - offset < length:
+                        break
+                    raw = bytes(buffer[offset:offset + length])
+                    offset += length
+                    await self._receive(raw, version, msg_type, length, xid, received_ns, deliver)
+                del buffer[:offset]
+        except (ConnectionError, SwitchError) as error:
+            log.info("switch %#x: connection ended: %s", self.dpid, error)
         finally:
             self.closed.set()
             for future in self._waiting.values():
                 if not future.done():
                     future.set_exception(SwitchError("switch", f"{self.dpid:#x} disconnected"))
+
+    async def _receive(self, raw: bytes, version: int, msg_type: int, length: int, xid: int, received_ns: int,
+                       deliver: Callable[[SwitchConnection, Any], Awaitable[None]]) -> None:
+        self.counters.bytes_received += length
+        self.counters.messages_received += 1
+        if version != ofp.OFP_VERSION:
+            if msg_type == ofp.OFPT_HELLO:
+                return  # version negotiation: the switch offers a bitmap; we speak 1.3
+            raise SwitchError("version", f"switch speaks OpenFlow wire version {version}, not 1.3")
+        try:
+            if msg_type == ofp.OFPT_PACKET_IN:  # the hot path of reactive setup: no os-ken objects
+                await deliver(self, parse_packet_in(raw, received_ns))
+                return
+            msg = ofproto_parser.msg(PROTOCOL, version, msg_type, length, xid, raw)
+            if msg is not None:
+                msg.received_ns = received_ns  # when the read that completed it returned, for setup breakdowns
+                await self._dispatch(msg, deliver)
+        except (SrfabricError, ValueError, KeyError, AttributeError, struct.error) as error:
+            # One odd message must not end the switch's connection.
+            log.info("switch %#x: ignored message type %d: %s", self.dpid, msg_type, error)
 
     async def _dispatch(self, msg: Any, deliver: Callable[[SwitchConnection, Any], Awaitable[None]]) -> None:
         xid = msg.xid

@@ -54,12 +54,44 @@ class PackedMessage:
         pass  # packed already
 
 
+WIDTH_FORMAT = {1: "B", 2: "H", 4: "I"}
+
+
+@lru_cache(maxsize=1024)
+def _match_plan(names: tuple[str, ...]) -> tuple[tuple[int, ...], struct.Struct, tuple[int, ...], bytes] | None:
+    """For an unmasked match of these fields: the fields' order by OXM code, one ``struct`` for the whole
+    body, each field's OXM header and the padding; None when a field has no code or no struct width here."""
+    if any(OXM_FIELDS.get(name, (0, 0))[1] not in WIDTH_FORMAT for name in names):
+        return None
+    codes = [OXM_FIELDS[name] for name in names]
+    order = tuple(sorted(range(len(names)), key=lambda i: codes[i][0]))
+    layout = "".join("I" + WIDTH_FORMAT[codes[i][1]] for i in order)
+    headers = tuple(OXM_CLASS << 16 | codes[i][0] << 9 | codes[i][1] for i in order)
+    length = MATCH_HEAD.size + sum(4 + codes[i][1] for i in order)
+    return order, struct.Struct("!HH" + layout), headers, bytes(-length % 8)
+
+
 def pack_match(fields: Match) -> bytes | None:
     """An ``ofp_match`` (OXM, padded to 8 bytes), or None if a field has no OXM code here.
 
     >>> pack_match((("in_port", 3, None),)).hex()
     '0001000c800000040000000300000000'
+    >>> fields = (("ipv4_dst", 167772162, None), ("eth_type", 2048, None))
+    >>> pack_match(fields) == _pack_match_slowly(fields)  # one struct call, fields in OXM order
+    True
     """
+    if all(mask is None for _, _, mask in fields):
+        plan = _match_plan(tuple(name for name, _, _ in fields))
+        if plan is not None:  # the common case (every reactive flow's match): one struct call
+            order, body, headers, pad = plan
+            values: list[int] = [ofp.OFPMT_OXM, body.size]
+            for header, index in zip(headers, order, strict=True):
+                values += (header, fields[index][1])
+            return body.pack(*values) + pad
+    return _pack_match_slowly(fields)
+
+
+def _pack_match_slowly(fields: Match) -> bytes | None:
     body = bytearray()
     for name, value, mask in sorted(fields, key=lambda f: OXM_FIELDS.get(f[0], (999, 0))[0]):
         code = OXM_FIELDS.get(name)

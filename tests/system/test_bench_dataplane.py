@@ -31,13 +31,19 @@ def test_quick_dataplane_bench_writes_results(tmp_path: Path, capsys: pytest.Cap
     assert {"xdp_sr_vs_xdp_lpm_rate", "xdp_sr_vs_ovs_rate", "sr_cost_vs_redirect", "setup_median"} == set(
         summary["goals"])
     setup, idle = summary["setup_ms"], summary["setup_default_idle_ms"]
-    assert {"median", "p99", "header_ms", "controller_ms", "rtt_ms", "switch_ms"} <= set(setup)
+    assert {"median", "p99", "up_ms", "header_ms", "controller_ms", "down_ms", "rtt_ms", "switch_ms"} <= set(setup)
+    assert setup["topology"] == "fat-tree k=4" and setup["hosts"] == 16
+    assert 0 < setup["searched_flows"] <= 16 * 15  # each pair's first flow searched its path, at most once
+    assert summary["setup_line_ms"]["topology"] == "line-3"
     assert setup["cpu_latency_us"] == 0 and idle["cpu_latency_us"] is None  # held, then as the machine has it
     for run in (setup, idle):
         assert run["flows"] >= 100 and run["lost"] == 0  # every new flow's first packet was set up and sent on
     assert summary["goals"]["setup_median"]["default_idle_ms"] == idle["median"]
     sizes = summary["control_bytes_per_flow"]
-    assert sizes["source_routing"]["switches"] == 1 and sizes["hop_by_hop"]["switches"] == 3
+    assert sizes["source_routing"]["switches"] == 1 and sizes["hop_by_hop"]["switches"] == 5  # most pairs: 5
     assert sizes["source_routing"]["down"] < sizes["hop_by_hop"]["down"]
     assert summary["fig9_fat_tree"][-1]["k"] == 48
+    (measured,) = summary["fig9_measured"]
+    assert measured["k"] == 4 and measured["rules_over_sr"] > 1
+    assert abs(measured["sr_model_error"]) < 0.05  # one packet-in, one flow-mod, one packet-out per flow
     assert not list(Path("/sys/fs/bpf/srfabric").glob("bench*"))  # every pinned object was removed

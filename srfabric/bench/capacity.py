@@ -1,0 +1,237 @@
+"""``srfabric bench capacity``: how many new flows per second the controller sets up, reactive, while the
+99th percentile of setup time stays under 5 ms, under source routing and under hop-by-hop rules.
+
+The controller runs in a process of its own (``capacity_controller``), pinned
+to one CPU; this process emulates every switch of a k=4 fat-tree over real TCP
+OpenFlow channels (``of_emulator``), pinned to the other. It offers new flows
+between random host pairs at rising rates, open-loop, and times each from its
+packet-in to its packet-out. Under source routing a flow costs the controller a
+packet-in, one flow-mod and a packet-out; under hop-by-hop rules, a flow-mod for
+every switch on the path and a barrier round trip to each one past the first.
+The emulated switches act on nothing, so the figure is the controller's own
+limit (as ``cbench`` measures it); both processes' CPU time is reported, so a
+step where the generator, not the controller, ran out of CPU shows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import resource
+import signal
+import statistics
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import uvloop
+
+from srfabric.bench.of_emulator import EmulatedFabric, Tally
+from srfabric.bench.output import machine, run_folder, write_csv, write_json
+from srfabric.errors import SrfabricError
+from srfabric.model.topo import fat_tree
+
+STEERINGS = ("source-routing", "hop-by-hop")
+FULL_RATES = (500.0, 1000.0, 1500.0, 2000.0, 3000.0, 4000.0, 5000.0, 6000.0, 7000.0, 8000.0, 10000.0, 12000.0,
+              15000.0, 20000.0)
+QUICK_RATES = (500.0, 2000.0)
+P99_GOAL_MS = 5.0
+GOAL_FLOWS_PER_S = 10_000.0
+GOAL_RATIO = 3.0
+SET_UP_SHARE = 0.99  # a step counts only if this share of its flows was set up
+SATURATED_P99_MS = 100.0  # past this the sweep stops: higher rates only queue more
+CONTROLLER_CPU, GENERATOR_CPU = 1, 0
+
+
+@dataclass(frozen=True)
+class Step:
+    """One offered rate, held for ``seconds``."""
+
+    steering: str
+    offered: float
+    seconds: float
+    sent: int
+    set_up: int
+    achieved: float  # flows set up per second of load
+    p50_ms: float
+    p99_ms: float
+    max_ms: float
+    controller_cpu: float  # busy share of one CPU over the step
+    generator_cpu: float
+    flow_mods_per_flow: float
+    barriers_per_flow: float
+
+    @property
+    def within_goal(self) -> bool:
+        return self.set_up >= SET_UP_SHARE * self.sent and self.p99_ms <= P99_GOAL_MS
+
+
+def _percentile(values: list[int], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] / 1e6 if ordered else float("nan")
+
+
+def _process_cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _own_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _pin(pid: int, cpu: int) -> None:
+    if (os.cpu_count() or 1) > cpu:
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(pid, {cpu})
+
+
+async def _line(process: asyncio.subprocess.Process, timeout: float) -> dict[str, Any]:
+    assert process.stdout is not None
+    raw = await asyncio.wait_for(process.stdout.readline(), timeout)
+    if not raw:
+        raise SrfabricError("controller", f"the controller under test exited ({await process.wait()})")
+    line: dict[str, Any] = json.loads(raw)
+    return line
+
+
+async def _step(fabric: EmulatedFabric, pid: int, steering: str, rate: float, seconds: float) -> Step:
+    fabric.tally = tally = Tally()
+    controller_before, own_before, begin = _process_cpu_s(pid), _own_cpu_s(), time.perf_counter()
+    await fabric.load(rate, seconds)
+    sent = len(tally.sent) + len(tally.setup_ns)
+    waited = time.perf_counter()
+    while tally.sent and time.perf_counter() - waited < 2.0:  # stragglers, queued behind the rest
+        await asyncio.sleep(0.01)
+    wall = time.perf_counter() - begin
+    set_up = len(tally.setup_ns)
+    return Step(steering, rate, seconds, sent, set_up, round(set_up / seconds, 1),
+                round(_percentile(tally.setup_ns, 0.5), 3), round(_percentile(tally.setup_ns, 0.99), 3),
+                round(max(tally.setup_ns, default=0) / 1e6, 3),
+                round((_process_cpu_s(pid) - controller_before) / wall, 3),
+                round((_own_cpu_s() - own_before) / wall, 3),
+                round(tally.flow_mods / max(set_up, 1), 2), round(tally.barriers / max(set_up, 1), 2))
+
+
+async def sweep(steering: str, rates: tuple[float, ...], seconds: float, k: int = 4, codec: str = "mac-nibble",
+                say: Any = print) -> list[Step]:
+    """Start a controller, connect the emulated fat-tree, then offer each rate in turn until saturated."""
+    spec = fat_tree(k)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "srfabric.bench.capacity_controller", str(k), steering, codec,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+    _pin(process.pid, CONTROLLER_CPU)
+    _pin(0, GENERATOR_CPU)
+    fabric = EmulatedFabric(spec)
+    steps: list[Step] = []
+    try:
+        port = (await _line(process, 30))["port"]
+        await fabric.connect(port)
+        await asyncio.sleep(0.3)  # links first: a host's port must not look like a fabric port
+        fabric.announce_hosts()
+        await _line(process, 30)  # every link and host known, first sync done
+        say(f"capacity {steering}: warming up")
+        await _step(fabric, process.pid, steering, rates[0], 1.0)
+        for rate in rates:
+            say(f"capacity {steering}: {rate:g} new flows/s for {seconds:g} s")
+            step = await _step(fabric, process.pid, steering, rate, seconds)
+            steps.append(step)
+            if step.p99_ms > SATURATED_P99_MS or step.set_up < 0.9 * step.sent:
+                break
+    finally:
+        fabric.close()
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(signal.SIGTERM)
+        try:
+            await asyncio.wait_for(process.wait(), 10)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, set(range(os.cpu_count() or 1)))
+    return steps
+
+
+def capacity(steps: list[Step], steering: str) -> float:
+    """The highest offered rate at which ``steering`` set up 99 % of its flows with p99 within the goal.
+
+    >>> ok = Step("sr", 1000.0, 3, 3000, 3000, 1000.0, 0.2, 1.0, 2.0, 0.3, 0.1, 1, 0)
+    >>> late = Step("sr", 2000.0, 3, 6000, 6000, 2000.0, 0.2, 9.0, 12.0, 0.9, 0.2, 1, 0)
+    >>> capacity([ok, late], "sr")
+    1000.0
+    """
+    within = [s.offered for s in steps if s.steering == steering and s.within_goal]
+    return max(within, default=0.0)
+
+
+def summarise(steps: list[Step], quick: bool) -> dict[str, Any]:
+    sr, rules = capacity(steps, "source-routing"), capacity(steps, "hop-by-hop")
+    ratio = sr / rules if rules else float("inf") if sr else 0.0
+    busy = [s for s in steps if s.generator_cpu > 0.9]
+    return {
+        "machine": machine(),
+        "quick": quick,
+        "topology": "fat-tree k=4 (20 emulated switches, 16 hosts)",
+        "p99_goal_ms": P99_GOAL_MS,
+        "capacity_flows_per_s": {"source_routing": sr, "hop_by_hop": rules},
+        "sr_over_rules": round(ratio, 2) if ratio != float("inf") else None,
+        "generator_bound_steps": [(s.steering, s.offered) for s in busy],
+        "goals": {
+            "capacity": {"flows_per_s": sr, "goal": GOAL_FLOWS_PER_S, "met": sr >= GOAL_FLOWS_PER_S},
+            "over_hop_by_hop": {"ratio": round(ratio, 2) if rules else None, "goal": GOAL_RATIO,
+                                "met": ratio >= GOAL_RATIO},
+        },
+        "steps": [asdict(s) for s in steps],
+        "median_p50_ms": {steering: statistics.median([s.p50_ms for s in steps if s.steering == steering] or [0])
+                          for steering in STEERINGS},
+    }
+
+
+def plot(steps: list[Step], path: Path) -> None:
+    from srfabric.lab.plot import pyplot, save
+
+    plt = pyplot()
+    figure, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    for steering, colour in zip(STEERINGS, ("tab:blue", "tab:red"), strict=True):
+        mine = [s for s in steps if s.steering == steering]
+        offered = [s.offered for s in mine]
+        left.plot(offered, [s.achieved for s in mine], "o-", color=colour, label=steering)
+        right.plot(offered, [s.p99_ms for s in mine], "o-", color=colour, label=f"{steering} p99")
+        right.plot(offered, [s.p50_ms for s in mine], "x--", color=colour, alpha=0.6, label=f"{steering} median")
+    top = max((s.offered for s in steps), default=1.0)
+    left.plot([0, top], [0, top], ":", color="grey", label="all set up")
+    left.set_xlabel("new flows offered per second")
+    left.set_ylabel("new flows set up per second")
+    left.set_title("Controller capacity, k=4 fat-tree of emulated switches")
+    left.legend()
+    right.axhline(P99_GOAL_MS, color="grey", linestyle=":", label=f"goal: p99 under {P99_GOAL_MS:g} ms")
+    right.set_yscale("log")
+    right.set_xlabel("new flows offered per second")
+    right.set_ylabel("setup time, packet-in to packet-out (ms)")
+    right.set_title("Setup time")
+    right.legend(fontsize=7)
+    save(figure, path, "Measured: the srfabric controller on one CPU, the emulated switches (real TCP OpenFlow "
+                       "channels) on the other.")
+
+
+def run_bench(quick: bool, out: str, say: Any = print) -> tuple[dict[str, Any], Path]:
+    rates, seconds = (QUICK_RATES, 1.0) if quick else (FULL_RATES, 3.0)
+
+    async def both() -> list[Step]:
+        steps: list[Step] = []
+        for steering in STEERINGS:
+            steps += await sweep(steering, rates, seconds, say=say)
+        return steps
+
+    steps = uvloop.run(both())
+    folder = run_folder(out, "capacity")
+    write_csv(folder / "steps.csv", [asdict(s) for s in steps])
+    summary = summarise(steps, quick)
+    write_json(folder / "summary.json", summary)
+    plot(steps, folder / "capacity.png")
+    return summary, folder

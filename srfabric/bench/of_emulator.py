@@ -1,0 +1,268 @@
+"""Emulated OpenFlow 1.3 switches for the controller-capacity benchmark, in the spirit of ``cbench``: every
+switch of a topology is a real TCP connection to the controller, driven from one asyncio loop.
+
+A switch answers the handshake (features, port descriptions, empty flow and
+group tables), echoes and barriers, and takes flow-mods without acting on them.
+An LLDP packet-out on a link port comes back as a packet-in on the peer's port,
+so the controller discovers the links as it would on a real fabric; each host
+announces itself once with a gratuitous ARP. New flows are packet-ins of UDP
+frames on their source host's port, sent open-loop at a set rate, a batch per
+switch every tick; a flow is set up when its packet-out (the first packet sent
+on) comes back, and its setup time is that packet-out's arrival minus its
+packet-in's write, on this process's clock.
+
+Messages are packed and read with ``struct`` only: the generator must cost far
+less per flow than the controller it measures (its CPU time is reported beside).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import socket
+import struct
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from srfabric.bench.new_flows import Endpoint, udp_frame
+from srfabric.codecs.macaddr import mac_to_str
+from srfabric.controller.packets import ArpPacket, parse_lldp
+from srfabric.errors import DecodingError
+from srfabric.model.topo import TopoSpec
+
+HEAD = struct.Struct("!BBHI")
+VERSION = 4
+HELLO, ECHO_REQUEST, ECHO_REPLY, FEATURES_REQUEST, FEATURES_REPLY = 0, 2, 3, 5, 6
+PACKET_IN, PACKET_OUT, FLOW_MOD = 10, 13, 14
+MULTIPART_REQUEST, MULTIPART_REPLY, BARRIER_REQUEST, BARRIER_REPLY = 18, 19, 20, 21
+MP_PORT_DESC = 13
+NO_BUFFER = 0xFFFFFFFF
+FLOW_PORT = 5009
+PORT = struct.Struct("!I4x6s2x16sIIIIIIII")
+# buffer id, total length, reason, table, cookie; then an OXM match holding in_port only (12 bytes, padded to
+# 16) and 2 bytes of padding before the frame.
+PACKET_IN_FIXED = struct.Struct("!IHBBQHHIII2x")
+PACKET_OUT_FIXED = struct.Struct("!IIH6x")
+
+
+def message(kind: int, xid: int, body: bytes = b"") -> bytes:
+    """One OpenFlow 1.3 message.
+
+    >>> message(BARRIER_REPLY, 7).hex()
+    '0415000800000007'
+    """
+    return HEAD.pack(VERSION, kind, HEAD.size + len(body), xid) + body
+
+
+def packet_in(in_port: int, frame: bytes, xid: int = 0) -> bytes:
+    """An OFPT_PACKET_IN of ``frame`` from ``in_port`` (table miss, no buffer), as the controller reads it.
+
+    >>> from srfabric.southbound.wire import parse_packet_in
+    >>> parsed = parse_packet_in(packet_in(3, b"frame"))
+    >>> parsed.in_port, parsed.data
+    (3, b'frame')
+    """
+    fixed = PACKET_IN_FIXED.pack(NO_BUFFER, len(frame), 0, 0, 0, 1, 12, 0x80000004, in_port, 0)
+    return message(PACKET_IN, xid, fixed + frame)
+
+
+def packet_out_frame(msg: bytes | memoryview) -> bytes:
+    """The frame a packet-out carries (after its actions).
+
+    >>> packet_out_frame(message(PACKET_OUT, 1, PACKET_OUT_FIXED.pack(NO_BUFFER, 1, 0) + b"abc"))
+    b'abc'
+    """
+    _, _, actions_len = PACKET_OUT_FIXED.unpack_from(msg, HEAD.size)
+    return bytes(msg[HEAD.size + PACKET_OUT_FIXED.size + actions_len:])
+
+
+def flow_key(frame: bytes) -> tuple[bytes, int] | None:
+    """(source address bytes, source port) of an IPv4/UDP frame to the flows' port; None for anything else.
+
+    >>> a = Endpoint("", "eth0", "00:00:00:00:00:01", "10.0.0.1")
+    >>> b = Endpoint("", "eth0", "00:00:00:00:00:02", "10.0.0.2")
+    >>> flow_key(udp_frame(a, b, 20000, FLOW_PORT))
+    (b'\\n\\x00\\x00\\x01', 20000)
+    """
+    if len(frame) < 38 or frame[12:14] != b"\x08\x00" or frame[23] != 17:
+        return None
+    if int.from_bytes(frame[36:38], "big") != FLOW_PORT:
+        return None
+    return bytes(frame[26:30]), int.from_bytes(frame[34:36], "big")
+
+
+@dataclass
+class Tally:
+    """What one load step saw."""
+
+    sent: dict[tuple[bytes, int], int] = field(default_factory=dict)  # flow -> packet-in written (ns)
+    setup_ns: list[int] = field(default_factory=list)
+    messages_in: int = 0
+    flow_mods: int = 0
+    barriers: int = 0
+
+
+class EmulatedSwitch(asyncio.Protocol):
+    def __init__(self, fabric: EmulatedFabric, name: str) -> None:
+        self.fabric, self.name = fabric, name
+        self.dpid = fabric.spec.switches[name].dpid
+        self.transport: Any = None  # asyncio's or uvloop's TCP transport
+        self.buffer = bytearray()
+        self.ready = asyncio.get_running_loop().create_future()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport
+        transport.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.write(message(HELLO, 1))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.transport = None
+
+    def write(self, data: bytes) -> None:
+        if self.transport is not None:
+            self.transport.write(data)
+
+    def data_received(self, data: bytes) -> None:
+        now = time.perf_counter_ns()
+        buffer = self.buffer
+        buffer += data
+        offset, size = 0, len(buffer)
+        view = memoryview(buffer)
+        try:
+            while size - offset >= HEAD.size:
+                _, kind, length, xid = HEAD.unpack_from(buffer, offset)
+                if size - offset < length:
+                    break
+                self._handle(kind, xid, view[offset:offset + length], now)
+                offset += length
+        finally:
+            view.release()
+        del buffer[:offset]
+
+    def _handle(self, kind: int, xid: int, msg: memoryview, now: int) -> None:
+        tally = self.fabric.tally
+        tally.messages_in += 1
+        if kind == PACKET_OUT:
+            self.fabric.packet_out(self, packet_out_frame(msg), now)
+        elif kind == FLOW_MOD:
+            tally.flow_mods += 1
+        elif kind == BARRIER_REQUEST:
+            tally.barriers += 1
+            self.write(message(BARRIER_REPLY, xid))
+        elif kind == ECHO_REQUEST:
+            self.write(message(ECHO_REPLY, xid, bytes(msg[HEAD.size:])))
+        elif kind == FEATURES_REQUEST:
+            self.write(message(FEATURES_REPLY, xid, struct.pack("!QIBB2xII", self.dpid, 0, 254, 0, 0x4F, 0)))
+        elif kind == MULTIPART_REQUEST:
+            (part,) = struct.unpack_from("!H", msg, HEAD.size)
+            body = b"".join(self.fabric.port_desc(self.name)) if part == MP_PORT_DESC else b""
+            self.write(message(MULTIPART_REPLY, xid, struct.pack("!HH4x", part, 0) + body))
+            if part == MP_PORT_DESC and not self.ready.done():
+                self.ready.set_result(None)
+
+
+class EmulatedFabric:
+    """Every switch of ``spec`` connected to the controller at ``port``."""
+
+    def __init__(self, spec: TopoSpec, seed: int = 1) -> None:
+        self.spec = spec
+        self.switches: dict[str, EmulatedSwitch] = {}
+        self.tally = Tally()
+        self.peer: dict[tuple[int, int], tuple[str, int]] = {}
+        for link in spec.links:
+            a, b = spec.switches[link.a].dpid, spec.switches[link.b].dpid
+            self.peer[(a, link.a_port)] = (link.b, link.b_port)
+            self.peer[(b, link.b_port)] = (link.a, link.a_port)
+        self.hosts = sorted(spec.hosts)
+        self.endpoints = {name: Endpoint("", "eth0", mac_to_str(host.mac), host.ip)
+                          for name, host in spec.hosts.items()}
+        self.pick = random.Random(seed)
+        self.next_sport = dict.fromkeys(self.hosts, 1024)
+        self._frames: dict[tuple[str, str], bytes] = {}
+
+    def port_desc(self, name: str) -> list[bytes]:
+        ports = {h.port for h in self.spec.hosts.values() if h.switch == name}
+        ports |= {link.a_port for link in self.spec.links if link.a == name}
+        ports |= {link.b_port for link in self.spec.links if link.b == name}
+        dpid = self.spec.switches[name].dpid
+        return [PORT.pack(number, ((dpid << 8 | number) & 0xFFFFFFFFFFFF | 0x020000000000).to_bytes(6, "big"),
+                          f"{name}-eth{number}".encode(), 0, 4, 0, 0, 0, 0, 10_000_000, 10_000_000)
+                for number in sorted(ports)]
+
+    async def connect(self, port: int, timeout: float = 60.0) -> None:
+        loop = asyncio.get_running_loop()
+        for name in self.spec.switches:
+            switch = EmulatedSwitch(self, name)
+            await loop.create_connection(lambda switch=switch: switch, "127.0.0.1", port)  # type: ignore[misc]
+            self.switches[name] = switch
+        await asyncio.wait_for(asyncio.gather(*(s.ready for s in self.switches.values())), timeout)
+
+    def announce_hosts(self) -> None:
+        """A gratuitous ARP from every host, so the controller learns where it is."""
+        for name in self.hosts:
+            host = self.spec.hosts[name]
+            arp = ArpPacket(1, host.mac, host.ip, 0, host.ip, host.mac, 0xFFFFFFFFFFFF)
+            self.switches[host.switch].write(packet_in(host.port, arp.to_bytes()))
+
+    def packet_out(self, switch: EmulatedSwitch, frame: bytes, now: int) -> None:
+        if frame[12:14] == b"\x88\xcc":  # LLDP: deliver it to the far end of the link, as a wire would
+            try:
+                dpid, port = parse_lldp(frame)
+            except DecodingError:
+                return
+            far = self.peer.get((dpid, port))
+            if far is not None and far[0] in self.switches:  # a switch not yet connected hears the next round
+                self.switches[far[0]].write(packet_in(far[1], frame))
+            return
+        key = flow_key(frame)
+        if key is not None:
+            sent = self.tally.sent.pop(key, None)
+            if sent is not None:
+                self.tally.setup_ns.append(now - sent)
+
+    def _frame(self, source: str, destination: str) -> bytes:
+        found = self._frames.get((source, destination))
+        if found is None:
+            host = self.spec.hosts[source]
+            frame = udp_frame(self.endpoints[source], self.endpoints[destination], 0, FLOW_PORT)
+            found = self._frames[(source, destination)] = packet_in(host.port, frame)
+        return found
+
+    def new_flows(self, count: int) -> None:
+        """Send ``count`` new flows between random pairs, one write per switch."""
+        batches: dict[str, list[bytes]] = {}
+        keys: list[tuple[bytes, int]] = []
+        for _ in range(count):
+            source, destination = self.pick.sample(self.hosts, 2)
+            sport = self.next_sport[source]
+            self.next_sport[source] = sport + 1 if sport < 65535 else 1024
+            msg = bytearray(self._frame(source, destination))
+            # The frame starts 42 bytes in (header 8, fixed 16, match 16, pad 2); its UDP source port 34 after.
+            struct.pack_into("!H", msg, 42 + 34, sport)
+            batches.setdefault(self.spec.hosts[source].switch, []).append(bytes(msg))
+            keys.append((socket.inet_aton(self.spec.hosts[source].ip), sport))
+        now = time.perf_counter_ns()
+        for key in keys:
+            self.tally.sent[key] = now
+        for name, msgs in batches.items():
+            self.switches[name].write(b"".join(msgs))
+
+    async def load(self, rate: float, seconds: float, tick: float = 0.001) -> None:
+        """New flows at ``rate`` per second for ``seconds``, a batch each ``tick``."""
+        begin = time.perf_counter()
+        sent = 0
+        while True:
+            elapsed = time.perf_counter() - begin
+            due = min(int(rate * elapsed), int(rate * seconds)) - sent
+            if due > 0:
+                self.new_flows(due)
+                sent += due
+            if elapsed >= seconds:
+                return
+            await asyncio.sleep(tick)
+
+    def close(self) -> None:
+        for switch in self.switches.values():
+            if switch.transport is not None:
+                switch.transport.close()

@@ -1,0 +1,37 @@
+"""``srfabric bench capacity --quick``: the controller in a process of its own discovers a k=4 fat-tree of
+emulated switches over real TCP OpenFlow channels and sets up every new flow. No root needed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from srfabric.cli import main
+from srfabric.model.topo import fat_tree
+from srfabric.routing.paths import host_route
+
+
+def mean_switches_per_path(k: int) -> float:
+    fabric = fat_tree(k).to_fabric()
+    hosts = sorted(fabric.hosts.values(), key=lambda h: h.name)
+    counts = [len(host_route(fabric, (a.dpid, a.port), b.name).visits()) for a in hosts for b in hosts if a != b]
+    return sum(counts) / len(counts)
+
+
+def test_quick_capacity_bench_sets_up_every_flow(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "capacity", "--quick", "--out", str(tmp_path), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert {p.name for p in Path(summary["folder"]).iterdir()} == {"steps.csv", "summary.json", "capacity.png"}
+    steps = {(s["steering"], s["offered"]): s for s in summary["steps"]}
+    assert set(steps) == {(steering, rate) for steering in ("source-routing", "hop-by-hop") for rate in (500, 2000)}
+    low_sr, low_rules = steps[("source-routing", 500)], steps[("hop-by-hop", 500)]
+    for step in (low_sr, low_rules):
+        assert step["sent"] == 500 and step["set_up"] == 500  # every packet-in answered by its packet-out
+    # Source routing tells the ingress switch only; hop-by-hop every switch on the path, with a barrier to
+    # each past the first (random pairs: about the fat-tree's mean path).
+    assert low_sr["flow_mods_per_flow"] == 1.0 and low_sr["barriers_per_flow"] == 0.0
+    mean = mean_switches_per_path(4)
+    assert abs(low_rules["flow_mods_per_flow"] - mean) < 0.3
+    assert abs(low_rules["barriers_per_flow"] - (mean - 1)) < 0.3
