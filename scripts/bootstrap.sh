@@ -36,6 +36,15 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ constraints.txt -nt
   touch "$stamp"
 fi
 
+# tsnkit, whose simulator checks exported TSN schedules, pins its own dependencies and needs scipy, which it does
+# not declare: it gets a virtualenv of its own.
+TSNKIT_VENV=.venv-tsnkit
+if [ ! -f "$TSNKIT_VENV/.installed" ] || [ tsnkit-constraints.txt -nt "$TSNKIT_VENV/.installed" ]; then
+  [ -x "$TSNKIT_VENV/bin/python" ] || /usr/bin/python3 -m venv "$TSNKIT_VENV"
+  "$TSNKIT_VENV/bin/pip" install -q -c tsnkit-constraints.txt tsnkit scipy
+  touch "$TSNKIT_VENV/.installed"
+fi
+
 # Open vSwitch runs in userspace here (no kernel module); start it when it is not running.
 if ! ovs-vsctl --timeout=5 show >/dev/null 2>&1; then
   /usr/share/openvswitch/scripts/ovs-ctl start --system-id=random

@@ -11,7 +11,8 @@ from srfabric.errors import ModelError
 from srfabric.tsn.files import network_from_json, read_json, read_text, streams_from_json
 from srfabric.tsn.model import Network, Stream
 from srfabric.tsn.schedule import METHODS, Schedule, schedule_from_json
-from srfabric.tsn.slots import SlotModel, plan
+from srfabric.tsn.slots import SlotModel, plan, shortest_diameter
+from srfabric.tsn.tsnkit import TSNKIT_GRID_NS
 
 
 def add_parsers(commands: argparse._SubParsersAction) -> None:
@@ -51,8 +52,15 @@ def _problem_args(parser: argparse.ArgumentParser) -> None:
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--slots", type=int, help="number of slots per base period")
     size.add_argument("--base-period-ns", type=int, help="base period (default: gcd of the flows' periods)")
-    parser.add_argument("--diameter", type=int, default=8, help="longest path in links; sizes the slot")
-    parser.add_argument("--store-and-forward", action="store_true", help="slot sized for store-and-forward switches")
+    parser.add_argument("--diameter", type=int, help="longest path in links; sizes the slot (default: the longest "
+                                                      "of the flows' shortest paths)")
+    forwarding = parser.add_mutually_exclusive_group()
+    forwarding.add_argument("--store-and-forward", action="store_true",
+                            help="slot sized for store-and-forward switches (the default for tsnkit's CSV input)")
+    forwarding.add_argument("--cut-through", action="store_true",
+                            help="slot sized for cut-through switches (the default for JSON input)")
+    parser.add_argument("--grid-ns", type=int, help="every slot boundary on this grid (default: 100 ns for tsnkit's "
+                                                    "CSV input, whose simulator steps in 100 ns; else 1)")
     parser.add_argument("--no-phases", action="store_true", help="as the paper: every stream owns its slot each cycle")
     parser.add_argument("--time-limit", type=float, default=60.0, help="seconds per solver call")
     parser.add_argument("--gap", type=float, default=0.0, help="relative optimality gap to stop at")
@@ -77,13 +85,25 @@ def load_inputs(topology: str, flows: str) -> tuple[Network, list[Stream]]:
     return network, streams
 
 
+def slot_model(args: argparse.Namespace, network: Network, streams: list[Stream]) -> SlotModel:
+    """The slot model the options ask for; tsnkit's input gets tsnkit's timing model (store-and-forward on a
+    100 ns grid) unless told otherwise."""
+    from_tsnkit = args.topology.endswith(".csv")
+    if args.diameter is not None and args.diameter < 1:
+        raise ModelError("diameter", f"must be >= 1, got {args.diameter}")
+    diameter = args.diameter if args.diameter is not None else shortest_diameter(network, streams)
+    store_and_forward = args.store_and_forward or (from_tsnkit and not args.cut_through)
+    grid = args.grid_ns if args.grid_ns is not None else TSNKIT_GRID_NS if from_tsnkit else 1
+    return SlotModel(diameter=diameter, store_and_forward=store_and_forward, grid_ns=grid)
+
+
 def compute(args: argparse.Namespace) -> Schedule:
     """Plan slots and run the chosen method."""
     from srfabric.tsn.mip import SolveOptions
     from srfabric.tsn.scheduler import SchedulerOptions, schedule
 
     network, streams = load_inputs(args.topology, args.flows)
-    model = SlotModel(diameter=args.diameter, store_and_forward=args.store_and_forward)
+    model = slot_model(args, network, streams)
     problem = plan(network, streams, args.slots, args.base_period_ns, model, phases=not args.no_phases)
     if args.time_limit <= 0:
         raise ModelError("time-limit", f"must be > 0, got {args.time_limit}")
@@ -137,6 +157,9 @@ def _schedule(args: argparse.Namespace) -> int:
         f"build {result.build_s * 1000:.1f} ms, solve {result.solve_s * 1000:.1f} ms, "
         f"status {result.status}; unscheduled: {', '.join(result.unscheduled) or 'none'}"
     )
+    for name in result.unscheduled:
+        if name in result.reasons:
+            console.print(f"  {name}: {result.reasons[name]}")
     return 0
 
 
@@ -179,7 +202,7 @@ def _saved_schedule(args: argparse.Namespace) -> Schedule:
         value = document.get(name)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ModelError(f"schedule.{name}", f"must be an integer >= 1, got {value!r}")
-    model = SlotModel(diameter=args.diameter, store_and_forward=args.store_and_forward)
+    model = slot_model(args, network, streams)
     phases = bool(document.get("phases", True))
     problem = plan(network, streams, document["slots"], document["base_period_ns"], model, phases)
     for name in ("slot_ns", "cycles"):

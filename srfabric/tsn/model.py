@@ -55,6 +55,7 @@ class Stream:
     period_ns: int = 1_000_000
     size_bytes: int = 1500
     deadline_ns: int | None = None
+    jitter_ns: int | None = None  # as read from tsnkit's files; kept for its task file (the slot model has none)
 
 
 @dataclass

@@ -32,6 +32,7 @@ class Schedule:
     solve_s: float = 0.0
     status: str = "optimal"
     gap: float = 0.0
+    reasons: dict[str, str] = field(default_factory=dict)  # stream -> why it is unscheduled, where known
 
     @property
     def scheduled_ids(self) -> set[str]:
@@ -71,6 +72,7 @@ class Schedule:
                 for a in self.assignments
             ],
             "unscheduled": self.unscheduled,
+            "unscheduled_reasons": {name: self.reasons[name] for name in self.unscheduled if name in self.reasons},
         }
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from srfabric.errors import ModelError
 from srfabric.tsn.ilp_paths import solve_paths
@@ -43,7 +43,12 @@ class SchedulerOptions:
 
 
 def schedule(problem: Problem, method: str, options: SchedulerOptions | None = None) -> Schedule:
-    """Compute a schedule for ``problem`` with ``method`` (one of ``sur``, ``spr``, ``sfr``, ``incremental``)."""
+    """Compute a schedule for ``problem`` with ``method`` (one of ``sur``, ``spr``, ``sfr``, ``incremental``).
+
+    A stream whose deadline not even its shortest path meets is left out, with the reason; the others keep to
+    paths that meet theirs (candidate paths are cut to length, and a route the method chose too long is
+    refused after the fact, also with the reason).
+    """
     options = options or SchedulerOptions()
     if method not in METHODS:
         raise ModelError("method", f"must be one of {', '.join(METHODS)}, got {method!r}")
@@ -52,10 +57,55 @@ def schedule(problem: Problem, method: str, options: SchedulerOptions | None = N
     for name in ("path_cap", "k_paths"):
         if getattr(options, name) < 1:
             raise ModelError(name, f"must be >= 1, got {getattr(options, name)}")
-    began = time.perf_counter()
     finder = PathFinder(problem.network, problem.max_hops)
+    if problem.timing is None or all(s.deadline_ns is None for s in problem.streams):
+        return _schedule(problem, method, options, finder)
+    reasons: dict[str, str] = {}
+    kept: list[int] = []
+    for index, stream in enumerate(problem.streams):
+        shortest = finder.shortest(stream.src, stream.dst, 1)
+        hops = len(shortest[0]) - 1 if shortest else None
+        allowed = problem.hops_allowed(index)
+        if hops is not None and hops > allowed:
+            reasons[stream.id] = (f"deadline_ns: {stream.deadline_ns} ns is below the "
+                                  f"{problem.latency_ns(stream, hops)} ns a frame needs on its shortest path "
+                                  f"({hops} links)")
+        else:
+            kept.append(index)
+    if len(kept) == len(problem.streams):
+        result = _schedule(problem, method, options, finder)
+    else:
+        subset = replace(problem, streams=tuple(problem.streams[i] for i in kept),
+                         multiples=tuple(problem.multiples[i] for i in kept))
+        result = _schedule(subset, method, options, finder)
+        result.problem = problem
+    position = {stream.id: index for index, stream in enumerate(problem.streams)}
+    for assignment in list(result.assignments):
+        index = position[assignment.stream]
+        if len(assignment.path) - 1 > problem.hops_allowed(index):
+            stream = problem.streams[index]
+            result.assignments.remove(assignment)
+            reasons[stream.id] = (f"deadline_ns: the route found, {len(assignment.path) - 1} links, takes "
+                                  f"{problem.latency_ns(stream, len(assignment.path) - 1)} ns, over "
+                                  f"{stream.deadline_ns} ns")
+    result.reasons.update(reasons)
+    return result
+
+
+def _within_deadline(problem: Problem, candidates: list[list[tuple[str, ...]]]) -> list[list[tuple[str, ...]]]:
+    return [[path for path in paths if len(path) - 1 <= problem.hops_allowed(index)]
+            for index, paths in enumerate(candidates)]
+
+
+def _schedule(problem: Problem, method: str, options: SchedulerOptions, finder: PathFinder) -> Schedule:
+    began = time.perf_counter()
+    deadlines = problem.timing is not None and any(s.deadline_ns is not None for s in problem.streams)
     if method == "incremental":
-        return schedule_incremental(problem, options.k_paths, finder, max_moves=options.max_moves)
+        candidates = None
+        if deadlines:
+            candidates = _within_deadline(problem, [finder.k_shortest(s.src, s.dst, options.k_paths)
+                                                    for s in problem.streams])
+        return schedule_incremental(problem, options.k_paths, finder, candidates, max_moves=options.max_moves)
     if method == "sur":
         start = None
         if options.warm_start and not options.bound_first:
@@ -70,6 +120,8 @@ def schedule(problem: Problem, method: str, options: SchedulerOptions | None = N
     else:
         rng = random.Random(options.solve.seed)
         candidates = [finder.random_shortest(s.src, s.dst, rng) for s in problem.streams]
+    if deadlines:
+        candidates = _within_deadline(problem, candidates)
     start = None
     if options.warm_start and not options.bound_first:
         start = schedule_incremental(problem, finder=finder, candidates=candidates)

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from srfabric.errors import ModelError
-from srfabric.tsn.model import Network, Stream, check_streams
+from srfabric.tsn.model import SWITCH, Network, Stream, check_streams
 
 # Ethernet header with an 802.1Q tag (18), FCS (4), preamble and SFD (8), inter-frame gap (12).
 WIRE_OVERHEAD_BYTES = 42
@@ -38,17 +38,22 @@ class SlotModel:
     diameter: int = DEFAULT_DIAMETER
     overhead_bytes: int = WIRE_OVERHEAD_BYTES
     store_and_forward: bool = False
+    grid_ns: int = 1  # every slot boundary on this grid (tsnkit's simulator steps in 100 ns)
 
     def frame_ns(self, size_bytes: int, rate_bps: int) -> int:
         """Serialisation time of one frame with ``size_bytes`` of payload."""
         return math.ceil((size_bytes + self.overhead_bytes) * 8 * 1_000_000_000 / rate_bps)
 
     def slot_ns(self, size_bytes: int, rate_bps: int, t_hop_ns: int) -> int:
-        """Slot length for the given frame, slowest link and per-hop delay."""
+        """Slot length for the given frame, slowest link and per-hop delay, rounded up to the grid.
+
+        >>> SlotModel(store_and_forward=True, grid_ns=100).slot_ns(1500, 1_000_000_000, t_hop_ns=2000)
+        114700
+        """
         frame = self.frame_ns(size_bytes, rate_bps)
-        if self.store_and_forward:
-            return self.diameter * (frame + t_hop_ns)
-        return frame + self.diameter * t_hop_ns
+        # Store-and-forward serialises the frame again at every hop; cut-through once.
+        needed = self.diameter * (frame + t_hop_ns) if self.store_and_forward else frame + self.diameter * t_hop_ns
+        return -(-needed // self.grid_ns) * self.grid_ns
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,38 @@ class Problem:
     base_period_ns: int
     multiples: tuple[int, ...]
     max_hops: int = DEFAULT_DIAMETER
+    # How long a frame takes over a path (from ``plan``): the slot model, the slowest link and the longest
+    # per-hop delay. Without them (``Problem.slotted``) the problem has no timing and deadlines are not checked.
+    timing: SlotModel | None = None
+    rate_bps: int = 0
+    t_hop_ns: int = 0
+
+    def latency_ns(self, stream: Stream, hops: int) -> int:
+        """The most a frame of ``stream`` may take from its slot's start to arrival over ``hops`` links; 0 without
+        timing.
+
+        >>> from srfabric.tsn.model import Network
+        >>> problem = Problem(Network({}), (), 1, 1, 1, (), timing=SlotModel(store_and_forward=True),
+        ...                   rate_bps=1_000_000_000, t_hop_ns=2000)
+        >>> problem.latency_ns(Stream("f", "a", "b", size_bytes=458), 3)  # 3 x (4000 ns on the wire + 2000)
+        18000
+        """
+        if self.timing is None:
+            return 0
+        frame = self.timing.frame_ns(stream.size_bytes, self.rate_bps)
+        if self.timing.store_and_forward:
+            return hops * (frame + self.t_hop_ns)
+        return frame + hops * self.t_hop_ns
+
+    def hops_allowed(self, index: int) -> int:
+        """The longest path, in links, on which stream ``index`` still meets its deadline (``max_hops`` at most)."""
+        stream = self.streams[index]
+        if stream.deadline_ns is None or self.timing is None:
+            return self.max_hops
+        hops = self.max_hops
+        while hops > 0 and self.latency_ns(stream, hops) > stream.deadline_ns:
+            hops -= 1
+        return hops
 
     @property
     def cycles(self) -> int:
@@ -105,10 +142,14 @@ def plan(
         raise ModelError("flows", "there are no flows to schedule")
     if model.diameter < 1:
         raise ModelError("diameter", f"must be >= 1, got {model.diameter}")
+    if model.grid_ns < 1:
+        raise ModelError("grid_ns", f"must be >= 1, got {model.grid_ns}")
     if base_period_ns is None:
         base_period_ns = math.gcd(*(stream.period_ns for stream in streams))
     elif base_period_ns <= 0:
         raise ModelError("base_period_ns", f"must be > 0, got {base_period_ns}")
+    if base_period_ns % model.grid_ns:
+        raise ModelError("base_period_ns", f"{base_period_ns} ns is not a multiple of the {model.grid_ns} ns grid")
     for index, stream in enumerate(streams):
         if stream.period_ns % base_period_ns:
             raise ModelError(
@@ -130,23 +171,18 @@ def plan(
     else:
         if slots < 1:
             raise ModelError("slots", f"must be >= 1, got {slots}")
-        slot_ns = base_period_ns // slots
+        slot_ns = base_period_ns // slots // model.grid_ns * model.grid_ns
         if slot_ns < needed_ns:
             raise ModelError(
                 "slots",
                 f"{slots} slots of {slot_ns} ns do not fit a frame across {model.diameter} hops "
-                f"({needed_ns} ns); at most {base_period_ns // needed_ns} slots fit in {base_period_ns} ns",
-            )
-    for index, stream in enumerate(streams):
-        # Within its slot a frame may take up to the slot model's worst case to arrive.
-        if stream.deadline_ns is not None and stream.deadline_ns < needed_ns:
-            raise ModelError(
-                f"flows[{index}].deadline_ns",
-                f"{stream.deadline_ns} ns is shorter than the {needed_ns} ns a frame may need across "
-                f"{model.diameter} hops",
+                f"({needed_ns} ns on the {model.grid_ns} ns grid); at most {base_period_ns // needed_ns} slots fit in "
+                f"{base_period_ns} ns",
             )
     multiples = tuple(stream.period_ns // base_period_ns if phases else 1 for stream in streams)
-    problem = Problem(network, tuple(streams), slots, slot_ns, base_period_ns, multiples, model.diameter)
+    # A deadline its path cannot meet leaves that stream unscheduled, with the reason (``scheduler.schedule``).
+    problem = Problem(network, tuple(streams), slots, slot_ns, base_period_ns, multiples, model.diameter, model, rate,
+                      t_hop)
     if problem.cycles > max_cycles:
         raise ModelError(
             "flows",
@@ -154,3 +190,27 @@ def plan(
             "turn phases off or raise max_cycles",
         )
     return problem
+
+
+def shortest_diameter(network: Network, streams: Sequence[Stream]) -> int:
+    """The longest of the streams' shortest paths, in links (hosts never transit): the least diameter that
+    lets every stream be routed, and what sizes the slot unless the user gives one.
+
+    >>> net = Network.build([("h1", "host"), ("s1", "switch"), ("s2", "switch"), ("h2", "host")],
+    ...                     [("h1", "s1"), ("s1", "s2"), ("s2", "h2")])
+    >>> shortest_diameter(net, [Stream("f", "h1", "h2", 1_000_000, 100)])
+    3
+    """
+    import networkx as nx
+
+    check_streams(network, streams)
+    graph, kinds = network.digraph(), network.kinds
+    longest = 1
+    for index, stream in enumerate(streams):
+        ends = (stream.src, stream.dst)
+        view = nx.subgraph_view(graph, filter_node=lambda n, ends=ends: n in ends or kinds[n] == SWITCH)
+        try:
+            longest = max(longest, nx.shortest_path_length(view, stream.src, stream.dst))
+        except nx.NetworkXNoPath:
+            raise ModelError(f"flows[{index}].dst", f"{stream.dst} cannot be reached from {stream.src}") from None
+    return longest

@@ -14,7 +14,7 @@ Examples
 >>> net.hosts, net.switches
 (['0', '1'], ['2'])
 >>> streams_from_tsnkit('stream,src,dst,size,period,deadline,jitter\\n0,0,[1],50,2000000,2000000,2000000\\n')
-[Stream(id='0', src='0', dst='1', period_ns=2000000, size_bytes=50, deadline_ns=2000000)]
+[Stream(id='0', src='0', dst='1', period_ns=2000000, size_bytes=50, deadline_ns=2000000, jitter_ns=2000000)]
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from srfabric.tsn.model import HOST, SWITCH, Link, Network, Stream
 from srfabric.tsn.schedule import Schedule
 
 TOPOLOGY_HEADER = ["link", "q_num", "rate", "t_proc", "t_prop"]
+TSNKIT_GRID_NS = 100  # tsnkit's T_SLOT: its simulator steps in 100 ns and releases a frame only on that grid
 STREAM_HEADER = ["stream", "src", "dst", "size", "period", "deadline", "jitter"]
 
 
@@ -102,10 +103,10 @@ def streams_from_tsnkit(text: str) -> list[Stream]:
             raise ModelError(f"{where}.dst", f"must list exactly one node (no multicast), got {row['dst']!r}")
         if not isinstance(targets[0], int) or isinstance(targets[0], bool):
             raise ModelError(f"{where}.dst", f"must hold a node number, got {row['dst']!r}")
-        values = {name: int(_number(row, name, where)) for name in ("src", "size", "period", "deadline")}
+        values = {name: int(_number(row, name, where)) for name in ("src", "size", "period", "deadline", "jitter")}
         streams.append(
             Stream(row["stream"], str(values["src"]), str(int(targets[0])), values["period"], values["size"],
-                   values["deadline"])
+                   values["deadline"], values["jitter"])
         )
     return streams
 
@@ -118,30 +119,42 @@ def _node_numbers(network: Network) -> dict[str, int]:
 
 
 def schedule_to_tsnkit(schedule: Schedule, tt_queue: int = 1) -> dict[str, str]:
-    """tsnkit's output files (``GCL``, ``OFFSET``, ``ROUTE``, ``QUEUE``) as CSV texts, times in ns.
+    """tsnkit's output files (``GCL``, ``OFFSET``, ``ROUTE``, ``QUEUE``) as CSV texts, times in ns, and beside
+    them the task file they go with (``task``) and its stream numbers (``ids``).
 
-    Nodes and streams keep their ids when these are numbers (as after an
-    import from tsnkit), else they are numbered in file order. A frame's
-    offset is its release time within its own period, as tsnkit's simulator
-    reads it.
+    tsnkit's simulator walks every row of the task file and numbers streams by
+    row, so the task file lists the scheduled streams only, numbered 0..n-1 in
+    the order of the input; ``ids`` maps each number to the stream's own id.
+    Nodes keep their numbers when these are numbers (as after an import from
+    tsnkit), else they are numbered in file order. A frame's offset is its
+    release time within its own period, as the simulator reads it.
     """
     problem = schedule.problem
     number = _node_numbers(problem.network)
-    ids = [s.id for s in problem.streams]
-    stream_number = {i: int(i) for i in ids} if all(i.isdigit() for i in ids) else {i: n for n, i in enumerate(ids)}
+    scheduled = schedule.scheduled_ids
+    kept = [s for s in problem.streams if s.id in scheduled]
+    stream_number = {stream.id: index for index, stream in enumerate(kept)}
     streams = {s.id: s for s in problem.streams}
     cycle = math.lcm(*(s.period_ns for s in problem.streams)) if problem.streams else problem.base_period_ns
 
     def link(u: str, v: str) -> str:
         return str((number[u], number[v]))
 
-    files = {name: io.StringIO() for name in ("GCL", "OFFSET", "ROUTE", "QUEUE")}
+    files = {name: io.StringIO() for name in ("GCL", "OFFSET", "ROUTE", "QUEUE", "task", "ids")}
     writers = {name: csv.writer(buffer, lineterminator="\n") for name, buffer in files.items()}
     writers["GCL"].writerow(["link", "queue", "start", "end", "cycle"])
     writers["OFFSET"].writerow(["stream", "frame", "offset"])
     writers["ROUTE"].writerow(["stream", "link"])
     writers["QUEUE"].writerow(["stream", "frame", "link", "queue"])
-    for assignment in schedule.assignments:
+    writers["task"].writerow(STREAM_HEADER)
+    writers["ids"].writerow(["stream", "id"])
+    for stream in kept:
+        deadline = stream.deadline_ns if stream.deadline_ns is not None else stream.period_ns
+        jitter = stream.jitter_ns if stream.jitter_ns is not None else stream.period_ns
+        writers["task"].writerow([stream_number[stream.id], number[stream.src], f"[{number[stream.dst]}]",
+                                  stream.size_bytes, stream.period_ns, deadline, jitter])
+        writers["ids"].writerow([stream_number[stream.id], stream.id])
+    for assignment in sorted(schedule.assignments, key=lambda a: stream_number[a.stream]):
         stream = streams[assignment.stream]
         first = schedule.offset_ns(assignment) % stream.period_ns
         hops = list(zip(assignment.path, assignment.path[1:], strict=False))
@@ -164,7 +177,8 @@ def schedule_to_tsnkit(schedule: Schedule, tt_queue: int = 1) -> dict[str, str]:
 
 
 def write_tsnkit(schedule: Schedule, directory: str | Path, name: str = "srfabric") -> list[Path]:
-    """Write ``<name>-GCL.csv`` and the others into ``directory``; returns the paths."""
+    """Write ``<name>-GCL.csv`` and the others into ``directory``; returns the paths. Run tsnkit's simulator
+    as ``python -m tsnkit.simulation.tas DIR/<name>-task.csv DIR/<name>``."""
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     paths = []

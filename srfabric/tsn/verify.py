@@ -2,12 +2,15 @@
 
 It re-derives every fact from the network and the schedule alone: each path
 is a walk over existing links from the stream's source to its destination,
-each slot and phase is in range, and no directed link carries two streams in
-the same slot of the same cycle.
+each slot and phase is in range, no directed link carries two streams in
+the same slot of the same cycle, and (for a problem with timing) every frame
+arrives within its stream's deadline and leaves exactly one period after the
+one before (no release jitter, so none beyond a stream's allowed jitter).
 """
 
 from __future__ import annotations
 
+from srfabric.tsn.model import Stream
 from srfabric.tsn.schedule import Schedule
 
 
@@ -43,6 +46,7 @@ def verify(schedule: Schedule) -> list[str]:
             problems.append(f"{name}: slot {assignment.slot} is outside 0..{problem.slots - 1}")
         if not 0 <= assignment.phase < multiple:
             problems.append(f"{name}: phase {assignment.phase} is outside 0..{multiple - 1}")
+        problems += _timing(schedule, stream, multiple, assignment.slot, assignment.phase, len(path) - 1)
         for hop in zip(path, path[1:], strict=False):
             if hop not in linked:
                 problems.append(f"{name}: no link {hop[0]}→{hop[1]}")
@@ -57,3 +61,26 @@ def verify(schedule: Schedule) -> list[str]:
                 else:
                     owner[key] = name
     return problems
+
+
+def _timing(schedule: Schedule, stream: Stream, multiple: int, slot: int, phase: int, hops: int) -> list[str]:
+    """A frame's latency against the stream's deadline, and its release times against its period."""
+    problem = schedule.problem
+    if problem.timing is None:
+        return []
+    found = []
+    latency = problem.latency_ns(stream, hops)
+    if stream.deadline_ns is not None and latency > stream.deadline_ns:
+        found.append(f"{stream.id}: arrives {latency} ns after its slot starts, over its deadline of "
+                     f"{stream.deadline_ns} ns")
+    releases = [cycle * problem.base_period_ns + slot * problem.slot_ns
+                for cycle in range(problem.cycles) if cycle % multiple == phase % multiple]
+    hyperperiod = problem.cycles * problem.base_period_ns
+    gaps = [(b - a) % hyperperiod or hyperperiod for a, b in zip(releases, releases[1:] + releases[:1], strict=True)]
+    jitter = max(gaps) - min(gaps) if gaps else 0
+    # Slots reserved every g ns let a talker send exactly every period when g divides it (phases off: g is the
+    # base period); unequal gaps would make some frames leave early or late.
+    steady = jitter == 0 and bool(gaps) and stream.period_ns % gaps[0] == 0
+    if not steady and (stream.jitter_ns is None or jitter > stream.jitter_ns):
+        found.append(f"{stream.id}: frames leave {min(gaps)} to {max(gaps)} ns apart, not every {stream.period_ns} ns")
+    return found
