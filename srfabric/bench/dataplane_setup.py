@@ -161,7 +161,7 @@ def timings_of(steering: str, setups: list[FlowSetup], arrived: dict[FlowKey, in
     return timings
 
 
-def _send(lab: NetLab, fabric: LabFabric, flows: list[PlannedFlow], port: int) -> None:
+def send_flows(lab: NetLab, fabric: LabFabric, flows: list[PlannedFlow], port: int) -> None:
     """Send ``flows`` (planned from a moment shortly ahead) and wait until the last has gone."""
     hosts = {name: Endpoint(f"/run/netns/{fabric.namespaces[name]}", "eth0", mac_to_str(host.mac), host.ip)
              for name, host in fabric.spec.hosts.items()}
@@ -229,7 +229,7 @@ def measure_setup(lab: NetLab, steering: str, codec: str, flows: int, rate: floa
             with cpu_latency_held(cpu_latency_us):
                 # Warm up at the same rate: the first flows after a quiet spell find cold caches and sleeping CPUs.
                 warm = max(50, flows // 4)
-                _send(lab, fabric, flow_plan(names, warm, rate, seed + 1000), WARM_PORT)
+                send_flows(lab, fabric, flow_plan(names, warm, rate, seed + 1000), WARM_PORT)
                 _wait_for_setups(fabric.controller, WARM_PORT, warm, say)
                 fabric.runner.call(sample_rtt(conn, 1))  # whatever the switch still has queued goes first
                 for tap in taps.values():
@@ -239,7 +239,7 @@ def measure_setup(lab: NetLab, steering: str, codec: str, flows: int, rate: floa
                 rtt = [ns / 1e3 for ns in fabric.runner.call(sample_rtt(conn, echoes))]
                 held = "" if cpu_latency_us is None else f", CPU latency held at {cpu_latency_us} us"
                 say(f"setup {steering}: {flows} new flows between random pairs at {rate:g}/s{held}")
-                _send(lab, fabric, plan, FLOW_PORT)
+                send_flows(lab, fabric, plan, FLOW_PORT)
                 _wait_for_setups(fabric.controller, FLOW_PORT, flows, say)
             time.sleep(0.3)
             frames = {where: tap.drain() for where, tap in taps.items()}

@@ -30,7 +30,7 @@ from srfabric.model.chain import Chain
 from srfabric.model.fabric import Fabric, Host, Role, ServiceFunction, Switch
 from srfabric.model.stream import SteeredStream
 from srfabric.rules.compile_cache import CompileCache
-from srfabric.rules.entries import EntryKey, FlowEntry, GroupEntry, Kind, kind_of
+from srfabric.rules.entries import EntryKey, FlowEntry, GroupEntry, Kind, Match, kind_of
 from srfabric.rules.reactive import RouteCache, flow_entries, reactive_tables
 from srfabric.southbound.channel import OpenFlowServer, SwitchConnection
 from srfabric.southbound.ofbind import (
@@ -55,6 +55,7 @@ class ControllerConfig:
     host_names: dict[int, str] = field(default_factory=dict)
     lldp_interval: float = 1.0
     reactive: bool = False  # no default routes ahead: each new IPv4 flow from a host is set up on its first packet
+    flow_idle_timeout: int = 60  # seconds: a reactive entry no packet matched for this long goes (0: never)
     tt_queue: int | None = None  # every switch puts time-triggered frames in this queue (rules/time_triggered.py)
     clock: Callable[[], int] = time.perf_counter_ns
     on_synced: Callable[[Fabric], None] | None = None  # told after each sync, e.g. to keep learned hosts and links
@@ -355,6 +356,20 @@ class Controller:
             if msg.reason == ofp.OFPPR_DELETE or port.state & ofp.OFPPS_LINK_DOWN:
                 self.fabric.remove_link((conn.dpid, port.port_no))
             self._dirty.set()
+        elif isinstance(msg, parser.OFPFlowRemoved):
+            self._flow_removed(conn.dpid, msg.table_id, msg.priority, match_from_ofp(msg.match), msg.cookie)
+
+    def _flow_removed(self, dpid: int, table: int, priority: int, match: Match, cookie: int) -> None:
+        """A reactive entry the switch let go (idle): forget it, so that no sync puts it back; the flow's next
+        packet is a new flow."""
+        key = (table, priority, match)
+        flows = self.flows.get(dpid, {})
+        entry = flows.get(key)
+        if entry is None or wire_cookie(entry) != cookie:
+            return  # not one of ours, or already replaced by a newer one
+        del flows[key]
+        self.installed.get(dpid, {}).pop(key, None)
+        self._confirmed.pop(dpid, None)  # what the switch holds is no longer what was last confirmed
 
     def _packet_in(self, conn: SwitchConnection, in_port: int, data: bytes) -> None:
         ethertype = int.from_bytes(data[12:14], "big") if len(data) >= 14 else 0
@@ -379,7 +394,7 @@ class Controller:
         misses = self._routes.misses
         begin = clock()
         placed = flow_entries(self.fabric, flow, (conn.dpid, in_port), self.config.codec, self.config.steering,
-                              self._routes)
+                              self._routes, self.config.flow_idle_timeout)
         header_ns = clock() - begin
         searched = self._routes.misses > misses
         *later, (_, first) = placed

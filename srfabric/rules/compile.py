@@ -269,24 +269,29 @@ def steps_entries(
     owner: int,
     endpoints: dict[str, int] | None = None,
     raise_by: int = 0,
+    idle_timeout: int = 0,
 ) -> list[tuple[int, FlowEntry]]:
-    """``route_entries`` with the route's ``pathlet_steps`` already worked out."""
+    """``route_entries`` with the route's ``pathlet_steps`` already worked out; ``idle_timeout`` (seconds) for
+    entries that go when unused (reactive flows)."""
     priority = {Kind.CHAIN: PRIO_CHAIN, Kind.FLOW: PRIO_FLOW}.get(kind, PRIO_ROUTE) + raise_by
     # Above the TERMINATE restore entries (PRIO_ROUTE), which would otherwise tie with route boundaries.
     boundary_priority = PRIO_CHAIN + raise_by if kind == Kind.CHAIN else PRIO_REENCAP
     if not route.hops:
         return [
-            (route.entry[0], FlowEntry(HOST_IN, priority, m, (Output(route.delivery[1]),), cookie=cookie(kind, owner)))
+            (route.entry[0], FlowEntry(HOST_IN, priority, m, (Output(route.delivery[1]),), cookie=cookie(kind, owner),
+                                       idle_timeout=idle_timeout))
             for m in matches
         ]
     placed = []
     for index, (pathlet, actions) in enumerate(steps):
         for m in matches:
             if index == 0:
-                placed.append((pathlet.start[0], FlowEntry(HOST_IN, priority, m, actions, cookie=cookie(kind, owner))))
+                placed.append((pathlet.start[0], FlowEntry(HOST_IN, priority, m, actions, cookie=cookie(kind, owner),
+                                                           idle_timeout=idle_timeout)))
             else:
                 boundary = extended(m, **(endpoints or {}), in_port=pathlet.start[1])
-                entry = FlowEntry(TERMINATE, boundary_priority, boundary, actions, cookie=cookie(kind, owner))
+                entry = FlowEntry(TERMINATE, boundary_priority, boundary, actions, cookie=cookie(kind, owner),
+                                  idle_timeout=idle_timeout)
                 placed.append((pathlet.start[0], entry))
     return placed
 

@@ -220,6 +220,7 @@ class FlowEntry:
     actions: tuple[Action, ...] = ()
     goto: int | None = None
     cookie: int = 0
+    idle_timeout: int = 0  # seconds without a packet before the switch removes it and says so; 0: never
 
     @property
     def kind(self) -> Kind | None:

@@ -107,13 +107,15 @@ class RouteCache:
 
 
 def flow_entries(
-    fabric: Fabric, flow: FiveTuple, entry: Endpoint, codec: str, steering: str, routes: RouteCache | None = None
+    fabric: Fabric, flow: FiveTuple, entry: Endpoint, codec: str, steering: str, routes: RouteCache | None = None,
+    idle_timeout: int = 0,
 ) -> list[tuple[int, FlowEntry]]:
     """The entries that carry ``flow`` from ``entry`` (switch, port) to its destination host.
 
     The entry at the ingress switch comes last, so that a switch later on the
     path never sees the flow before its own entry was sent. ``routes`` keeps
-    routes between calls.
+    routes between calls. With ``idle_timeout`` (seconds) each entry goes once
+    no packet has matched it for that long.
 
     Examples
     --------
@@ -134,11 +136,11 @@ def flow_entries(
     if steering == "hop-by-hop":
         route = routes.route(fabric, entry, destination)
         placed = [(dpid, FlowEntry(PORT_IN, PRIO_FLOW, flow_match(flow, in_port), (Output(out_port),),
-                                   cookie=cookie(Kind.FLOW)))
+                                   cookie=cookie(Kind.FLOW), idle_timeout=idle_timeout))
                   for dpid, in_port, out_port in route.visits()]
     else:
         # The flow's match already names both addresses, so later pathlets need no extra endpoints.
         route, steps = routes.steps(fabric, entry, destination, rules_for(codec), what)
-        placed = steps_entries(route, steps, [flow_match(flow, entry[1])], Kind.FLOW, 0)
+        placed = steps_entries(route, steps, [flow_match(flow, entry[1])], Kind.FLOW, 0, idle_timeout=idle_timeout)
     # Both lists start with the ingress switch's entry (the first visit, the first pathlet): move it last.
     return placed[1:] + placed[:1]

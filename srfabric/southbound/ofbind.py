@@ -124,9 +124,9 @@ def flow_add(entry: FlowEntry) -> Any:
         instructions.append(parser.OFPInstructionGotoTable(entry.goto))
     return parser.OFPFlowMod(
         PROTOCOL, cookie=wire_cookie(entry), table_id=entry.table, command=ofp.OFPFC_ADD,
-        priority=entry.priority, buffer_id=ofp.OFP_NO_BUFFER, out_port=ofp.OFPP_ANY,
-        out_group=ofp.OFPG_ANY, match=bind_match(entry.match),
-        instructions=instructions,
+        idle_timeout=entry.idle_timeout, priority=entry.priority, buffer_id=ofp.OFP_NO_BUFFER, out_port=ofp.OFPP_ANY,
+        out_group=ofp.OFPG_ANY, flags=ofp.OFPFF_SEND_FLOW_REM if entry.idle_timeout else 0,
+        match=bind_match(entry.match), instructions=instructions,
     )
 
 

@@ -123,8 +123,11 @@ def _pack_flow_mod(entry: FlowEntry, command: int, cookie: int, instructions: by
     if packed_match is None:
         return None
     length = FLOW_MOD_HEAD.size + len(packed_match) + len(instructions)
-    head = FLOW_MOD_HEAD.pack(ofp.OFP_VERSION, ofp.OFPT_FLOW_MOD, length, 0, cookie, 0, entry.table, command, 0, 0,
-                              entry.priority, ofp.OFP_NO_BUFFER, ofp.OFPP_ANY, ofp.OFPG_ANY, 0)
+    # An entry that may expire asks the switch to say when it does (OFPFF_SEND_FLOW_REM).
+    expires = command == ofp.OFPFC_ADD and entry.idle_timeout > 0
+    idle, flags = (entry.idle_timeout, ofp.OFPFF_SEND_FLOW_REM) if expires else (0, 0)
+    head = FLOW_MOD_HEAD.pack(ofp.OFP_VERSION, ofp.OFPT_FLOW_MOD, length, 0, cookie, 0, entry.table, command, idle, 0,
+                              entry.priority, ofp.OFP_NO_BUFFER, ofp.OFPP_ANY, ofp.OFPG_ANY, flags)
     return PackedMessage(bytearray(head + packed_match + instructions))
 
 

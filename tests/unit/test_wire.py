@@ -34,6 +34,8 @@ def entries() -> list[FlowEntry]:
         flow = FiveTuple(h1.ip, h16.ip, proto, 1234, 80)
         for steering in ("source-routing", "hop-by-hop"):
             found += [e for _, e in flow_entries(fabric, flow, (h1.dpid, h1.port), "mac-vlan-mpls", steering)]
+            found += [e for _, e in flow_entries(fabric, flow, (h1.dpid, h1.port), "mac-nibble", steering,
+                                                 idle_timeout=30)]  # expiring entries: timeout and flag too
     return found
 
 

@@ -1,5 +1,6 @@
-"""A new flow whose later switches need entries first does not hold up its switch's read loop: two edges
-that each wait for the other's barrier reply would otherwise wait forever. No root, no switch."""
+"""The reactive controller with scripted switches (no root, no switch): a new flow whose later switches
+need entries first does not hold up its switch's read loop (two edges that each wait for the other's barrier
+reply would otherwise wait forever), and an entry the switch let go after its idle timeout is forgotten."""
 
 from __future__ import annotations
 
@@ -71,3 +72,36 @@ def test_two_edges_waiting_for_each_other_both_finish() -> None:
 
     waiting, done, packet_outs = asyncio.run(scenario())
     assert (waiting, done, packet_outs) == (0, 2, 2)
+
+
+def test_an_entry_the_switch_let_go_is_forgotten_and_not_put_back() -> None:
+    from os_ken.ofproto import ofproto_v1_3_parser as parser
+
+    from srfabric.southbound.ofbind import bind_match, wire_cookie
+
+    spec = fat_tree(4)
+
+    async def scenario() -> tuple[int, int, int, int]:
+        answer = asyncio.Event()
+        answer.set()
+        controller = Controller(ControllerConfig(reactive=True, flow_idle_timeout=5))
+        controller.fabric = spec.to_fabric()
+        switches = {sw.dpid: HeldSwitch(sw.dpid, answer) for sw in spec.switches.values()}
+        controller.switches.update(switches)  # type: ignore[arg-type]
+        ingress = switches[spec.dpid(spec.hosts["h1"].switch)]
+        await controller._on_message(ingress, packet_in(spec, "h1", "h16", 4000))  # type: ignore[arg-type]
+        (entry,) = controller.flows[ingress.dpid].values()
+        mod = next(msg for msg in ingress.sent if getattr(msg, "name", "") == "OFPFlowMod")
+        idle, flags = int.from_bytes(mod.buf[26:28], "big"), int.from_bytes(mod.buf[44:46], "big")
+        stranger = parser.OFPFlowRemoved(None, cookie=wire_cookie(entry) ^ 1, priority=entry.priority, reason=0,
+                                         table_id=entry.table, match=bind_match(entry.match))
+        await controller._on_message(ingress, stranger)  # type: ignore[arg-type]
+        kept = len(controller.flows[ingress.dpid])
+        removed = parser.OFPFlowRemoved(None, cookie=wire_cookie(entry), priority=entry.priority, reason=0,
+                                        table_id=entry.table, match=bind_match(entry.match))
+        await controller._on_message(ingress, removed)  # type: ignore[arg-type]
+        return idle, flags, kept, len(controller.flows[ingress.dpid]) + len(controller.installed[ingress.dpid])
+
+    idle, flags, kept, left = asyncio.run(scenario())
+    assert (idle, flags) == (5, 1)  # idle timeout and OFPFF_SEND_FLOW_REM on the wire
+    assert kept == 1 and left == 0  # another entry's removal changes nothing; its own removal forgets it
