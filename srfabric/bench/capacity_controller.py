@@ -41,6 +41,9 @@ async def serve(k: int, steering: str, codec: str) -> None:
     threading.Thread(target=lambda: (sys.stdin.read(), loop.call_soon_threadsafe(stop.set)), daemon=True).start()
     ends = 2 * len(spec.links)
     while len(controller.fabric.links) < ends or len(controller.fabric.hosts) < len(spec.hosts):
+        if stop.is_set():  # told to end (or the parent is gone) before the fabric was complete
+            await controller.stop()
+            return
         await asyncio.sleep(0.05)
     await controller.sync()
     freeze_heap()
