@@ -33,6 +33,7 @@ import uvloop
 from srfabric.bench.of_emulator import EmulatedFabric, Tally
 from srfabric.bench.output import machine, run_folder, write_csv, write_json
 from srfabric.errors import SrfabricError
+from srfabric.lab.stats import percentile
 from srfabric.model.topo import fat_tree
 
 STEERINGS = ("source-routing", "hop-by-hop")
@@ -68,11 +69,6 @@ class Step:
     @property
     def within_goal(self) -> bool:
         return self.set_up >= SET_UP_SHARE * self.sent and self.p99_ms <= P99_GOAL_MS
-
-
-def _percentile(values: list[int], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] / 1e6 if ordered else float("nan")
 
 
 def _process_cpu_s(pid: int) -> float:
@@ -111,7 +107,7 @@ async def _step(fabric: EmulatedFabric, pid: int, steering: str, rate: float, se
     wall = time.perf_counter() - begin
     set_up = len(tally.setup_ns)
     return Step(steering, rate, seconds, sent, set_up, round(set_up / seconds, 1),
-                round(_percentile(tally.setup_ns, 0.5), 3), round(_percentile(tally.setup_ns, 0.99), 3),
+                round(percentile(tally.setup_ns, 0.5) / 1e6, 3), round(percentile(tally.setup_ns, 0.99) / 1e6, 3),
                 round(max(tally.setup_ns, default=0) / 1e6, 3),
                 round((_process_cpu_s(pid) - controller_before) / wall, 3),
                 round((_own_cpu_s() - own_before) / wall, 3),

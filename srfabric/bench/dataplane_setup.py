@@ -29,12 +29,12 @@ from typing import Any
 
 from srfabric.bench.cpu_latency import cpu_latency_held
 from srfabric.bench.new_flows import Endpoint, PlannedFlow, flow_plan, write_plan
-from srfabric.codecs.macaddr import mac_to_str
 from srfabric.controller.controller import Controller, FlowSetup
 from srfabric.controller.packets import parse_five_tuple
 from srfabric.errors import DecodingError, SrfabricError
 from srfabric.lab.fabric import LabFabric
 from srfabric.lab.netlab import NetLab
+from srfabric.lab.stats import percentile
 from srfabric.model.topo import TopoSpec, fat_tree
 from srfabric.southbound.channel import SwitchConnection, SwitchError
 
@@ -139,7 +139,6 @@ class SetupRun:
     cpu_latency_us: int | None = None  # the PM QoS limit held while measuring; None: idle states as they are
     topology: str = ""
     hosts: int = 0
-    seconds: float = 0.0  # from the first planned flow to the last
 
     @property
     def lost(self) -> int:
@@ -163,7 +162,7 @@ def timings_of(steering: str, setups: list[FlowSetup], arrived: dict[FlowKey, in
 
 def send_flows(lab: NetLab, fabric: LabFabric, flows: list[PlannedFlow], port: int) -> None:
     """Send ``flows`` (planned from a moment shortly ahead) and wait until the last has gone."""
-    hosts = {name: Endpoint(f"/run/netns/{fabric.namespaces[name]}", "eth0", mac_to_str(host.mac), host.ip)
+    hosts = {name: Endpoint(f"/run/netns/{fabric.namespaces[name]}", "eth0", host.mac, host.ip)
              for name, host in fabric.spec.hosts.items()}
     with tempfile.TemporaryDirectory(prefix="srfabric-flows-") as folder:
         plan = Path(folder) / "plan.json"
@@ -260,9 +259,8 @@ def measure_setup(lab: NetLab, steering: str, codec: str, flows: int, rate: floa
                 left[key] = min(stamp, left.get(key, stamp))
     ingress = {spec.hosts[name].ip: spec.dpid(spec.hosts[name].switch) for name in names}
     setups = [s for s in setups if ingress.get(s.flow.src) == s.dpid]
-    seconds = plan[-1].offset_ns / 1e9 if plan else 0.0
     return SetupRun(steering, rate, timings_of(steering, setups, arrived, left), rtt, flows, cpu_latency_us,
-                    topology, len(names), seconds)
+                    topology, len(names))
 
 
 def _wait_for_setups(controller: Controller, port: int, flows: int, say: Callable[[str], None],
@@ -292,11 +290,6 @@ def _median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
-def _p99(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))] if ordered else float("nan")
-
-
 def setup_summary(run: SetupRun) -> dict[str, Any]:
     """Median and p99 of the setup time and the median of each part, in ms (Table 2's layout): the way up and
     the way down per flow from the controller's stamps, of which the echo round trip is the channel's share
@@ -313,7 +306,7 @@ def setup_summary(run: SetupRun) -> dict[str, Any]:
 
     return {
         "median": ms(_median(totals)),
-        "p99": ms(_p99(totals)),
+        "p99": ms(percentile(totals, 0.99)),
         "up_ms": ms(_median([t.up_us for t in run.timings])),
         "header_ms": ms(_median([t.header_us for t in run.timings])),
         "controller_ms": ms(_median([t.controller_us for t in run.timings])),

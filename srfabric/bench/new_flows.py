@@ -19,7 +19,6 @@ import json
 import os
 import random
 import socket
-import struct
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -27,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from srfabric.errors import ModelError
+from srfabric.xdp.frames import udp_frame
 
 CLONE_NEWNET = 0x40000000
 FIRST_SOURCE_PORT = 20000
-PAYLOAD = b"srfabric new flow"
 
 
 @dataclass(frozen=True)
@@ -45,7 +44,7 @@ class PlannedFlow:
 class Endpoint:
     netns: str  # path of the host's network namespace, e.g. /run/netns/NAME
     ifname: str
-    mac: str
+    mac: int
     ip: str
 
 
@@ -72,27 +71,9 @@ def flow_plan(hosts: list[str], count: int, rate: float, seed: int) -> list[Plan
     return flows
 
 
-def _checksum(header: bytes) -> int:
-    total = sum(struct.unpack(f"!{len(header) // 2}H", header))
-    while total >> 16:
-        total = (total & 0xFFFF) + (total >> 16)
-    return ~total & 0xFFFF
-
-
-def udp_frame(src: Endpoint, dst: Endpoint, sport: int, dport: int, payload: bytes = PAYLOAD) -> bytes:
-    """An Ethernet/IPv4/UDP frame (UDP checksum 0: none, allowed for IPv4).
-
-    >>> a = Endpoint("", "eth0", "00:00:00:00:00:01", "10.0.0.1")
-    >>> b = Endpoint("", "eth0", "00:00:00:00:00:02", "10.0.0.2")
-    >>> frame = udp_frame(a, b, 20000, 5009)
-    >>> frame[:12].hex(), frame[12:14].hex(), len(frame), _checksum(frame[14:34])
-    ('000000000002000000000001', '0800', 59, 0)
-    """
-    udp = struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) + payload
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0x4000, 64, 17, 0,
-                     socket.inet_aton(src.ip), socket.inet_aton(dst.ip))
-    ip = ip[:10] + struct.pack("!H", _checksum(ip)) + ip[12:]
-    return bytes.fromhex(dst.mac.replace(":", "")) + bytes.fromhex(src.mac.replace(":", "")) + b"\x08\x00" + ip + udp
+def flow_frame(src: Endpoint, dst: Endpoint, sport: int, dport: int) -> bytes:
+    """One new flow's frame, Ethernet/IPv4/UDP, from ``src`` to ``dst``."""
+    return udp_frame(dst.mac, src.mac, src.ip, dst.ip, sport, dport)
 
 
 def write_plan(path: Path, hosts: dict[str, Endpoint], flows: list[PlannedFlow], dport: int, start_ns: int) -> None:
@@ -138,7 +119,7 @@ def run_plan(plan: dict[str, Any]) -> int:
     flows = [PlannedFlow(**fields) for fields in plan["flows"]]
     dport = int(plan["dport"])
     senders, sinks = _open_sockets(hosts, dport)
-    frames = [(flow.offset_ns, senders[flow.source], udp_frame(hosts[flow.source], hosts[flow.destination],
+    frames = [(flow.offset_ns, senders[flow.source], flow_frame(hosts[flow.source], hosts[flow.destination],
                                                                  flow.sport, dport)) for flow in flows]
     start = int(plan["start_ns"])
     for offset, sender, frame in frames:

@@ -25,34 +25,28 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from srfabric.bench.new_flows import Endpoint, udp_frame
-from srfabric.codecs.macaddr import mac_to_str
+from os_ken.ofproto import ofproto_v1_3 as ofp
+
 from srfabric.controller.packets import ArpPacket, parse_lldp
 from srfabric.errors import DecodingError
 from srfabric.model.topo import TopoSpec
+from srfabric.southbound.wire import HEADER, PACKET_OUT_HEAD
+from srfabric.xdp.frames import udp_frame
 
-HEAD = struct.Struct("!BBHI")
-VERSION = 4
-HELLO, ECHO_REQUEST, ECHO_REPLY, FEATURES_REQUEST, FEATURES_REPLY = 0, 2, 3, 5, 6
-PACKET_IN, PACKET_OUT, FLOW_MOD = 10, 13, 14
-MULTIPART_REQUEST, MULTIPART_REPLY, BARRIER_REQUEST, BARRIER_REPLY = 18, 19, 20, 21
-MP_PORT_DESC = 13
-NO_BUFFER = 0xFFFFFFFF
 FLOW_PORT = 5009
 PORT = struct.Struct("!I4x6s2x16sIIIIIIII")
 # buffer id, total length, reason, table, cookie; then an OXM match holding in_port only (12 bytes, padded to
 # 16) and 2 bytes of padding before the frame.
 PACKET_IN_FIXED = struct.Struct("!IHBBQHHIII2x")
-PACKET_OUT_FIXED = struct.Struct("!IIH6x")
 
 
 def message(kind: int, xid: int, body: bytes = b"") -> bytes:
     """One OpenFlow 1.3 message.
 
-    >>> message(BARRIER_REPLY, 7).hex()
+    >>> message(ofp.OFPT_BARRIER_REPLY, 7).hex()
     '0415000800000007'
     """
-    return HEAD.pack(VERSION, kind, HEAD.size + len(body), xid) + body
+    return HEADER.pack(ofp.OFP_VERSION, kind, HEADER.size + len(body), xid) + body
 
 
 def packet_in(in_port: int, frame: bytes, xid: int = 0) -> bytes:
@@ -63,26 +57,25 @@ def packet_in(in_port: int, frame: bytes, xid: int = 0) -> bytes:
     >>> parsed.in_port, parsed.data
     (3, b'frame')
     """
-    fixed = PACKET_IN_FIXED.pack(NO_BUFFER, len(frame), 0, 0, 0, 1, 12, 0x80000004, in_port, 0)
-    return message(PACKET_IN, xid, fixed + frame)
+    fixed = PACKET_IN_FIXED.pack(ofp.OFP_NO_BUFFER, len(frame), 0, 0, 0, 1, 12, 0x80000004, in_port, 0)
+    return message(ofp.OFPT_PACKET_IN, xid, fixed + frame)
 
 
 def packet_out_frame(msg: bytes | memoryview) -> bytes:
     """The frame a packet-out carries (after its actions).
 
-    >>> packet_out_frame(message(PACKET_OUT, 1, PACKET_OUT_FIXED.pack(NO_BUFFER, 1, 0) + b"abc"))
+    >>> from srfabric.southbound.wire import packet_out_packed
+    >>> packet_out_frame(packet_out_packed(1, (), b"abc").buf)
     b'abc'
     """
-    _, _, actions_len = PACKET_OUT_FIXED.unpack_from(msg, HEAD.size)
-    return bytes(msg[HEAD.size + PACKET_OUT_FIXED.size + actions_len:])
+    *_, actions_len = PACKET_OUT_HEAD.unpack_from(msg)
+    return bytes(msg[PACKET_OUT_HEAD.size + actions_len:])
 
 
 def flow_key(frame: bytes) -> tuple[bytes, int] | None:
     """(source address bytes, source port) of an IPv4/UDP frame to the flows' port; None for anything else.
 
-    >>> a = Endpoint("", "eth0", "00:00:00:00:00:01", "10.0.0.1")
-    >>> b = Endpoint("", "eth0", "00:00:00:00:00:02", "10.0.0.2")
-    >>> flow_key(udp_frame(a, b, 20000, FLOW_PORT))
+    >>> flow_key(udp_frame(2, 1, "10.0.0.1", "10.0.0.2", 20000, FLOW_PORT))
     (b'\\n\\x00\\x00\\x01', 20000)
     """
     if len(frame) < 38 or frame[12:14] != b"\x08\x00" or frame[23] != 17:
@@ -114,7 +107,7 @@ class EmulatedSwitch(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport
         transport.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.write(message(HELLO, 1))
+        self.write(message(ofp.OFPT_HELLO, 1))
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.transport = None
@@ -130,8 +123,8 @@ class EmulatedSwitch(asyncio.Protocol):
         offset, size = 0, len(buffer)
         view = memoryview(buffer)
         try:
-            while size - offset >= HEAD.size:
-                _, kind, length, xid = HEAD.unpack_from(buffer, offset)
+            while size - offset >= HEADER.size:
+                _, kind, length, xid = HEADER.unpack_from(buffer, offset)
                 if size - offset < length:
                     break
                 self._handle(kind, xid, view[offset:offset + length], now)
@@ -143,22 +136,22 @@ class EmulatedSwitch(asyncio.Protocol):
     def _handle(self, kind: int, xid: int, msg: memoryview, now: int) -> None:
         tally = self.fabric.tally
         tally.messages_in += 1
-        if kind == PACKET_OUT:
+        if kind == ofp.OFPT_PACKET_OUT:
             self.fabric.packet_out(self, packet_out_frame(msg), now)
-        elif kind == FLOW_MOD:
+        elif kind == ofp.OFPT_FLOW_MOD:
             tally.flow_mods += 1
-        elif kind == BARRIER_REQUEST:
+        elif kind == ofp.OFPT_BARRIER_REQUEST:
             tally.barriers += 1
-            self.write(message(BARRIER_REPLY, xid))
-        elif kind == ECHO_REQUEST:
-            self.write(message(ECHO_REPLY, xid, bytes(msg[HEAD.size:])))
-        elif kind == FEATURES_REQUEST:
-            self.write(message(FEATURES_REPLY, xid, struct.pack("!QIBB2xII", self.dpid, 0, 254, 0, 0x4F, 0)))
-        elif kind == MULTIPART_REQUEST:
-            (part,) = struct.unpack_from("!H", msg, HEAD.size)
-            body = b"".join(self.fabric.port_desc(self.name)) if part == MP_PORT_DESC else b""
-            self.write(message(MULTIPART_REPLY, xid, struct.pack("!HH4x", part, 0) + body))
-            if part == MP_PORT_DESC and not self.ready.done():
+            self.write(message(ofp.OFPT_BARRIER_REPLY, xid))
+        elif kind == ofp.OFPT_ECHO_REQUEST:
+            self.write(message(ofp.OFPT_ECHO_REPLY, xid, bytes(msg[HEADER.size:])))
+        elif kind == ofp.OFPT_FEATURES_REQUEST:
+            self.write(message(ofp.OFPT_FEATURES_REPLY, xid, struct.pack("!QIBB2xII", self.dpid, 0, 254, 0, 0x4F, 0)))
+        elif kind == ofp.OFPT_MULTIPART_REQUEST:
+            (part,) = struct.unpack_from("!H", msg, HEADER.size)
+            body = b"".join(self.fabric.port_desc(self.name)) if part == ofp.OFPMP_PORT_DESC else b""
+            self.write(message(ofp.OFPT_MULTIPART_REPLY, xid, struct.pack("!HH4x", part, 0) + body))
+            if part == ofp.OFPMP_PORT_DESC and not self.ready.done():
                 self.ready.set_result(None)
 
 
@@ -175,8 +168,6 @@ class EmulatedFabric:
             self.peer[(a, link.a_port)] = (link.b, link.b_port)
             self.peer[(b, link.b_port)] = (link.a, link.a_port)
         self.hosts = sorted(spec.hosts)
-        self.endpoints = {name: Endpoint("", "eth0", mac_to_str(host.mac), host.ip)
-                          for name, host in spec.hosts.items()}
         self.pick = random.Random(seed)
         self.next_sport = dict.fromkeys(self.hosts, 1024)
         self._frames: dict[tuple[str, str], bytes] = {}
@@ -224,8 +215,8 @@ class EmulatedFabric:
     def _frame(self, source: str, destination: str) -> bytes:
         found = self._frames.get((source, destination))
         if found is None:
-            host = self.spec.hosts[source]
-            frame = udp_frame(self.endpoints[source], self.endpoints[destination], 0, FLOW_PORT)
+            host, far = self.spec.hosts[source], self.spec.hosts[destination]
+            frame = udp_frame(far.mac, host.mac, host.ip, far.ip, 0, FLOW_PORT)
             found = self._frames[(source, destination)] = packet_in(host.port, frame)
         return found
 

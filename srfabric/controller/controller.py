@@ -19,6 +19,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from os_ken.ofproto import ofproto_v1_3 as ofp
@@ -381,8 +382,7 @@ class Controller:
         except SrfabricError as error:
             log.info("switch %#x port %d: ignored frame: %s", conn.dpid, in_port, error)
 
-    def _flow_in(self, conn: SwitchConnection, in_port: int, data: bytes, received_ns: int,
-                       bytes_up: int) -> None:
+    def _flow_in(self, conn: SwitchConnection, in_port: int, data: bytes, received_ns: int, bytes_up: int) -> None:
         """Install one new flow's entries and send its first packet on along them.
 
         When switches further on get entries (hop-by-hop rules, later pathlets), the ingress entry waits for
@@ -398,7 +398,8 @@ class Controller:
         header_ns = clock() - begin
         searched = self._routes.misses > misses
         *later, (_, first) = placed
-        missing = {dpid for dpid, _ in later} - set(self.switches)
+        further = {dpid for dpid, _ in later}
+        missing = further - set(self.switches)
         if missing:
             raise SrfabricError("switch", f"{min(missing):#x} on the flow's path is not connected")
         bytes_down = 0
@@ -406,28 +407,26 @@ class Controller:
             msg = self._flow_message(dpid, entry)
             self.switches[dpid].send(msg)
             bytes_down += len(msg.buf)
-        switches = len({dpid for dpid, _ in placed})
-        if not later:
-            self._flow_first_packet(conn, in_port, data, first, flow, received_ns, header_ns, bytes_up, bytes_down,
-                                    switches, searched)
-            return
-        # Switches further on must hold their entry before the packet can reach them.
-        targets = [self.switches[dpid] for dpid in sorted({dpid for dpid, _ in later})]
-        waits = [target.start_barrier() for target in targets]
+        # Switches further on must hold their entry before the packet can reach them: a barrier each.
+        targets = [self.switches[dpid] for dpid in sorted(further)]
         barriers = 8 * len(targets)
-        task = asyncio.create_task(self._after_barriers(
-            waits, conn, in_port, data, first, flow, received_ns, header_ns, bytes_up + barriers,
-            bytes_down + barriers, switches, searched))
+        send_first = partial(self._flow_first_packet, conn, in_port, data, first, flow, received_ns, header_ns,
+                             bytes_up + barriers, bytes_down + barriers, len({dpid for dpid, _ in placed}), searched)
+        if not targets:
+            send_first()
+            return
+        task = asyncio.create_task(self._after_barriers([target.start_barrier() for target in targets], conn.dpid,
+                                                        send_first))
         self._flow_tasks.add(task)
         task.add_done_callback(self._flow_tasks.discard)
 
-    async def _after_barriers(self, waits: list[Awaitable[None]], conn: SwitchConnection, *rest: Any) -> None:
+    async def _after_barriers(self, waits: list[Awaitable[None]], dpid: int, send_first: Callable[[], None]) -> None:
         try:
             await asyncio.gather(*waits)
         except SrfabricError as error:
-            log.info("switch %#x: no flow set up: %s", conn.dpid, error)
+            log.info("switch %#x: no flow set up: %s", dpid, error)
             return
-        self._flow_first_packet(conn, *rest)
+        send_first()
 
     def _flow_first_packet(self, conn: SwitchConnection, in_port: int, data: bytes, first: FlowEntry, flow: FiveTuple,
                            received_ns: int, header_ns: int, bytes_up: int, bytes_down: int, switches: int,

@@ -21,6 +21,16 @@ class Summary:
     n: int
 
 
+def percentile(values: Sequence[float], share: float) -> float:
+    """The value ``share`` of the way up the sorted values (nearest rank, no interpolation); NaN for none.
+
+    >>> percentile([5, 1, 4, 2, 3], 0.5), percentile(list(range(100)), 0.99), percentile([], 0.99)
+    (3, 99, nan)
+    """
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else math.nan
+
+
 def summarise(values: Sequence[float]) -> Summary:
     """Median, mean and the 95 % confidence half-width of repeated runs.
 

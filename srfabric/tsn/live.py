@@ -145,8 +145,7 @@ class LivePlanner:
 
     def latency_ns(self, stream: Stream, path: Sequence[str]) -> int:
         """Worst case from the slot's start to the last bit at the listener (cut-through switches)."""
-        model = SlotModel(diameter=len(path) - 1)
-        return model.slot_ns(stream.size_bytes, self.config.rate_bps, self.config.t_hop_ns)
+        return SlotModel().latency_ns(stream.size_bytes, self.config.rate_bps, self.config.t_hop_ns, len(path) - 1)
 
     def _candidates(self, stream: Stream, paths: Sequence[tuple[str, ...]] | None) -> list[tuple[str, ...]]:
         for role in ("src", "dst"):

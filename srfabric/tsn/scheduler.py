@@ -93,8 +93,8 @@ def schedule(problem: Problem, method: str, options: SchedulerOptions | None = N
 
 
 def _within_deadline(problem: Problem, candidates: list[list[tuple[str, ...]]]) -> list[list[tuple[str, ...]]]:
-    return [[path for path in paths if len(path) - 1 <= problem.hops_allowed(index)]
-            for index, paths in enumerate(candidates)]
+    allowed = [problem.hops_allowed(index) for index in range(len(candidates))]
+    return [[path for path in paths if len(path) - 1 <= most] for most, paths in zip(allowed, candidates, strict=True)]
 
 
 def _schedule(problem: Problem, method: str, options: SchedulerOptions, finder: PathFinder) -> Schedule:

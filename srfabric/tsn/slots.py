@@ -44,15 +44,20 @@ class SlotModel:
         """Serialisation time of one frame with ``size_bytes`` of payload."""
         return math.ceil((size_bytes + self.overhead_bytes) * 8 * 1_000_000_000 / rate_bps)
 
+    def latency_ns(self, size_bytes: int, rate_bps: int, t_hop_ns: int, hops: int) -> int:
+        """From a frame's release to its last bit at the far end of ``hops`` links: store-and-forward
+        serialises it again at every hop, cut-through once."""
+        frame = self.frame_ns(size_bytes, rate_bps)
+        return hops * (frame + t_hop_ns) if self.store_and_forward else frame + hops * t_hop_ns
+
     def slot_ns(self, size_bytes: int, rate_bps: int, t_hop_ns: int) -> int:
-        """Slot length for the given frame, slowest link and per-hop delay, rounded up to the grid.
+        """Slot length for the given frame, slowest link and per-hop delay: the latency across the diameter,
+        rounded up to the grid.
 
         >>> SlotModel(store_and_forward=True, grid_ns=100).slot_ns(1500, 1_000_000_000, t_hop_ns=2000)
         114700
         """
-        frame = self.frame_ns(size_bytes, rate_bps)
-        # Store-and-forward serialises the frame again at every hop; cut-through once.
-        needed = self.diameter * (frame + t_hop_ns) if self.store_and_forward else frame + self.diameter * t_hop_ns
+        needed = self.latency_ns(size_bytes, rate_bps, t_hop_ns, self.diameter)
         return -(-needed // self.grid_ns) * self.grid_ns
 
 
@@ -91,10 +96,7 @@ class Problem:
         """
         if self.timing is None:
             return 0
-        frame = self.timing.frame_ns(stream.size_bytes, self.rate_bps)
-        if self.timing.store_and_forward:
-            return hops * (frame + self.t_hop_ns)
-        return frame + hops * self.t_hop_ns
+        return self.timing.latency_ns(stream.size_bytes, self.rate_bps, self.t_hop_ns, hops)
 
     def hops_allowed(self, index: int) -> int:
         """The longest path, in links, on which stream ``index`` still meets its deadline (``max_hops`` at most)."""

@@ -8,11 +8,10 @@ import asyncio
 from collections.abc import Awaitable, Sequence
 from typing import Any
 
-from srfabric.bench.new_flows import Endpoint, udp_frame
-from srfabric.codecs.macaddr import mac_to_str
 from srfabric.controller.controller import Controller, ControllerConfig
 from srfabric.model.topo import fat_tree
 from srfabric.southbound.wire import PacketIn
+from srfabric.xdp.frames import udp_frame
 
 
 class HeldSwitch:
@@ -40,11 +39,8 @@ class HeldSwitch:
 
 
 def packet_in(spec: Any, source: str, destination: str, sport: int) -> PacketIn:
-    def endpoint(name: str) -> Endpoint:
-        host = spec.hosts[name]
-        return Endpoint("", "eth0", mac_to_str(host.mac), host.ip)
-
-    frame = udp_frame(endpoint(source), endpoint(destination), sport, 5009)
+    a, b = spec.hosts[source], spec.hosts[destination]
+    frame = udp_frame(b.mac, a.mac, a.ip, b.ip, sport, 5009)
     return PacketIn(spec.hosts[source].port, frame, 0, 0, 0, 32 + len(frame), 0)
 
 

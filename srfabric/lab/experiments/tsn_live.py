@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from srfabric.errors import ModelError
+from srfabric.lab.stats import percentile
 from srfabric.model.topo import tsn_fig7
 from srfabric.testbed.api_lab import ApiLab, ServeProcess
 from srfabric.tsn.gcl import TT_CLASS
@@ -185,9 +186,9 @@ def phase_stats(csv_path: Path, bounds: list[tuple[int, int]], port: int | None 
                     within[index].append(int(row["latency_ns"]))
     stats = []
     for latencies in within:
-        ordered = sorted(latencies) or [0]
-        stats.append({"mean_us": round(statistics.fmean(ordered) / 1000, 2),
-                      "p99_us": round(ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))] / 1000, 2),
+        values = latencies or [0]
+        stats.append({"mean_us": round(statistics.fmean(values) / 1000, 2),
+                      "p99_us": round(percentile(values, 0.99) / 1000, 2),
                       "frames": float(len(latencies))})
     return stats
 
