@@ -89,6 +89,11 @@ class SfcClient:
         result: dict[str, Any] = self._send("POST", self._url(kind), step or kind, {member: body})[member]
         return result
 
+    def create_many(self, kind: str, bodies: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """A bulk create (streams: admitted together): the created records and the refused requests."""
+        result = self._send("POST", self._url(kind), kind, {kind: bodies})
+        return result[kind], result.get("refused", [])
+
     def update(self, kind: str, ident: str, body: dict[str, Any]) -> dict[str, Any]:
         member = MEMBER[kind]
         result: dict[str, Any] = self._send("PUT", self._url(kind, ident), kind, {member: body})[member]

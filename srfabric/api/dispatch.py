@@ -39,6 +39,8 @@ COLLECTION_METHODS = ("GET", "POST")
 MEMBER_METHODS = ("GET", "PUT", "DELETE")
 NOT_A_DICT = "Invalid input for body. Reason: Input should be a valid dictionary or object to extract fields from."
 MAX_BODY_BYTES = 1 << 20  # Neutron's own limit is 112 KiB (oslo.middleware's max_request_body_size)
+BULK = ("streams",)  # collections created in bulk: a stream batch is admitted together
+MAX_BULK = 1000
 
 
 class ClientGone(Exception):
@@ -86,8 +88,8 @@ def _is_json(content_type: bytes | None) -> bool:
     return media == b"application/json" or (media.startswith(b"application/") and media.endswith(b"+json"))
 
 
-def parse_body(resource: Resource, method: str, raw: bytes, content_type: bytes | None) -> dict[str, Any]:
-    """The wrapped body's inner object as the fields the client set; ``ApiError`` (400) naming the field."""
+def read_json(raw: bytes, content_type: bytes | None) -> Any:
+    """A request body as JSON; ``ApiError`` (400) when it is missing, not JSON or not sent as JSON."""
     if not raw:
         raise bad_request("Unable to find 'body' in request body")
     if not _is_json(content_type):
@@ -95,17 +97,36 @@ def parse_body(resource: Resource, method: str, raw: bytes, content_type: bytes 
     try:
         # json.loads, as FastAPI does, rather than pydantic's JSON mode: the same messages ("a valid list"),
         # and text with a lone surrogate reaches the field's own check.
-        data = json.loads(raw, parse_constant=_no_constant)
+        return json.loads(raw, parse_constant=_no_constant)
     except (ValueError, RecursionError):  # not JSON (or not UTF-8), NaN, or nested too deep to parse
         raise bad_request("Body contains invalid data") from None
+
+
+def validate_body(resource: Resource, method: str, data: Any, where: str = "") -> dict[str, Any]:
+    """The wrapped body's inner object as the fields the client set; ``ApiError`` (400) naming the field
+    (after ``where``, which says which item of a bulk request it is)."""
     model = resource.create_body if method == "POST" else resource.update_body
     try:
         payload = model.model_validate(data, from_attributes=True)  # as FastAPI: the same error messages
     except ValidationError as error:
         first = error.errors()[0]
-        raise bad_request(validation_message(dict(first), method)) from None
+        raise bad_request(where + validation_message(dict(first), method)) from None
     body: dict[str, Any] = getattr(payload, resource.member).model_dump(exclude_unset=True)
     return body
+
+
+def bulk_items(resource: Resource, data: Any) -> list[dict[str, Any]] | None:
+    """The items of a bulk create (``{"streams": [{...}, ...]}``, Neutron's form), each checked like a single
+    create's body; None when ``data`` is not a bulk request. Only streams are created in bulk."""
+    if resource.collection not in BULK or not isinstance(data, dict) or resource.collection not in data:
+        return None
+    items = data[resource.collection]
+    if not isinstance(items, list) or not 1 <= len(items) <= MAX_BULK:
+        raise bad_request(f"{resource.collection}: a bulk create takes a list of 1 to {MAX_BULK} items.")
+    if len(data) > 1:
+        raise bad_request(f"Unrecognized attribute(s) '{next(k for k in data if k != resource.collection)}'")
+    return [validate_body(resource, "POST", {resource.member: item}, f"{resource.collection}[{index}]: ")
+            for index, item in enumerate(items)]
 
 
 class ResourceApp:
@@ -163,7 +184,12 @@ class ResourceApp:
         headers = dict(reversed(scope["headers"]))  # a repeated header: the first counts, as in Starlette
         check_token(headers.get(b"x-auth-token"), self.token)  # before the body: without a token none is read
         if method in ("POST", "PUT"):
-            body = parse_body(resource, method, await _read_body(receive), headers.get(b"content-type"))
+            data = read_json(await _read_body(receive), headers.get(b"content-type"))
+            bulk = bulk_items(resource, data) if ident is None else None
+            if bulk is not None:  # admitted together; the refused ones are listed with their reasons
+                created, refused = await self.service.create_streams(bulk)
+                return 201, {kind: created, "refused": refused}
+            body = validate_body(resource, method, data)
             if ident is None:
                 return 201, {member: await self.service.create(kind, body)}
             return 200, {member: await self.service.update(kind, ident, body)}

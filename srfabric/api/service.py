@@ -146,6 +146,37 @@ class SfcService:
             await self._commit(new, kind, record["id"], steers=kind in STEERING, created=True)
             return self.snapshot[kind].get(record["id"], record)  # a stream's record gains its slot and path
 
+    async def create_streams(self, bodies: list[dict[str, Any]]) -> tuple[list[Record], list[dict[str, Any]]]:
+        """Create several streams in one change, admitted together (``StreamService.apply_batch``): the
+        admitted records, in the order asked, and each refused request (index, name, reason). 409 when none
+        is admitted; a bad body (400) or any failure changes nothing."""
+        async with self.lock:
+            new = self.snapshot.copy()
+            idents = [stream_checks.create_stream(new, body, self.project)["id"] for body in bodies]
+            names = {ident: new["streams"][ident]["name"] for ident in idents}
+            refused: dict[str, str] = {}
+            with self._changing_database():
+                try:
+                    with self.repo.connect() as db, db.begin():
+
+                        def write_rows() -> None:
+                            for ident in idents:
+                                if ident in new["streams"]:
+                                    self.repo.save(db, "streams", new["streams"][ident], True)
+                            for other in self.streams.moved:
+                                self.repo.save(db, "streams", new["streams"][other])
+
+                        refused = await self.streams.apply_batch(new, idents, meanwhile=write_rows)
+                except ApiError:
+                    raise
+                except Exception:
+                    log.exception("database write failed")
+                    raise
+            self.snapshot = new
+            return ([new["streams"][ident] for ident in idents if ident not in refused],
+                    [{"index": idents.index(ident), "name": names[ident], "reason": reason}
+                     for ident, reason in refused.items()])
+
     async def update(self, kind: str, ident: str, body: dict[str, Any]) -> Record:
         async with self.lock:
             new = self.snapshot.copy()

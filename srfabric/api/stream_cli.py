@@ -28,6 +28,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     create.add_argument("--udp-dst", type=int, default=None, help="the stream's UDP destination port")
     create.add_argument("--udp-src", type=int, default=None)
     create.add_argument("--path", default=None, help="switches to cross, comma-separated (default: scheduler's)")
+    batch = actions.add_parser("batch", help="request several streams at once, admitted together (the scheduler "
+                                             "chooses their order, so more fit than one by one)")
+    batch.add_argument("file", help="a JSON list of streams: talker, listener (host names) and any of name, "
+                                    "period_ns, size_bytes, max_latency_ns, priority, udp_destination_port, "
+                                    "udp_source_port, path")
     actions.add_parser("list", help="every stream with its path and slot")
     actions.add_parser("schedule", help="the slot grid, offsets and every port's gate control list (JSON)")
     for name in ("show", "delete"):
@@ -58,6 +63,26 @@ def _line(stream: dict[str, Any]) -> str:
             f"{slot:<10} {' > '.join(stream['path'])}")
 
 
+def _batch_bodies(client: SfcClient, path: str) -> list[dict[str, Any]]:
+    """The request bodies of a batch file, talker and listener named by host (or port) as on the command line."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            items = json.load(handle)
+    except (OSError, ValueError) as error:
+        raise SrfabricError("file", f"{path}: {error}") from None
+    if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+        raise SrfabricError("file", f"{path}: must hold a JSON list of objects, one per stream")
+    ports = client.list("ports")
+    bodies = []
+    for index, item in enumerate(items):
+        missing = [role for role in ("talker", "listener") if not isinstance(item.get(role), str)]
+        if missing:
+            raise SrfabricError(f"file[{index}].{missing[0]}", "must name a host")
+        bodies.append({**item, "talker": _node_port(ports, item["talker"], "talker"),
+                       "listener": _node_port(ports, item["listener"], "listener")})
+    return bodies
+
+
 def run(args: argparse.Namespace) -> int:
     with SfcClient(args.url, args.token) as client:
         if args.action == "create":
@@ -70,6 +95,12 @@ def run(args: argparse.Namespace) -> int:
                         "udp_source_port": args.udp_src, "path": args.path.split(",") if args.path else None}
             body |= {key: value for key, value in optional.items() if value is not None}
             print(_line(client.create("streams", body, "stream")))
+        elif args.action == "batch":
+            created, refused = client.create_many("streams", _batch_bodies(client, args.file))
+            for stream in created:
+                print(_line(stream))
+            for refusal in refused:
+                print(f"refused #{refusal['index']} {refusal['name']}: {refusal['reason']}")
         elif args.action == "list":
             for stream in client.list("streams"):
                 print(_line(stream))

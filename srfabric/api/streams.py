@@ -125,7 +125,19 @@ class StreamService:
         old = self.sfc.snapshot["streams"].get(ident)
         self.moved = []
         undo = self._replan(planner, new, ident, old)
-        await self._install(planner, new, ident, [ident], undo, meanwhile)
+        await self._install(planner, new, [ident], [ident], undo, meanwhile)
+
+    async def apply_batch(self, new: Snapshot, idents: list[str], meanwhile: Callable[[], None]) -> dict[str, str]:
+        """Admit the new streams ``idents`` of ``new`` together (:meth:`LivePlanner.admit_batch`), install
+        them, then gate; the refused ones leave ``new`` and are returned with their reasons. 409 (nothing
+        changed) when none is admitted; on any failure nothing stays."""
+        self.sfc._place(translate(new.resources, self.sfc.controller.fabric, new.switches))
+        planner = self.planner()
+        self.moved = []
+        undo, refused = self._replan_batch(planner, new, idents)
+        admitted = [ident for ident in idents if ident not in refused]
+        await self._install(planner, new, admitted, admitted + self.moved, undo, meanwhile)
+        return refused
 
     async def reoptimise(self, new: Snapshot, meanwhile: Callable[[], None]) -> None:
         """Re-solve every admitted stream's slot and path (S/PR, all kept, fewest link uses); the moved ones'
@@ -140,15 +152,16 @@ class StreamService:
             meanwhile()
             self.last = LastChange({}, [], None, [])
             return
-        await self._install(planner, new, None, self.moved, undo, meanwhile)
+        await self._install(planner, new, [], self.moved, undo, meanwhile)
 
-    async def _install(self, planner: LivePlanner, new: Snapshot, ident: str | None, changed: list[str],
+    async def _install(self, planner: LivePlanner, new: Snapshot, must: list[str], changed: list[str],
                        undo: Callable[[], None], meanwhile: Callable[[], None]) -> None:
-        """Steer every stream of ``new`` (confirming ``changed``), then gate every port at one base time;
-        on failure ``undo`` puts the planner back and the previous streams and gates are restored."""
+        """Steer every stream of ``new`` (confirming ``changed``; one of ``must`` that cannot be steered is the
+        answer), then gate every port at one base time; on failure ``undo`` puts the planner back and the
+        previous streams and gates are restored."""
         previous = (dict(self.sfc.controller.streams), list(self.gcls))
         try:
-            steered = self._all_steered(new, ident)
+            steered = self._all_steered(new, must)
             gcls = self._named(planner, 0)
             try:
                 self.gates.check(gcls)
@@ -275,6 +288,34 @@ class StreamService:
         except SrfabricError as error:
             raise bad_request(str(error), "StreamBadRequest") from None
 
+    def _replan_batch(self, planner: LivePlanner, new: Snapshot, idents: list[str]
+                      ) -> tuple[Callable[[], None], dict[str, str]]:
+        """Admit new streams together: best-effort classes are pinned to their paths, time-triggered ones
+        go to the planner as one batch; fills their records in ``new`` and drops the refused ones."""
+        timed = []
+        for ident in idents:
+            record = new["streams"][ident]
+            if record["priority"] != TT_PRIORITY:
+                self._replan(planner, new, ident, None)  # nothing to undo: no slot
+                continue
+            paths = [self._full_path(new, record)] if record["path"] else None
+            timed.append((self._stream(new, record), paths))
+        try:
+            result, refused, undo = planner.admit_batch(timed, self.max_moves)
+        except SrfabricError as error:
+            raise bad_request(str(error), "StreamBadRequest") from None
+        for ident, placed in result.placed.items():
+            _placed(new, new["streams"][ident], placed)
+        for assignment in result.moved:  # made room: their records follow (new slot or path, same request)
+            _placed(new, new["streams"][assignment.stream], assignment)
+        self.moved = [assignment.stream for assignment in result.moved]
+        for ident in refused:
+            del new["streams"][ident]
+        if len(refused) == len(idents):
+            undo()
+            raise in_use("StreamNotAdmitted", "; ".join(f"{new_id}: {why}" for new_id, why in refused.items()))
+        return undo, refused
+
     def _shortest(self, planner: LivePlanner, snap: Snapshot, record: Record) -> tuple[str, ...]:
         stream = self._stream(snap, record)
         paths = planner.admission.finder.k_shortest(stream.src, stream.dst, 1)
@@ -282,15 +323,15 @@ class StreamService:
             raise ModelError("path", f"no path from {stream.src} to {stream.dst}")
         return paths[0]
 
-    def _all_steered(self, snap: Snapshot, ident: str | None) -> dict[str, SteeredStream]:
+    def _all_steered(self, snap: Snapshot, must: list[str]) -> dict[str, SteeredStream]:
         """Every stream's steering; one that cannot be steered any more (its path broke) is left out and
-        logged, unless it is ``ident``, the stream being changed, whose error is the answer."""
+        logged, unless it is one of ``must``, the streams being changed, whose error is the answer."""
         steered = {}
         for record in snap["streams"].values():
             try:
                 steered[record["id"]] = self._steered(snap, record)
             except ApiError as error:
-                if record["id"] == ident:
+                if record["id"] in must:
                     raise
                 log.warning("stream %s is not installed: %s", record["id"], error.message)
         return steered
@@ -311,7 +352,7 @@ class StreamService:
             return
         self.sfc._place(translate(snap.resources, self.sfc.controller.fabric, snap.switches))
         planner = self.planner(snap)
-        await self.sfc.controller.replace_streams(self._all_steered(snap, ident=None))
+        await self.sfc.controller.replace_streams(self._all_steered(snap, must=[]))
         self.gcls = self._named(planner, next_base_time(self.clock(), self.cycle.cycle_ns, self.lead_ns))
         self.gates.apply(self.gcls)
 

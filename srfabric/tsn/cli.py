@@ -20,7 +20,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     tsn = commands.add_parser("tsn", help="time-triggered streams: routes, slots and gate control lists")
     sub = tsn.add_subparsers(dest="tsn_command", required=True)
 
-    schedule = sub.add_parser("schedule", help="compute routes and slots (TSSDN S/UR, S/PR, S/FR, incremental)")
+    schedule = sub.add_parser("schedule", help="compute routes and slots (TSSDN S/UR, S/PR, S/FR, incremental, batch)")
     _problem_args(schedule)
     schedule.add_argument("--json", action="store_true", help="print the schedule as one JSON object")
     schedule.add_argument("--tsnkit-out", metavar="DIR", help="also write tsnkit's GCL/OFFSET/ROUTE/QUEUE CSVs here")
@@ -66,7 +66,7 @@ def _problem_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gap", type=float, default=0.0, help="relative optimality gap to stop at")
     parser.add_argument("--seed", type=int, default=0, help="S/FR's path draw and the solver's seed")
     parser.add_argument("--path-cap", type=int, default=32, help="S/PR: shortest paths per flow")
-    parser.add_argument("--k-paths", type=int, default=4, help="incremental: candidate paths per flow")
+    parser.add_argument("--k-paths", type=int, default=4, help="incremental and batch: candidate paths per flow")
     parser.add_argument("--sur-form", choices=("flow", "product"), default="flow")
 
 

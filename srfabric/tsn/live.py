@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 from srfabric.errors import ModelError
 from srfabric.model.fabric import Fabric
+from srfabric.tsn.batch import BatchResult, admit_batch
 from srfabric.tsn.gcl import PortGcl, build_gcls, windows_to_entries
 from srfabric.tsn.incremental import Admission
 from srfabric.tsn.mip import SolveOptions
@@ -196,6 +197,40 @@ class LivePlanner:
                                              "streams") from None
             self.streams[stream.id] = (stream, multiple)
             return repaired
+
+    def admit_batch(self, requests: Sequence[tuple[Stream, Sequence[tuple[str, ...]] | None]], max_moves: int = 2
+                    ) -> tuple[BatchResult, dict[str, str], Callable[[], None]]:
+        """Admit ``requests`` (stream, its paths or None) together (:mod:`srfabric.tsn.batch`): as many as the
+        batch's order, repair and swaps find room for. Returns where they went, why each refused one was
+        refused, and how to undo it all. Admitted streams stay admitted (some may move). A request that is
+        not one (a period off the grid, a frame too big, an id taken) raises :class:`ModelError` and
+        nothing changes."""
+        prepared, refused = [], {}
+        for stream, paths in requests:
+            if stream.id in self.streams:
+                raise ModelError("id", f"stream {stream.id!r} is already admitted")
+            multiple = self.multiple(stream)
+            try:
+                prepared.append((stream, multiple, self._candidates(stream, paths)))
+            except Refused as reason:
+                refused[stream.id] = str(reason)
+        before = {name: self.admission.admitted[name][0] for name in self.streams}
+        result = admit_batch(self.admission, prepared, max_moves)
+        window = "" if self.duty_percent is None else f" in the {self.duty_percent} % duty cycle's window"
+        for stream, multiple, candidates in prepared:
+            if stream.id in result.placed:
+                self.streams[stream.id] = (stream, multiple)
+            else:
+                refused[stream.id] = (f"slot: no slot{window} on any of the {len(candidates)} candidate path(s) "
+                                      f"from {stream.src} to {stream.dst} for this batch, nor after moving up to "
+                                      f"{max_moves} admitted streams")
+
+        def undo() -> None:
+            for name in result.placed:
+                self.remove(name)
+            self.admission.replace([(before[a.stream], self.streams[a.stream][1]) for a in result.moved])
+
+        return result, {stream.id: refused[stream.id] for stream, _ in requests if stream.id in refused}, undo
 
     def place(self, stream: Stream, assignment: Assignment) -> None:
         """Record a stream placed before (after a restart); raises when it collides."""

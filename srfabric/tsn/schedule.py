@@ -8,7 +8,7 @@ from typing import Any
 from srfabric.errors import ModelError
 from srfabric.tsn.slots import Problem
 
-METHODS = ("sur", "spr", "sfr", "incremental")
+METHODS = ("sur", "spr", "sfr", "incremental", "batch")
 
 
 @dataclass(frozen=True)

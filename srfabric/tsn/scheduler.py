@@ -8,8 +8,8 @@ Examples
 ...     [("a1", "s1"), ("a2", "s1"), ("s1", "s2"), ("s2", "b1"), ("s2", "b2")],
 ... )
 >>> problem = Problem.slotted(net, [Stream("f1", "a1", "b1"), Stream("f2", "a2", "b2")], slots=1)
->>> [len(schedule(problem, method).assignments) for method in ("sur", "spr", "sfr", "incremental")]
-[1, 1, 1, 1]
+>>> [len(schedule(problem, method).assignments) for method in ("sur", "spr", "sfr", "incremental", "batch")]
+[1, 1, 1, 1, 1]
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, field, replace
 
 from srfabric.errors import ModelError
+from srfabric.tsn.batch import schedule_batch
 from srfabric.tsn.ilp_paths import solve_paths
 from srfabric.tsn.ilp_sur import SUR_FORMS, solve_sur
 from srfabric.tsn.incremental import schedule_incremental
@@ -43,7 +44,8 @@ class SchedulerOptions:
 
 
 def schedule(problem: Problem, method: str, options: SchedulerOptions | None = None) -> Schedule:
-    """Compute a schedule for ``problem`` with ``method`` (one of ``sur``, ``spr``, ``sfr``, ``incremental``).
+    """Compute a schedule for ``problem`` with ``method`` (one of ``sur``, ``spr``, ``sfr``, ``incremental``,
+    ``batch``).
 
     A stream whose deadline not even its shortest path meets is left out, with the reason; the others keep to
     paths that meet theirs (candidate paths are cut to length, and a route the method chose too long is
@@ -100,11 +102,13 @@ def _within_deadline(problem: Problem, candidates: list[list[tuple[str, ...]]]) 
 def _schedule(problem: Problem, method: str, options: SchedulerOptions, finder: PathFinder) -> Schedule:
     began = time.perf_counter()
     deadlines = problem.timing is not None and any(s.deadline_ns is not None for s in problem.streams)
-    if method == "incremental":
+    if method in ("incremental", "batch"):
         candidates = None
         if deadlines:
             candidates = _within_deadline(problem, [finder.k_shortest(s.src, s.dst, options.k_paths)
                                                     for s in problem.streams])
+        if method == "batch":  # all requests at once, in an order of our choosing, always with repair
+            return schedule_batch(problem, options.k_paths, finder, candidates, max_moves=options.max_moves or 2)
         return schedule_incremental(problem, options.k_paths, finder, candidates, max_moves=options.max_moves)
     if method == "sur":
         start = None

@@ -15,7 +15,8 @@ def test_quick_bench_writes_results(tmp_path: Path, capsys: pytest.CaptureFixtur
     summary = json.loads(capsys.readouterr().out)
     folder = Path(summary["folder"])
     assert {p.name for p in folder.iterdir()} == {"runs.csv", "summary.json", "fig4.png"}
-    assert set(summary["quality_vs_sur"]) == {"spr", "sfr", "incremental", "repair", "repair+reopt", "any-moves"}
+    assert set(summary["quality_vs_sur"]) == {"spr", "sfr", "incremental", "repair", "repair+reopt", "batch",
+                                           "any-moves"}
     assert summary["repair_vs_any_moves"]["scenarios"] == 2
     assert summary["repair_single_admission_ms"]["admissions"] > 0
     for quality in summary["quality_vs_sur"].values():
