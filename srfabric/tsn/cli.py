@@ -11,8 +11,11 @@ from srfabric.errors import ModelError
 from srfabric.tsn.files import network_from_json, read_json, read_text, streams_from_json
 from srfabric.tsn.model import Network, Stream
 from srfabric.tsn.schedule import METHODS, Schedule, schedule_from_json
-from srfabric.tsn.slots import SlotModel, plan, shortest_diameter
+from srfabric.tsn.slots import DEFAULT_DIAMETER, WIRE_OVERHEAD_BYTES, SlotModel, plan, shortest_diameter
+from srfabric.tsn.timed import TimedProblem, TimedSchedule
 from srfabric.tsn.tsnkit import TSNKIT_GRID_NS
+
+TIMED_METHODS = ("nowait",)  # fine-grained: per-link transmission times instead of slots
 
 
 def add_parsers(commands: argparse._SubParsersAction) -> None:
@@ -20,7 +23,8 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     tsn = commands.add_parser("tsn", help="time-triggered streams: routes, slots and gate control lists")
     sub = tsn.add_subparsers(dest="tsn_command", required=True)
 
-    schedule = sub.add_parser("schedule", help="compute routes and slots (TSSDN S/UR, S/PR, S/FR, incremental, batch)")
+    schedule = sub.add_parser("schedule", help="compute routes and slots (TSSDN S/UR, S/PR, S/FR, incremental, batch) "
+                                               "or per-link transmission times (nowait)")
     _problem_args(schedule)
     schedule.add_argument("--json", action="store_true", help="print the schedule as one JSON object")
     schedule.add_argument("--tsnkit-out", metavar="DIR", help="also write tsnkit's GCL/OFFSET/ROUTE/QUEUE CSVs here")
@@ -48,7 +52,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
 def _problem_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--topology", required=True, help="topology JSON, or tsnkit's topology CSV (*.csv)")
     parser.add_argument("--flows", required=True, help="flows JSON, or tsnkit's stream CSV (*.csv)")
-    parser.add_argument("--method", choices=METHODS, default="spr")
+    parser.add_argument("--method", choices=METHODS + TIMED_METHODS, default="spr")
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--slots", type=int, help="number of slots per base period")
     size.add_argument("--base-period-ns", type=int, help="base period (default: gcd of the flows' periods)")
@@ -68,6 +72,9 @@ def _problem_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--path-cap", type=int, default=32, help="S/PR: shortest paths per flow")
     parser.add_argument("--k-paths", type=int, default=4, help="incremental and batch: candidate paths per flow")
     parser.add_argument("--sur-form", choices=("flow", "product"), default="flow")
+    parser.add_argument("--overhead-bytes", type=int,
+                        help="nowait: bytes on the wire besides each frame's size (default: 0 for tsnkit's CSV "
+                             f"input, else {WIRE_OVERHEAD_BYTES})")
 
 
 def load_inputs(topology: str, flows: str) -> tuple[Network, list[Stream]]:
@@ -97,12 +104,30 @@ def slot_model(args: argparse.Namespace, network: Network, streams: list[Stream]
     return SlotModel(diameter=diameter, store_and_forward=store_and_forward, grid_ns=grid)
 
 
-def compute(args: argparse.Namespace) -> Schedule:
-    """Plan slots and run the chosen method."""
+def timed_problem(args: argparse.Namespace, network: Network, streams: list[Stream]) -> TimedProblem:
+    """The fine-grained problem the options ask for; tsnkit's input gets tsnkit's model (100 ns grid, sizes
+    as they are on the wire)."""
+    from_tsnkit = args.topology.endswith(".csv")
+    if args.diameter is not None and args.diameter < 1:
+        raise ModelError("diameter", f"must be >= 1, got {args.diameter}")
+    hops = args.diameter if args.diameter is not None else max(DEFAULT_DIAMETER, shortest_diameter(network, streams))
+    grid = args.grid_ns if args.grid_ns is not None else TSNKIT_GRID_NS if from_tsnkit else 1
+    overhead = args.overhead_bytes if args.overhead_bytes is not None else 0 if from_tsnkit else WIRE_OVERHEAD_BYTES
+    return TimedProblem.build(network, streams, grid, overhead, hops)
+
+
+def compute(args: argparse.Namespace) -> Schedule | TimedSchedule:
+    """Plan slots and run the chosen method (or the fine-grained one)."""
     from srfabric.tsn.mip import SolveOptions
     from srfabric.tsn.scheduler import SchedulerOptions, schedule
 
     network, streams = load_inputs(args.topology, args.flows)
+    if args.method in TIMED_METHODS:
+        from srfabric.tsn.timed_heuristic import schedule_nowait
+
+        if args.k_paths < 1:
+            raise ModelError("k-paths", f"must be >= 1, got {args.k_paths}")
+        return schedule_nowait(timed_problem(args, network, streams), args.k_paths)
     model = slot_model(args, network, streams)
     problem = plan(network, streams, args.slots, args.base_period_ns, model, phases=not args.no_phases)
     if args.time_limit <= 0:
@@ -126,10 +151,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _schedule(args: argparse.Namespace) -> int:
+    from srfabric.tsn.timed_verify import verify_timed
     from srfabric.tsn.verify import verify
 
     result = compute(args)
-    problems = verify(result)
+    problems = verify_timed(result) if isinstance(result, TimedSchedule) else verify(result)
     if problems:  # A solver bug, not bad input: say so plainly rather than print a wrong schedule.
         raise ModelError("schedule", "the verifier rejected the result: " + "; ".join(problems[:3]))
     if args.tsnkit_out:
@@ -138,6 +164,9 @@ def _schedule(args: argparse.Namespace) -> int:
         write_tsnkit(result, args.tsnkit_out)
     if args.json:
         print(json.dumps(result.to_json()))
+        return 0
+    if isinstance(result, TimedSchedule):
+        _print_timed(result)
         return 0
     from rich.console import Console
     from rich.table import Table
@@ -163,16 +192,42 @@ def _schedule(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_timed(result: TimedSchedule) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    problem = result.problem
+    streams = {s.id: s for s in problem.streams}
+    table = Table(title=f"{result.method}: {len(result.assignments)} of {len(problem.streams)} flows scheduled")
+    for column in ("flow", "period ns", "offset ns", "latency ns", "path"):
+        table.add_column(column)
+    for a in result.assignments:
+        stream = streams[a.stream]
+        table.add_row(a.stream, str(stream.period_ns), str(a.offset_ns), str(problem.latency_ns(stream, a.path)),
+                      " → ".join(a.path))
+    console = Console()
+    console.print(table)
+    console.print(f"hyperperiod {problem.hyperperiod_ns} ns on a {problem.grid_ns} ns grid; solve "
+                  f"{result.solve_s * 1000:.1f} ms; unscheduled: {', '.join(sorted(result.reasons)) or 'none'}")
+    for name, reason in sorted(result.reasons.items()):
+        console.print(f"  {name}: {reason}")
+
+
 def _gcl(args: argparse.Namespace) -> int:
-    from srfabric.tsn.gcl import build_gcls
+    from srfabric.tsn.gcl import build_gcls, build_timed_gcls
     from srfabric.tsn.render import to_taprio, to_yang
 
     if args.guard_bytes < 0:
         raise ModelError("guard-bytes", f"must be >= 0, got {args.guard_bytes}")
     if args.base_time_ns < 0:
         raise ModelError("base-time-ns", f"must be >= 0, got {args.base_time_ns}")
+    if args.schedule and args.method in TIMED_METHODS:
+        raise ModelError("schedule", f"a saved schedule is read for the slot methods only, not {args.method}")
     result = _saved_schedule(args) if args.schedule else compute(args)
-    gcls = build_gcls(result, args.guard_bytes, args.include_hosts, base_time_ns=args.base_time_ns)
+    if isinstance(result, TimedSchedule):
+        gcls = build_timed_gcls(result, args.guard_bytes, args.include_hosts, base_time_ns=args.base_time_ns)
+    else:
+        gcls = build_gcls(result, args.guard_bytes, args.include_hosts, base_time_ns=args.base_time_ns)
     if args.format == "yang":
         print(json.dumps(to_yang(gcls), indent=1))
     else:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from srfabric.tsn.model import SWITCH
 from srfabric.tsn.schedule import Schedule
 from srfabric.tsn.slots import SlotModel
+from srfabric.tsn.timed import TimedSchedule
 
 TT_CLASS = 1
 BE_CLASS = 0
@@ -118,3 +119,29 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
         else:
             merged.append((start, end))
     return merged
+
+
+def build_timed_gcls(
+    schedule: TimedSchedule,
+    guard_bytes: int = BE_FRAME_BYTES,
+    include_hosts: bool = False,
+    tt_class: int = TT_CLASS,
+    be_class: int = BE_CLASS,
+    base_time_ns: int = 0,
+) -> list[PortGcl]:
+    """One :class:`PortGcl` per egress port of a fine-grained schedule: the time-triggered class open in its
+    frames' windows over the hyperperiod (the cycle), a guard band before each, best effort the rest."""
+    problem = schedule.problem
+    network = problem.network
+    slot_model = SlotModel(overhead_bytes=problem.overhead_bytes)
+    gcls = []
+    for (node, peer), spans in sorted(schedule.windows().items()):
+        if network.kinds[node] != SWITCH and not include_hosts:
+            continue
+        rate = network.link_of(network.edge_index[node, peer]).rate_bps
+        guard = min(slot_model.frame_ns(guard_bytes, rate), min(s.period_ns for s in problem.streams))
+        entries = windows_to_entries(_merge([(start, end) for start, end, _ in spans]), problem.hyperperiod_ns,
+                                     guard, 1 << tt_class, 1 << be_class)
+        gcls.append(PortGcl(node, peer, network.interface(node, peer), problem.hyperperiod_ns, base_time_ns, entries,
+                            tt_class, be_class))
+    return gcls

@@ -23,12 +23,14 @@ import ast
 import csv
 import io
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 from srfabric.errors import ModelError
 from srfabric.tsn.gcl import build_gcls
 from srfabric.tsn.model import HOST, SWITCH, Link, Network, Stream
 from srfabric.tsn.schedule import Schedule
+from srfabric.tsn.timed import TimedSchedule
 
 TOPOLOGY_HEADER = ["link", "q_num", "rate", "t_proc", "t_prop"]
 TSNKIT_GRID_NS = 100  # tsnkit's T_SLOT: its simulator steps in 100 ns and releases a frame only on that grid
@@ -118,9 +120,10 @@ def _node_numbers(network: Network) -> dict[str, int]:
     return {name: index for index, name in enumerate(names)}
 
 
-def schedule_to_tsnkit(schedule: Schedule, tt_queue: int = 1) -> dict[str, str]:
+def schedule_to_tsnkit(schedule: Schedule | TimedSchedule, tt_queue: int = 1) -> dict[str, str]:
     """tsnkit's output files (``GCL``, ``OFFSET``, ``ROUTE``, ``QUEUE``) as CSV texts, times in ns, and beside
-    them the task file they go with (``task``) and its stream numbers (``ids``).
+    them the task file they go with (``task``) and its stream numbers (``ids``), for a slot schedule or a
+    fine-grained (:class:`TimedSchedule`) one.
 
     tsnkit's simulator walks every row of the task file and numbers streams by
     row, so the task file lists the scheduled streams only, numbered 0..n-1 in
@@ -129,13 +132,32 @@ def schedule_to_tsnkit(schedule: Schedule, tt_queue: int = 1) -> dict[str, str]:
     tsnkit), else they are numbered in file order. A frame's offset is its
     release time within its own period, as the simulator reads it.
     """
+    if isinstance(schedule, TimedSchedule):
+        cycle = schedule.problem.hyperperiod_ns
+        routes = {a.stream: (a.path, a.offset_ns) for a in schedule.assignments}
+        windows = {hop: [(start, end) for start, end, _ in spans] for hop, spans in schedule.windows().items()}
+        return _files(schedule.problem.network, schedule.problem.streams, routes, windows, cycle, tt_queue)
     problem = schedule.problem
-    number = _node_numbers(problem.network)
-    scheduled = schedule.scheduled_ids
-    kept = [s for s in problem.streams if s.id in scheduled]
-    stream_number = {stream.id: index for index, stream in enumerate(kept)}
-    streams = {s.id: s for s in problem.streams}
     cycle = math.lcm(*(s.period_ns for s in problem.streams)) if problem.streams else problem.base_period_ns
+    periods = {s.id: s.period_ns for s in problem.streams}
+    routes = {a.stream: (a.path, schedule.offset_ns(a) % periods[a.stream]) for a in schedule.assignments}
+    windows = {}
+    for gcl in build_gcls(schedule, include_hosts=True):
+        at, spans = 0, []
+        for entry in gcl.entries:
+            if entry.mask & (1 << gcl.tt_class):
+                spans += [(repeat + at, repeat + at + entry.duration_ns) for repeat in range(0, cycle, gcl.cycle_ns)]
+            at += entry.duration_ns
+        windows[gcl.node, gcl.peer] = spans
+    return _files(problem.network, problem.streams, routes, windows, cycle, tt_queue)
+
+
+def _files(network: Network, streams: Sequence[Stream], routes: dict[str, tuple[tuple[str, ...], int]],
+           windows: dict[tuple[str, str], list[tuple[int, int]]], cycle: int, tt_queue: int) -> dict[str, str]:
+    """The six CSV texts from each scheduled stream's (path, release offset) and each link's open windows."""
+    number = _node_numbers(network)
+    kept = [s for s in streams if s.id in routes]
+    stream_number = {stream.id: index for index, stream in enumerate(kept)}
 
     def link(u: str, v: str) -> str:
         return str((number[u], number[v]))
@@ -154,29 +176,22 @@ def schedule_to_tsnkit(schedule: Schedule, tt_queue: int = 1) -> dict[str, str]:
         writers["task"].writerow([stream_number[stream.id], number[stream.src], f"[{number[stream.dst]}]",
                                   stream.size_bytes, stream.period_ns, deadline, jitter])
         writers["ids"].writerow([stream_number[stream.id], stream.id])
-    for assignment in sorted(schedule.assignments, key=lambda a: stream_number[a.stream]):
-        stream = streams[assignment.stream]
-        first = schedule.offset_ns(assignment) % stream.period_ns
-        hops = list(zip(assignment.path, assignment.path[1:], strict=False))
-        number_of = stream_number[stream.id]
+    for stream in kept:
+        path, offset = routes[stream.id]
+        hops = list(zip(path, path[1:], strict=False))
         for frame in range(cycle // stream.period_ns):
-            writers["OFFSET"].writerow([number_of, frame, first])
+            writers["OFFSET"].writerow([stream_number[stream.id], frame, offset])
             for u, v in hops:
-                writers["QUEUE"].writerow([number_of, frame, link(u, v), tt_queue])
+                writers["QUEUE"].writerow([stream_number[stream.id], frame, link(u, v), tt_queue])
         for u, v in hops:
-            writers["ROUTE"].writerow([number_of, link(u, v)])
-    for gcl in build_gcls(schedule, include_hosts=True):
-        at = 0
-        for entry in gcl.entries:
-            if entry.mask & (1 << gcl.tt_class):
-                for repeat in range(0, cycle, gcl.cycle_ns):
-                    writers["GCL"].writerow([link(gcl.node, gcl.peer), tt_queue, repeat + at,
-                                             repeat + at + entry.duration_ns, cycle])
-            at += entry.duration_ns
+            writers["ROUTE"].writerow([stream_number[stream.id], link(u, v)])
+    for (u, v), spans in sorted(windows.items()):
+        for start, end in spans:
+            writers["GCL"].writerow([link(u, v), tt_queue, start, end, cycle])
     return {name: buffer.getvalue() for name, buffer in files.items()}
 
 
-def write_tsnkit(schedule: Schedule, directory: str | Path, name: str = "srfabric") -> list[Path]:
+def write_tsnkit(schedule: Schedule | TimedSchedule, directory: str | Path, name: str = "srfabric") -> list[Path]:
     """Write ``<name>-GCL.csv`` and the others into ``directory``; returns the paths. Run tsnkit's simulator
     as ``python -m tsnkit.simulation.tas DIR/<name>-task.csv DIR/<name>``."""
     folder = Path(directory)

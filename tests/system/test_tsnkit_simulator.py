@@ -66,3 +66,31 @@ def test_tsnkit_simulator_accepts_the_export(tmp_path: Path, capsys: pytest.Capt
     assert len(seen) == scheduled
     for flow, delay, jitter in seen:
         assert float(delay) <= deadlines[int(flow)] and float(jitter) == 0.0
+
+
+@pytest.mark.parametrize(("streams", "period", "topology", "deadline"), [
+    (40, 1, 1, 1),  # a ring, one period
+    (60, 3, 3, 1),  # a mesh, four periods
+    (40, 1, 0, 4),  # a line with deadlines of 0 to 50 us
+])
+def test_tsnkit_simulator_accepts_the_no_wait_schedules(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                        streams: int, period: int, topology: int,
+                                                        deadline: int) -> None:
+    assert TSNKIT_PYTHON.exists(), "run `make bootstrap`: it makes .venv-tsnkit"
+    topo, task = generate(tmp_path / "instance", streams, period, topology, deadline)
+    out = tmp_path / "kit"
+    assert main(["tsn", "schedule", "--topology", str(topo), "--flows", str(task), "--method", "nowait", "--json",
+                 "--tsnkit-out", str(out)]) == 0
+    document = json.loads(capsys.readouterr().out)
+    scheduled = len(document["streams"])
+    assert scheduled + len(document["unscheduled"]) == streams
+    if deadline == 1:
+        assert scheduled == streams
+    rows = (out / "srfabric-task.csv").read_text().splitlines()[1:]
+    deadlines = {int(row.split(",")[0]): int(row.split(",")[-2]) for row in rows}
+    report = simulate(out / "srfabric-task.csv", out / "srfabric")
+    assert "[Potential Errors]: []" in report
+    seen = STATISTICS.findall(report)
+    assert len(seen) == scheduled
+    for flow, delay, jitter in seen:
+        assert float(delay) <= deadlines[int(flow)] and float(jitter) == 0.0
