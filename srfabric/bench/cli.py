@@ -29,6 +29,13 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     capacity.add_argument("--quick", action="store_true", help="two low rates, one second each")
     capacity.add_argument("--out", default="results", help="results root folder")
     capacity.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    kit = sub.add_parser("tsnkit", help="fine-grained scheduling against tsnkit's algorithms on its generator's "
+                                        "instances, every schedule through its simulator")
+    kit.add_argument("--quick", action="store_true", help="one small instance, two tsnkit algorithms")
+    kit.add_argument("--out", default="results", help="results root folder")
+    kit.add_argument("--time-limit", type=float, default=None, help="seconds per tsnkit run (default 20, quick 10)")
+    kit.add_argument("--seed", type=int, default=1)
+    kit.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     deploy = sub.add_parser("deploy", help="SFC study Fig. 5: chain deployment time through the REST API (root)")
     deploy.add_argument("--quick", action="store_true", help="N = 1, 5, 10, three times each, 100 chains for the rate")
     deploy.add_argument("--out", default="results", help="results root folder")
@@ -43,6 +50,14 @@ def run(args: argparse.Namespace) -> int:
 
         summary, folder = run_capacity(args.quick, args.out, print if not args.json else (lambda _: None))
         return report(args, summary, folder, print_capacity, "steps.csv, summary.json, capacity.png")
+    if args.bench_command == "tsnkit":
+        from srfabric.bench.tsnkit_compare import run_bench as run_tsnkit
+
+        if args.time_limit is not None and args.time_limit <= 0:
+            raise ModelError("time-limit", f"must be > 0, got {args.time_limit}")
+        summary, folder = run_tsnkit(args.quick, args.out, args.time_limit, args.seed,
+                                     print if not args.json else (lambda _: None))
+        return report(args, summary, folder, print_tsnkit, "runs.csv, summary.json, tsnkit.png")
     if args.bench_command == "deploy":
         from srfabric.bench.deploy import print_deploy, run_deploy
         from srfabric.testbed.net import ovs_running
@@ -106,6 +121,25 @@ def print_summary(summary: dict[str, Any]) -> None:
         console.print(table)
     for name, goal in summary["goals"].items():
         console.print(f"goal {name}: {'met' if goal['met'] else 'NOT met'} {goal}")
+
+
+def print_tsnkit(summary: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    table = Table(title="srfabric against tsnkit: streams scheduled (mean share), instances fully scheduled, "
+                        "median solve s, schedules clean in tsnkit's simulator and on deadlines")
+    for column in ("size", "method", "instances", "scheduled", "full", "median solve s", "clean / with a schedule"):
+        table.add_column(column)
+    for size, methods in summary["by_size"].items():
+        for method, row in methods.items():
+            table.add_row(size, method, str(row["instances"]), f"{row['scheduled_share']:.1%}",
+                          str(row["fully_scheduled"]), f"{row['median_solve_s']:.4f}",
+                          f"{row['clean']} / {row['with_schedule']}")
+    console.print(table)
+    for name, goal in summary["goals"].items():
+        console.print(f"goal {name}: {goal}")
 
 
 def print_capacity(summary: dict[str, Any]) -> None:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from srfabric.errors import ModelError
-from srfabric.tsn.model import Network, Stream, check_streams
+from srfabric.tsn.model import Link, Network, Stream, check_streams
 from srfabric.tsn.slots import DEFAULT_DIAMETER, WIRE_OVERHEAD_BYTES
 
 MAX_FRAMES_PER_HYPERPERIOD = 4096  # frames of the fastest stream in one hyperperiod: the GCLs grow with it
@@ -39,6 +39,10 @@ MAX_FRAMES_PER_HYPERPERIOD = 4096  # frames of the fastest stream in one hyperpe
 
 def ceil_to(value: int, grid: int) -> int:
     return -(-value // grid) * grid
+
+
+def _wire_ns(wire_bytes: int, link: Link) -> int:
+    return math.ceil(wire_bytes * 8 * 1_000_000_000 / link.rate_bps)
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,8 @@ class TimedProblem:
     overhead_bytes: int = WIRE_OVERHEAD_BYTES
     max_hops: int = DEFAULT_DIAMETER
     hyperperiod_ns: int = 0
+    _timings: dict[tuple[int, tuple[str, ...]], tuple[tuple[int, ...], int]] = field(
+        default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def build(cls, network: Network, streams: Sequence[Stream], grid_ns: int = 1,
@@ -77,8 +83,7 @@ class TimedProblem:
 
     def wire_ns(self, stream: Stream, u: str, v: str) -> int:
         """The frame's time on the wire of link u→v."""
-        link = self.network.link_of(self.network.edge_index[u, v])
-        return math.ceil((stream.size_bytes + self.overhead_bytes) * 8 * 1_000_000_000 / link.rate_bps)
+        return _wire_ns(stream.size_bytes + self.overhead_bytes, self.network.link_of(self.network.edge_index[u, v]))
 
     def window_ns(self, stream: Stream, u: str, v: str) -> int:
         """How long the frame holds link u→v: its wire time on the grid."""
@@ -90,17 +95,25 @@ class TimedProblem:
 
     def hop_starts(self, stream: Stream, path: Sequence[str]) -> tuple[int, ...]:
         """When the frame starts on each hop, relative to its release (no waiting, every start on the grid)."""
-        starts, at = [], 0
-        for u, v in zip(path, path[1:], strict=False):
-            starts.append(at)
-            at = ceil_to(at + self.wire_ns(stream, u, v) + self.hop_ns(u, v), self.grid_ns)
-        return tuple(starts)
+        return self._timing(stream.size_bytes, tuple(path))[0]
 
     def latency_ns(self, stream: Stream, path: Sequence[str]) -> int:
         """From release to the end of the last hop's processing (tsnkit's end-to-end delay)."""
-        starts = self.hop_starts(stream, path)
-        u, v = path[-2], path[-1]
-        return starts[-1] + self.wire_ns(stream, u, v) + self.hop_ns(u, v)
+        return self._timing(stream.size_bytes, tuple(path))[1]
+
+    def _timing(self, size_bytes: int, path: tuple[str, ...]) -> tuple[tuple[int, ...], int]:
+        """(hop starts, latency) of a frame of ``size_bytes`` on ``path``, worked out once per size and path."""
+        key = (size_bytes, path)
+        found = self._timings.get(key)
+        if found is None:
+            starts, at, latency = [], 0, 0
+            for u, v in zip(path, path[1:], strict=False):
+                link = self.network.link_of(self.network.edge_index[u, v])
+                starts.append(at)
+                latency = at + _wire_ns(size_bytes + self.overhead_bytes, link) + link.t_proc_ns + link.t_prop_ns
+                at = ceil_to(latency, self.grid_ns)
+            found = self._timings[key] = (tuple(starts), latency)
+        return found
 
 
 @dataclass(frozen=True)

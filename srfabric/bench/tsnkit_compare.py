@@ -1,0 +1,299 @@
+"""``srfabric bench tsnkit``: srfabric's schedulers against tsnkit's algorithms on tsnkit's own benchmark.
+
+Instances come from tsnkit's generator (its topologies: line, ring, tree, mesh;
+its period, size and deadline options), made once per run with seeded random
+generators. Every instance is scheduled by srfabric's fine-grained ``nowait``
+and slot-based ``incremental`` methods in this process, and by each tsnkit
+algorithm in a process of its own in tsnkit's virtualenv (``.venv-tsnkit``,
+one worker, its time limit). Every schedule, theirs and ours, then goes
+through tsnkit's TAS simulator, and each stream's simulated delay is checked
+against its deadline.
+
+tsnkit's algorithms schedule an instance whole or not at all, so "streams
+scheduled" is all of them when an algorithm reports ``schedulable`` and none
+otherwise; srfabric's methods schedule what fits and say why the rest did
+not. Runtimes compare like with like: tsnkit's solve time (its ``algo_time``,
+after it has loaded the files and listed its paths) against srfabric's time in
+the scheduling call with its candidate paths listed beforehand; each side's
+whole run (a fresh process for tsnkit, the call with path search for us) is
+recorded too.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import statistics
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from srfabric.errors import ModelError
+from srfabric.tsn import tsnkit
+from srfabric.tsn.paths import PathFinder
+from srfabric.tsn.timed import TimedProblem
+from srfabric.tsn.timed_heuristic import candidate_paths, schedule_nowait
+from srfabric.tsn.timed_verify import verify_timed
+
+ROOT = Path(__file__).resolve().parents[2]
+TSNKIT_PYTHON = ROOT / ".venv-tsnkit" / "bin" / "python"
+RUNNER = Path(__file__).with_name("tsnkit_runner.py")
+ALGORITHMS = ("ls", "ls_pl", "ls_tb", "dt", "at", "smt_wa", "smt_fr", "smt_pr", "i_omt")
+OURS = ("nowait", "incremental")
+TOPOLOGIES = {0: "line", 1: "ring", 2: "tree", 3: "mesh"}
+FLOW = re.compile(r"Flow\s+(\d+):\s+Average delay:\s+(\S+)\s+Average jitter:\s+(\S+)")
+ERRORS = re.compile(r"\[Potential Errors\]:\s*(\[.*?\])", re.S)
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One generated instance: its generator options and its two files."""
+
+    name: str
+    topology: str
+    switches: int
+    streams: int
+    period: int  # tsnkit's period option: 1 one period (2 ms), 3 four periods (0.5-4 ms)
+    deadline: int  # tsnkit's deadline option: 1 the period, 3 drawn from 10 us to 400 us
+    task: Path
+    topo: Path
+
+
+@dataclass(frozen=True)
+class Plan:
+    sizes: tuple[tuple[int, int], ...]  # (switches, streams)
+    topologies: tuple[int, ...]
+    periods: tuple[int, ...]
+    deadlines: tuple[int, ...]
+    algorithms: tuple[str, ...]
+    time_limit_s: float
+
+    @classmethod
+    def make(cls, quick: bool, time_limit_s: float | None = None) -> Plan:
+        if quick:
+            return cls(((8, 10),), (1,), (1,), (1,), ("ls", "dt"), time_limit_s or 10.0)
+        return cls(((8, 10), (8, 50), (16, 100), (32, 200)), (0, 1, 2, 3), (1, 3), (1, 3), ALGORITHMS,
+                   time_limit_s or 20.0)
+
+    def combinations(self) -> list[tuple[int, int, int, int, int]]:
+        """(switches, streams, topology, period, deadline) of every instance. tsnkit lists every simple path
+        of a network when it loads it, so meshes stay at 16 switches (a 24-switch mesh did not load in 4 min)."""
+        return [(switches, streams, topology, period, deadline)
+                for switches, streams in self.sizes for topology in self.topologies
+                for period in self.periods for deadline in self.deadlines
+                if not (topology == 3 and switches > 16)]
+
+
+def generate(folder: Path, plan: Plan, seed: int = 1) -> list[Instance]:
+    """tsnkit's generator, seeded, for every combination of the plan; one folder per instance."""
+    if not TSNKIT_PYTHON.exists():
+        raise ModelError("tsnkit", f"{TSNKIT_PYTHON} is missing: run `make bootstrap`, which makes .venv-tsnkit")
+    instances = []
+    for switches, streams, topology, period, deadline in plan.combinations():
+        name = f"{TOPOLOGIES[topology]}-{switches}sw-{streams}st-p{period}-d{deadline}"
+        where = folder / name
+        where.mkdir(parents=True, exist_ok=True)
+        args = ["--num_ins", "1", "--num_stream", str(streams), "--num_sw", str(switches), "--period", str(period),
+                "--size", "2", "--deadline", str(deadline), "--topo", str(topology), "--output", f"{where}/"]
+        # The generator draws from numpy's and Python's global generators unseeded: seed them first.
+        seeded = (f"import random, runpy, sys, numpy; random.seed({seed}); numpy.random.seed({seed}); "
+                  "sys.argv = ['generator', *sys.argv[1:]]; "
+                  "runpy.run_module('tsnkit.data.generator', run_name='__main__')")
+        subprocess.run([str(TSNKIT_PYTHON), "-c", seeded, *args], check=True, capture_output=True, cwd=where,
+                       timeout=300)
+        instances.append(Instance(name, TOPOLOGIES[topology], switches, streams, period, deadline,
+                                  where / "1_task.csv", where / "1_topo.csv"))
+    return instances
+
+
+def simulate(task: Path, prefix: Path, timeout_s: float = 900.0) -> dict[str, Any]:
+    """tsnkit's TAS simulator on a schedule: its error list and each stream's delay and jitter (ns)."""
+    done = subprocess.run([str(TSNKIT_PYTHON), "-m", "tsnkit.simulation.tas", str(task), str(prefix), "--no-draw"],
+                          capture_output=True, text=True, timeout=timeout_s, check=False, cwd=prefix.parent)
+    found = ERRORS.search(done.stdout)
+    errors = found.group(1) if found else "not run: " + done.stderr.strip()[-200:]
+    flows = {int(flow): (float(delay), float(jitter)) for flow, delay, jitter in FLOW.findall(done.stdout)}
+    return {"errors": errors, "flows": flows}
+
+
+def deadline_misses(task: Path, flows: dict[int, tuple[float, float]]) -> int:
+    """Streams of the task file whose simulated delay is past their deadline, or which never arrived."""
+    deadlines = {int(row.split(",")[0]): int(row.split(",")[5]) for row in task.read_text().splitlines()[1:] if row}
+    late = 0
+    for stream, deadline in deadlines.items():
+        delay = flows.get(stream, (float("nan"), 0.0))[0]
+        late += not delay <= deadline  # NaN (never delivered) counts as late
+    return late
+
+
+def run_ours(instance: Instance, method: str, out: Path) -> dict[str, Any]:
+    """One srfabric method on one instance: scheduled, times, verifier, tsnkit's simulator, deadlines."""
+    network = tsnkit.network_from_tsnkit(instance.topo.read_text())
+    streams = tsnkit.streams_from_tsnkit(instance.task.read_text())
+    began = time.perf_counter()
+    if method == "nowait":
+        problem = TimedProblem.build(network, streams, tsnkit.TSNKIT_GRID_NS, 0, max(8, instance.switches + 2))
+        finder = PathFinder(network, problem.max_hops)
+        for stream in streams:  # the candidate paths first, as tsnkit lists its paths before it solves
+            candidate_paths(problem, finder, stream, 4)
+        listed = time.perf_counter()
+        result = schedule_nowait(problem, 4, finder)
+        solve_s, problems, scheduled = time.perf_counter() - listed, verify_timed(result), len(result.assignments)
+        exported = result
+    else:
+        from srfabric.tsn.scheduler import schedule
+        from srfabric.tsn.slots import SlotModel, plan, shortest_diameter
+        from srfabric.tsn.verify import verify
+
+        model = SlotModel(diameter=shortest_diameter(network, streams), store_and_forward=True,
+                          grid_ns=tsnkit.TSNKIT_GRID_NS)
+        slotted = schedule(plan(network, streams, model=model), method)
+        solve_s, problems, scheduled = slotted.solve_s, verify(slotted), len(slotted.assignments)
+        exported = slotted  # type: ignore[assignment]
+    total_s = time.perf_counter() - began
+    folder = out / f"{instance.name}-{method}"
+    tsnkit.write_tsnkit(exported, folder)
+    sim: dict[str, Any] = {"errors": "[]", "flows": {}}
+    if scheduled:
+        sim = simulate(folder / "srfabric-task.csv", folder / "srfabric")
+    misses = deadline_misses(folder / "srfabric-task.csv", sim["flows"]) if scheduled else 0
+    shutil.rmtree(folder, ignore_errors=True)
+    return {"method": method, "side": "srfabric", "result": "schedulable" if scheduled == instance.streams else
+            "partial" if scheduled else "unschedulable", "scheduled": scheduled, "solve_s": solve_s,
+            "total_s": total_s, "verifier_problems": len(problems), "sim_errors": sim["errors"],
+            "deadline_misses": misses}
+
+
+def run_tsnkit(instance: Instance, algorithm: str, out: Path, limit_s: float) -> dict[str, Any]:
+    """One tsnkit algorithm on one instance in its own process; its schedule through the simulator."""
+    folder = out / f"{instance.name}-{algorithm}"
+    folder.mkdir(parents=True, exist_ok=True)
+    began = time.perf_counter()
+    try:
+        done = subprocess.run([str(TSNKIT_PYTHON), str(RUNNER), algorithm, str(instance.task), str(instance.topo),
+                               f"{folder}/", str(limit_s), algorithm], capture_output=True, text=True,
+                              timeout=limit_s * 3 + 60, check=False, cwd=folder)
+        lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+        verdict = json.loads(lines[-1][7:]) if lines else {"result": "error", "fields": []}
+    except subprocess.TimeoutExpired:
+        verdict = {"result": "unknown", "fields": []}
+    total_s = time.perf_counter() - began
+    fields = verdict.get("fields", [])
+    solve_s = float(fields[2]) if len(fields) > 2 else total_s
+    row = {"method": algorithm, "side": "tsnkit", "result": verdict["result"], "scheduled": 0, "solve_s": solve_s,
+           "total_s": total_s, "verifier_problems": 0, "sim_errors": "", "deadline_misses": 0}
+    if verdict["result"] == "schedulable":
+        sim = simulate(instance.task, folder / algorithm)
+        row.update(scheduled=instance.streams, sim_errors=sim["errors"],
+                   deadline_misses=deadline_misses(instance.task, sim["flows"]))
+    shutil.rmtree(folder, ignore_errors=True)
+    return row
+
+
+def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per instance size and method: streams scheduled, instances fully scheduled, median solve time, and
+    whether every schedule passed the simulator and the deadline check; the issue's goals."""
+    sizes = sorted({(r["switches"], r["streams"]) for r in rows})
+    table: dict[str, dict[str, Any]] = {}
+    for switches, streams in sizes:
+        key = f"{switches}sw-{streams}st"
+        table[key] = {}
+        for method in dict.fromkeys(r["method"] for r in rows):
+            mine = [r for r in rows if (r["switches"], r["streams"]) == (switches, streams) and r["method"] == method]
+            if not mine:
+                continue
+            table[key][method] = {
+                "instances": len(mine),
+                "scheduled_share": round(statistics.fmean(r["scheduled"] / r["streams"] for r in mine), 4),
+                "fully_scheduled": sum(r["scheduled"] == r["streams"] for r in mine),
+                "median_solve_s": round(statistics.median(r["solve_s"] for r in mine), 5),
+                "median_total_s": round(statistics.median(r["total_s"] for r in mine), 4),
+                "clean": sum(r["scheduled"] > 0 and r["sim_errors"] == "[]" and not r["deadline_misses"]
+                             and not r["verifier_problems"] for r in mine),
+                "with_schedule": sum(r["scheduled"] > 0 for r in mine),
+            }
+    return {"by_size": table, "goals": goals(table)}
+
+
+def goals(table: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """nowait against the best tsnkit algorithm of each size (most streams, then most full instances)."""
+    out: dict[str, Any] = {}
+    sizes_met = []
+    for size, methods in table.items():
+        theirs = {m: v for m, v in methods.items() if m not in OURS}
+        ours = methods.get("nowait")
+        if not theirs or ours is None:
+            continue
+        best_name, best = max(theirs.items(), key=lambda item: (item[1]["scheduled_share"],
+                                                                 item[1]["fully_scheduled"],
+                                                                 -item[1]["median_solve_s"]))
+        speedup = best["median_solve_s"] / max(ours["median_solve_s"], 1e-9)
+        met = (ours["scheduled_share"] >= best["scheduled_share"] and ours["fully_scheduled"] >= best["fully_scheduled"]
+               and speedup >= 10)
+        out[size] = {"best_tsnkit": best_name, "tsnkit_share": best["scheduled_share"],
+                     "nowait_share": ours["scheduled_share"], "tsnkit_full": best["fully_scheduled"],
+                     "nowait_full": ours["fully_scheduled"], "speedup": round(speedup, 1), "met": met}
+        sizes_met.append(met)
+    clean = all(v["clean"] == v["with_schedule"] for methods in table.values() for m, v in methods.items()
+                if m in OURS)
+    out["srfabric_schedules_all_clean"] = clean
+    out["met"] = bool(sizes_met) and all(sizes_met) and clean
+    return out
+
+
+def plot(summary: dict[str, Any], path: Path) -> None:
+    """Streams scheduled and median solve time per instance size, one line per method."""
+    from srfabric.lab.plot import pyplot
+
+    plt = pyplot()
+    figure, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    sizes = list(summary["by_size"])
+    methods = list(dict.fromkeys(m for v in summary["by_size"].values() for m in v))
+    for method in methods:
+        points = [(i, summary["by_size"][size][method]) for i, size in enumerate(sizes)
+                  if method in summary["by_size"][size]]
+        style = "o-" if method in OURS else "^--"
+        left.plot([i for i, _ in points], [v["scheduled_share"] * 100 for _, v in points], style, label=method)
+        right.plot([i for i, _ in points], [v["median_solve_s"] for _, v in points], style, label=method)
+    for ax, title, label in ((left, "streams scheduled", "% of the instance's streams (mean)"),
+                             (right, "solve time", "median seconds")):
+        ax.set_xticks(range(len(sizes)), sizes)
+        ax.set(title=title, ylabel=label, xlabel="switches - streams")
+        ax.grid(alpha=0.3)
+    right.set_yscale("log")
+    left.legend(fontsize=7, ncol=2)
+    figure.suptitle("srfabric against tsnkit on tsnkit's generated instances (tsnkit: all or nothing per instance)")
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def run_bench(quick: bool, out: str, time_limit_s: float | None = None, seed: int = 1,
+              progress: Any = print) -> tuple[dict[str, Any], Path]:
+    """Generate, schedule, simulate; writes runs.csv, summary.json and tsnkit.png."""
+    from srfabric.bench.output import machine, run_folder, write_csv, write_json
+
+    plan = Plan.make(quick, time_limit_s)
+    folder = run_folder(out, "tsnkit")
+    work = folder / "work"
+    instances = generate(work / "instances", plan, seed)
+    rows = []
+    for number, instance in enumerate(instances, start=1):
+        progress(f"[{number}/{len(instances)}] {instance.name}")
+        base = {"instance": instance.name, "topology": instance.topology, "switches": instance.switches,
+                "streams": instance.streams, "period_option": instance.period, "deadline_option": instance.deadline}
+        for method in OURS:
+            rows.append(base | run_ours(instance, method, work / "runs"))
+        for algorithm in plan.algorithms:
+            rows.append(base | run_tsnkit(instance, algorithm, work / "runs", plan.time_limit_s))
+    shutil.rmtree(work, ignore_errors=True)
+    write_csv(folder / "runs.csv", [{k: (round(v, 6) if isinstance(v, float) else v) for k, v in r.items()}
+                                    for r in rows])
+    summary = summarise(rows) | {"machine": machine(), "quick": quick, "time_limit_s": plan.time_limit_s,
+                                 "seed": seed, "instances": len(instances)}
+    write_json(folder / "summary.json", summary)
+    plot(summary, folder / "tsnkit.png")
+    return summary, folder
