@@ -35,25 +35,6 @@ def test_a_batch_admits_what_fits_and_lists_the_refused_with_their_reasons(tmp_p
     assert gates.ports and service.streams.view()["last_change"]["gated_ports"] == sorted(gates.ports)
 
 
-def test_a_batch_none_of_which_fits_gets_409_and_changes_nothing(tmp_path: Path) -> None:
-    service, gates = make(tmp_path, TWO_SLOTS)
-
-    async def scenario() -> ApiError:
-        await service.start()
-        ports = await host_ports(service)
-        for port in (5001, 5002):
-            await service.create("streams", stream(ports, udp_destination_port=port))
-        before = (dict(service.snapshot["streams"]), dict(service.controller.streams), dict(gates.ports))
-        with pytest.raises(ApiError) as refused:
-            await service.create_streams([stream(ports, udp_destination_port=5003, name="late")])
-        assert (dict(service.snapshot["streams"]), dict(service.controller.streams), dict(gates.ports)) == before
-        assert len(service.repo.load()["streams"]) == 2
-        return refused.value
-
-    refused = asyncio.run(scenario())
-    assert refused.status == 409 and refused.kind == "StreamNotAdmitted" and "slot: no slot" in refused.message
-
-
 def test_a_bad_item_gets_400_and_changes_nothing(tmp_path: Path) -> None:
     service, _ = make(tmp_path, TWO_SLOTS)
 

@@ -46,6 +46,17 @@ async def host_ports(service: SfcService) -> dict[str, str]:
     return ids
 
 
+def state(service: SfcService, gates: RecordingGates) -> tuple[dict[str, Any], ...]:
+    """What a refused change must leave as it was: the records, the controller's streams, the gates."""
+    return dict(service.snapshot["streams"]), dict(service.controller.streams), dict(gates.ports)
+
+
+async def fill_two_slots(service: SfcService, ports: dict[str, str]) -> None:
+    """Two h1 -> h3 streams: h1's link has no slot left."""
+    for port in (5001, 5002):
+        await service.create("streams", stream(ports, udp_destination_port=port))
+
+
 def stream(ports: dict[str, str], talker: str = "h1", listener: str = "h3", **fields: Any) -> dict[str, Any]:
     return {"talker": ports[talker], "listener": ports[listener], "period_ns": 60_000, "size_bytes": 200,
             "udp_destination_port": 5001, **fields}
@@ -71,24 +82,28 @@ def test_an_admitted_stream_gets_a_slot_a_path_an_entry_at_its_talker_and_gates(
     assert service.repo.load()["streams"][record["id"]]["slot"] == 0
 
 
-def test_a_stream_that_does_not_fit_gets_409_and_changes_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("bulk", "start"), [
+    (False, "slot: no slot is free on any of the 2 candidate path(s) from h1 to h3"),
+    (True, "slot: no slot on any of the 2 candidate path(s) from h1 to h3"),  # after the stream's id
+])
+def test_a_stream_that_does_not_fit_gets_409_and_changes_nothing(tmp_path: Path, bulk: bool, start: str) -> None:
     service, gates = make(tmp_path, TWO_SLOTS)
 
     async def scenario() -> ApiError:
         await service.start()
         ports = await host_ports(service)
-        for port in (5001, 5002):
-            await service.create("streams", stream(ports, udp_destination_port=port))
-        before = (dict(service.snapshot["streams"]), dict(service.controller.streams), dict(gates.ports))
+        await fill_two_slots(service, ports)
+        before = state(service, gates)
+        late = stream(ports, udp_destination_port=5003, name="late")
         with pytest.raises(ApiError) as refused:
-            await service.create("streams", stream(ports, udp_destination_port=5003))
-        assert (dict(service.snapshot["streams"]), dict(service.controller.streams), dict(gates.ports)) == before
+            await (service.create_streams([late]) if bulk else service.create("streams", late))
+        assert state(service, gates) == before
         assert len(service.repo.load()["streams"]) == 2
         return refused.value
 
     refused = asyncio.run(scenario())
     assert refused.status == 409 and refused.kind == "StreamNotAdmitted"
-    assert refused.message.startswith("slot: no slot is free on any of the 2 candidate path(s) from h1 to h3")
+    assert (refused.message.split(": ", 1)[1] if bulk else refused.message).startswith(start)
 
 
 @pytest.mark.parametrize(
