@@ -9,9 +9,12 @@ Examples
 --------
 >>> send_command("10.9.0.2", 5010, 100, 2000, 3000, "/tmp/r.log", "/tmp/s.log")[:7]
 ['ITGSend', '-a', '10.9.0.2', '-T', 'UDP', '-rp', '5010']
->>> delays_ns('Flow>0001 Seq>      1 Src> 10.0.0.1/1 Dest> 10.0.0.2/5 txTime>23:59:59.999990 '
-...           'rxTime>0:0:0.000015 Size>  100')
+>>> line = ('Flow>0001 Seq>      1 Src> 10.0.0.1/1 Dest> 10.0.0.2/5 txTime>23:59:59.999990 '
+...         'rxTime>0:0:0.000015 Size>  100')
+>>> delays_ns(line)
 [(1, 25000)]
+>>> packets(line)
+[(1, 86399999990000, 25000)]
 """
 
 from __future__ import annotations
@@ -47,14 +50,19 @@ def _ns(hours: str, minutes: str, seconds: str) -> int:
         (fraction + "000000000")[:9])
 
 
-def delays_ns(text: str) -> list[tuple[int, int]]:
-    """(sequence number, one-way delay in ns) of every packet line of ITGDec's text log (times of day, so a
-    receive time past midnight wraps)."""
+def packets(text: str) -> list[tuple[int, int, int]]:
+    """(sequence number, send time of day in ns, one-way delay in ns) of every packet line of ITGDec's text
+    log (times of day, so a receive time past midnight wraps)."""
     out = []
     for line in text.splitlines():
         match = _LINE.search(line)
         if match:
             sent = _ns(*match.group(2, 3, 4))
             received = _ns(*match.group(5, 6, 7))
-            out.append((int(match.group(1)), (received - sent) % DAY_NS))
+            out.append((int(match.group(1)), sent, (received - sent) % DAY_NS))
     return out
+
+
+def delays_ns(text: str) -> list[tuple[int, int]]:
+    """(sequence number, one-way delay in ns) of every packet line of ITGDec's text log."""
+    return [(seq, delay) for seq, _, delay in packets(text)]

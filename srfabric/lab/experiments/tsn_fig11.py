@@ -11,7 +11,9 @@ one API call (the talker's edge rewrites its header); the duty cycle raised to
 both changes at once after 100 of 180 s; separate phases show each one's
 share. Rates are a tenth of the paper's (probe 1,000 frames/s, best effort
 10 × 500 frames/s, 1,400 bytes) as an emulated CPU forwards them; each frame
-leaves at a random point of its period. Run it in the kernel lab:
+leaves at a random point of its period. D-ITG, the paper's probe, runs beside
+ours as a second stream on the same path (1,000 frames/s, exponential gaps:
+``tsn_ditg`` says why not constant ones). Run it in the kernel lab:
 ``srfabric kernel-lab run --ovs -- srfabric lab tsn-fig11``.
 """
 
@@ -22,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from srfabric.lab.core import Context, Experiment, Settings
+from srfabric.lab.experiments import tsn_ditg
 from srfabric.lab.experiments.tsn_fig9 import taprio_kernel
 from srfabric.lab.experiments.tsn_live import (
     PRIMARY,
@@ -40,6 +43,7 @@ from srfabric.southbound.taprio import tai_now_ns
 
 Row = dict[str, Any]
 PROBE_PORT, PROBE_PPS = 7001, 1000
+DITG_PORT = 7002  # the paper's probe came from D-ITG: a second probe beside ours, its own stream
 LOAD_PORTS, LOAD_PPS = list(range(6001, 6011)), 500
 PHASES = ("primary, 50 %", "best effort re-routed, 50 %", "re-routed, 90 %")
 
@@ -53,6 +57,7 @@ def run(ctx: Context) -> None:
     third = ctx.settings.seconds
     with Fig7Fabric(pairs=2) as fabric:
         probe = fabric.stream("t1", "l1", PROBE_PORT, path=PRIMARY, name="probe")
+        fabric.stream("t1", "l1", DITG_PORT, path=PRIMARY, name="probe-ditg")
         load = fabric.stream("t2", "l2", 0, priority=0, path=PRIMARY, name="best-effort")
         rep = 0
 
@@ -67,6 +72,8 @@ def run(ctx: Context) -> None:
             listener = fabric.listen("l1", [PROBE_PORT], frames, csv_path, timeout_s=3)
             sink = fabric.listen("l2", LOAD_PORTS, int(3 * third * LOAD_PPS), fabric.folder / "load.csv", 3)
             time.sleep(1.0)  # the re-schedule's gates run from its base time on (200 ms after the call)
+            ditg = tsn_ditg.DitgFlow(fabric, "t1", "l1", DITG_PORT, PROBE_PPS, 3 * third + 0.5).start()
+            offset = tsn_ditg.tai_offset_ns()
             start_ns, begin = tai_now_ns(), time.monotonic()
             talkers = [fabric.talk("t1", fabric.ip("l1"), [PROBE_PORT], PROBE_PPS, 3 * third, seed=rep),
                        fabric.talk("t2", fabric.ip("l2"), LOAD_PORTS, LOAD_PPS, 3 * third, seed=100 + rep)]
@@ -79,9 +86,11 @@ def run(ctx: Context) -> None:
             switched_ns = fabric.client.get("/v2.0/srfabric/schedule")["schedule"]["last_change"]["base_time_ns"]
             for process in (*talkers, listener, sink):
                 finish(process, timeout_s=6 * third + 60)
+            packets = ditg.packets(timeout_s=6 * third + 60)
             skip = int(0.1 * third * 1e9)  # the first frames take Open vSwitch's slow path
             bounds = [(start_ns + skip, rerouted_ns), (moved_ns, switched_ns), (switched_ns, 2**63)]
-            return record_phases(ctx, csv_path, start_ns, third, bounds, (rerouted_ns, switched_ns))
+            return (record_phases(ctx, csv_path, start_ns, third, bounds, (rerouted_ns, switched_ns))
+                    | tsn_ditg.record_phases(ctx, packets, bounds, start_ns, third, offset))
 
         ctx.repeat({"probe_pps": PROBE_PPS, "load_pps": LOAD_PPS * len(LOAD_PORTS)}, sample)
         ctx.extra["probe_stream"] = {k: probe[k] for k in ("path", "slot", "priority")}

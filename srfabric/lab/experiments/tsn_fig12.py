@@ -9,7 +9,8 @@ ten re-routed to the secondary path, one API call each (only s1, their ingress
 edge, changes). The paper's phases were 30, 30 and 120 s; ours are equal.
 Rates are scaled down as an emulated CPU forwards them: the probe sends 1,000
 frames/s (a tenth of the paper's), each interfering flow 1,000 frames/s (a fifth),
-1,400 bytes each, every frame at a random point of its period. A veth has no
+1,400 bytes each, every frame at a random point of its period; a D-ITG probe
+runs beside ours as a second stream (as in Fig. 11). A veth has no
 line rate, and one emulated CPU forwards every bridge's frames whichever path
 they take, so the priority-7 class of every gated port drains at an emulated
 250 Mbit/s (a token bucket under taprio): the ten flows (115 Mbit/s) load the
@@ -25,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from srfabric.lab.core import Context, Experiment, Settings
+from srfabric.lab.experiments import tsn_ditg
 from srfabric.lab.experiments.tsn_fig9 import taprio_kernel
-from srfabric.lab.experiments.tsn_fig11 import PROBE_PORT, PROBE_PPS
+from srfabric.lab.experiments.tsn_fig11 import DITG_PORT, PROBE_PORT, PROBE_PPS
 from srfabric.lab.experiments.tsn_live import (
     PRIMARY,
     SECONDARY,
@@ -57,6 +59,7 @@ def run(ctx: Context) -> None:
     third = ctx.settings.seconds
     with Fig7Fabric(pairs=2, line_mbit=LINE_MBIT) as fabric:
         fabric.stream("t1", "l1", PROBE_PORT, path=PRIMARY, name="probe")
+        fabric.stream("t1", "l1", DITG_PORT, path=PRIMARY, name="probe-ditg")
         fabric.reschedule(DUTY)
         rep = 0
 
@@ -67,6 +70,8 @@ def run(ctx: Context) -> None:
             listener = fabric.listen("l1", [PROBE_PORT], int(3 * third * PROBE_PPS), csv_path, timeout_s=3)
             sink = fabric.listen("l2", FLOW_PORTS, int(2 * third * FLOW_PPS), fabric.folder / "flows.csv", 3)
             time.sleep(1.0)  # the re-schedule's gates run from its base time on
+            ditg = tsn_ditg.DitgFlow(fabric, "t1", "l1", DITG_PORT, PROBE_PPS, 3 * third + 0.5).start()
+            offset = tsn_ditg.tai_offset_ns()
             start_ns, begin = tai_now_ns(), time.monotonic()
             probe = fabric.talk("t1", fabric.ip("l1"), [PROBE_PORT], PROBE_PPS, 3 * third, seed=rep)
             sleep_until(begin + third)
@@ -82,11 +87,13 @@ def run(ctx: Context) -> None:
             moved_ns = tai_now_ns()
             for process in (probe, load, listener, sink):
                 finish(process, timeout_s=6 * third + 60)
+            packets = ditg.packets(timeout_s=6 * third + 60)
             for flow in flows:
                 fabric.client.delete("streams", flow["id"])
             skip = int(0.1 * third * 1e9)  # the first frames take Open vSwitch's slow path
             bounds = [(start_ns + skip, joined_ns), (sending_ns + skip, moving_ns), (moved_ns, 2**63)]
-            return record_phases(ctx, csv_path, start_ns, third, bounds, (sending_ns, moved_ns))
+            return (record_phases(ctx, csv_path, start_ns, third, bounds, (sending_ns, moved_ns))
+                    | tsn_ditg.record_phases(ctx, packets, bounds, start_ns, third, offset))
 
         ctx.repeat({"duty_percent": DUTY, "flows": len(FLOW_PORTS), "line_mbit": LINE_MBIT}, sample)
         ctx.extra["api_calls"] = fabric.calls

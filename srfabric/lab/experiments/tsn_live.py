@@ -234,6 +234,10 @@ def plot_timeline(extra: dict[str, Any], path: Path, labels: tuple[str, str], ti
     figure, ax = plt.subplots(figsize=(7.5, 4.5))
     series = (extra.get("series") or [[]])[-1]
     ax.plot([t for t, _, _ in series], [m for _, m, _ in series], "o-", markersize=3, label="probe mean latency")
+    ditg = (extra.get("ditg_series") or [[]])[-1]
+    if ditg:
+        ax.plot([t for t, _, _ in ditg], [m for _, m, _ in ditg], "^-", markersize=3,
+                label="D-ITG probe mean latency")
     for event, label in zip((extra.get("events_s") or [[]])[-1], labels, strict=False):
         ax.axvline(event, color="grey", linestyle="--")
         ax.text(event, 0.97, f"{label} ", transform=ax.get_xaxis_transform(), fontsize=8, rotation=90,
@@ -249,6 +253,10 @@ def phase_lines(rows: list[dict[str, Any]], extra: dict[str, Any], names: tuple[
     means, p99 = phase_medians(rows, "mean_us"), phase_medians(rows, "p99_us")
     out = ["probe mean (p99) µs by phase: " + ", ".join(
         f"{name}: {m:.0f} ({p:.0f})" for name, m, p in zip(names, means, p99, strict=True))]
+    if any(r["metric"] == "phase1_ditg_mean_us" for r in rows):
+        ditg_means, ditg_p99 = phase_medians(rows, "ditg_mean_us"), phase_medians(rows, "ditg_p99_us")
+        out.append("D-ITG probe mean (p99) µs by phase: " + ", ".join(
+            f"{name}: {m:.0f} ({p:.0f})" for name, m, p in zip(names, ditg_means, ditg_p99, strict=True)))
     for kind, times in extra.get("confirm", {}).items():
         out.append(f"API {kind}: answered with entries confirmed and gates installed in {times['median_ms']} ms "
                    f"median, {times['max_ms']} ms at most ({times['n']} calls)")
