@@ -280,7 +280,7 @@ def run_bench(quick: bool, out: str, time_limit_s: float | None = None, seed: in
     folder = run_folder(out, "tsnkit")
     work = folder / "work"
     instances = generate(work / "instances", plan, seed)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for number, instance in enumerate(instances, start=1):
         progress(f"[{number}/{len(instances)}] {instance.name}")
         base = {"instance": instance.name, "topology": instance.topology, "switches": instance.switches,
@@ -289,9 +289,10 @@ def run_bench(quick: bool, out: str, time_limit_s: float | None = None, seed: in
             rows.append(base | run_ours(instance, method, work / "runs"))
         for algorithm in plan.algorithms:
             rows.append(base | run_tsnkit(instance, algorithm, work / "runs", plan.time_limit_s))
+        # Written after every instance: a long run stopped early keeps what it measured.
+        write_csv(folder / "runs.csv", [{k: (round(v, 6) if isinstance(v, float) else v) for k, v in r.items()}
+                                        for r in rows])
     shutil.rmtree(work, ignore_errors=True)
-    write_csv(folder / "runs.csv", [{k: (round(v, 6) if isinstance(v, float) else v) for k, v in r.items()}
-                                    for r in rows])
     summary = summarise(rows) | {"machine": machine(), "quick": quick, "time_limit_s": plan.time_limit_s,
                                  "seed": seed, "instances": len(instances)}
     write_json(folder / "summary.json", summary)
