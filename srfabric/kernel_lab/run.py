@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -126,5 +127,14 @@ def run_cli(argv: list[str], memory_mb: int, timing: str, shares: list[str], tim
             start_ovs: bool = False) -> int:
     """``srfabric kernel-lab run``: the command's output as it comes, then its exit code as ours."""
     lab = lab_config(memory_mb, timing, tuple(Path(share).resolve() for share in shares))
-    result = run_in_lab(lab, guest_command(argv, start_ovs=start_ovs), timeout_s, echo=sys.stdout)
+    # SIGTERM would end this process without its clean-up, leaving QEMU running: exit through it instead.
+    previous = signal.signal(signal.SIGTERM, _exit_on_signal)
+    try:
+        result = run_in_lab(lab, guest_command(argv, start_ovs=start_ovs), timeout_s, echo=sys.stdout)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     return result.returncode
+
+
+def _exit_on_signal(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
