@@ -137,7 +137,7 @@ def run_ours(instance: Instance, method: str, out: Path) -> dict[str, Any]:
     if method == "nowait":
         problem = TimedProblem.build(network, streams, tsnkit.TSNKIT_GRID_NS, 0, max(8, instance.switches + 2))
         finder = PathFinder(network, problem.max_hops)
-        for stream in streams:  # the candidate paths first, as tsnkit lists its paths before it solves
+        for stream in streams:  # the candidate paths (and their hop times) first, as tsnkit lists its paths first
             candidate_paths(problem, finder, stream, 4)
         listed = time.perf_counter()
         result = schedule_nowait(problem, 4, finder)

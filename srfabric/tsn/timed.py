@@ -55,7 +55,7 @@ class TimedProblem:
     overhead_bytes: int = WIRE_OVERHEAD_BYTES
     max_hops: int = DEFAULT_DIAMETER
     hyperperiod_ns: int = 0
-    _timings: dict[tuple[int, tuple[str, ...]], tuple[tuple[int, ...], int]] = field(
+    _timings: dict[tuple[int, tuple[str, ...]], tuple[tuple[int, ...], int, tuple[int, ...]]] = field(
         default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -95,24 +95,27 @@ class TimedProblem:
 
     def hop_starts(self, stream: Stream, path: Sequence[str]) -> tuple[int, ...]:
         """When the frame starts on each hop, relative to its release (no waiting, every start on the grid)."""
-        return self._timing(stream.size_bytes, tuple(path))[0]
+        return self.timing(stream.size_bytes, tuple(path))[0]
 
     def latency_ns(self, stream: Stream, path: Sequence[str]) -> int:
         """From release to the end of the last hop's processing (tsnkit's end-to-end delay)."""
-        return self._timing(stream.size_bytes, tuple(path))[1]
+        return self.timing(stream.size_bytes, tuple(path))[1]
 
-    def _timing(self, size_bytes: int, path: tuple[str, ...]) -> tuple[tuple[int, ...], int]:
-        """(hop starts, latency) of a frame of ``size_bytes`` on ``path``, worked out once per size and path."""
+    def timing(self, size_bytes: int, path: tuple[str, ...]) -> tuple[tuple[int, ...], int, tuple[int, ...]]:
+        """(hop starts, latency, window on each hop) of a frame of ``size_bytes`` on ``path``, worked out once
+        per size and path."""
         key = (size_bytes, path)
         found = self._timings.get(key)
         if found is None:
-            starts, at, latency = [], 0, 0
+            starts, windows, at, latency = [], [], 0, 0
             for u, v in zip(path, path[1:], strict=False):
                 link = self.network.link_of(self.network.edge_index[u, v])
+                wire = _wire_ns(size_bytes + self.overhead_bytes, link)
                 starts.append(at)
-                latency = at + _wire_ns(size_bytes + self.overhead_bytes, link) + link.t_proc_ns + link.t_prop_ns
+                windows.append(ceil_to(wire, self.grid_ns))
+                latency = at + wire + link.t_proc_ns + link.t_prop_ns
                 at = ceil_to(latency, self.grid_ns)
-            found = self._timings[key] = (tuple(starts), latency)
+            found = self._timings[key] = (tuple(starts), latency, tuple(windows))
         return found
 
 

@@ -97,23 +97,25 @@ def schedule_nowait(problem: TimedProblem, k_paths: int = 4, finder: PathFinder 
             continue
         placed = None
         for path in paths:
-            starts = problem.hop_starts(stream, path)
-            latest = stream.period_ns - problem.latency_ns(stream, path)  # the journey ends within the period
+            starts, latency, windows = problem.timing(stream.size_bytes, path)
+            latest = stream.period_ns - latency  # the journey ends within the period
             blocked: list[tuple[int, int]] = []
-            for (u, v), delta in zip(zip(path, path[1:], strict=False), starts, strict=True):
-                blocked.extend(forbidden(busy.get((u, v), []), delta, problem.window_ns(stream, u, v),
-                                         stream.period_ns))
+            for hop, delta, window in zip(zip(path, path[1:], strict=False), starts, windows, strict=True):
+                on_link = busy.get(hop)
+                if on_link:
+                    blocked.extend(forbidden(on_link, delta, window, stream.period_ns))
             offset = earliest(blocked, latest, problem.grid_ns)
             if offset is not None:
                 placed = TimedAssignment(stream.id, path, offset, tuple(offset + d for d in starts))
+                for hop, start, window in zip(zip(path, path[1:], strict=False), placed.starts, windows, strict=True):
+                    busy.setdefault(hop, []).append((start, start + window, stream.period_ns))
                 break
         if placed is None:
             result.reasons[stream.id] = (f"no release offset in its {stream.period_ns} ns period finds every link of "
                                          f"its {len(paths)} candidate path(s) free")
             continue
-        for (u, v), start in zip(zip(placed.path, placed.path[1:], strict=False), placed.starts, strict=True):
-            busy.setdefault((u, v), []).append((start, start + problem.window_ns(stream, u, v), stream.period_ns))
         result.assignments.append(placed)
-    result.assignments.sort(key=lambda a: [s.id for s in problem.streams].index(a.stream))
+    position = {s.id: index for index, s in enumerate(problem.streams)}
+    result.assignments.sort(key=lambda a: position[a.stream])
     result.solve_s = time.perf_counter() - began
     return result
