@@ -83,7 +83,8 @@ def admit_batch(admission: Admission, requests: Sequence[Request], max_moves: in
         else:
             admitted.append(stream.id)
     _swap(admission, by_id, admitted, refused)
-    result = BatchResult(refused=[r[0].id for r in requests if r[0].id in set(refused)])
+    left_out = set(refused)
+    result = BatchResult(refused=[r[0].id for r in requests if r[0].id in left_out])
     for request in requests:
         if request[0].id in admission.admitted:
             result.placed[request[0].id] = admission.admitted[request[0].id][0]

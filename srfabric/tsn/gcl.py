@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from srfabric.tsn.model import SWITCH
+from srfabric.tsn.model import SWITCH, Network
 from srfabric.tsn.schedule import Schedule
 from srfabric.tsn.slots import SlotModel
 from srfabric.tsn.timed import TimedSchedule
@@ -101,14 +101,20 @@ def build_gcls(
             for cycle in problem.cycles_used(index_of[assignment.stream], assignment.phase):
                 start = cycle * problem.base_period_ns + assignment.slot * problem.slot_ns
                 windows.setdefault(hop, []).append((start, start + problem.slot_ns))
-    gcls = []
-    for (node, peer), spans in sorted(windows.items()):
-        rate = network.link_of(network.edge_index[node, peer]).rate_bps
-        guard = min(slot_model.frame_ns(guard_bytes, rate), problem.base_period_ns)
-        entries = windows_to_entries(_merge(spans), cycle_ns, guard, 1 << tt_class, 1 << be_class)
-        interface = network.interface(node, peer)
-        gcls.append(PortGcl(node, peer, interface, cycle_ns, base_time_ns, entries, tt_class, be_class))
-    return gcls
+    return [_port_gcl(network, hop, spans, cycle_ns, slot_model, guard_bytes, problem.base_period_ns, tt_class,
+                      be_class, base_time_ns) for hop, spans in sorted(windows.items())]
+
+
+def _port_gcl(network: Network, hop: tuple[str, str], spans: list[tuple[int, int]], cycle_ns: int,
+              slot_model: SlotModel, guard_bytes: int, guard_cap_ns: int, tt_class: int, be_class: int,
+              base_time_ns: int) -> PortGcl:
+    """The gate control list of egress port ``hop`` open to the time-triggered class in ``spans``, a guard band
+    of one ``guard_bytes`` frame at the link's rate (at most ``guard_cap_ns``) before each window."""
+    node, peer = hop
+    rate = network.link_of(network.edge_index[node, peer]).rate_bps
+    guard = min(slot_model.frame_ns(guard_bytes, rate), guard_cap_ns)
+    entries = windows_to_entries(_merge(spans), cycle_ns, guard, 1 << tt_class, 1 << be_class)
+    return PortGcl(node, peer, network.interface(node, peer), cycle_ns, base_time_ns, entries, tt_class, be_class)
 
 
 def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -134,14 +140,8 @@ def build_timed_gcls(
     problem = schedule.problem
     network = problem.network
     slot_model = SlotModel(overhead_bytes=problem.overhead_bytes)
-    gcls = []
-    for (node, peer), spans in sorted(schedule.windows().items()):
-        if network.kinds[node] != SWITCH and not include_hosts:
-            continue
-        rate = network.link_of(network.edge_index[node, peer]).rate_bps
-        guard = min(slot_model.frame_ns(guard_bytes, rate), min(s.period_ns for s in problem.streams))
-        entries = windows_to_entries(_merge([(start, end) for start, end, _ in spans]), problem.hyperperiod_ns,
-                                     guard, 1 << tt_class, 1 << be_class)
-        gcls.append(PortGcl(node, peer, network.interface(node, peer), problem.hyperperiod_ns, base_time_ns, entries,
-                            tt_class, be_class))
-    return gcls
+    fastest = min(s.period_ns for s in problem.streams)
+    return [_port_gcl(network, hop, [(start, end) for start, end, _ in spans], problem.hyperperiod_ns, slot_model,
+                      guard_bytes, fastest, tt_class, be_class, base_time_ns)
+            for hop, spans in sorted(schedule.windows().items())
+            if network.kinds[hop[0]] == SWITCH or include_hosts]
