@@ -3,7 +3,8 @@
 Instances come from tsnkit's generator (its topologies: line, ring, tree, mesh;
 its period, size and deadline options), made once per run with seeded random
 generators. Every instance is scheduled by srfabric's fine-grained ``nowait``
-and slot-based ``incremental`` methods in this process, and by each tsnkit
+and ``cpsat`` (the same, searched further by CP-SAT in its own process where
+it leaves streams out) and slot-based ``incremental`` methods, and by each tsnkit
 algorithm in a process of its own in tsnkit's virtualenv (``.venv-tsnkit``,
 one worker, its time limit). Every schedule, theirs and ours, then goes
 through tsnkit's TAS simulator, and each stream's simulated delay is checked
@@ -35,6 +36,7 @@ from srfabric.errors import ModelError
 from srfabric.tsn import tsnkit
 from srfabric.tsn.paths import PathFinder
 from srfabric.tsn.timed import TimedProblem
+from srfabric.tsn.timed_exact import schedule_cpsat
 from srfabric.tsn.timed_heuristic import candidate_paths, schedule_nowait
 from srfabric.tsn.timed_verify import verify_timed
 
@@ -42,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TSNKIT_PYTHON = ROOT / ".venv-tsnkit" / "bin" / "python"
 RUNNER = Path(__file__).with_name("tsnkit_runner.py")
 ALGORITHMS = ("ls", "ls_pl", "ls_tb", "dt", "at", "smt_wa", "smt_fr", "smt_pr", "i_omt")
-OURS = ("nowait", "incremental")
+OURS = ("nowait", "cpsat", "incremental")
 TOPOLOGIES = {0: "line", 1: "ring", 2: "tree", 3: "mesh"}
 FLOW = re.compile(r"Flow\s+(\d+):\s+Average delay:\s+(\S+)\s+Average jitter:\s+(\S+)")
 ERRORS = re.compile(r"\[Potential Errors\]:\s*(\[.*?\])", re.S)
@@ -129,18 +131,19 @@ def deadline_misses(task: Path, flows: dict[int, tuple[float, float]]) -> int:
     return late
 
 
-def run_ours(instance: Instance, method: str, out: Path) -> dict[str, Any]:
+def run_ours(instance: Instance, method: str, out: Path, limit_s: float) -> dict[str, Any]:
     """One srfabric method on one instance: scheduled, times, verifier, tsnkit's simulator, deadlines."""
     network = tsnkit.network_from_tsnkit(instance.topo.read_text())
     streams = tsnkit.streams_from_tsnkit(instance.task.read_text())
     began = time.perf_counter()
-    if method == "nowait":
+    if method in ("nowait", "cpsat"):
         problem = TimedProblem.build(network, streams, tsnkit.TSNKIT_GRID_NS, 0, max(8, instance.switches + 2))
         finder = PathFinder(network, problem.max_hops)
         for stream in streams:  # the candidate paths (and their hop times) first, as tsnkit lists its paths first
             candidate_paths(problem, finder, stream, 4)
         listed = time.perf_counter()
-        result = schedule_nowait(problem, 4, finder)
+        result = (schedule_nowait(problem, 4, finder) if method == "nowait"
+                  else schedule_cpsat(problem, 4, limit_s, finder=finder))
         solve_s, problems, scheduled = time.perf_counter() - listed, verify_timed(result), len(result.assignments)
         exported = result
     else:
@@ -182,7 +185,7 @@ def run_tsnkit(instance: Instance, algorithm: str, out: Path, limit_s: float) ->
         verdict = {"result": "unknown", "fields": []}
     total_s = time.perf_counter() - began
     fields = verdict.get("fields", [])
-    solve_s = float(fields[2]) if len(fields) > 2 else total_s
+    solve_s = verdict.get("solve_cpu_s") or (float(fields[2]) if len(fields) > 2 else total_s)
     row = {"method": algorithm, "side": "tsnkit", "result": verdict["result"], "scheduled": 0, "solve_s": solve_s,
            "total_s": total_s, "verifier_problems": 0, "sim_errors": "", "deadline_misses": 0}
     if verdict["result"] == "schedulable":
@@ -286,7 +289,7 @@ def run_bench(quick: bool, out: str, time_limit_s: float | None = None, seed: in
         base = {"instance": instance.name, "topology": instance.topology, "switches": instance.switches,
                 "streams": instance.streams, "period_option": instance.period, "deadline_option": instance.deadline}
         for method in OURS:
-            rows.append(base | run_ours(instance, method, work / "runs"))
+            rows.append(base | run_ours(instance, method, work / "runs", plan.time_limit_s))
         for algorithm in plan.algorithms:
             rows.append(base | run_tsnkit(instance, algorithm, work / "runs", plan.time_limit_s))
         # Written after every instance: a long run stopped early keeps what it measured.

@@ -15,7 +15,7 @@ from srfabric.tsn.slots import DEFAULT_DIAMETER, WIRE_OVERHEAD_BYTES, SlotModel,
 from srfabric.tsn.timed import TimedProblem, TimedSchedule
 from srfabric.tsn.tsnkit import TSNKIT_GRID_NS
 
-TIMED_METHODS = ("nowait",)  # fine-grained: per-link transmission times instead of slots
+TIMED_METHODS = ("nowait", "cpsat")  # fine-grained: per-link transmission times instead of slots
 
 
 def add_parsers(commands: argparse._SubParsersAction) -> None:
@@ -123,11 +123,15 @@ def compute(args: argparse.Namespace) -> Schedule | TimedSchedule:
 
     network, streams = load_inputs(args.topology, args.flows)
     if args.method in TIMED_METHODS:
+        from srfabric.tsn.timed_exact import schedule_cpsat
         from srfabric.tsn.timed_heuristic import schedule_nowait
 
         if args.k_paths < 1:
             raise ModelError("k-paths", f"must be >= 1, got {args.k_paths}")
-        return schedule_nowait(timed_problem(args, network, streams), args.k_paths)
+        timed = timed_problem(args, network, streams)
+        if args.method == "cpsat":
+            return schedule_cpsat(timed, args.k_paths, args.time_limit, seed=args.seed)
+        return schedule_nowait(timed, args.k_paths)
     model = slot_model(args, network, streams)
     problem = plan(network, streams, args.slots, args.base_period_ns, model, phases=not args.no_phases)
     if args.time_limit <= 0:

@@ -57,6 +57,8 @@ class TimedProblem:
     hyperperiod_ns: int = 0
     _timings: dict[tuple[int, tuple[str, ...]], tuple[tuple[int, ...], int, tuple[int, ...]]] = field(
         default_factory=dict, compare=False, repr=False)
+    _candidates: dict[tuple[str, str, int, int, int], list[tuple[str, ...]]] = field(
+        default_factory=dict, compare=False, repr=False)  # filled by timed_heuristic.candidate_paths
 
     @classmethod
     def build(cls, network: Network, streams: Sequence[Stream], grid_ns: int = 1,

@@ -19,7 +19,7 @@ def test_quick_bench_compares_with_tsnkit(tmp_path: Path, capsys: pytest.Capture
     assert {p.name for p in folder.iterdir()} == {"runs.csv", "summary.json", "tsnkit.png"}
     with (folder / "runs.csv").open() as handle:
         rows = list(csv.DictReader(handle))
-    assert {r["method"] for r in rows} == {"nowait", "incremental", "ls", "dt"}
+    assert {r["method"] for r in rows} == {"nowait", "cpsat", "incremental", "ls", "dt"}
     for row in rows:  # a 10-stream ring: every method schedules it, and every schedule simulates cleanly
         assert (row["scheduled"], row["sim_errors"], row["deadline_misses"]) == ("10", "[]", "0"), row
     assert summary["goals"]["srfabric_schedules_all_clean"] is True

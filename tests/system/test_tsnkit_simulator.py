@@ -5,6 +5,7 @@ tsnkit lives in its own virtualenv, made by the bootstrap."""
 from __future__ import annotations
 
 import json
+import random
 import re
 import subprocess
 from pathlib import Path
@@ -93,3 +94,30 @@ def test_tsnkit_simulator_accepts_the_no_wait_schedules(tmp_path: Path, capsys: 
     if deadline == 1:
         assert scheduled == streams
     assert_simulates_cleanly(out, scheduled)
+
+
+def test_tsnkit_simulator_accepts_a_cpsat_schedule_that_places_more(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """tsnkit's generated instances are light (no-wait places them whole), so this one is made tight by hand
+    on the generator's ring: 40 streams of 500-1500 bytes every 100 or 200 us. CP-SAT places more than the
+    heuristic; its partial schedule simulates cleanly."""
+    assert TSNKIT_PYTHON.exists(), "run `make bootstrap`: it makes .venv-tsnkit"
+    topo, _ = generate(tmp_path / "instance", 10, 1, 1)
+    rng = random.Random(1)
+    rows = ["stream,src,dst,size,period,deadline,jitter"]
+    for flow in range(40):
+        src, dst = rng.sample(range(8, 16), 2)  # the generator numbers the ring's hosts 8..15
+        period = rng.choice([100_000, 200_000])
+        rows.append(f"{flow},{src},[{dst}],{rng.choice([500, 1000, 1500])},{period},{period},{period}")
+    task = tmp_path / "tight.csv"
+    task.write_text("\n".join(rows) + "\n")
+    placed = {}
+    for method in ("nowait", "cpsat"):
+        out = tmp_path / method
+        assert main(["tsn", "schedule", "--topology", str(topo), "--flows", str(task), "--method", method,
+                     "--time-limit", "20", "--json", "--tsnkit-out", str(out)]) == 0
+        document = json.loads(capsys.readouterr().out)
+        placed[method] = len(document["streams"])
+        assert placed[method] + len(document["unscheduled"]) == 40
+        assert_simulates_cleanly(out, placed[method])
+    assert placed["nowait"] < placed["cpsat"] < 40

@@ -13,7 +13,7 @@ from srfabric.tsn.generators import erdos_renyi, random_streams
 from srfabric.tsn.model import Network, Stream
 from srfabric.tsn.render import parse_taprio, to_taprio
 from srfabric.tsn.timed import TimedAssignment, TimedProblem, TimedSchedule
-from srfabric.tsn.timed_heuristic import earliest, forbidden, schedule_nowait
+from srfabric.tsn.timed_heuristic import add_forbidden, first_free, merge, schedule_nowait
 from srfabric.tsn.timed_verify import verify_timed
 
 
@@ -64,17 +64,35 @@ def test_the_offset_taken_is_the_earliest_free_one() -> None:
             assert placed[stream.id].offset_ns == brute_force_earliest(problem, before, stream, placed[stream.id].path)
 
 
+def forbidden(windows: list[tuple[int, int, int]], delta: int, window: int,
+              period: int) -> dict[int, list[tuple[int, int]]]:
+    """The offsets that windows (start, end, period) of one link forbid, merged per gcd."""
+    link: dict[int, tuple[list[tuple[int, int]], int]] = {}
+    for start, end, other in windows:
+        spans, longest = link.get(other, ([], 0))
+        link[other] = ([*spans, (start, end - start)], max(longest, end - start))
+    found: dict[int, list[tuple[int, int]]] = {}
+    assert add_forbidden(found, link, delta, window, period)
+    return {g: list(zip(*pair, strict=True)) for g, pair in merge(found).items()}
+
+
 def test_forbidden_offsets_wrap_around_the_period() -> None:
     # A window at [900, 1000) of a 1000 ns period forbids starts from 701 (a 200 ns window would reach it) up
     # to 999, and nothing at the start of the period; 100 ns later on the path, it forbids 601 to 899.
-    spans = list(forbidden([(900, 1000, 1000)], delta=0, window=200, period=1000))
-    assert spans == [(701, 1000)]
-    assert list(forbidden([(900, 1000, 1000)], delta=100, window=200, period=1000)) == [(601, 900)]
-    assert list(forbidden([(50, 150, 1000)], delta=100, window=200, period=2000)) == [(751, 1050), (1751, 2050),
-                                                                                      (0, 50)]
-    assert earliest(spans, latest=999, grid=100) == 0
-    assert earliest([(0, 350), (300, 600)], latest=999, grid=100) == 600
-    assert earliest([(0, 1000)], latest=999, grid=100) is None
+    assert forbidden([(900, 1000, 1000)], delta=0, window=200, period=1000) == {1000: [(701, 1000)]}
+    assert forbidden([(900, 1000, 1000)], delta=100, window=200, period=1000) == {1000: [(601, 900)]}
+    # A 1000 ns stream's window seen by a 2000 ns one: forbidden modulo 1000, past its end wrapped to 0.
+    assert forbidden([(50, 150, 1000)], delta=100, window=200, period=2000) == {1000: [(0, 50), (751, 1050)]}
+    # Windows of two periods are kept apart (each modulo its own gcd); overlapping ones merge; an interval
+    # keeps its end past g (it is also wrapped to the start).
+    assert forbidden([(0, 100, 1000), (50, 300, 1000), (0, 100, 4000)], delta=0, window=100, period=2000) == {
+        1000: [(0, 300), (901, 1300)], 2000: [(0, 100), (1901, 2100)]}
+    found: dict[int, list[tuple[int, int]]] = {}
+    assert not add_forbidden(found, {1000: ([(0, 900)], 900)}, 0, 100, 1000)  # never free for 100 ns
+    assert first_free(merge({1000: [(701, 1000)]}), latest=999, grid=100) == 0
+    assert first_free(merge({1000: [(0, 350), (300, 600)]}), latest=999, grid=100) == 600
+    assert first_free(merge({1000: [(0, 350)], 2000: [(400, 1050)]}), latest=1999, grid=100) == 1400
+    assert first_free(merge({1000: [(0, 1000)]}), latest=999, grid=100) is None
 
 
 def test_gcls_open_the_frames_windows_and_render_for_taprio() -> None:
