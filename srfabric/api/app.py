@@ -12,6 +12,7 @@ from fastapi.responses import JSONResponse
 from fastapi.security import APIKeyHeader
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from srfabric.api import discovery
 from srfabric.api.dispatch import ResourceApp, check_token
 from srfabric.api.errors import ApiError, internal_error, neutron_error, validation_message
 from srfabric.api.routes import RESOURCES, documented_routes
@@ -44,6 +45,27 @@ def create_app(service: SfcService, token: str | None) -> ResourceApp:
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+    @app.get("/", tags=["discovery"])
+    async def api_versions(request: Request) -> dict[str, Any]:
+        """The API versions, as Neutron lists them (no token needed)."""
+        return discovery.versions(str(request.base_url))
+
+    @app.get("/v2.0/", tags=["discovery"], dependencies=[Depends(authenticate)])
+    async def api_index(request: Request) -> dict[str, Any]:
+        """The core resources of v2.0."""
+        return discovery.index(str(request.base_url))
+
+    @app.get("/v2.0/extensions", tags=["discovery"], dependencies=[Depends(authenticate)])
+    async def list_extensions() -> dict[str, Any]:
+        """The extensions by alias: networking-sfc's ``flow_classifier``, ``sfc``, ``sfc_graphs``, and
+        ``srfabric``."""
+        return discovery.extensions()
+
+    @app.get("/v2.0/extensions/{alias}", tags=["discovery"], dependencies=[Depends(authenticate)])
+    async def show_extension(alias: str) -> dict[str, Any]:
+        """One extension; 404 for an alias srfabric does not implement."""
+        return discovery.extension(alias)
 
     @app.get("/v2.0/srfabric/fabric", tags=["srfabric"], dependencies=[Depends(authenticate)])
     async def fabric() -> dict[str, Any]:

@@ -74,7 +74,8 @@ def test_every_documented_operation_is_served_by_the_resource_app() -> None:
     document = app.fallback.openapi()  # type: ignore[attr-defined]
     operations = [(path, method.upper()) for path, item in document["paths"].items() for method in item
                   if path not in ("/v2.0/srfabric/fabric", "/v2.0/srfabric/schedule",
-                                  "/v2.0/srfabric/schedule/reoptimise")]
+                                  "/v2.0/srfabric/schedule/reoptimise", "/", "/v2.0/", "/v2.0/extensions",
+                                  "/v2.0/extensions/{alias}")]
     assert len(operations) == 5 * len(RESOURCES)
     for path, _method in operations:
         found = app.route(path.replace("{ident}", "some-id"))
@@ -227,4 +228,24 @@ def test_a_bad_re_schedule_gets_400_naming_the_field(body: dict[str, Any], field
     service = StubService()
     status, kind, message = error_of(request(service, "PUT", "/v2.0/srfabric/schedule", json=body))
     assert (status, kind) == (400, "HTTPBadRequest") and field in message
+    assert service.calls == []
+
+
+def test_discovery_documents_answer_as_neutron_does() -> None:
+    service = StubService()
+    versions = request(service, "GET", "/", token=None)  # Neutron serves its versions without a token
+    assert versions.status_code == 200
+    assert versions.json() == {"versions": [{"id": "v2.0", "status": "CURRENT",
+                                             "links": [{"href": "http://api/v2.0/", "rel": "self"}]}]}
+    index = request(service, "GET", "/v2.0/")
+    assert index.json()["resources"] == [{"name": "port", "collection": "ports",
+                                          "links": [{"href": "http://api/v2.0/ports", "rel": "self"}]}]
+    listed = request(service, "GET", "/v2.0/extensions").json()["extensions"]
+    assert {e["alias"] for e in listed} >= {"sfc", "flow_classifier", "sfc_graphs", "srfabric"}
+    assert all(set(e) == {"alias", "name", "description", "updated", "links"} for e in listed)
+    assert request(service, "GET", "/v2.0/extensions/sfc").json()["extension"]["name"] == "Service Function Chaining"
+    assert error_of(request(service, "GET", "/v2.0/extensions/qos")) == (
+        404, "ExtensionNotFound", "Extension with alias qos does not exist")
+    for path in ("/v2.0/", "/v2.0/extensions", "/v2.0/extensions/sfc"):  # these need the token, as in Neutron
+        assert request(service, "GET", path, token=None).status_code == 401
     assert service.calls == []
