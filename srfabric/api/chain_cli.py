@@ -148,7 +148,11 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{chain['id']}  {chain['name']:<20} chain_id {chain['chain_id']:<6} "
                       f"{len(chain['port_pair_groups'])} groups, {len(chain['flow_classifiers'])} classifiers")
         elif args.action == "show":
-            print(json.dumps(find_chain(client, args.chain), indent=2))
+            chain = find_chain(client, args.chain)
+            unrouted = client.get("/v2.0/srfabric/fabric")["fabric"].get("unrouted", [])
+            # Not a field of networking-sfc's port chain: what the controller says now, added for the reader.
+            chain["srfabric:unrouted"] = [p["reason"] for p in unrouted if p.get("port_chain") == chain["id"]]
+            print(json.dumps(chain, indent=2))
         elif args.action == "delete":
             chain = find_chain(client, args.chain)
             delete_chain(client, chain)

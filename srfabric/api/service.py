@@ -136,6 +136,7 @@ class SfcService:
                       for a, b in sorted(fabric.links.items())],
             "hosts": [{"name": h.name, "ip": h.ip, "mac": mac_to_str(h.mac), "dpid": h.dpid, "port": h.port}
                       for h in sorted(fabric.hosts.values(), key=lambda h: h.name)],
+            "unrouted": [unrouted(problem) for problem in self.controller.problems],
         }
 
     # -- writes --------------------------------------------------------------------------
@@ -332,6 +333,19 @@ class SfcService:
             self.snapshot.links, self.snapshot.switches = dict(fabric.links), switches
         except Exception:  # the database may be briefly away; the next sync tries again
             log.exception("could not keep the learned fabric")
+
+
+def unrouted(problem: SrfabricError) -> dict[str, Any]:
+    """One thing the last sync could not route, with its reason; a chain names its port chain (a chain's name
+    starts with its port chain's id), a stream its name. The controller routes it again by itself once a path
+    returns."""
+    kind, _, name = problem.field.partition(" ")
+    found: dict[str, Any] = {"what": problem.field, "reason": problem.message}
+    if kind == "chain":
+        found["port_chain"] = name.split("/")[0]
+    elif kind == "stream":
+        found["stream"] = name
+    return found
 
 
 def _chain_message(error: SrfabricError, plan: Plan) -> str:

@@ -112,7 +112,8 @@ class Controller:
         self.flows: dict[int, dict[EntryKey, FlowEntry]] = {}  # reactive entries, kept by sync
         self.setups: deque[FlowSetup] = deque(maxlen=100_000)
         self._routes = RouteCache()
-        self.problems: list[SrfabricError] = []
+        self.problems: list[SrfabricError] = []  # what the last sync could not route (chains, streams)
+        self._reported: dict[str, str] = {}  # those already in the log: said once, and again once repaired
         self.server = OpenFlowServer(self._on_ready, self._on_message, self._on_gone, self.config.clock)
         self._lock = asyncio.Lock()
         self._dirty = asyncio.Event()
@@ -224,6 +225,7 @@ class Controller:
             state = self.cache.state(self.fabric, list(self.chains.values()), problems,
                                      streams=list(self.streams.values()))
             self.problems = problems
+            self._note(problems)
             tables = state.entries
             if self.config.reactive:
                 tables = reactive_tables(tables, self.config.steering)
@@ -243,6 +245,16 @@ class Controller:
                     raise result
             if self.config.on_synced is not None:
                 self.config.on_synced(self.fabric)
+
+    def _note(self, problems: list[SrfabricError]) -> None:
+        """Log each problem once when it appears (or its reason changes) and once when it is gone."""
+        now = {problem.field: problem.message for problem in problems}
+        for what, reason in now.items():
+            if self._reported.get(what) != reason:
+                log.warning("%s is not routed: %s", what, reason)
+        for what in self._reported.keys() - now.keys():
+            log.warning("%s is routed again", what)
+        self._reported = now
 
     def _push(self, dpid: int, desired_list: list[FlowEntry],
               desired_groups: list[GroupEntry]) -> Awaitable[None] | None:
