@@ -55,6 +55,7 @@ class ControllerConfig:
     switch_names: dict[int, tuple[str, Role]] = field(default_factory=dict)
     host_names: dict[int, str] = field(default_factory=dict)
     lldp_interval: float = 1.0
+    lldp_missed: int = 3  # a link whose LLDP stops for this many intervals is down (0: only port status says so)
     reactive: bool = False  # no default routes ahead: each new IPv4 flow from a host is set up on its first packet
     flow_idle_timeout: int = 60  # seconds: a reactive entry no packet matched for this long goes (0: never)
     tt_queue: int | None = None  # every switch puts time-triggered frames in this queue (rules/time_triggered.py)
@@ -114,6 +115,7 @@ class Controller:
         self._routes = RouteCache()
         self.problems: list[SrfabricError] = []  # what the last sync could not route (chains, streams)
         self._reported: dict[str, str] = {}  # those already in the log: said once, and again once repaired
+        self._lldp_seen: dict[tuple[int, int], int] = {}  # switch port -> when LLDP last arrived on it (clock ns)
         self.server = OpenFlowServer(self._on_ready, self._on_message, self._on_gone, self.config.clock)
         self._lock = asyncio.Lock()
         self._dirty = asyncio.Event()
@@ -353,6 +355,8 @@ class Controller:
             del self.switches[conn.dpid]
             for end in [end for end in self.fabric.links if end[0] == conn.dpid]:
                 self.fabric.remove_link(end)
+            for end in [end for end in self._lldp_seen if end[0] == conn.dpid]:
+                del self._lldp_seen[end]
             self._dirty.set()
 
     async def _on_message(self, conn: SwitchConnection, msg: Any) -> None:
@@ -473,9 +477,31 @@ class Controller:
             return
         if any((h.dpid, h.port) in (here, peer) for h in self.fabric.hosts.values()):
             return  # a port with a learned host never becomes a trusted fabric port
+        self._lldp_seen[here] = self.config.clock()
         if self.fabric.links.get(here) != peer:
             self.fabric.add_link(peer, here)
             self._dirty.set()
+
+    def age_links(self, now_ns: int) -> list[tuple[int, int]]:
+        """Take down every link between connected switches on whose either end no LLDP arrived for
+        ``lldp_missed`` intervals (a link first looked at gets the whole time); the ends taken down."""
+        if self.config.lldp_missed <= 0:
+            return []
+        horizon = now_ns - int(self.config.lldp_missed * self.config.lldp_interval * 1e9)
+        down = []
+        for end, peer in list(self.fabric.links.items()):
+            if end[0] not in self.switches or peer[0] not in self.switches or end not in self.fabric.links:
+                continue  # a switch not connected sends no LLDP; its links go with its connection
+            if self._lldp_seen.setdefault(end, now_ns) < horizon:
+                log.warning("link %#x:%d - %#x:%d is down: no LLDP for %d intervals", *peer, *end,
+                            self.config.lldp_missed)
+                self.fabric.remove_link(end)
+                for gone in (end, peer):
+                    self._lldp_seen.pop(gone, None)
+                down.append(end)
+        if down:
+            self._dirty.set()
+        return down
 
     def _arp_in(self, conn: SwitchConnection, in_port: int, data: bytes) -> None:
         arp = parse_arp(data)
@@ -514,6 +540,7 @@ class Controller:
     async def _lldp_loop(self) -> None:
         while True:
             await asyncio.sleep(self.config.lldp_interval)
+            self.age_links(self.config.clock())
             for conn in list(self.switches.values()):
                 with contextlib.suppress(Exception):
                     self._send_lldp(conn)

@@ -1,0 +1,52 @@
+"""A link whose LLDP stops is taken down after the configured number of intervals, on a clock the test turns;
+it comes back when LLDP sees it again."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+from srfabric.controller.controller import Controller, ControllerConfig
+from srfabric.controller.packets import lldp_frame
+from srfabric.model.fabric import Switch
+
+SECOND = 1_000_000_000
+
+
+def two_switches(now: list[int], missed: int = 3) -> tuple[Controller, dict[int, Any]]:
+    """Switches 1 and 2, connected, with port 1:5 cabled to 2:6 (learned from LLDP at time 0)."""
+    controller = Controller(ControllerConfig(lldp_interval=1.0, lldp_missed=missed, clock=lambda: now[0]))
+    conns = {dpid: SimpleNamespace(dpid=dpid) for dpid in (1, 2)}
+    for dpid in conns:
+        controller.fabric.add_switch(Switch(dpid, f"s{dpid}"))
+        controller.switches[dpid] = conns[dpid]  # type: ignore[assignment]
+    controller._lldp_in(conns[2], 6, lldp_frame(1, 5))  # type: ignore[arg-type]
+    controller._lldp_in(conns[1], 5, lldp_frame(2, 6))  # type: ignore[arg-type]
+    return controller, conns
+
+
+def test_a_silent_link_goes_down_after_the_missed_intervals_and_comes_back() -> None:
+    now = [0]
+    controller, conns = two_switches(now)
+    assert controller.fabric.links == {(1, 5): (2, 6), (2, 6): (1, 5)}
+    now[0] = 2 * SECOND
+    controller._lldp_in(conns[2], 6, lldp_frame(1, 5))  # type: ignore[arg-type]  # only one direction still heard
+    now[0] = 3 * SECOND
+    assert controller.age_links(now[0]) == []  # 3 s without LLDP on 1:5 is not more than 3 intervals yet
+    controller._dirty.clear()
+    now[0] = 3 * SECOND + 1
+    assert controller.age_links(now[0]) == [(1, 5)]  # one silent direction takes the link down
+    assert controller.fabric.links == {} and controller._dirty.is_set()
+    now[0] = 4 * SECOND
+    controller._lldp_in(conns[1], 5, lldp_frame(2, 6))  # type: ignore[arg-type]
+    assert controller.fabric.links == {(2, 6): (1, 5), (1, 5): (2, 6)}
+    assert controller.age_links(now[0] + 2 * SECOND) == []  # 2:6 looked at first now: it gets the whole time
+
+
+def test_links_of_unconnected_switches_and_aging_off_are_left_alone() -> None:
+    now = [0]
+    controller, _ = two_switches(now)
+    del controller.switches[2]
+    assert controller.age_links(60 * SECOND) == []
+    off, _ = two_switches(now, missed=0)
+    assert off.age_links(60 * SECOND) == [] and len(off.fabric.links) == 2
