@@ -116,6 +116,8 @@ class Controller:
         self.problems: list[SrfabricError] = []  # what the last sync could not route (chains, streams)
         self._reported: dict[str, str] = {}  # those already in the log: said once, and again once repaired
         self._lldp_seen: dict[tuple[int, int], int] = {}  # switch port -> when LLDP last arrived on it (clock ns)
+        self._dormant_up: dict[tuple[int, int], int] = {}  # a dormant link's port -> when its carrier came back
+        self._flow_links: dict[tuple[int, EntryKey], frozenset[tuple[int, int]]] = {}  # reactive entry -> its links
         self.server = OpenFlowServer(self._on_ready, self._on_message, self._on_gone, self.config.clock)
         self._lock = asyncio.Lock()
         self._dirty = asyncio.Event()
@@ -353,6 +355,8 @@ class Controller:
     async def _on_gone(self, conn: SwitchConnection) -> None:
         if self.switches.get(conn.dpid) is conn:
             del self.switches[conn.dpid]
+            lost = {end for pair in self.fabric.links.items() for end in pair if pair[0][0] == conn.dpid}
+            self._forget_flows_over(lost)
             for end in [end for end in self.fabric.links if end[0] == conn.dpid]:
                 self.fabric.remove_link(end)
             for end in [end for end in self._lldp_seen if end[0] == conn.dpid]:
@@ -369,12 +373,31 @@ class Controller:
             else:
                 self._packet_in(conn, msg.in_port, msg.data)
         elif isinstance(msg, parser.OFPPortStatus):
-            port = msg.desc
-            if msg.reason == ofp.OFPPR_DELETE or port.state & ofp.OFPPS_LINK_DOWN:
-                self.fabric.remove_link((conn.dpid, port.port_no))
-            self._dirty.set()
+            self._port_status(conn.dpid, msg.desc.port_no, msg.reason == ofp.OFPPR_DELETE,
+                              bool(msg.desc.state & ofp.OFPPS_LINK_DOWN))
         elif isinstance(msg, parser.OFPFlowRemoved):
             self._flow_removed(conn.dpid, msg.table_id, msg.priority, match_from_ofp(msg.match), msg.cookie)
+
+    def _port_status(self, dpid: int, port: int, deleted: bool, down: bool) -> None:
+        """A port went away (its link is forgotten), lost its carrier (its link is suspended: no path uses it,
+        the ports stay trusted, so the switches at its ends need no change) or came back (a dormant link waits
+        for LLDP, and is forgotten if none comes; ``age_links``)."""
+        end = (dpid, port)
+        peer = self.fabric.links.get(end)
+        if peer is not None and (deleted or down):
+            self._forget_flows_over({end, peer})
+        if deleted:
+            self.fabric.remove_link(end)
+        elif down:
+            if end in self.fabric.links:
+                log.warning("link %#x:%d - %#x:%d is down: the port lost its carrier", *end, *self.fabric.links[end])
+            self.fabric.suspend_link(end)
+        elif end in self.fabric.dormant:
+            if self.config.lldp_missed <= 0:
+                self.fabric.remove_link(end)  # nothing would time out the wait for LLDP: LLDP re-adds it
+            else:
+                self._dormant_up.setdefault(end, self.config.clock())
+        self._dirty.set()
 
     def _flow_removed(self, dpid: int, table: int, priority: int, match: Match, cookie: int) -> None:
         """A reactive entry the switch let go (idle): forget it, so that no sync puts it back; the flow's next
@@ -385,6 +408,7 @@ class Controller:
         if entry is None or wire_cookie(entry) != cookie:
             return  # not one of ours, or already replaced by a newer one
         del flows[key]
+        self._flow_links.pop((dpid, key), None)
         self.installed.get(dpid, {}).pop(key, None)
         self._confirmed.pop(dpid, None)  # what the switch holds is no longer what was last confirmed
 
@@ -413,6 +437,7 @@ class Controller:
                               self._routes, self.config.flow_idle_timeout)
         header_ns = clock() - begin
         searched = self._routes.misses > misses
+        self._remember_links(conn.dpid, in_port, flow, placed)
         *later, (_, first) = placed
         further = {dpid for dpid, _ in later}
         missing = further - set(self.switches)
@@ -435,6 +460,25 @@ class Controller:
                                                         send_first))
         self._flow_tasks.add(task)
         task.add_done_callback(self._flow_tasks.discard)
+
+    def _remember_links(self, dpid: int, in_port: int, flow: FiveTuple, placed: list[tuple[int, FlowEntry]]) -> None:
+        """The fabric links a new flow's route crosses, kept with its entries: a link lost drops them."""
+        destination = self._routes.host_by_ip(self.fabric, flow.dst)
+        if destination is None:
+            return
+        route = self._routes.route(self.fabric, (dpid, in_port), destination)  # the one just used, cached
+        links = frozenset((hop.dpid, hop.port) for hop in route.hops)
+        for switch, entry in placed:
+            self._flow_links[(switch, entry.key)] = links
+
+    def _forget_flows_over(self, lost: set[tuple[int, int]]) -> None:
+        """Drop the reactive entries whose route crossed a lost link (either direction): the next sync takes
+        them off their switches, and the flow's next packet sets it up again over a live route."""
+        for (dpid, key), links in list(self._flow_links.items()):
+            if links & lost:
+                del self._flow_links[(dpid, key)]
+                self.flows.get(dpid, {}).pop(key, None)
+                self._dirty.set()
 
     async def _after_barriers(self, waits: list[Awaitable[None]], dpid: int, send_first: Callable[[], None]) -> None:
         try:
@@ -467,6 +511,7 @@ class Controller:
     def forget_flows(self) -> None:
         """Drop every reactive entry; the next sync removes them from the switches."""
         self.flows.clear()
+        self._flow_links.clear()
         self._dirty.set()
 
     def _lldp_in(self, conn: SwitchConnection, in_port: int, data: bytes) -> None:
@@ -479,6 +524,7 @@ class Controller:
             return  # a port with a learned host never becomes a trusted fabric port
         self._lldp_seen[here] = self.config.clock()
         if self.fabric.links.get(here) != peer:
+            self._lldp_seen.pop(peer, None)  # the other direction's time starts now, not at an old sighting
             self.fabric.add_link(peer, here)
             self._dirty.set()
 
@@ -496,8 +542,17 @@ class Controller:
                 log.warning("link %#x:%d - %#x:%d is down: no LLDP for %d intervals", *peer, *end,
                             self.config.lldp_missed)
                 self.fabric.remove_link(end)
+                self._forget_flows_over({end, peer})
                 for gone in (end, peer):
                     self._lldp_seen.pop(gone, None)
+                down.append(end)
+        for end, since in list(self._dormant_up.items()):  # carrier back, but no LLDP: not a fabric link now
+            if end not in self.fabric.dormant:
+                del self._dormant_up[end]
+            elif since < horizon:
+                log.warning("port %#x:%d is up without LLDP: no longer a fabric port", *end)
+                self.fabric.remove_link(end)
+                del self._dormant_up[end]
                 down.append(end)
         if down:
             self._dirty.set()

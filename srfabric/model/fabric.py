@@ -86,17 +86,24 @@ class Fabric:
     links: dict[Endpoint, Endpoint] = field(default_factory=dict)
     hosts: dict[str, Host] = field(default_factory=dict)
     functions: dict[str, ServiceFunction] = field(default_factory=dict)
+    dormant: dict[Endpoint, Endpoint] = field(default_factory=dict)
+    """Links whose carrier went down: no path uses them, but their ports stay trusted fabric ports, so that a
+    link failure changes nothing on the switches at its ends (only the edges' headers change)."""
     _graph: nx.DiGraph | None = field(default=None, repr=False, compare=False)
     version: int = field(default=0, compare=False)
     """Counts changes, so compiled tables can be kept until the fabric changes."""
     topology_version: int = field(default=0, compare=False)
     """Counts changes of switches, links and hosts only: routes between hosts stay valid while functions change."""
+    growth_version: int = field(default=0, compare=False)
+    """Counts the topology changes that are not a link going down: a route whose links are all still up is still a
+    shortest one until this changes (losing a link makes no path shorter)."""
 
-    def _changed(self, topology: bool = True) -> None:
+    def _changed(self, topology: bool = True, link_lost: bool = False) -> None:
         if topology:
             self._graph = None
         self.version += 1
         self.topology_version += topology
+        self.growth_version += topology and not link_lost
 
     def add_switch(self, switch: Switch) -> None:
         if self.switches.get(switch.dpid) != switch:
@@ -109,18 +116,34 @@ class Fabric:
             if end[0] not in self.switches:
                 raise ModelError("link", f"switch {end[0]:#x} is unknown")
         for end in (a, b):  # a recabled port forgets its old partner
-            old = self.links.pop(end, None)
-            if old is not None:
-                self.links.pop(old, None)
+            for known in (self.links, self.dormant):
+                old = known.pop(end, None)
+                if old is not None:
+                    known.pop(old, None)
         self.links[a] = b
         self.links[b] = a
         self._changed()
 
     def remove_link(self, a: Endpoint) -> None:
+        """Forget the link at ``a`` (live or dormant): its ports are host ports again."""
+        for known in (self.links, self.dormant):
+            b = known.pop(a, None)
+            if b is not None:
+                known.pop(b, None)
+                self._changed(link_lost=True)
+
+    def suspend_link(self, a: Endpoint) -> None:
+        """The link at ``a`` lost its carrier: no path uses it, its ports stay trusted (``dormant``) until the
+        link comes back (``add_link``) or is forgotten (``remove_link``)."""
         b = self.links.pop(a, None)
         if b is not None:
             self.links.pop(b, None)
-            self._changed()
+            self.dormant[a], self.dormant[b] = b, a
+            self._changed(link_lost=True)
+
+    def trusted_ports(self, dpid: int) -> list[int]:
+        """The switch's fabric ports, live or dormant, in order."""
+        return sorted({port for (d, port) in (*self.links, *self.dormant) if d == dpid})
 
     def add_host(self, host: Host) -> None:
         if self.hosts.get(host.name) == host and host.dpid in self.switches:
@@ -178,7 +201,7 @@ class Fabric:
 
     def port_role(self, dpid: int, port: int) -> PortRole:
         """Fabric ports carry source-routed frames; host ports are untrusted."""
-        if (dpid, port) in self.links:
+        if (dpid, port) in self.links or (dpid, port) in self.dormant:
             return "fabric"
         if (dpid, port) in self.function_ports():
             return "function"

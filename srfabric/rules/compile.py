@@ -175,7 +175,7 @@ def switch_base_entries(fabric: Fabric, dpid: int, rules: CodecRules, sre: bool)
         FlowEntry(HOST_IN, PRIO_MISS, (), cookie=cookie(Kind.MISS)),
         FlowEntry(DECODE, PRIO_MISS, (), cookie=cookie(Kind.MISS)),
     ]
-    for port in sorted(port for (d, port) in fabric.links if d == dpid):
+    for port in fabric.trusted_ports(dpid):
         entries.append(trusted_port_entry(port))
     for index, forged in enumerate(rules.forged()):
         # Distinct priorities: forged matches may overlap, and a switch must never choose at random.
@@ -312,10 +312,12 @@ class SwitchState:
 
 @dataclass(frozen=True)
 class Placement:
-    """One chain's part of the tables: entries and groups by switch."""
+    """One chain's part of the tables: entries and groups by switch, and the fabric links its routes cross
+    (each as the port it leaves by): while all of them are up and no link is added, it stays right."""
 
     entries: list[tuple[int, FlowEntry]]
     groups: list[tuple[int, GroupEntry]]
+    links: frozenset[tuple[int, int]] = frozenset()
 
 
 def group_ids(chain_id: int) -> tuple[int, int]:
@@ -362,12 +364,14 @@ def chain_placement(fabric: Fabric, chain: Chain, codec: str, sre: set[int] | No
     if not chain.grouped:
         route = chain_route(fabric, chain, chain.paths()[0].functions)
         return Placement(route_entries(route, matches, rules, sre, Kind.CHAIN, chain.chain_id, what, endpoints,
-                                       chain.priority), [])
+                                       chain.priority), [], crossed(fabric, [route]))
     placed: list[tuple[int, FlowEntry]] = []
+    routes: list[Route] = []
 
     def header_actions(route: Route) -> tuple[Action, ...]:
         """The ingress entry's actions for ``route``; the later pathlets' entries are kept in ``placed``."""
         first: tuple[Action, ...] = ()
+        routes.append(route)
         for dpid, entry in route_entries(route, matches, rules, sre, Kind.CHAIN, chain.chain_id, what, endpoints,
                                          chain.priority):
             if entry.table == HOST_IN:
@@ -407,7 +411,7 @@ def chain_placement(fabric: Fabric, chain: Chain, codec: str, sre: set[int] | No
                     actions[index] = with_copies(headers[index], tap_group_id(chain.chain_id, index))
                 placed.append((source.dpid, FlowEntry(HOST_IN, PRIO_CHAIN + chain.priority, part, actions[index],
                                                       cookie=ingress_cookie)))
-        return Placement(placed, groups)
+        return Placement(placed, groups, crossed(fabric, routes))
     if len(paths) > 1:
         buckets = tuple(Bucket(header, p.weight) for header, p in zip(headers, paths, strict=True))
         groups.append((source.dpid, GroupEntry(select_id, "select", buckets)))
@@ -418,7 +422,13 @@ def chain_placement(fabric: Fabric, chain: Chain, codec: str, sre: set[int] | No
     for m in matches:
         placed.append((source.dpid, FlowEntry(HOST_IN, PRIO_CHAIN + chain.priority, m, ingress_actions,
                                               cookie=ingress_cookie)))
-    return Placement(placed, groups)
+    return Placement(placed, groups, crossed(fabric, routes))
+
+
+def crossed(fabric: Fabric, routes: list[Route]) -> frozenset[tuple[int, int]]:
+    """The fabric links the routes cross, each as the port it leaves by (hops into functions are not links)."""
+    return frozenset(end for route in routes for hop in route.hops
+                     if (end := (hop.dpid, hop.port)) in fabric.links)
 
 
 def base_tables(fabric: Fabric, codec: str, problems: list[SrfabricError] | None = None) -> _Tables:

@@ -76,7 +76,11 @@ class CompileCache:
         if kept is not None and kept[1] == fabric.version:
             return kept[3]  # nothing changed since: no need to work out the key
         key = placement_key(fabric, chain)
-        placed = kept[3] if kept is not None and kept[2] == key else chain_placement(fabric, chain, self.codec, sre)
+        # Only links lost since: the placement stands while every link it crosses is still up.
+        if kept is not None and kept[2] == key and all(end in fabric.links for end in kept[3].links):
+            placed = kept[3]
+        else:
+            placed = chain_placement(fabric, chain, self.codec, sre)
         self.placements[chain.name] = (chain, fabric.version, key, placed)
         return placed
 
@@ -138,6 +142,7 @@ PlacementKey = tuple[int, tuple[ServiceFunction | None, ...]]
 
 
 def placement_key(fabric: Fabric, chain: Chain) -> PlacementKey:
-    """What a chain's placement depends on besides the chain: the topology and the functions it crosses."""
+    """What a chain's placement depends on besides the chain and the links it crosses: the topology short of
+    links lost (``Fabric.growth_version``) and the functions it crosses."""
     names = sorted({name for path in chain.paths() for name in path.functions} | set(chain.taps))
-    return fabric.topology_version, tuple(fabric.functions.get(name) for name in names)
+    return fabric.growth_version, tuple(fabric.functions.get(name) for name in names)

@@ -50,3 +50,30 @@ def test_links_of_unconnected_switches_and_aging_off_are_left_alone() -> None:
     assert controller.age_links(60 * SECOND) == []
     off, _ = two_switches(now, missed=0)
     assert off.age_links(60 * SECOND) == [] and len(off.fabric.links) == 2
+
+
+def test_a_link_that_loses_its_carrier_is_suspended_and_its_ports_stay_trusted() -> None:
+    now = [0]
+    controller, conns = two_switches(now)
+    fabric = controller.fabric
+    controller._port_status(1, 5, deleted=False, down=True)
+    assert fabric.links == {} and fabric.dormant == {(1, 5): (2, 6), (2, 6): (1, 5)}
+    assert fabric.port_role(1, 5) == fabric.port_role(2, 6) == "fabric" and fabric.trusted_ports(1) == [5]
+    now[0] = 10 * SECOND
+    controller._port_status(1, 5, deleted=False, down=False)  # carrier back: LLDP has 3 intervals to confirm
+    controller._lldp_in(conns[2], 6, lldp_frame(1, 5))  # type: ignore[arg-type]
+    assert fabric.links == {(1, 5): (2, 6), (2, 6): (1, 5)} and fabric.dormant == {}
+    assert controller.age_links(now[0] + 2 * SECOND) == []  # 1:5's time started when the link came back
+    # Carrier back without LLDP (re-cabled to a host, say): after the missed intervals, a host port again.
+    controller._port_status(1, 5, deleted=False, down=True)
+    now[0] = 20 * SECOND
+    controller._port_status(1, 5, deleted=False, down=False)
+    assert controller.age_links(now[0] + 3 * SECOND) == []
+    assert controller.age_links(now[0] + 3 * SECOND + 1) == [(1, 5)]
+    assert fabric.dormant == {} and fabric.port_role(1, 5) == "host"
+
+
+def test_a_deleted_port_forgets_its_link_at_once() -> None:
+    controller, _ = two_switches([0])
+    controller._port_status(2, 6, deleted=True, down=True)
+    assert controller.fabric.links == {} and controller.fabric.dormant == {}

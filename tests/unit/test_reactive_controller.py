@@ -101,3 +101,31 @@ def test_an_entry_the_switch_let_go_is_forgotten_and_not_put_back() -> None:
     idle, flags, kept, left = asyncio.run(scenario())
     assert (idle, flags) == (5, 1)  # idle timeout and OFPFF_SEND_FLOW_REM on the wire
     assert kept == 1 and left == 0  # another entry's removal changes nothing; its own removal forgets it
+
+
+def test_a_lost_link_drops_the_reactive_flows_that_crossed_it_and_only_those() -> None:
+    spec = fat_tree(4)
+
+    async def scenario() -> tuple[set[Any], set[Any], set[Any]]:
+        answer = asyncio.Event()
+        answer.set()
+        controller = Controller(ControllerConfig(steering="hop-by-hop", reactive=True))
+        controller.fabric = spec.to_fabric()
+        switches = {sw.dpid: HeldSwitch(sw.dpid, answer) for sw in spec.switches.values()}
+        controller.switches.update(switches)  # type: ignore[arg-type]
+        for sport, (a, b) in enumerate([("h1", "h16"), ("h1", "h2"), ("h5", "h16")], start=4000):
+            ingress = switches[spec.dpid(spec.hosts[a].switch)]
+            await controller._on_message(ingress, packet_in(spec, a, b, sport))  # type: ignore[arg-type]
+            for _ in range(5):
+                await asyncio.sleep(0)
+        before = set(controller._flow_links)
+        lost = sorted(max(controller._flow_links.values(), key=len))[1]  # a link inside h1 -> h16's route
+        ends = {lost, controller.fabric.links[lost]}
+        crossing = {key for key, links in controller._flow_links.items() if links & ends}
+        controller._port_status(*lost, deleted=False, down=True)
+        after = {(dpid, key) for dpid, flows in controller.flows.items() for key in flows}
+        assert after == set(controller._flow_links)
+        return before, crossing, after
+
+    before, crossing, after = asyncio.run(scenario())
+    assert crossing and after and after == before - crossing
