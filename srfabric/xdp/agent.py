@@ -38,6 +38,7 @@ from srfabric.rules.entries import EntryKey, FlowEntry, Kind, Output, ToControll
 from srfabric.rules.pipeline import HOST_IN, PORT_IN
 from srfabric.southbound.wire import HEADER
 from srfabric.xdp import layout
+from srfabric.xdp.carrier import link_events, link_socket
 from srfabric.xdp.loader import LoadedObject, load
 from srfabric.xdp.of_messages import (
     FlowMod,
@@ -50,6 +51,7 @@ from srfabric.xdp.of_messages import (
     parse_flow_mod,
     parse_packet_out,
     port_desc_reply,
+    port_status,
 )
 from srfabric.xdp.probe import verdict_counts
 from srfabric.xdp.tables import BUILT_IN, XdpTableError, XdpTables, xdp_tables
@@ -82,12 +84,17 @@ class XdpAgent:
         self.obj: LoadedObject | None = None
         self.sockets: dict[int, socket.socket] = {}
         self.writer: asyncio.StreamWriter | None = None
+        self.indexes: dict[int, int] = {}  # interface index -> port number
+        self.carrier: dict[int, bool] = {}  # port -> carrier up, as last reported
+        self.links: socket.socket | None = None
 
     # -- the data plane ------------------------------------------------------------------
     def start_dataplane(self) -> None:
         self.obj = load(self.codec, self.name)
         for port, ifname in self.ports.items():
             ifindex = socket.if_nametoindex(ifname)
+            self.indexes[ifindex] = port
+            self.carrier[port] = _carrier(ifname)
             self.obj.add_port(port, ifindex)
             self.obj.map("sr_ifports").update(layout.u32(ifindex), layout.u32(port))
             self._attach(port, "sr_host")
@@ -95,6 +102,7 @@ class XdpAgent:
             sock.bind((ifname, 0))
             sock.setblocking(False)
             self.sockets[port] = sock
+        self.links = link_socket()
 
     def _attach(self, port: int, program: str) -> None:
         assert self.obj is not None
@@ -107,7 +115,7 @@ class XdpAgent:
         self.roles[port] = program
 
     def stop_dataplane(self) -> None:
-        for sock in self.sockets.values():
+        for sock in [*self.sockets.values(), *([self.links] if self.links else [])]:
             sock.close()
         for ifname in self.ports.values():
             subprocess.run(attach_command(ifname, None), capture_output=True)
@@ -221,12 +229,30 @@ class XdpAgent:
             if punt is not None:
                 self.send(packet_in(port, table, punt.cookie, data))
 
+    def on_link(self) -> None:
+        """Carrier changes of our interfaces: each a port status to the controller (Open vSwitch sends one too)."""
+        assert self.links is not None
+        while True:
+            try:
+                data = self.links.recv(65536)
+            except (BlockingIOError, InterruptedError):
+                return
+            for index, up in link_events(data):
+                port = self.indexes.get(index)
+                if port is not None and self.carrier.get(port) != up:
+                    self.carrier[port] = up
+                    name = self.ports[port]
+                    with contextlib.suppress(OSError):
+                        self.send(port_status(PortDesc(port, name, _mac_of(name)), down=not up))
+
     async def serve(self, host: str, port: int) -> None:
         reader, self.writer = await asyncio.open_connection(host, port)
         self.send(header(ofp.OFPT_HELLO, 0))
         loop = asyncio.get_running_loop()
         for number, sock in self.sockets.items():
             loop.add_reader(sock.fileno(), self.on_frame, number)
+        if self.links is not None:
+            loop.add_reader(self.links.fileno(), self.on_link)
         handlers = {ofp.OFPT_FLOW_MOD: self.on_flow_mod, ofp.OFPT_PACKET_OUT: self.on_packet_out,
                     ofp.OFPT_BARRIER_REQUEST: self.on_barrier, ofp.OFPT_MULTIPART_REQUEST: self.on_multipart}
         while True:
@@ -240,6 +266,13 @@ class XdpAgent:
             elif msg_type in handlers:
                 handlers[msg_type](raw, xid)
             await self.writer.drain()
+
+
+def _carrier(ifname: str) -> bool:
+    try:
+        return Path(f"/sys/class/net/{ifname}/carrier").read_text().strip() == "1"
+    except OSError:  # reading carrier of an interface that is down fails
+        return False
 
 
 def _mac_of(ifname: str) -> int:

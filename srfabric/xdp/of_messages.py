@@ -121,6 +121,14 @@ def port_desc_reply(xid: int, ports: list[PortDesc]) -> bytes:
     return header(ofp.OFPT_MULTIPART_REPLY, xid, MULTIPART.pack(ofp.OFPMP_PORT_DESC, 0) + body)
 
 
+def port_status(port: PortDesc, down: bool) -> bytes:
+    """OFPT_PORT_STATUS (modify): the port's carrier went down (OFPPS_LINK_DOWN) or came back (live)."""
+    state = ofp.OFPPS_LINK_DOWN if down else ofp.OFPPS_LIVE
+    desc = PORT.pack(port.number, port.mac.to_bytes(6, "big"), port.name.encode()[:15], 0, state, 0, 0, 0, 0,
+                     10_000_000, 10_000_000)
+    return header(ofp.OFPT_PORT_STATUS, 0, struct.pack("!B7x", ofp.OFPPR_MODIFY) + desc)
+
+
 def flow_stats_reply(xid: int, entries: list[tuple[FlowEntry, int, int]]) -> bytes:
     """One reply with every entry and its (packets, bytes); matches that have no OXM form go out empty.
 

@@ -19,6 +19,7 @@ from srfabric.xdp.of_messages import (
     parse_flow_mod,
     parse_packet_out,
     port_desc_reply,
+    port_status,
 )
 from srfabric.xdp.tables import BUILT_IN
 
@@ -63,6 +64,10 @@ def test_replies_parse_with_os_ken() -> None:
     features = parse(features_reply(7, 0x101, 5))
     assert features.datapath_id == 0x101 and features.n_tables == 5
     ports = parse(port_desc_reply(7, [PortDesc(1, "s1-eth1", 0x020000000001), PortDesc(2, "s1-eth2", 2)]))
+    down = parse(port_status(PortDesc(3, "s1-eth3", 3), down=True))
+    assert (down.reason, down.desc.port_no, down.desc.state & ofp.OFPPS_LINK_DOWN) == (ofp.OFPPR_MODIFY, 3, 1)
+    up = parse(port_status(PortDesc(3, "s1-eth3", 3), down=False))
+    assert up.desc.state & ofp.OFPPS_LINK_DOWN == 0
     assert [(p.port_no, p.name) for p in ports.body] == [(1, b"s1-eth1"), (2, b"s1-eth2")]
     entries = [e for e in compiled("mac-nibble")[0x101]]
     stats = parse(flow_stats_reply(7, [(e, 3, 180) for e in entries]))
