@@ -117,6 +117,7 @@ class Controller:
         self._reported: dict[str, str] = {}  # those already in the log: said once, and again once repaired
         self._lldp_seen: dict[tuple[int, int], int] = {}  # switch port -> when LLDP last arrived on it (clock ns)
         self._dormant_up: dict[tuple[int, int], int] = {}  # a dormant link's port -> when its carrier came back
+        self._down_ports: set[tuple[int, int]] = set()  # service functions' ports whose carrier is down
         self._flow_links: dict[tuple[int, EntryKey], frozenset[tuple[int, int]]] = {}  # reactive entry -> its links
         self.server = OpenFlowServer(self._on_ready, self._on_message, self._on_gone, self.config.clock)
         self._lock = asyncio.Lock()
@@ -383,6 +384,16 @@ class Controller:
         the ports stay trusted, so the switches at its ends need no change) or came back (a dormant link waits
         for LLDP, and is forgotten if none comes; ``age_links``)."""
         end = (dpid, port)
+        function = self.fabric.function_ports().get(end)
+        if function is not None:  # a function's port: its pair leaves (or rejoins) its group's load balancing
+            (self._down_ports.add if deleted or down else self._down_ports.discard)(end)
+            up = function.ingress not in self._down_ports and function.egress not in self._down_ports
+            if (function.name in self.fabric.functions_down) == up:
+                log.warning("service function %s is %s", function.name,
+                            "up again" if up else "down (a port lost its carrier)")
+            self.fabric.set_function_up(function.name, up)
+            self._dirty.set()
+            return
         peer = self.fabric.links.get(end)
         if peer is not None and (deleted or down):
             self._forget_flows_over({end, peer})

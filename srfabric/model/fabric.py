@@ -86,6 +86,8 @@ class Fabric:
     links: dict[Endpoint, Endpoint] = field(default_factory=dict)
     hosts: dict[str, Host] = field(default_factory=dict)
     functions: dict[str, ServiceFunction] = field(default_factory=dict)
+    functions_down: set[str] = field(default_factory=set)
+    """Functions with a port whose carrier is down: chains take their group's other pairs meanwhile."""
     dormant: dict[Endpoint, Endpoint] = field(default_factory=dict)
     """Links whose carrier went down: no path uses them, but their ports stay trusted fabric ports, so that a
     link failure changes nothing on the switches at its ends (only the edges' headers change)."""
@@ -168,6 +170,12 @@ class Fabric:
 
     def remove_function(self, name: str) -> None:
         if self.functions.pop(name, None) is not None:
+            self._changed(topology=False)
+
+    def set_function_up(self, name: str, up: bool) -> None:
+        """Note a function's ports going down (or coming back); a change of functions, not of the topology."""
+        if (name not in self.functions_down) != up:
+            (self.functions_down.discard if up else self.functions_down.add)(name)
             self._changed(topology=False)
 
     def remove_host(self, name: str) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from srfabric.errors import ModelError, RoutingError, SrfabricError
 from srfabric.model.chain import Chain
@@ -358,6 +358,7 @@ def chain_placement(fabric: Fabric, chain: Chain, codec: str, sre: set[int] | No
     sre = sre_switches(fabric) if sre is None else sre
     what = f"chain {chain.name}"
     chain.validate(set(fabric.hosts), set(fabric.functions))
+    chain = without_dead_functions(fabric, chain)
     source = fabric.hosts[chain.source]
     matches = classifier_matches(chain.classifier, in_port=source.port)
     endpoints = {"ipv4_src": _ip(source.ip), "ipv4_dst": _ip(fabric.hosts[chain.destination].ip)}
@@ -423,6 +424,21 @@ def chain_placement(fabric: Fabric, chain: Chain, codec: str, sre: set[int] | No
         placed.append((source.dpid, FlowEntry(HOST_IN, PRIO_CHAIN + chain.priority, m, ingress_actions,
                                               cookie=ingress_cookie)))
     return Placement(placed, groups, crossed(fabric, routes))
+
+
+def without_dead_functions(fabric: Fabric, chain: Chain) -> Chain:
+    """The chain with its alternatives through a function whose port is down left out (the group's other port
+    pairs take their flows); ``RoutingError`` when none is left."""
+    if not fabric.functions_down:
+        return chain
+    live = tuple(a for a in chain.paths() if not fabric.functions_down.intersection(a.functions))
+    if not live:
+        down = sorted(fabric.functions_down.intersection(f for a in chain.paths() for f in a.functions))
+        raise RoutingError(f"chain {chain.name}", f"every way through its functions crosses one that is down "
+                                                  f"({', '.join(down)})")
+    if len(live) == len(chain.paths()):
+        return chain
+    return replace(chain, alternatives=live)
 
 
 def crossed(fabric: Fabric, routes: list[Route]) -> frozenset[tuple[int, int]]:

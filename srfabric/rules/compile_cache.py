@@ -138,11 +138,11 @@ class CompileCache:
         return lists
 
 
-PlacementKey = tuple[int, tuple[ServiceFunction | None, ...]]
+PlacementKey = tuple[int, tuple[tuple[ServiceFunction | None, bool], ...]]
 
 
 def placement_key(fabric: Fabric, chain: Chain) -> PlacementKey:
     """What a chain's placement depends on besides the chain and the links it crosses: the topology short of
     links lost (``Fabric.growth_version``) and the functions it crosses."""
     names = sorted({name for path in chain.paths() for name in path.functions} | set(chain.taps))
-    return fabric.growth_version, tuple(fabric.functions.get(name) for name in names)
+    return fabric.growth_version, tuple((fabric.functions.get(name), name in fabric.functions_down) for name in names)
