@@ -36,6 +36,12 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     kit.add_argument("--time-limit", type=float, default=None, help="seconds per tsnkit run (default 20, quick 10)")
     kit.add_argument("--seed", type=int, default=1)
     kit.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    failover = sub.add_parser("failover", help="outage and flow-mods when a fabric link is cut, source routing and "
+                                               "hop-by-hop rules side by side (root)")
+    failover.add_argument("--quick", action="store_true", help="two cuts per steering")
+    failover.add_argument("--switch", choices=("ovs", "xdp"), default="ovs")
+    failover.add_argument("--out", default="results", help="results root folder")
+    failover.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     deploy = sub.add_parser("deploy", help="SFC study Fig. 5: chain deployment time through the REST API (root)")
     deploy.add_argument("--quick", action="store_true", help="N = 1, 5, 10, three times each, 100 chains for the rate")
     deploy.add_argument("--out", default="results", help="results root folder")
@@ -58,6 +64,13 @@ def run(args: argparse.Namespace) -> int:
         summary, folder = run_tsnkit(args.quick, args.out, args.time_limit, args.seed,
                                      print if not args.json else (lambda _: None))
         return report(args, summary, folder, print_tsnkit, "runs.csv, summary.json, tsnkit.png")
+    if args.bench_command == "failover":
+        from srfabric.bench.failover import run_bench as run_failover
+        from srfabric.demo import check_host
+
+        check_host(args.switch)
+        summary, folder = run_failover(args.quick, args.out, args.switch, print if not args.json else (lambda _: None))
+        return report(args, summary, folder, print_failover, "runs.csv, summary.json, failover.png")
     if args.bench_command == "deploy":
         from srfabric.bench.deploy import print_deploy, run_deploy
         from srfabric.testbed.net import ovs_running
@@ -248,3 +261,12 @@ def print_control(console: Any, summary: dict[str, Any]) -> None:
         table.add_row(str(row["functions"]), str(row["sr_mac_nibble"]), str(row["sr_mac_vlan_mpls"]),
                       str(row["hop_by_hop"]))
     console.print(table)
+
+
+def print_failover(summary: dict[str, Any]) -> None:
+    for steering, values in summary["steerings"].items():
+        print(f"{steering}: {values['cuts']} cuts, outage median {values['outage_ms_median']} ms, p99 "
+              f"{values['outage_ms_p99']} ms; flow-mods per cut {values['flow_mods_per_cut']} "
+              f"(by kind {values['flow_mods_per_cut_by_kind']}); chains in order after: {values['in_order']}; "
+              f"tables as before after the link's return: {values['tables_as_before_after_restore']}")
+    print("goals:", json.dumps(summary["goals"]))

@@ -99,6 +99,9 @@ class Controller:
         self.chains: dict[str, Chain] = {}
         self.streams: dict[str, SteeredStream] = {}
         self.sent: dict[int, int] = {}  # flow-mods each switch got in the last sync that changed it (a count)
+        self.flow_mods: dict[int, int] = {}  # flow-mods (adds, deletes) each switch got since the start
+        self.flow_mod_kinds: dict[tuple[int, str], int] = {}  # the same by (switch, entry kind)
+        self.group_mods: dict[int, int] = {}  # group-mods (adds, modifies, deletes) each switch got since the start
         self.switches: dict[int, SwitchConnection] = {}
         # What each switch holds: entry key -> the cookie it was sent with; groups by id (None: not ours).
         self.installed: dict[int, dict[EntryKey, int]] = {}
@@ -116,12 +119,14 @@ class Controller:
         self.problems: list[SrfabricError] = []  # what the last sync could not route (chains, streams)
         self._reported: dict[str, str] = {}  # those already in the log: said once, and again once repaired
         self._lldp_seen: dict[tuple[int, int], int] = {}  # switch port -> when LLDP last arrived on it (clock ns)
+        self._aged: dict[frozenset[tuple[int, int]], int] = {}  # links taken down for silence -> when
         self._dormant_up: dict[tuple[int, int], int] = {}  # a dormant link's port -> when its carrier came back
         self._down_ports: set[tuple[int, int]] = set()  # service functions' ports whose carrier is down
         self._flow_links: dict[tuple[int, EntryKey], frozenset[tuple[int, int]]] = {}  # reactive entry -> its links
         self.server = OpenFlowServer(self._on_ready, self._on_message, self._on_gone, self.config.clock)
         self._lock = asyncio.Lock()
         self._dirty = asyncio.Event()
+        self._urgent = asyncio.Event()  # a link or function went down: sync at once, cutting the settling short
         self._tasks: list[asyncio.Task[None]] = []
         self._flow_tasks: set[asyncio.Task[None]] = set()  # new flows waiting for barriers (``_flow_in``)
 
@@ -293,6 +298,11 @@ class Controller:
         messages += [group_delete(gid) for gid in dropped]
         self._confirmed.pop(dpid, None)
         self.sent[dpid] = len(removed) + len(added)
+        self.flow_mods[dpid] = self.flow_mods.get(dpid, 0) + len(removed) + len(added)
+        for kind in [kind_of(current[key]) for key in removed] + [entry.kind for entry in added]:
+            name = kind.name.lower() if kind is not None else "foreign"
+            self.flow_mod_kinds[(dpid, name)] = self.flow_mod_kinds.get((dpid, name), 0) + 1
+        self.group_mods[dpid] = self.group_mods.get(dpid, 0) + len(changed) + len(dropped)
         return self._confirm(dpid, conn.start_barrier(before=messages), (current, cookies, added),
                              (current_groups, groups, changed), (desired_list, desired_groups))
 
@@ -319,7 +329,9 @@ class Controller:
     async def _sync_loop(self) -> None:
         while True:
             await self._dirty.wait()
-            await asyncio.sleep(0.05)  # let a burst of discoveries settle into one sync
+            with contextlib.suppress(TimeoutError):  # let a burst of discoveries settle into one sync
+                await asyncio.wait_for(self._urgent.wait(), 0.05)
+            self._urgent.clear()
             if not self._dirty.is_set():
                 continue  # a sync meanwhile (an API change) covered it
             try:
@@ -374,24 +386,31 @@ class Controller:
             else:
                 self._packet_in(conn, msg.in_port, msg.data)
         elif isinstance(msg, parser.OFPPortStatus):
-            self._port_status(conn.dpid, msg.desc.port_no, msg.reason == ofp.OFPPR_DELETE,
-                              bool(msg.desc.state & ofp.OFPPS_LINK_DOWN))
+            desc = msg.desc
+            self._port_status(conn.dpid, desc.port_no, msg.reason == ofp.OFPPR_DELETE,
+                              bool(desc.state & ofp.OFPPS_LINK_DOWN or desc.config & ofp.OFPPC_PORT_DOWN),
+                              bool(desc.state & ofp.OFPPS_LIVE))
         elif isinstance(msg, parser.OFPFlowRemoved):
             self._flow_removed(conn.dpid, msg.table_id, msg.priority, match_from_ofp(msg.match), msg.cookie)
 
-    def _port_status(self, dpid: int, port: int, deleted: bool, down: bool) -> None:
-        """A port went away (its link is forgotten), lost its carrier (its link is suspended: no path uses it,
-        the ports stay trusted, so the switches at its ends need no change) or came back (a dormant link waits
-        for LLDP, and is forgotten if none comes; ``age_links``)."""
+    def _port_status(self, dpid: int, port: int, deleted: bool, down: bool, live: bool = True) -> None:
+        """A port went away (its link is forgotten), lost its carrier or was set down (its link is suspended: no
+        path uses it, the ports stay trusted, so the switches at its ends need no change) or is live again (a
+        dormant link waits for LLDP, and is forgotten if none comes; ``age_links``). A report that is neither
+        (Open vSwitch sends one as a port goes down, before the carrier is gone) changes nothing."""
         end = (dpid, port)
         function = self.fabric.function_ports().get(end)
         if function is not None:  # a function's port: its pair leaves (or rejoins) its group's load balancing
+            if not (deleted or down or live):
+                return
             (self._down_ports.add if deleted or down else self._down_ports.discard)(end)
             up = function.ingress not in self._down_ports and function.egress not in self._down_ports
             if (function.name in self.fabric.functions_down) == up:
                 log.warning("service function %s is %s", function.name,
                             "up again" if up else "down (a port lost its carrier)")
             self.fabric.set_function_up(function.name, up)
+            if not up:
+                self._urgent.set()
             self._dirty.set()
             return
         peer = self.fabric.links.get(end)
@@ -403,7 +422,9 @@ class Controller:
             if end in self.fabric.links:
                 log.warning("link %#x:%d - %#x:%d is down: the port lost its carrier", *end, *self.fabric.links[end])
             self.fabric.suspend_link(end)
-        elif end in self.fabric.dormant:
+        if deleted or down:
+            self._urgent.set()
+        elif end in self.fabric.dormant and live:
             if self.config.lldp_missed <= 0:
                 self.fabric.remove_link(end)  # nothing would time out the wait for LLDP: LLDP re-adds it
             else:
@@ -534,10 +555,19 @@ class Controller:
         if any((h.dpid, h.port) in (here, peer) for h in self.fabric.hosts.values()):
             return  # a port with a learned host never becomes a trusted fabric port
         self._lldp_seen[here] = self.config.clock()
-        if self.fabric.links.get(here) != peer:
+        if self.fabric.links.get(here) == peer:
+            return
+        pair = frozenset((here, peer))
+        aged = self._aged.get(pair)
+        if aged is not None:  # it went silent in one direction: one direction heard again is not enough
+            if self._lldp_seen.get(peer, -1) < aged:
+                return
+            del self._aged[pair]
+        else:
             self._lldp_seen.pop(peer, None)  # the other direction's time starts now, not at an old sighting
-            self.fabric.add_link(peer, here)
-            self._dirty.set()
+        log.info("link %#x:%d - %#x:%d is up (%s)", *peer, *here, "LLDP both ways" if aged else "LLDP")
+        self.fabric.add_link(peer, here)
+        self._dirty.set()
 
     def age_links(self, now_ns: int) -> list[tuple[int, int]]:
         """Take down every link between connected switches on whose either end no LLDP arrived for
@@ -554,6 +584,7 @@ class Controller:
                             self.config.lldp_missed)
                 self.fabric.remove_link(end)
                 self._forget_flows_over({end, peer})
+                self._aged[frozenset((end, peer))] = now_ns
                 for gone in (end, peer):
                     self._lldp_seen.pop(gone, None)
                 down.append(end)
@@ -566,6 +597,7 @@ class Controller:
                 del self._dormant_up[end]
                 down.append(end)
         if down:
+            self._urgent.set()
             self._dirty.set()
         return down
 

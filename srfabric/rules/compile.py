@@ -454,20 +454,46 @@ def base_tables(fabric: Fabric, codec: str, problems: list[SrfabricError] | None
     return tables
 
 
+@dataclass
+class TopologyMemo:
+    """What ``topology_tables`` worked out last time, kept while only links were lost since: each switch's
+    fixed entries (while its trusted ports are the same) and each host route's entries (while every link it
+    crosses is up). Losing a link makes no route shorter, so a kept route is still a shortest one."""
+
+    growth_version: int = -1
+    sre: frozenset[int] = frozenset()
+    switch_entries: dict[int, tuple[tuple[int, ...], list[FlowEntry]]] = field(default_factory=dict)
+    routes: dict[tuple[str, int], tuple[list[tuple[int, FlowEntry]], frozenset[tuple[int, int]]]] = field(
+        default_factory=dict)
+
+    def current(self, fabric: Fabric, sre: set[int]) -> None:
+        if (fabric.growth_version, frozenset(sre)) != (self.growth_version, self.sre):
+            self.growth_version, self.sre = fabric.growth_version, frozenset(sre)
+            self.switch_entries.clear()
+            self.routes.clear()
+
+
 def topology_tables(fabric: Fabric, codec: str, problems: list[SrfabricError] | None = None,
-                    tt_queue: int | None = None) -> _Tables:
+                    tt_queue: int | None = None, memo: TopologyMemo | None = None) -> _Tables:
     """``base_tables`` without the service functions' ports: what only switches, links and hosts decide.
 
-    With ``tt_queue`` every switch also puts time-triggered frames into that queue (``time_triggered``).
+    With ``tt_queue`` every switch also puts time-triggered frames into that queue (``time_triggered``); with
+    ``memo`` (the same codec and ``tt_queue`` every call) what is still right is not worked out again.
     """
     rules = rules_for(codec)
     sre = sre_switches(fabric)
+    memo = memo if memo is not None else TopologyMemo()
+    memo.current(fabric, sre)
     tables = _Tables(fabric.switches)
     for dpid in fabric.switches:
-        entries = switch_base_entries(fabric, dpid, rules, dpid in sre)
-        if tt_queue is not None:
-            entries = best_effort_first(entries + tt_base_entries(rules, dpid in sre, tt_queue))
-        tables.add_all([(dpid, entry) for entry in entries], "fabric")
+        trusted = tuple(fabric.trusted_ports(dpid))
+        kept = memo.switch_entries.get(dpid)
+        if kept is None or kept[0] != trusted:
+            entries = switch_base_entries(fabric, dpid, rules, dpid in sre)
+            if tt_queue is not None:
+                entries = best_effort_first(entries + tt_base_entries(rules, dpid in sre, tt_queue))
+            kept = memo.switch_entries[dpid] = (trusted, entries)
+        tables.add_all([(dpid, entry) for entry in kept[1]], "fabric")
     ingress = sorted({host.dpid for host in fabric.hosts.values()})
     for host in sorted(fabric.hosts.values(), key=lambda h: h.name):
         what = f"host {host.name}"
@@ -475,8 +501,12 @@ def topology_tables(fabric: Fabric, codec: str, problems: list[SrfabricError] | 
         placed: list[tuple[int, FlowEntry]] = []
         with _reported(problems, what):
             for dpid in ingress:
-                route = host_route(fabric, (dpid, 0), host.name)
-                placed += route_entries(route, dst, rules, sre, Kind.ROUTE, 0, what)
+                found = memo.routes.get((host.name, dpid))
+                if found is None or not all(end in fabric.links for end in found[1]):
+                    route = host_route(fabric, (dpid, 0), host.name)
+                    found = memo.routes[(host.name, dpid)] = (
+                        route_entries(route, dst, rules, sre, Kind.ROUTE, 0, what), crossed(fabric, [route]))
+                placed += found[0]
             tables.add_all(placed, what)
     return tables
 

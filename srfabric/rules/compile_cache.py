@@ -20,6 +20,7 @@ from srfabric.rules.codec_rules import rules_for
 from srfabric.rules.compile import (
     Placement,
     SwitchState,
+    TopologyMemo,
     _reported,
     _Tables,
     chain_placement,
@@ -57,6 +58,7 @@ class CompileCache:
         self.tt_queue = tt_queue
         # (topology version, tables, their problems, the SRE switches): all decided by switches, links and hosts
         self._base: tuple[int, _Tables, list[SrfabricError], set[int]] | None = None
+        self._memo = TopologyMemo()  # switches' fixed entries and host routes, kept while only links are lost
         # chain name -> (the chain, fabric version last checked at, what it depends on, its placement)
         self.placements: dict[str, tuple[Chain, int, PlacementKey, Placement]] = {}
         # switch -> (its entries, those entries sorted): a change touches a switch or two, not every one
@@ -65,7 +67,7 @@ class CompileCache:
     def _base_tables(self, fabric: Fabric) -> tuple[_Tables, list[SrfabricError], set[int]]:
         if self._base is None or self._base[0] != fabric.topology_version:
             problems: list[SrfabricError] = []
-            tables = topology_tables(fabric, self.codec, problems, self.tt_queue)
+            tables = topology_tables(fabric, self.codec, problems, self.tt_queue, self._memo)
             self._base = (fabric.topology_version, tables, problems, sre_switches(fabric))
         return self._base[1], self._base[2], self._base[3]
 

@@ -34,12 +34,14 @@ from srfabric.testbed.running import Running
 
 class Scenario(Running):
     def __init__(self, spec: TopoSpec, codec: str = "mac-nibble", functions_mark: bool = True,
-                 switch: str = "ovs") -> None:
+                 switch: str = "ovs", steering: str = "source-routing") -> None:
         self.spec = spec
         self.codec = codec
         self.switch = switch
         self.mark = functions_mark
-        self.runner = ControllerThread(controller_config(spec, codec))
+        config = controller_config(spec, codec)
+        config.steering = steering
+        self.runner = ControllerThread(config)
         self.testbed: Testbed | None = None
         self.workdir = Path(tempfile.mkdtemp(prefix="srfabric-"))
         self.timings: dict[str, float] = {}

@@ -38,9 +38,12 @@ def test_a_silent_link_goes_down_after_the_missed_intervals_and_comes_back() -> 
     assert controller.age_links(now[0]) == [(1, 5)]  # one silent direction takes the link down
     assert controller.fabric.links == {} and controller._dirty.is_set()
     now[0] = 4 * SECOND
+    controller._lldp_in(conns[2], 6, lldp_frame(1, 5))  # type: ignore[arg-type]
+    assert controller.fabric.links == {}  # heard one way again, as before: not enough, it went silent one way
+    now[0] = 5 * SECOND
     controller._lldp_in(conns[1], 5, lldp_frame(2, 6))  # type: ignore[arg-type]
-    assert controller.fabric.links == {(2, 6): (1, 5), (1, 5): (2, 6)}
-    assert controller.age_links(now[0] + 2 * SECOND) == []  # 2:6 looked at first now: it gets the whole time
+    assert controller.fabric.links == {(2, 6): (1, 5), (1, 5): (2, 6)}  # both ways since: back
+    assert controller.age_links(now[0] + 2 * SECOND) == []
 
 
 def test_links_of_unconnected_switches_and_aging_off_are_left_alone() -> None:
