@@ -27,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     from srfabric.bench.cli import add_parsers as add_bench
     from srfabric.kernel_lab.cli import add_parser as add_kernel_lab
     from srfabric.lab.cli import add_parsers as add_lab
+    from srfabric.testbed.up import add_parsers as add_up
     from srfabric.tsn.cli import add_parsers as add_tsn
 
     add_serve(commands)
@@ -36,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_bench(commands)
     add_lab(commands)
     add_kernel_lab(commands)
+    add_up(commands)
     return parser
 
 
@@ -70,6 +72,14 @@ def main(argv: list[str] | None = None) -> int:
             from srfabric.kernel_lab.cli import run as run_kernel_lab
 
             return run_kernel_lab(args)
+        if args.command == "up":
+            from srfabric.testbed.up import run_up
+
+            return run_up(args)
+        if args.command == "host":
+            from srfabric.testbed.up import run_host
+
+            return run_host(args)
         if args.command == "lab":
             from srfabric.lab.cli import run as run_lab
 

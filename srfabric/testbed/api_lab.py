@@ -110,9 +110,11 @@ class ApiLab(Running):
     """A Mininet fabric (Open vSwitch in userspace) on a running ``serve``, its hosts learned and the
     functions' ports created through the API (named ``<function>-in`` / ``-out``, device_id the function)."""
 
-    def __init__(self, spec: TopoSpec, serve: ServeProcess, datapath: str = "user", tx_queues: int = 1) -> None:
+    def __init__(self, spec: TopoSpec, serve: ServeProcess, datapath: str = "user", tx_queues: int = 1,
+                 switch: str = "ovs") -> None:
         self.spec = spec
         self.serve = serve
+        self.switch = switch
         self.datapath, self.tx_queues = datapath, tx_queues
         self.testbed: Testbed | None = None
         self.workdir = Path(tempfile.mkdtemp(prefix="srfabric-lab-"))
@@ -120,7 +122,7 @@ class ApiLab(Running):
         self.ports: dict[str, str] = {}  # port name -> id
 
     def start(self) -> None:
-        self.testbed = Testbed(self.spec, self.serve.openflow_port, "ovs", self.serve.codec, self.datapath,
+        self.testbed = Testbed(self.spec, self.serve.openflow_port, self.switch, self.serve.codec, self.datapath,
                                self.tx_queues)
         self.testbed.start()
         with self.serve.client() as client:
