@@ -59,13 +59,14 @@ def carrying_links(spec: TopoSpec, fabric: Fabric, chains: list[Chain]) -> list[
 
 
 def outage(received: list[tuple[int, int]], cut_ns: int) -> tuple[float, int]:
-    """(outage in ms, frames lost) of one chain's frames (sequence, kernel receive time) around a cut: the longest
-    gap between consecutive arrivals from 0.1 s before the cut on, less the frames' spacing; lost frames are the
-    sequence numbers missing up to the last one received."""
-    arrivals = sorted(at for _, at in received if at >= cut_ns - 100_000_000)
-    gap = max((b - a for a, b in zip(arrivals, arrivals[1:], strict=False)), default=0)
-    seqs = {seq for seq, _ in received}
-    lost = (max(seqs) + 1 - len(seqs)) if seqs else 0
+    """(outage in ms, frames lost) of one chain's frames (sequence, kernel receive time) around a cut: within
+    0.1 s before to 1 s after it (a repair takes less; later gaps are not the cut's), the longest gap between
+    consecutive arrivals less the frames' spacing, and the sequence numbers missing between the first and the
+    last frame received in that window."""
+    window = sorted((at, seq) for seq, at in received if cut_ns - 100_000_000 <= at <= cut_ns + 1_000_000_000)
+    gap = max((b[0] - a[0] for a, b in zip(window, window[1:], strict=False)), default=0)
+    seqs = {seq for _, seq in window}
+    lost = (max(seqs) - min(seqs) + 1 - len(seqs)) if seqs else 0
     return round(max(0, gap - PERIOD_NS) / 1e6, 3), lost
 
 

@@ -22,6 +22,8 @@ def test_outage_is_the_longest_gap_less_the_spacing_and_lost_frames_are_counted(
     gap_ms, lost = outage(received, cut)
     assert gap_ms == round(4 * PERIOD_NS / 1e6, 3) and lost == 4
     assert outage([(seq, seq * PERIOD_NS) for seq in range(5)], cut) == (0.0, 0)
+    late = [(seq, seq * PERIOD_NS) for seq in range(2000) if seq != 1500]  # 1.49 s after the cut: not its loss
+    assert outage(late, cut) == (0.0, 0)
 
 
 def test_order_needs_every_delivered_frame_from_the_function_before() -> None:
