@@ -58,16 +58,23 @@ def carrying_links(spec: TopoSpec, fabric: Fabric, chains: list[Chain]) -> list[
     return [(link, count) for link, count, _ in found]
 
 
-def outage(received: list[tuple[int, int]], cut_ns: int) -> tuple[float, int]:
-    """(outage in ms, frames lost) of one chain's frames (sequence, kernel receive time) around a cut: within
-    0.1 s before to 1 s after it (a repair takes less; later gaps are not the cut's), the longest gap between
-    consecutive arrivals less the frames' spacing, and the sequence numbers missing between the first and the
-    last frame received in that window."""
-    window = sorted((at, seq) for seq, at in received if cut_ns - 100_000_000 <= at <= cut_ns + 1_000_000_000)
-    gap = max((b[0] - a[0] for a, b in zip(window, window[1:], strict=False)), default=0)
-    seqs = {seq for _, seq in window}
-    lost = (max(seqs) - min(seqs) + 1 - len(seqs)) if seqs else 0
-    return round(max(0, gap - PERIOD_NS) / 1e6, 3), lost
+def chains_crossing(spec: TopoSpec, fabric: Fabric, chains: list[Chain], link: LinkSpec) -> set[str]:
+    """The chains whose route crosses ``link`` (either way), before it is cut."""
+    ends = {(spec.dpid(link.a), link.a_port), (spec.dpid(link.b), link.b_port)}
+    return {chain.name for chain in chains if ends & {(hop.dpid, hop.port) for hop in chain_route(fabric, chain).hops}}
+
+
+def outage(received: list[tuple[int, int]], cut_ns: int) -> tuple[float | None, int]:
+    """(outage in ms, frames lost) of one chain's frames (sequence, kernel receive time) around a cut: from 0.1 s
+    before the cut on, the longest gap between consecutive arrivals less the frames' spacing (None when no
+    frame came after the cut: not repaired), and the sequence numbers missing from the first frame received in
+    that span to the last."""
+    span = sorted((at, seq) for seq, at in received if at >= cut_ns - 100_000_000)
+    if not span or span[-1][0] < cut_ns:
+        return None, 0
+    gap = max((b[0] - a[0] for a, b in zip(span, span[1:], strict=False)), default=0)
+    seqs = {seq for _, seq in span}
+    return round(max(0, gap - PERIOD_NS) / 1e6, 3), max(seqs) - min(seqs) + 1 - len(seqs)
 
 
 def hops_in_order(before: dict[str, Any], after: dict[str, Any], chains: list[Chain], marks: dict[str, int],
@@ -92,6 +99,7 @@ def cut_once(scenario: Scenario, chains: list[Chain], link: LinkSpec, seconds: f
     """One run with one cut a second in; the link is back up (and rediscovered) when this returns."""
     testbed, controller, runner = scenario.testbed, scenario.controller, scenario.runner
     assert testbed is not None
+    crossing = chains_crossing(scenario.spec, controller.fabric, chains, link)
     destination = scenario.spec.hosts[chains[0].destination]
     frames = int(seconds * PPS)
     ports = [BASE_PORT + index for index in range(len(chains))]
@@ -138,7 +146,8 @@ def cut_once(scenario: Scenario, chains: list[Chain], link: LinkSpec, seconds: f
                            "chains": {}}
     for chain, port in zip(chains, ports, strict=True):
         gap_ms, lost = outage(received[port], cut_ns)
-        out["chains"][chain.name] = {"outage_ms": gap_ms, "lost": lost, "delivered": delivered[chain.name],
+        out["chains"][chain.name] = {"crossed": chain.name in crossing, "outage_ms": gap_ms, "lost": lost,
+                                     "repaired": gap_ms is not None, "delivered": delivered[chain.name],
                                      "sent": frames, "in_order": in_order[chain.name]}
     return out
 
@@ -186,14 +195,16 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for steering in dict.fromkeys(r["steering"] for r in rows):
         mine = [r for r in rows if r["steering"] == steering]
-        hit = sorted(c["outage_ms"] for r in mine for c in r["chains"].values() if c["lost"] or c["outage_ms"] > 0)
-        every = sorted(c["outage_ms"] for r in mine for c in r["chains"].values())
+        crossed = [c for r in mine for c in r["chains"].values() if c["crossed"]]
+        hit = sorted(c["outage_ms"] for c in crossed if c["repaired"])
+        every = sorted(c["outage_ms"] for r in mine for c in r["chains"].values() if c["repaired"])
         mods = {role: statistics.fmean(r["flow_mods"][role] for r in mine) for role in ("edge", "aggregation", "core")}
         kinds = sorted({kind for r in mine for kind in r["flow_mods_by_kind"]})
         out[steering] = {
             "cuts": len(mine),
             "outage_ms_median": _quantile(hit, 0.5), "outage_ms_p99": _quantile(hit, 0.99),
             "outage_ms_median_all_chains": _quantile(every, 0.5),
+            "chains_crossed": len(crossed), "not_repaired": sum(not c["repaired"] for c in crossed),
             "flow_mods_per_cut": {role: round(value, 2) for role, value in mods.items()},
             "flow_mods_per_cut_total": round(sum(mods.values()), 2),
             "flow_mods_per_cut_by_kind": {kind: round(statistics.fmean(r["flow_mods_by_kind"].get(kind, 0)
@@ -218,7 +229,7 @@ def plot(rows: list[dict[str, Any]], summary: dict[str, Any], path: Path) -> Non
     figure, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
     for steering in summary:
         points = [(r["cut"], c["outage_ms"]) for r in rows if r["steering"] == steering
-                  for c in r["chains"].values() if c["lost"] or c["outage_ms"] > 0]
+                  for c in r["chains"].values() if c["crossed"] and c["repaired"]]
         left.plot([p[0] for p in points], [p[1] for p in points], "o", alpha=0.7, label=steering)
     left.axhline(50, color="grey", linestyle="--", linewidth=0.8, label="50 ms")
     left.set(xlabel="cut", ylabel="outage (ms)", title="outage of each chain a cut crossed")
@@ -250,8 +261,7 @@ def run_bench(quick: bool, out: str, switch: str = "ovs", progress: Any = print)
         rows += run_cuts(steering, cuts, seconds, folder, switch, progress)
     (folder / "received.csv").unlink(missing_ok=True)
     flat = [{"steering": r["steering"], "switch": r["switch"], "cut": r["cut"], "link": r["link"], "chain": name,
-             "crossed": bool(c["lost"] or c["outage_ms"] > 0), **{k: c[k] for k in ("outage_ms", "lost", "delivered",
-                                                                                      "sent", "in_order")},
+             **{k: c[k] for k in ("crossed", "repaired", "outage_ms", "lost", "delivered", "sent", "in_order")},
              **{f"flow_mods_{role}": r["flow_mods"][role] for role in ("edge", "aggregation", "core")},
              "flow_mods_chain": r["flow_mods_by_kind"].get("chain", 0),
              "flow_mods_route": r["flow_mods_by_kind"].get("route", 0), "tables_as_before": r["tables_as_before"]}
@@ -263,8 +273,10 @@ def run_bench(quick: bool, out: str, switch: str = "ovs", progress: Any = print)
                    / max(sr["flow_mods_per_cut_by_kind"].get("chain", 0), 1e-9)) if sr and hbh else None
     document = {"steerings": summary, "machine": machine(), "quick": quick, "switch": switch,
                 "frames_per_s_per_chain": PPS, "seconds_per_cut": seconds,
-                "goals": {"outage_median_under_50_ms": bool(sr) and (sr["outage_ms_median"] or 0) < 50,
-                          "outage_p99_under_100_ms": bool(sr) and (sr["outage_ms_p99"] or 0) < 100,
+                "goals": {"outage_median_under_50_ms": bool(sr) and not sr["not_repaired"]
+                          and (sr["outage_ms_median"] or 0) < 50,
+                          "outage_p99_under_100_ms": bool(sr) and not sr["not_repaired"]
+                          and (sr["outage_ms_p99"] or 0) < 100,
                           "source_routing_transit_flow_mods": (sr["flow_mods_per_cut"]["aggregation"]
                                                                + sr["flow_mods_per_cut"]["core"]) if sr else None,
                           "chain_flow_mods_hop_by_hop_over_source_routing": round(chain_ratio, 2)

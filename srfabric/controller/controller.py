@@ -120,6 +120,10 @@ class Controller:
         self._reported: dict[str, str] = {}  # those already in the log: said once, and again once repaired
         self._lldp_seen: dict[tuple[int, int], int] = {}  # switch port -> when LLDP last arrived on it (clock ns)
         self._aged: dict[frozenset[tuple[int, int]], int] = {}  # links taken down for silence -> when
+        # Ends of links taken down for silence: not fabric ports, but no host is learned on them and nothing is
+        # flooded out of them (a link that still carries frames one way would teach hosts in the wrong place),
+        # until LLDP both ways brings the link back or the carrier goes down.
+        self._quarantine: set[tuple[int, int]] = set()
         self._dormant_up: dict[tuple[int, int], int] = {}  # a dormant link's port -> when its carrier came back
         self._down_ports: set[tuple[int, int]] = set()  # service functions' ports whose carrier is down
         self._flow_links: dict[tuple[int, EntryKey], frozenset[tuple[int, int]]] = {}  # reactive entry -> its links
@@ -231,6 +235,7 @@ class Controller:
         """
         async with self._lock:
             self._dirty.clear()  # this sync covers every change made so far
+            self._urgent.clear()
             problems: list[SrfabricError] = []
             state = self.cache.state(self.fabric, list(self.chains.values()), problems,
                                      streams=list(self.streams.values()))
@@ -374,6 +379,15 @@ class Controller:
                 self.fabric.remove_link(end)
             for end in [end for end in self._lldp_seen if end[0] == conn.dpid]:
                 del self._lldp_seen[end]
+            # Its ports' reports while it is away are lost: forget what they said (a suspended link, a function
+            # port down); LLDP and port status say it again once it is back.
+            for end in [end for end in self.fabric.dormant if end[0] == conn.dpid]:
+                self.fabric.remove_link(end)
+            self._down_ports = {end for end in self._down_ports if end[0] != conn.dpid}
+            for function in self.fabric.functions.values():
+                if function.ingress not in self._down_ports and function.egress not in self._down_ports:
+                    self.fabric.set_function_up(function.name, True)
+            self._quarantine = {end for end in self._quarantine if end[0] != conn.dpid}
             self._dirty.set()
 
     async def _on_message(self, conn: SwitchConnection, msg: Any) -> None:
@@ -414,6 +428,10 @@ class Controller:
             self._dirty.set()
             return
         peer = self.fabric.links.get(end)
+        if deleted or down:  # what the port was is open again; a wait for LLDP after an earlier return is over
+            self._quarantine.discard(end)
+            for known in (end, self.fabric.links.get(end), self.fabric.dormant.get(end)):
+                self._dormant_up.pop(known, None)  # type: ignore[arg-type]
         if peer is not None and (deleted or down):
             self._forget_flows_over({end, peer})
         if deleted:
@@ -523,7 +541,11 @@ class Controller:
     def _flow_first_packet(self, conn: SwitchConnection, in_port: int, data: bytes, first: FlowEntry, flow: FiveTuple,
                            received_ns: int, header_ns: int, bytes_up: int, bytes_down: int, switches: int,
                            searched: bool) -> None:
-        """The ingress entry and the first packet leave together (``send_all``): one wake-up of the switch."""
+        """The ingress entry and the first packet leave together (``send_all``): one wake-up of the switch. Not if
+        a link on the route was lost while the switches further on confirmed (the flow's next packet starts
+        again)."""
+        if (conn.dpid, first.key) not in self._flow_links:
+            return
         mod, out = self._flow_message(conn.dpid, first), packet_out_packed(in_port, first.actions, data)
         conn.send_all((mod, out))
         self.setups.append(FlowSetup(conn.dpid, flow, received_ns, header_ns, self.config.clock(), bytes_up,
@@ -532,6 +554,7 @@ class Controller:
     def _flow_message(self, dpid: int, entry: FlowEntry) -> Any:
         """One reactive entry's flow-mod, remembered as installed on ``dpid``."""
         msg = flow_add_packed(entry)
+        self.flow_mods[dpid] = self.flow_mods.get(dpid, 0) + 1
         self.flows.setdefault(dpid, {})[entry.key] = entry
         self.installed.setdefault(dpid, {})[entry.key] = wire_cookie(entry)
         return msg
@@ -563,8 +586,11 @@ class Controller:
             if self._lldp_seen.get(peer, -1) < aged:
                 return
             del self._aged[pair]
+            self._quarantine -= pair
         else:
             self._lldp_seen.pop(peer, None)  # the other direction's time starts now, not at an old sighting
+        for known in (here, peer):
+            self._dormant_up.pop(known, None)
         log.info("link %#x:%d - %#x:%d is up (%s)", *peer, *here, "LLDP both ways" if aged else "LLDP")
         self.fabric.add_link(peer, here)
         self._dirty.set()
@@ -585,6 +611,7 @@ class Controller:
                 self.fabric.remove_link(end)
                 self._forget_flows_over({end, peer})
                 self._aged[frozenset((end, peer))] = now_ns
+                self._quarantine |= {end, peer}
                 for gone in (end, peer):
                     self._lldp_seen.pop(gone, None)
                 down.append(end)
@@ -603,7 +630,8 @@ class Controller:
 
     def _arp_in(self, conn: SwitchConnection, in_port: int, data: bytes) -> None:
         arp = parse_arp(data)
-        if self.fabric.port_role(conn.dpid, in_port) != "host" or arp.sender_ip == "0.0.0.0":
+        if self.fabric.port_role(conn.dpid, in_port) != "host" or arp.sender_ip == "0.0.0.0" \
+                or (conn.dpid, in_port) in self._quarantine:
             return  # probes (RFC 5227) say nothing about where a host is
         known = self.fabric.host_by_ip(arp.sender_ip)
         if known is None or (known.mac, known.dpid, known.port) != (arp.sender_mac, conn.dpid, in_port):
@@ -626,7 +654,8 @@ class Controller:
     def _flood_to_hosts(self, data: bytes, exclude: tuple[int, int]) -> None:
         for dpid, conn in self.switches.items():
             for port in conn.ports:
-                if (dpid, port) != exclude and self.fabric.port_role(dpid, port) == "host":
+                if ((dpid, port) != exclude and self.fabric.port_role(dpid, port) == "host"
+                        and (dpid, port) not in self._quarantine):
                     conn.send(packet_out(port, data))
 
     def _send_lldp(self, conn: SwitchConnection) -> None:

@@ -169,6 +169,7 @@ class Fabric:
             self._changed(topology=False)
 
     def remove_function(self, name: str) -> None:
+        self.functions_down.discard(name)
         if self.functions.pop(name, None) is not None:
             self._changed(topology=False)
 

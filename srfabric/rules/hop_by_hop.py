@@ -16,7 +16,7 @@ from srfabric.model.chain import Chain
 from srfabric.model.fabric import Fabric
 from srfabric.routing.paths import Route, chain_route, host_route
 from srfabric.rules.classify import classifier_matches
-from srfabric.rules.compile import _ip, _reported, _Tables, compile_fabric
+from srfabric.rules.compile import _ip, _reported, _Tables, compile_fabric, without_dead_functions
 from srfabric.rules.entries import FlowEntry, Kind, Output, ToController, cookie, match
 from srfabric.rules.pipeline import (
     ARP_ETHERTYPE,
@@ -81,7 +81,9 @@ def compile_hop_by_hop(
         what = f"chain {chain.name}"
         with _reported(problems, what):
             chain.validate(set(fabric.hosts), set(fabric.functions))
-            entries = _chain_entries(chain_route(fabric, chain), chain)
+            live = without_dead_functions(fabric, chain)  # the first live alternative when a function is down
+            entries = _chain_entries(chain_route(fabric, chain, None if live is chain else live.paths()[0].functions),
+                                     chain)
             seen: dict[tuple[int, object], FlowEntry] = {}
             for dpid, entry in entries:
                 old = seen.setdefault((dpid, entry.key), entry)

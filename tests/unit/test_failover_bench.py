@@ -21,9 +21,10 @@ def test_outage_is_the_longest_gap_less_the_spacing_and_lost_frames_are_counted(
     received = [(seq, seq * PERIOD_NS) for seq in range(20) if not 11 <= seq <= 14]  # frames 11-14 lost
     gap_ms, lost = outage(received, cut)
     assert gap_ms == round(4 * PERIOD_NS / 1e6, 3) and lost == 4
-    assert outage([(seq, seq * PERIOD_NS) for seq in range(5)], cut) == (0.0, 0)
-    late = [(seq, seq * PERIOD_NS) for seq in range(2000) if seq != 1500]  # 1.49 s after the cut: not its loss
-    assert outage(late, cut) == (0.0, 0)
+    assert outage([(seq, seq * PERIOD_NS) for seq in range(20)], cut) == (0.0, 0)
+    assert outage([(seq, seq * PERIOD_NS) for seq in range(9)], cut) == (None, 0)  # nothing after the cut
+    long = [(seq, seq * PERIOD_NS) for seq in range(3000) if not 10 < seq < 1600]  # 1.59 s without a frame
+    assert outage(long, cut) == (1589.0, 1589)
 
 
 def test_order_needs_every_delivered_frame_from_the_function_before() -> None:

@@ -52,3 +52,17 @@ def test_a_chain_whose_every_way_is_down_is_reported() -> None:
     asyncio.run(controller.sync())
     assert [(p.field, p.message) for p in controller.problems if p.field == "chain c"] == [
         ("chain c", "every way through its functions crosses one that is down (a, b)")]
+
+
+def test_hop_by_hop_rules_leave_a_dead_function_out_too() -> None:
+    from srfabric.rules.hop_by_hop import compile_hop_by_hop
+
+    controller, chain = balanced()
+    fabric = controller.fabric
+    controller._port_status(1, 8, deleted=False, down=True)  # a is down: the chain goes through b
+    via_b = compile_hop_by_hop(fabric, [Chain("c", FlowClassifier(), ("b",), "h1", "h3", chain_id=7)])
+    assert compile_hop_by_hop(fabric, [chain]) == via_b
+    controller._port_status(1, 10, deleted=False, down=True)
+    problems: list = []
+    compile_hop_by_hop(fabric, [chain], problems)
+    assert [p.field for p in problems] == ["chain c"]

@@ -80,3 +80,34 @@ def test_a_deleted_port_forgets_its_link_at_once() -> None:
     controller, _ = two_switches([0])
     controller._port_status(2, 6, deleted=True, down=True)
     assert controller.fabric.links == {} and controller.fabric.dormant == {}
+
+
+def test_ports_of_a_link_gone_silent_learn_no_host_until_the_link_is_back() -> None:
+    from srfabric.controller.packets import ARP_REQUEST, ArpPacket
+
+    now = [0]
+    controller, conns = two_switches(now)
+    controller.age_links(4 * SECOND)  # silent both ways since 0
+    assert controller.fabric.links == {} and controller._quarantine == {(1, 5), (2, 6)}
+    request = ArpPacket(ARP_REQUEST, 0x0A, "10.0.0.9", 0, "10.0.0.1", 0x0A, 0xFFFFFFFFFFFF).to_bytes()
+    controller._arp_in(conns[2], 6, request)  # type: ignore[arg-type]  # a host's request that crossed the link
+    assert controller.fabric.hosts == {}
+    now[0] = 5 * SECOND
+    controller._lldp_in(conns[2], 6, lldp_frame(1, 5))  # type: ignore[arg-type]
+    controller._lldp_in(conns[1], 5, lldp_frame(2, 6))  # type: ignore[arg-type]
+    assert len(controller.fabric.links) == 2 and controller._quarantine == set()
+
+
+def test_a_switch_that_goes_away_takes_its_suspended_links_and_function_marks() -> None:
+    import asyncio
+
+    from srfabric.model.fabric import ServiceFunction
+
+    now = [0]
+    controller, conns = two_switches(now)
+    controller.fabric.add_function(ServiceFunction("fw", (1, 8), (1, 9)))
+    controller._port_status(1, 5, deleted=False, down=True)
+    controller._port_status(1, 8, deleted=False, down=True)
+    assert controller.fabric.dormant and controller.fabric.functions_down == {"fw"}
+    asyncio.run(controller._on_gone(conns[1]))  # type: ignore[arg-type]
+    assert controller.fabric.dormant == {} and controller.fabric.functions_down == set()
