@@ -237,7 +237,11 @@ class XdpAgent:
                 data = self.links.recv(65536)
             except (BlockingIOError, InterruptedError):
                 return
-            for index, up in link_events(data):
+            except OSError:  # ENOBUFS: messages were lost; read every port's carrier instead
+                events = [(index, _carrier(self.ports[port])) for index, port in self.indexes.items()]
+            else:
+                events = link_events(data)
+            for index, up in events:
                 port = self.indexes.get(index)
                 if port is not None and self.carrier.get(port) != up:
                     self.carrier[port] = up
