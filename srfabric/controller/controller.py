@@ -101,7 +101,6 @@ class Controller:
         self.sent: dict[int, int] = {}  # flow-mods each switch got in the last sync that changed it (a count)
         self.flow_mods: dict[int, int] = {}  # flow-mods (adds, deletes) each switch got since the start
         self.flow_mod_kinds: dict[tuple[int, str], int] = {}  # the same by (switch, entry kind)
-        self.group_mods: dict[int, int] = {}  # group-mods (adds, modifies, deletes) each switch got since the start
         self.switches: dict[int, SwitchConnection] = {}
         # What each switch holds: entry key -> the cookie it was sent with; groups by id (None: not ours).
         self.installed: dict[int, dict[EntryKey, int]] = {}
@@ -307,7 +306,6 @@ class Controller:
         for kind in [kind_of(current[key]) for key in removed] + [entry.kind for entry in added]:
             name = kind.name.lower() if kind is not None else "foreign"
             self.flow_mod_kinds[(dpid, name)] = self.flow_mod_kinds.get((dpid, name), 0) + 1
-        self.group_mods[dpid] = self.group_mods.get(dpid, 0) + len(changed) + len(dropped)
         return self._confirm(dpid, conn.start_barrier(before=messages), (current, cookies, added),
                              (current_groups, groups, changed), (desired_list, desired_groups))
 
@@ -385,7 +383,7 @@ class Controller:
                 self.fabric.remove_link(end)
             self._down_ports = {end for end in self._down_ports if end[0] != conn.dpid}
             for function in self.fabric.functions.values():
-                if function.ingress not in self._down_ports and function.egress not in self._down_ports:
+                if self._ports_up(function):
                     self.fabric.set_function_up(function.name, True)
             self._quarantine = {end for end in self._quarantine if end[0] != conn.dpid}
             self._dirty.set()
@@ -418,7 +416,7 @@ class Controller:
             if not (deleted or down or live):
                 return
             (self._down_ports.add if deleted or down else self._down_ports.discard)(end)
-            up = function.ingress not in self._down_ports and function.egress not in self._down_ports
+            up = self._ports_up(function)
             if (function.name in self.fabric.functions_down) == up:
                 log.warning("service function %s is %s", function.name,
                             "up again" if up else "down (a port lost its carrier)")
@@ -430,17 +428,13 @@ class Controller:
         peer = self.fabric.links.get(end)
         if deleted or down:  # what the port was is open again; a wait for LLDP after an earlier return is over
             self._quarantine.discard(end)
-            for known in (end, self.fabric.links.get(end), self.fabric.dormant.get(end)):
+            for known in (end, peer, self.fabric.dormant.get(end)):
                 self._dormant_up.pop(known, None)  # type: ignore[arg-type]
-        if peer is not None and (deleted or down):
-            self._forget_flows_over({end, peer})
-        if deleted:
-            self.fabric.remove_link(end)
-        elif down:
-            if end in self.fabric.links:
-                log.warning("link %#x:%d - %#x:%d is down: the port lost its carrier", *end, *self.fabric.links[end])
-            self.fabric.suspend_link(end)
-        if deleted or down:
+            if peer is not None:
+                self._forget_flows_over({end, peer})
+                if not deleted:
+                    log.warning("link %#x:%d - %#x:%d is down: the port lost its carrier", *end, *peer)
+            (self.fabric.remove_link if deleted else self.fabric.suspend_link)(end)
             self._urgent.set()
         elif end in self.fabric.dormant and live:
             if self.config.lldp_missed <= 0:
@@ -448,6 +442,9 @@ class Controller:
             else:
                 self._dormant_up.setdefault(end, self.config.clock())
         self._dirty.set()
+
+    def _ports_up(self, function: ServiceFunction) -> bool:
+        return function.ingress not in self._down_ports and function.egress not in self._down_ports
 
     def _flow_removed(self, dpid: int, table: int, priority: int, match: Match, cookie: int) -> None:
         """A reactive entry the switch let go (idle): forget it, so that no sync puts it back; the flow's next

@@ -502,7 +502,7 @@ def topology_tables(fabric: Fabric, codec: str, problems: list[SrfabricError] | 
         with _reported(problems, what):
             for dpid in ingress:
                 found = memo.routes.get((host.name, dpid))
-                if found is None or not all(end in fabric.links for end in found[1]):
+                if found is None or not found[1] <= fabric.links.keys():
                     route = host_route(fabric, (dpid, 0), host.name)
                     found = memo.routes[(host.name, dpid)] = (
                         route_entries(route, dst, rules, sre, Kind.ROUTE, 0, what), crossed(fabric, [route]))

@@ -79,7 +79,7 @@ class CompileCache:
             return kept[3]  # nothing changed since: no need to work out the key
         key = placement_key(fabric, chain)
         # Only links lost since: the placement stands while every link it crosses is still up.
-        if kept is not None and kept[2] == key and all(end in fabric.links for end in kept[3].links):
+        if kept is not None and kept[2] == key and kept[3].links <= fabric.links.keys():
             placed = kept[3]
         else:
             placed = chain_placement(fabric, chain, self.codec, sre)
