@@ -57,6 +57,7 @@ class TimedProblem:
     hyperperiod_ns: int = 0
     _timings: dict[tuple[int, tuple[str, ...]], tuple[tuple[int, ...], int, tuple[int, ...]]] = field(
         default_factory=dict, compare=False, repr=False)
+    _hops: dict[tuple[str, ...], tuple[int, ...]] = field(default_factory=dict, compare=False, repr=False)
     _candidates: dict[tuple[str, str, int, int, int], list[tuple[str, ...]]] = field(
         default_factory=dict, compare=False, repr=False)  # filled by timed_heuristic.candidate_paths
 
@@ -118,6 +119,14 @@ class TimedProblem:
                 latency = at + wire + link.t_proc_ns + link.t_prop_ns
                 at = ceil_to(latency, self.grid_ns)
             found = self._timings[key] = (tuple(starts), latency, tuple(windows))
+        return found
+
+    def hops(self, path: tuple[str, ...]) -> tuple[int, ...]:
+        """The directed link indices of ``path``, worked out once per path."""
+        found = self._hops.get(path)
+        if found is None:
+            index = self.network.edge_index
+            found = self._hops[path] = tuple(index[hop] for hop in zip(path, path[1:], strict=False))
         return found
 
 

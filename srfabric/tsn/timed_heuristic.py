@@ -2,15 +2,13 @@
 offset at which its frames find every link of one of its candidate paths free, or is left out with the
 reason; the others are still scheduled.
 
-Frames of two streams on one link collide, over the hyperperiod, exactly when
-their starts differ modulo the gcd ``g`` of the two periods by less than the
-window of the one that starts first. So every frame already on a link forbids
-one interval of offsets modulo ``g`` for the new stream; the scheduler collects
-those intervals over the path, one sorted and merged list per ``g`` (as many
-as there are periods), and walks up from offset 0, jumping to the end of any
-interval the offset falls in, to the first grid point free in every list: no
-offset is tried and rejected one by one (tsnkit's ``ls`` tries every
-nanosecond), and a frame of a long period is not copied once per shorter one.
+Every link keeps its windows modulo the gcd of each pair of periods, sorted
+and merged (:mod:`srfabric.tsn.timed_busy`). A stream's search walks up from
+offset 0: at each offset it asks every link of the path, by bisection, whether
+the frame's window there meets a busy one, and if so jumps to where that busy
+window ends, until one pass over the path finds every link free: no offset is
+tried and rejected one by one (tsnkit's ``ls`` tries every nanosecond), and
+nothing is copied or sorted per stream.
 Streams go in order of period (shortest first: they have the fewest offsets to
 choose from), then of size (largest first), then as given; candidate paths are
 the ``k`` shortest that meet the stream's deadline, fastest first.
@@ -31,20 +29,15 @@ Examples
 
 from __future__ import annotations
 
-import bisect
 import gc
-import math
 import time
+from bisect import bisect_right
+from math import gcd
 
 from srfabric.tsn.model import Stream
 from srfabric.tsn.paths import PathFinder
 from srfabric.tsn.timed import TimedAssignment, TimedProblem, TimedSchedule
-
-# Busy windows of one directed link, grouped by period: period -> ([(start, length)], longest length). One gcd
-# serves a whole group and its intervals come from one comprehension.
-LinkBusy = dict[int, tuple[list[tuple[int, int]], int]]
-# Forbidden offsets modulo g, per g: sorted, disjoint (begins, ends), half-open.
-Residues = dict[int, tuple[list[int], list[int]]]
+from srfabric.tsn.timed_busy import BusyLink, Spans
 
 
 def stream_order(problem: TimedProblem) -> list[int]:
@@ -65,53 +58,50 @@ def candidate_paths(problem: TimedProblem, finder: PathFinder, stream: Stream, k
     return found
 
 
-def add_forbidden(found: dict[int, list[tuple[int, int]]], link: LinkBusy, delta: int, window: int,
-                  period: int) -> bool:
-    """Add to ``found`` (per gcd g, intervals of offsets modulo g, an end may pass g) the offsets at which a
-    frame starting ``delta`` after its release, holding the link for ``window``, collides with the link's
-    windows. False if the link is never free long enough at some spacing (no offset can work)."""
-    shift, reach = delta + window - 1, window - 1
-    for other, (spans, longest) in link.items():
-        g = math.gcd(period, other)
-        if longest + window >= g:
-            return False
-        # A window at ``start`` forbids offsets from start - delta - window + 1 to start + length - delta - 1.
-        found.setdefault(g, []).extend([(b, b + length + reach) for start, length in spans
-                                        for b in ((start - shift) % g,)])
-    return True
+def earliest_offset(checks: list[tuple[Spans, int, int, int]], latest: int, grid: int) -> int | None:
+    """The smallest grid point in ``[0, latest]`` at which, for every (view, g, delta, window) of ``checks``,
+    a frame starting ``delta`` after it holds its link for ``window`` without meeting the view; or None.
+
+    The checks are asked in a ring: a clash moves the offset on and asks the same check again; the offset is
+    found when every check in turn has said free (:func:`srfabric.tsn.timed_busy.clash`, inlined: this loop is
+    the search's inner one)."""
+    at, count, index, free = 0, len(checks), 0, 0
+    while free < count:
+        (begins, ends), g, delta, window = checks[index]
+        x = (at + delta) % g
+        i = bisect_right(begins, x) - 1
+        if i >= 0 and ends[i] > x:
+            shift = ends[i] - x
+        elif i + 1 < len(begins) and begins[i + 1] < x + window:
+            shift = ends[i + 1] - x
+        elif x + window > g and begins and begins[0] < x + window - g:
+            shift = g + ends[0] - x
+        else:
+            free += 1
+            index = index + 1 if index + 1 < count else 0
+            continue
+        at = -(-(at + shift) // grid) * grid
+        if at > latest:
+            return None
+        free = 0
+    return at if at <= latest else None
 
 
-def merge(found: dict[int, list[tuple[int, int]]]) -> Residues:
-    """Each g's intervals with the ones past g wrapped to its start, sorted and merged."""
-    out: Residues = {}
-    for g, intervals in found.items():
-        intervals += [(0, end - g) for _, end in intervals if end > g]
-        intervals.sort()
-        begins, ends = [intervals[0][0]], [intervals[0][1]]
-        for begin, end in intervals:
-            if begin > ends[-1]:
-                begins.append(begin)
-                ends.append(end)
-            elif end > ends[-1]:
-                ends[-1] = end
-        out[g] = (begins, ends)
-    return out
-
-
-def first_free(residues: Residues, latest: int, grid: int) -> int | None:
-    """The smallest grid point in ``[0, latest]`` outside every forbidden interval (modulo its g), or None."""
-    at = 0
-    while at <= latest:
-        moved = False
-        for g, (begins, ends) in residues.items():
-            rest = at % g
-            i = bisect.bisect_right(begins, rest) - 1
-            if i >= 0 and ends[i] > rest:
-                at = -(-(at - rest + ends[i]) // grid) * grid
-                moved = True
-        if not moved:
-            return at
-    return None
+def path_checks(busy: list[BusyLink | None], links: tuple[int, ...], starts: tuple[int, ...],
+                windows: tuple[int, ...], period: int) -> list[tuple[Spans, int, int, int]] | None:
+    """What :func:`earliest_offset` asks of each link of a path; None if some link is never free long enough
+    at some spacing (its longest window and this one fill the gcd: no offset can work)."""
+    checks = []
+    for link, delta, window in zip(links, starts, windows, strict=True):
+        table = busy[link]
+        if table is None:
+            continue
+        for other, (spans, longest) in table.groups.items():
+            g = period if other == period else gcd(period, other)
+            if longest[0] + window >= g:
+                return None
+            checks.append((spans if g == other else table.view(other, g), g, delta, window))
+    return checks
 
 
 def schedule_nowait(problem: TimedProblem, k_paths: int = 4, finder: PathFinder | None = None) -> TimedSchedule:
@@ -127,9 +117,7 @@ def schedule_nowait(problem: TimedProblem, k_paths: int = 4, finder: PathFinder 
 
 def _place(problem: TimedProblem, k_paths: int, finder: PathFinder) -> TimedSchedule:
     began = time.perf_counter()
-    busy: list[LinkBusy | None] = [None] * len(problem.network.edge_index)  # by directed link index
-    edge_index = problem.network.edge_index
-    links_of: dict[tuple[str, ...], list[int]] = {}
+    busy: list[BusyLink | None] = [None] * len(problem.network.edge_index)  # by directed link index
     result = TimedSchedule("nowait", problem)
     for index in stream_order(problem):
         stream = problem.streams[index]
@@ -142,34 +130,19 @@ def _place(problem: TimedProblem, k_paths: int, finder: PathFinder) -> TimedSche
         placed = None
         for path in paths:
             starts, latency, windows = problem.timing(stream.size_bytes, path)
-            links = links_of.get(path)
-            if links is None:
-                links = links_of[path] = [edge_index[hop] for hop in zip(path, path[1:], strict=False)]
-            found: dict[int, list[tuple[int, int]]] = {}
-            free = True
-            for link, delta, window in zip(links, starts, windows, strict=True):
-                on_link = busy[link]
-                if on_link is not None and not add_forbidden(found, on_link, delta, window, period):
-                    free = False
-                    break
-            if not free:
+            links = problem.hops(path)
+            checks = path_checks(busy, links, starts, windows, period)
+            if checks is None:
                 continue
-            offset = first_free(merge(found), period - latency, problem.grid_ns) if found else (
-                0 if latency <= period else None)
+            offset = earliest_offset(checks, period - latency, problem.grid_ns)
             if offset is None:  # the journey must end within the period
                 continue
             placed = TimedAssignment(stream.id, path, offset, tuple(offset + d for d in starts))
             for link, start, window in zip(links, placed.starts, windows, strict=True):
-                groups = busy[link]
-                if groups is None:
-                    groups = busy[link] = {}
-                entry = groups.get(period)
-                if entry is None:
-                    groups[period] = ([(start, window)], window)
-                else:
-                    entry[0].append((start, window))
-                    if window > entry[1]:
-                        groups[period] = (entry[0], window)
+                table = busy[link]
+                if table is None:
+                    table = busy[link] = BusyLink()
+                table.add(period, start, window)
             break
         if placed is None:
             result.reasons[stream.id] = (f"no release offset in its {stream.period_ns} ns period finds every link of "

@@ -13,7 +13,8 @@ from srfabric.tsn.generators import erdos_renyi, random_streams
 from srfabric.tsn.model import Network, Stream
 from srfabric.tsn.render import parse_taprio, to_taprio
 from srfabric.tsn.timed import TimedAssignment, TimedProblem, TimedSchedule
-from srfabric.tsn.timed_heuristic import add_forbidden, first_free, merge, schedule_nowait
+from srfabric.tsn.timed_busy import BusyLink
+from srfabric.tsn.timed_heuristic import earliest_offset, path_checks, schedule_nowait
 from srfabric.tsn.timed_verify import verify_timed
 
 
@@ -64,35 +65,43 @@ def test_the_offset_taken_is_the_earliest_free_one() -> None:
             assert placed[stream.id].offset_ns == brute_force_earliest(problem, before, stream, placed[stream.id].path)
 
 
-def forbidden(windows: list[tuple[int, int, int]], delta: int, window: int,
-              period: int) -> dict[int, list[tuple[int, int]]]:
-    """The offsets that windows (start, end, period) of one link forbid, merged per gcd."""
-    link: dict[int, tuple[list[tuple[int, int]], int]] = {}
+def earliest(windows: list[tuple[int, int, int]], delta: int, window: int, period: int, latest: int,
+             grid: int = 1) -> int | None:
+    """The first offset at which a frame of ``period``, starting ``delta`` after it and holding one link for
+    ``window``, meets none of the link's windows (start, end, their period)."""
+    link = BusyLink()
     for start, end, other in windows:
-        spans, longest = link.get(other, ([], 0))
-        link[other] = ([*spans, (start, end - start)], max(longest, end - start))
-    found: dict[int, list[tuple[int, int]]] = {}
-    assert add_forbidden(found, link, delta, window, period)
-    return {g: list(zip(*pair, strict=True)) for g, pair in merge(found).items()}
+        link.add(other, start, end - start)
+    checks = path_checks([link], (0,), (delta,), (window,), period)
+    return None if checks is None else earliest_offset(checks, latest, grid)
 
 
-def test_forbidden_offsets_wrap_around_the_period() -> None:
-    # A window at [900, 1000) of a 1000 ns period forbids starts from 701 (a 200 ns window would reach it) up
-    # to 999, and nothing at the start of the period; 100 ns later on the path, it forbids 601 to 899.
-    assert forbidden([(900, 1000, 1000)], delta=0, window=200, period=1000) == {1000: [(701, 1000)]}
-    assert forbidden([(900, 1000, 1000)], delta=100, window=200, period=1000) == {1000: [(601, 900)]}
-    # A 1000 ns stream's window seen by a 2000 ns one: forbidden modulo 1000, past its end wrapped to 0.
-    assert forbidden([(50, 150, 1000)], delta=100, window=200, period=2000) == {1000: [(0, 50), (751, 1050)]}
-    # Windows of two periods are kept apart (each modulo its own gcd); overlapping ones merge; an interval
-    # keeps its end past g (it is also wrapped to the start).
-    assert forbidden([(0, 100, 1000), (50, 300, 1000), (0, 100, 4000)], delta=0, window=100, period=2000) == {
-        1000: [(0, 300), (901, 1300)], 2000: [(0, 100), (1901, 2100)]}
-    found: dict[int, list[tuple[int, int]]] = {}
-    assert not add_forbidden(found, {1000: ([(0, 900)], 900)}, 0, 100, 1000)  # never free for 100 ns
-    assert first_free(merge({1000: [(701, 1000)]}), latest=999, grid=100) == 0
-    assert first_free(merge({1000: [(0, 350), (300, 600)]}), latest=999, grid=100) == 600
-    assert first_free(merge({1000: [(0, 350)], 2000: [(400, 1050)]}), latest=1999, grid=100) == 1400
-    assert first_free(merge({1000: [(0, 1000)]}), latest=999, grid=100) is None
+def test_a_links_windows_are_kept_modulo_each_gcd() -> None:
+    link = BusyLink()
+    link.add(1000, 900, 200)  # passes the period: split at 1000
+    link.add(1000, 100, 50)  # touches the wrapped part: merged with it
+    assert link.view(1000, 1000) == ([0, 900], [150, 1000])
+    assert link.view(1000, 500) == ([0, 400], [150, 500])  # the same residues modulo a divisor
+    link.add(1000, 300, 100)
+    assert link.view(1000, 500) == ([0, 300], [150, 500]) and link.longest(1000) == 200  # 300-400 joins 400-500
+    assert link.clash(1000, 1000, 150, 200) == 250  # 150-350 meets 300-400: start at 400
+    assert link.clash(1000, 1000, 850, 100) == 150 and link.clash(1000, 1000, 500, 100) == 0
+
+
+def test_the_earliest_offset_jumps_past_busy_windows_and_their_wraps() -> None:
+    # A window at [900, 1000) of a 1000 ns period: a 200 ns frame fits from 0 to 700, not from 701 to 999.
+    assert earliest([(900, 1000, 1000)], delta=0, window=200, period=1000, latest=999) == 0
+    assert earliest([(0, 100, 1000), (900, 1000, 1000)], delta=0, window=200, period=1000, latest=999) == 100
+    # 100 ns after the offset on the path: released at 550, the frame holds the link from 650 to 850.
+    assert earliest([(0, 650, 1000), (900, 1000, 1000)], delta=100, window=200, period=1000, latest=999) == 550
+    # A 1000 ns stream's window seen by a 2000 ns one: modulo their gcd, every 1000 ns.
+    assert earliest([(0, 300, 1000), (0, 100, 4000)], delta=0, window=100, period=2000, latest=1999) == 300
+    assert earliest([(0, 300, 1000), (300, 500, 4000)], delta=0, window=100, period=2000, latest=1999) == 500
+    # The grid: a start between grid points goes up to the next one.
+    assert earliest([(0, 350, 1000)], delta=0, window=100, period=1000, latest=999, grid=100) == 400
+    assert earliest([(0, 900, 1000)], delta=0, window=100, period=1000, latest=999) is None  # never free for 100
+    assert earliest([(0, 850, 1000)], delta=0, window=100, period=1000, latest=800) is None  # free only at 850
+    assert earliest([(0, 350, 1000)], delta=0, window=100, period=1000, latest=350) == 350
 
 
 def test_gcls_open_the_frames_windows_and_render_for_taprio() -> None:
