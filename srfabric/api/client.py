@@ -57,7 +57,17 @@ class SfcClient:
         base = f"{PREFIX.get(kind, '/v2.0/sfc')}/{kind}"
         return f"{base}/{urllib.parse.quote(ident, safe='')}" if ident else base
 
-    def _send(self, method: str, url: str, step: str, body: Any = None, params: dict[str, str] | None = None) -> Any:
+    def _connect_to(self, url: str) -> None:
+        """Send the next requests to ``url`` (the leader a follower named)."""
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme != "http" or not parts.hostname:
+            raise SrfabricError("--url", f"{self.base_url} follows a leader at {url!r}, which is not an http URL")
+        self.http.close()
+        self.base_url = url
+        self.http = Connection(parts.hostname, parts.port or 80, self.http.timeout)
+
+    def _send(self, method: str, url: str, step: str, body: Any = None, params: dict[str, str] | None = None,
+              redirected: bool = False) -> Any:
         if params:
             url = f"{url}?{urllib.parse.urlencode(params)}"
         if self.http.closed_by_peer():
@@ -75,7 +85,11 @@ class SfcClient:
             data = json.loads(raw) if raw else None
         except ValueError:
             data = None
-        if response.status >= 400:
+        if response.status == 307 and isinstance(data, dict) and not redirected:  # a follower: to its leader
+            leader = str(data.get("NeutronError", {}).get("detail", ""))
+            self._connect_to(leader)
+            return self._send(method, url, step, body, redirected=True)
+        if response.status >= 400 or response.status == 307:
             try:
                 found = data["NeutronError"]  # type: ignore[index]
                 kind, message = str(found["type"]), str(found["message"])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Boolean, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 ID = String(36)
@@ -153,3 +153,13 @@ class ScheduleRow(Base):
     __tablename__ = "tsn_schedule"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     duty_percent: Mapped[int | None] = mapped_column(Integer, nullable=True)
+
+
+class LeaderRow(Base):
+    """Who leads the instances sharing this database (one row, id 1): the API URL writes are sent to, and the
+    OpenFlow role generation it took the switches with. Written by the holder of the leader lock only."""
+
+    __tablename__ = "leader"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    url: Mapped[str | None] = mapped_column(Text, nullable=True)
+    generation: Mapped[int] = mapped_column(BigInteger)

@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from srfabric.api.errors import ApiError, bad_request, internal_error, validation_message
+from srfabric.api.errors import ApiError, bad_request, internal_error, not_leader, validation_message
 from srfabric.api.service import LIST_PARAMETERS, SfcService
 
 log = logging.getLogger(__name__)
@@ -37,6 +37,7 @@ Asgi = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 COLLECTION_METHODS = ("GET", "POST")
 MEMBER_METHODS = ("GET", "PUT", "DELETE")
+WRITES = ("POST", "PUT", "PATCH", "DELETE")
 NOT_A_DICT = "Invalid input for body. Reason: Input should be a valid dictionary or object to extract fields from."
 MAX_BODY_BYTES = 1 << 20  # Neutron's own limit is 112 KiB (oslo.middleware's max_request_body_size)
 BULK = ("streams",)  # collections created in bulk: a stream batch is admitted together
@@ -153,10 +154,20 @@ class ResourceApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         found = self.route(scope["path"]) if scope["type"] == "http" else None
-        if found is None:
+        leader = self.service.leader_elsewhere() if scope["type"] == "http" and scope["method"] in WRITES else None
+        if found is None and leader is None:
             await self.fallback(scope, receive, send)
             return
+        location: list[tuple[bytes, bytes]] = []
         try:
+            if leader is not None:  # a follower: every write (resources, schedule) goes to the leader
+                check_token(dict(reversed(scope["headers"])).get(b"x-auth-token"), self.token)
+                if leader:
+                    path = scope.get("raw_path") or scope["path"].encode()
+                    query = b"?" + scope["query_string"] if scope["query_string"] else b""
+                    location = [(b"location", leader.rstrip("/").encode() + path + query)]
+                raise not_leader(leader)
+            assert found is not None
             status, content = await self._answer(scope, receive, *found)
             body = b"" if content is None else json_bytes(content)
         except ClientGone:
@@ -172,7 +183,8 @@ class ResourceApp:
             await send({"type": "http.response.body", "body": b""})
             return
         await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-length", str(len(body)).encode()), (b"content-type", b"application/json")]})
+                    "headers": [(b"content-length", str(len(body)).encode()), (b"content-type", b"application/json"),
+                                *location]})
         await send({"type": "http.response.body", "body": body})
 
     async def _answer(self, scope: Scope, receive: Receive, resource: Resource,

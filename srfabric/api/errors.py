@@ -17,13 +17,14 @@ class ApiError(Exception):
         self.status = status
         self.kind = kind
         self.message = message
+        self.detail = ""
 
     def body(self) -> dict[str, Any]:
-        return neutron_error(self.kind, self.message)
+        return neutron_error(self.kind, self.message, self.detail)
 
 
-def neutron_error(kind: str, message: str) -> dict[str, Any]:
-    return {"NeutronError": {"type": kind, "message": message, "detail": ""}}
+def neutron_error(kind: str, message: str, detail: str = "") -> dict[str, Any]:
+    return {"NeutronError": {"type": kind, "message": message, "detail": detail}}
 
 
 def bad_request(message: str, kind: str = "HTTPBadRequest") -> ApiError:
@@ -60,3 +61,14 @@ def internal_error() -> ApiError:
     """What a client is told when handling its request failed unexpectedly (the log has the traceback)."""
     return ApiError(500, "HTTPInternalServerError", "Request Failed: internal server error while processing your "
                                                     "request.")
+
+
+def not_leader(leader: str) -> ApiError:
+    """A write sent to a follower: 307 to the leader (its URL is also the error's ``detail``), or 503 while
+    none is elected."""
+    if not leader:
+        return ApiError(503, "NoLeader", "No instance leads yet (an election is under way): retry shortly.")
+    error = ApiError(307, "NotLeader", f"This instance follows; writes go to the leader at {leader} (HTTP 307 "
+                                       "redirect: send the same request there).")
+    error.detail = leader
+    return error

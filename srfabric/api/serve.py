@@ -22,6 +22,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--port", type=int, default=9696, help="REST API port (Neutron's is 9696)")
     serve.add_argument("--db", default="sqlite:///srfabric.db",
                        help="sqlite:///PATH (default: ./srfabric.db) or postgresql://USER@HOST/DB")
+    serve.add_argument("--advertise-url", default=None,
+                       help="this instance's API URL as the others on the same PostgreSQL database send writes to it "
+                            "(default: http://HOST:PORT)")
     serve.add_argument("--token", default=None, help=f"the secret clients send as X-Auth-Token (or ${TOKEN_ENV})")
     serve.add_argument("--no-auth", action="store_true", help="accept requests without a token (local use only)")
     serve.add_argument("--openflow-host", default="0.0.0.0", help="address switches connect to")
@@ -52,6 +55,7 @@ async def serve(args: argparse.Namespace) -> None:
     import uvicorn
 
     from srfabric.api.app import create_app
+    from srfabric.api.leadership import Leadership
     from srfabric.api.repository import Repository
     from srfabric.api.service import SfcService
     from srfabric.api.store import open_database
@@ -78,28 +82,55 @@ async def serve(args: argparse.Namespace) -> None:
     gates = TaprioGates() if args.gates == "taprio" else RecordingGates()
     if isinstance(gates, TaprioGates):
         gates.ready()
-    service = SfcService(repository, controller, cycle=CycleConfig(base_period_ns=args.cycle_ns), gates=gates)
+    # On PostgreSQL, several instances may share the database: the one holding the leader lock leads.
+    leadership = Leadership(args.db, args.advertise_url or f"http://{args.host}:{args.port}") \
+        if args.db.startswith("postgresql://") else None
+    service = SfcService(repository, controller, cycle=CycleConfig(base_period_ns=args.cycle_ns), gates=gates,
+                         leadership=leadership)
     service.streams.lead_ns = int(args.gate_lead_ms * 1_000_000)
-    await service.start()  # the kept state is in place before the first switch connects
+    if leadership is None:
+        await service.start()  # the kept state is in place before the first switch connects
+    else:
+        service.follow()  # until elected (the first round below, when no other instance leads)
     freeze_heap()  # the modules and the loaded state are never walked by the collector again (see ``heap``)
     try:
         await controller.start(args.openflow_host, args.openflow_port)
     except OSError as error:
         raise SrfabricError("--openflow-port", f"cannot listen on {args.openflow_port}: {error.strerror}") from None
+    role = ""
+    if leadership is not None:
+        first_round = asyncio.Event()
+        electing = asyncio.create_task(leadership.run(service.take_over, first_round))
+        await asyncio.wait([electing, asyncio.create_task(first_round.wait())], return_when=asyncio.FIRST_COMPLETED)
+        if electing.done():
+            electing.result()  # it failed before its first round ended: say why
+        role = f", leader (generation {leadership.generation})" if leadership.leading else \
+            f", follower of {leadership.leader_url or 'no leader yet'}"
     server = uvicorn.Server(uvicorn.Config(create_app(service, token), host=args.host, port=args.port,
                                            log_level="warning", lifespan="off"))
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, lambda: setattr(server, "should_exit", True))
+    lost: list[BaseException] = []
+    if leadership is not None:
+        def stop_serving(task: asyncio.Task[None]) -> None:  # leading is no longer safe: stop at once
+            if not task.cancelled() and task.exception() is not None:
+                lost.append(task.exception())  # type: ignore[arg-type]
+                server.should_exit = True
+        electing.add_done_callback(stop_serving)
     print(f"srfabric: API on http://{args.host}:{args.port}, OpenFlow on {args.openflow_host}:{args.openflow_port}, "
-          f"{len(service.snapshot['port_chains'])} port chains and {len(service.snapshot['streams'])} streams loaded",
-          flush=True)
+          f"{len(service.snapshot['port_chains'])} port chains and {len(service.snapshot['streams'])} streams loaded"
+          f"{role}", flush=True)
     try:
         await server.serve(sockets=[listener])
     finally:
+        if leadership is not None:
+            electing.cancel()
         await controller.stop()
         repository.close()
         engine.dispose()
+    if lost:
+        raise lost[0]
 
 
 def run(args: argparse.Namespace) -> int:

@@ -14,12 +14,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from srfabric.api import checks, stream_checks
 from srfabric.api.errors import ApiError, bad_request
+from srfabric.api.leadership import Leadership
 from srfabric.api.repository import Record, Repository, Snapshot
 from srfabric.api.streams import StreamService
 from srfabric.api.translate import Plan, port_host, translate
@@ -51,6 +53,7 @@ DELETE: dict[str, Callable[[Snapshot, str], None]] = {
 # service-function ports at once, so that a later chain update changes only the ingress switch).
 STEERING = ("port_pairs", "port_chains", "service_graphs")
 LIST_PARAMETERS = {"fields", "sort_key", "sort_dir", "limit", "marker", "page_reverse"}
+FOLLOWER_READ_AGE_S = 0.2  # a follower's reads are at most this old
 
 
 def discovered_port_id(mac: int) -> str:
@@ -82,8 +85,11 @@ class SfcService:
     """networking-sfc's resources on one controller, kept in ``repo``."""
 
     def __init__(self, repo: Repository, controller: Controller, project: str = "srfabric",
-                 cycle: CycleConfig | None = None, gates: Gates | None = None) -> None:
+                 cycle: CycleConfig | None = None, gates: Gates | None = None,
+                 leadership: Leadership | None = None) -> None:
         self.repo = repo
+        self.leadership = leadership  # None: the only instance on its database, always leading
+        self._loaded_at = 0.0  # when a follower last read the database
         self.controller = controller
         self.streams = StreamService(self, cycle, gates)
         self.project = project
@@ -119,11 +125,44 @@ class SfcService:
         except SrfabricError as error:
             log.warning("kept streams not fully installed: %s", error)
 
+    # -- leadership (instances sharing a PostgreSQL database) -----------------------------
+    def follow(self) -> None:
+        """Until elected: serve reads from the database; the switches hold this controller as SLAVE."""
+        leadership = self.leadership
+        assert leadership is not None
+        self.controller.following = True
+        self.controller.generation_seen = lambda: leadership.generation
+        self._fresh()
+
+    async def take_over(self, generation: int) -> None:
+        """Elected: load the kept state into the controller (still following, it sends nothing), then take the
+        switches as MASTER with ``generation``, read back their tables and sync, which sends only what differs
+        from what they hold. In that order: a sync before the state is loaded would remove what is right."""
+        async with self.lock:
+            await self.start()
+            await self.controller.lead(generation)
+            await self.controller.sync()
+
+    def leader_elsewhere(self) -> str | None:
+        """None when writes are taken here; else the leader's API URL ('' while none is elected)."""
+        if self.leadership is None or self.leadership.leading:
+            return None
+        return self.leadership.leader_url or ""
+
+    def _fresh(self) -> None:
+        """A follower's snapshot, read again from the database when older than ``FOLLOWER_READ_AGE_S``."""
+        if self.leadership is not None and not self.leadership.leading \
+                and time.monotonic() - self._loaded_at > FOLLOWER_READ_AGE_S:
+            self.snapshot = self.repo.load()
+            self._loaded_at = time.monotonic()
+
     # -- reads ---------------------------------------------------------------------------
     def find_all(self, kind: str, filters: dict[str, list[str]], fields: list[str]) -> list[Record]:
+        self._fresh()
         return [select_fields(r, fields) for r in self.snapshot[kind].values() if matches_filters(r, filters)]
 
     def show(self, kind: str, ident: str, fields: list[str]) -> Record:
+        self._fresh()
         return select_fields(checks.find(self.snapshot, kind, ident), fields)
 
     def fabric_view(self) -> dict[str, Any]:
@@ -137,6 +176,9 @@ class SfcService:
             "hosts": [{"name": h.name, "ip": h.ip, "mac": mac_to_str(h.mac), "dpid": h.dpid, "port": h.port}
                       for h in sorted(fabric.hosts.values(), key=lambda h: h.name)],
             "unrouted": [unrouted(problem) for problem in self.controller.problems],
+            "leadership": None if self.leadership is None else {
+                "leading": self.leadership.leading, "generation": self.leadership.generation,
+                "leader": self.leadership.leader_url},
         }
 
     # -- writes --------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, text
 
 from srfabric.errors import SrfabricError
 
@@ -38,9 +38,14 @@ def _sqlite_pragmas(connection: object, _record: object) -> None:
     cursor.close()
 
 
+MIGRATION_LOCK = 0x73726662_6D696772  # "srfbmigr": instances starting together on PostgreSQL migrate in turn
+
+
 def migrate(engine: Engine, revision: str = "head") -> None:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     with engine.begin() as connection:
+        if engine.dialect.name == "postgresql":  # held to the end of the transaction; the next one sees head
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
         config.attributes["connection"] = connection
         command.upgrade(config, revision)

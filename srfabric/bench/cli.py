@@ -40,6 +40,8 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
                                                "hop-by-hop rules side by side (root)")
     failover.add_argument("--quick", action="store_true", help="two cuts per steering")
     failover.add_argument("--switch", choices=("ovs", "xdp"), default="ovs")
+    failover.add_argument("--part", choices=("all", "cuts", "takeover"), default="all",
+                          help="link cuts, the controller pair's leader take-over (10 kills; Open vSwitch), or both")
     failover.add_argument("--out", default="results", help="results root folder")
     failover.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     deploy = sub.add_parser("deploy", help="SFC study Fig. 5: chain deployment time through the REST API (root)")
@@ -69,8 +71,10 @@ def run(args: argparse.Namespace) -> int:
         from srfabric.demo import check_host
 
         check_host(args.switch)
-        summary, folder = run_failover(args.quick, args.out, args.switch, print if not args.json else (lambda _: None))
-        return report(args, summary, folder, print_failover, "runs.csv, summary.json, failover.png")
+        summary, folder = run_failover(args.quick, args.out, args.switch, print if not args.json else (lambda _: None),
+                                       args.part)
+        return report(args, summary, folder, print_failover, "runs.csv, takeover.csv, summary.json, failover.png, "
+                                                              "takeover.png")
     if args.bench_command == "deploy":
         from srfabric.bench.deploy import print_deploy, run_deploy
         from srfabric.testbed.net import ovs_running
@@ -264,6 +268,12 @@ def print_control(console: Any, summary: dict[str, Any]) -> None:
 
 
 def print_failover(summary: dict[str, Any]) -> None:
+    if summary.get("takeover"):
+        found = summary["takeover"]
+        print(f"leader take-over: {found['kills']} kills, writes taken again after {found['takeover_s_median']} s "
+              f"(median; max {found['takeover_s_max']} s); {found['frames_lost']} of {found['frames_sent']} frames "
+              f"lost; tables as before: {found['tables_as_before']}; entries sent again: "
+              f"{found['entries_sent_again']}")
     for steering, values in summary["steerings"].items():
         print(f"{steering}: {values['cuts']} cuts, outage median {values['outage_ms_median']} ms, p99 "
               f"{values['outage_ms_p99']} ms; flow-mods per cut {values['flow_mods_per_cut']} "

@@ -250,41 +250,59 @@ def plot(rows: list[dict[str, Any]], summary: dict[str, Any], path: Path) -> Non
     plt.close(figure)
 
 
-def run_bench(quick: bool, out: str, switch: str = "ovs", progress: Any = print) -> tuple[dict[str, Any], Path]:
-    """Both steerings, one after the other in one run; writes runs.csv, summary.json and failover.png."""
+def run_bench(quick: bool, out: str, switch: str = "ovs", progress: Any = print,
+              part: str = "all") -> tuple[dict[str, Any], Path]:
+    """Both steerings, one after the other in one run (runs.csv, failover.png), then the controller pair's
+    take-over (takeover.csv, takeover.png; Open vSwitch only); summary.json for both. ``part``: ``cuts``,
+    ``takeover`` or ``all``."""
+    from srfabric.bench import takeover
     from srfabric.bench.output import machine, run_folder, write_csv, write_json
 
     folder = run_folder(out, "failover")
     cuts, seconds = (2, 3.0) if quick else (20, 3.0)
     rows: list[dict[str, Any]] = []
-    for steering in STEERINGS:
+    for steering in STEERINGS if part in ("all", "cuts") else ():
         rows += run_cuts(steering, cuts, seconds, folder, switch, progress)
     (folder / "received.csv").unlink(missing_ok=True)
-    flat = [{"steering": r["steering"], "switch": r["switch"], "cut": r["cut"], "link": r["link"], "chain": name,
+    if rows:
+        write_csv(folder / "runs.csv", flat_rows(rows))
+        plot(rows, summarise(rows), folder / "failover.png")
+    kills: list[dict[str, Any]] = []
+    if part in ("all", "takeover") and switch == "ovs":
+        kills = takeover.run_kills(2 if quick else 10, progress)
+        write_csv(folder / "takeover.csv", kills)
+        takeover.plot(kills, folder / "takeover.png")
+    document = {"steerings": summarise(rows), "takeover": takeover.summarise(kills) if kills else None,
+                "machine": machine(), "quick": quick, "switch": switch, "part": part,
+                "frames_per_s_per_chain": PPS, "seconds_per_cut": seconds, "goals": goals(summarise(rows), kills)}
+    write_json(folder / "summary.json", document)
+    return document, folder
+
+
+def flat_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per chain per cut, for runs.csv."""
+    return [{"steering": r["steering"], "switch": r["switch"], "cut": r["cut"], "link": r["link"], "chain": name,
              **{k: c[k] for k in ("crossed", "repaired", "outage_ms", "lost", "delivered", "sent", "in_order")},
              **{f"flow_mods_{role}": r["flow_mods"][role] for role in ("edge", "aggregation", "core")},
              "flow_mods_chain": r["flow_mods_by_kind"].get("chain", 0),
              "flow_mods_route": r["flow_mods_by_kind"].get("route", 0), "tables_as_before": r["tables_as_before"]}
             for r in rows for name, c in r["chains"].items()]
-    write_csv(folder / "runs.csv", flat)
-    summary = summarise(rows)
+
+
+def goals(summary: dict[str, Any], kills: list[dict[str, Any]]) -> dict[str, Any]:
+    """The issue's goals, each None when its part did not run."""
     sr, hbh = summary.get("source-routing", {}), summary.get("hop-by-hop", {})
     chain_ratio = (hbh["flow_mods_per_cut_by_kind"].get("chain", 0)
                    / max(sr["flow_mods_per_cut_by_kind"].get("chain", 0), 1e-9)) if sr and hbh else None
-    document = {"steerings": summary, "machine": machine(), "quick": quick, "switch": switch,
-                "frames_per_s_per_chain": PPS, "seconds_per_cut": seconds,
-                "goals": {"outage_median_under_50_ms": bool(sr) and not sr["not_repaired"]
-                          and (sr["outage_ms_median"] or 0) < 50,
-                          "outage_p99_under_100_ms": bool(sr) and not sr["not_repaired"]
-                          and (sr["outage_ms_p99"] or 0) < 100,
-                          "source_routing_transit_flow_mods": (sr["flow_mods_per_cut"]["aggregation"]
-                                                               + sr["flow_mods_per_cut"]["core"]) if sr else None,
-                          "chain_flow_mods_hop_by_hop_over_source_routing": round(chain_ratio, 2)
-                          if chain_ratio is not None else None,
-                          "all_flow_mods_hop_by_hop_over_source_routing": round(
-                              hbh["flow_mods_per_cut_total"] / max(sr["flow_mods_per_cut_total"], 1e-9), 2)
-                          if sr and hbh else None,
-                          "leader_takeover": "not built (issue 24 item 6)"}}
-    write_json(folder / "summary.json", document)
-    plot(rows, summary, folder / "failover.png")
-    return document, folder
+    return {"outage_median_under_50_ms": bool(sr) and not sr["not_repaired"] and (sr["outage_ms_median"] or 0) < 50
+            if sr else None,
+            "outage_p99_under_100_ms": bool(sr) and not sr["not_repaired"] and (sr["outage_ms_p99"] or 0) < 100
+            if sr else None,
+            "source_routing_transit_flow_mods": (sr["flow_mods_per_cut"]["aggregation"]
+                                                 + sr["flow_mods_per_cut"]["core"]) if sr else None,
+            "chain_flow_mods_hop_by_hop_over_source_routing": round(chain_ratio, 2)
+            if chain_ratio is not None else None,
+            "all_flow_mods_hop_by_hop_over_source_routing": round(
+                hbh["flow_mods_per_cut_total"] / max(sr["flow_mods_per_cut_total"], 1e-9), 2) if sr and hbh else None,
+            "leader_takeover_under_2_s_without_loss": all(k["takeover_s"] < 2 and not k["lost"] for k in kills)
+            if kills else None}

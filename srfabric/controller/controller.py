@@ -25,23 +25,23 @@ from typing import Any
 from os_ken.ofproto import ofproto_v1_3 as ofp
 from os_ken.ofproto import ofproto_v1_3_parser as parser
 
-from srfabric.controller.packets import ARP_REQUEST, FiveTuple, lldp_frame, parse_arp, parse_five_tuple, parse_lldp
+from srfabric.controller.discovery import Discovery
+from srfabric.controller.packets import FiveTuple, parse_five_tuple
+from srfabric.controller.taking import Taking
 from srfabric.errors import ModelError, SrfabricError
 from srfabric.model.chain import Chain
-from srfabric.model.fabric import Fabric, Host, Role, ServiceFunction, Switch
+from srfabric.model.fabric import Fabric, Role, ServiceFunction
 from srfabric.model.stream import SteeredStream
 from srfabric.rules.compile_cache import CompileCache
 from srfabric.rules.entries import EntryKey, FlowEntry, GroupEntry, Kind, Match, kind_of
 from srfabric.rules.reactive import RouteCache, flow_entries, reactive_tables
 from srfabric.southbound.channel import OpenFlowServer, SwitchConnection
 from srfabric.southbound.ofbind import (
-    flow_delete_all,
     group_delete,
     group_mod,
-    packet_out,
     wire_cookie,
 )
-from srfabric.southbound.readback import group_from_ofp, match_from_ofp
+from srfabric.southbound.readback import match_from_ofp
 from srfabric.southbound.wire import PacketIn, flow_add_packed, flow_delete_packed, packet_out_packed
 
 log = logging.getLogger(__name__)
@@ -92,7 +92,7 @@ class EntryStats:
     def kind(self) -> Kind | None:
         return kind_of(self.cookie)
 
-class Controller:
+class Controller(Discovery, Taking):
     def __init__(self, config: ControllerConfig | None = None) -> None:
         self.config = config or ControllerConfig()
         self.fabric = Fabric()
@@ -126,6 +126,11 @@ class Controller:
         self._dormant_up: dict[tuple[int, int], int] = {}  # a dormant link's port -> when its carrier came back
         self._down_ports: set[tuple[int, int]] = set()  # service functions' ports whose carrier is down
         self._flow_links: dict[tuple[int, EntryKey], frozenset[tuple[int, int]]] = {}  # reactive entry -> its links
+        # A follower (another instance leads, ``srfabric/api/leadership.py``): its switches hold it as SLAVE,
+        # it reads back and sends nothing, until ``lead``. A leader with roles takes them as MASTER.
+        self.following = False
+        self.generation: int | None = None  # the role generation it leads with (None: roles are not used)
+        self.generation_seen: Callable[[], int] = lambda: 0  # a follower's SLAVE requests carry the leader's
         self.server = OpenFlowServer(self._on_ready, self._on_message, self._on_gone, self.config.clock)
         self._lock = asyncio.Lock()
         self._dirty = asyncio.Event()
@@ -232,6 +237,8 @@ class Controller:
         replies are awaited, so that other work overlaps the switches'; what it raises is
         raised once the switches have answered.
         """
+        if self.following:
+            return  # the leader keeps the switches
         async with self._lock:
             self._dirty.clear()  # this sync covers every change made so far
             self._urgent.clear()
@@ -332,6 +339,9 @@ class Controller:
     async def _sync_loop(self) -> None:
         while True:
             await self._dirty.wait()
+            if self.following:
+                self._dirty.clear()
+                continue
             with contextlib.suppress(TimeoutError):  # let a burst of discoveries settle into one sync
                 await asyncio.wait_for(self._urgent.wait(), 0.05)
             self._urgent.clear()
@@ -343,31 +353,6 @@ class Controller:
                 log.warning("sync failed: %s", error)
 
     # -- switch events -----------------------------------------------------------------
-    async def _on_ready(self, conn: SwitchConnection) -> None:
-        fallback = conn.bridge_name or f"dp{conn.dpid:x}"  # a switch without a configured name keeps its own
-        name, role = self.config.switch_names.get(conn.dpid, (fallback, "edge"))
-        self.fabric.add_switch(Switch(conn.dpid, name, role))
-        await self._read_back(conn)
-        self.switches[conn.dpid] = conn
-        self._send_lldp(conn)
-        self._dirty.set()
-
-    async def _read_back(self, conn: SwitchConnection) -> None:
-        """Learn what a connecting switch holds; a table that cannot be read is flushed instead."""
-        try:
-            stats = await conn.flow_stats()
-            self.installed[conn.dpid] = {(s.table_id, s.priority, match_from_ofp(s.match)): s.cookie for s in stats}
-        except (SrfabricError, ValueError, KeyError, TypeError) as error:
-            log.info("switch %#x: flow table not read back (%s); flushing it", conn.dpid, error)
-            conn.send(flow_delete_all())
-            await conn.barrier()
-            self.installed[conn.dpid] = {}
-        try:
-            groups = await conn.group_desc()
-            self.installed_groups[conn.dpid] = {g.group_id: group_from_ofp(g) for g in groups}
-        except SrfabricError:
-            self.installed_groups[conn.dpid] = {}  # a switch without groups (the XDP agent) refuses the request
-
     async def _on_gone(self, conn: SwitchConnection) -> None:
         if self.switches.get(conn.dpid) is conn:
             del self.switches[conn.dpid]
@@ -565,109 +550,6 @@ class Controller:
         self.flows.clear()
         self._flow_links.clear()
         self._dirty.set()
-
-    def _lldp_in(self, conn: SwitchConnection, in_port: int, data: bytes) -> None:
-        peer = parse_lldp(data)
-        here = (conn.dpid, in_port)
-        functions = self.fabric.function_ports()
-        if peer[0] not in self.fabric.switches or here in functions or peer in functions:
-            return
-        if any((h.dpid, h.port) in (here, peer) for h in self.fabric.hosts.values()):
-            return  # a port with a learned host never becomes a trusted fabric port
-        self._lldp_seen[here] = self.config.clock()
-        if self.fabric.links.get(here) == peer:
-            return
-        pair = frozenset((here, peer))
-        aged = self._aged.get(pair)
-        if aged is not None:  # it went silent in one direction: one direction heard again is not enough
-            if self._lldp_seen.get(peer, -1) < aged:
-                return
-            del self._aged[pair]
-            self._quarantine -= pair
-        else:
-            self._lldp_seen.pop(peer, None)  # the other direction's time starts now, not at an old sighting
-        for known in (here, peer):
-            self._dormant_up.pop(known, None)
-        log.info("link %#x:%d - %#x:%d is up (%s)", *peer, *here, "LLDP both ways" if aged else "LLDP")
-        self.fabric.add_link(peer, here)
-        self._dirty.set()
-
-    def age_links(self, now_ns: int) -> list[tuple[int, int]]:
-        """Take down every link between connected switches on whose either end no LLDP arrived for
-        ``lldp_missed`` intervals (a link first looked at gets the whole time); the ends taken down."""
-        if self.config.lldp_missed <= 0:
-            return []
-        horizon = now_ns - int(self.config.lldp_missed * self.config.lldp_interval * 1e9)
-        down = []
-        for end, peer in list(self.fabric.links.items()):
-            if end[0] not in self.switches or peer[0] not in self.switches or end not in self.fabric.links:
-                continue  # a switch not connected sends no LLDP; its links go with its connection
-            if self._lldp_seen.setdefault(end, now_ns) < horizon:
-                log.warning("link %#x:%d - %#x:%d is down: no LLDP for %d intervals", *peer, *end,
-                            self.config.lldp_missed)
-                self.fabric.remove_link(end)
-                self._forget_flows_over({end, peer})
-                self._aged[frozenset((end, peer))] = now_ns
-                self._quarantine |= {end, peer}
-                for gone in (end, peer):
-                    self._lldp_seen.pop(gone, None)
-                down.append(end)
-        for end, since in list(self._dormant_up.items()):  # carrier back, but no LLDP: not a fabric link now
-            if end not in self.fabric.dormant:
-                del self._dormant_up[end]
-            elif since < horizon:
-                log.warning("port %#x:%d is up without LLDP: no longer a fabric port", *end)
-                self.fabric.remove_link(end)
-                del self._dormant_up[end]
-                down.append(end)
-        if down:
-            self._urgent.set()
-            self._dirty.set()
-        return down
-
-    def _arp_in(self, conn: SwitchConnection, in_port: int, data: bytes) -> None:
-        arp = parse_arp(data)
-        if self.fabric.port_role(conn.dpid, in_port) != "host" or arp.sender_ip == "0.0.0.0" \
-                or (conn.dpid, in_port) in self._quarantine:
-            return  # probes (RFC 5227) say nothing about where a host is
-        known = self.fabric.host_by_ip(arp.sender_ip)
-        if known is None or (known.mac, known.dpid, known.port) != (arp.sender_mac, conn.dpid, in_port):
-            name = self.config.host_names.get(arp.sender_mac, known.name if known else f"host-{arp.sender_ip}")
-            self.fabric.add_host(Host(name, arp.sender_mac, arp.sender_ip, conn.dpid, in_port))
-            self._dirty.set()
-        if arp.sender_ip == arp.target_ip:
-            return  # gratuitous: learning was all
-        target = self.fabric.host_by_ip(arp.target_ip)
-        if arp.op == ARP_REQUEST:
-            if target is not None:
-                conn.send(packet_out(in_port, arp.reply(target.mac).to_bytes()))
-            else:
-                self._flood_to_hosts(data, exclude=(conn.dpid, in_port))
-        elif target is not None and target.mac == arp.target_mac:
-            out = self.switches.get(target.dpid)
-            if out is not None:
-                out.send(packet_out(target.port, data))
-
-    def _flood_to_hosts(self, data: bytes, exclude: tuple[int, int]) -> None:
-        for dpid, conn in self.switches.items():
-            for port in conn.ports:
-                if ((dpid, port) != exclude and self.fabric.port_role(dpid, port) == "host"
-                        and (dpid, port) not in self._quarantine):
-                    conn.send(packet_out(port, data))
-
-    def _send_lldp(self, conn: SwitchConnection) -> None:
-        functions = self.fabric.function_ports()
-        for port in conn.ports:
-            if (conn.dpid, port) not in functions:
-                conn.send(packet_out(port, lldp_frame(conn.dpid, port)))
-
-    async def _lldp_loop(self) -> None:
-        while True:
-            await asyncio.sleep(self.config.lldp_interval)
-            self.age_links(self.config.clock())
-            for conn in list(self.switches.values()):
-                with contextlib.suppress(Exception):
-                    self._send_lldp(conn)
 
     # -- observation -------------------------------------------------------------------
     async def entry_stats(self, dpid: int) -> list[EntryStats]:

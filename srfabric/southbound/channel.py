@@ -168,6 +168,11 @@ class SwitchConnection:
         await self._request(parser.OFPEchoRequest(PROTOCOL, data=b""), timeout)
         return self.clock() - begin
 
+    async def request_role(self, role: int, generation: int, timeout: float = 10.0) -> Any:
+        """OpenFlow's controller role (``OFPCR_ROLE_MASTER`` or ``_SLAVE``) with its generation id; the reply.
+        A MASTER request makes every other controller of the switch its SLAVE."""
+        return await self._request(parser.OFPRoleRequest(PROTOCOL, role, generation), timeout)
+
     async def flow_stats(self) -> list[Any]:
         return await self.multipart(parser.OFPFlowStatsRequest(PROTOCOL))
 

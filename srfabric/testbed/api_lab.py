@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -111,9 +112,10 @@ class ApiLab(Running):
     functions' ports created through the API (named ``<function>-in`` / ``-out``, device_id the function)."""
 
     def __init__(self, spec: TopoSpec, serve: ServeProcess, datapath: str = "user", tx_queues: int = 1,
-                 switch: str = "ovs") -> None:
+                 switch: str = "ovs", others: Sequence[ServeProcess] = ()) -> None:
         self.spec = spec
         self.serve = serve
+        self.others = list(others)  # more instances on the same database: the switches connect to each
         self.switch = switch
         self.datapath, self.tx_queues = datapath, tx_queues
         self.testbed: Testbed | None = None
@@ -122,8 +124,8 @@ class ApiLab(Running):
         self.ports: dict[str, str] = {}  # port name -> id
 
     def start(self) -> None:
-        self.testbed = Testbed(self.spec, self.serve.openflow_port, self.switch, self.serve.codec, self.datapath,
-                               self.tx_queues)
+        self.testbed = Testbed(self.spec, [self.serve.openflow_port, *(o.openflow_port for o in self.others)],
+                               self.switch, self.serve.codec, self.datapath, self.tx_queues)
         self.testbed.start()
         with self.serve.client() as client:
             for name, fn in self.spec.functions.items():

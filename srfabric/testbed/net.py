@@ -12,7 +12,7 @@ import contextlib
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -87,10 +87,12 @@ class Testbed(Running):
     ``datapath`` in userspace (this machine has no openvswitch.ko) or in the kernel (in the kernel lab);
     ``tx_queues`` above 1 gives every veth that many queues, as taprio needs."""
 
-    def __init__(self, spec: TopoSpec, controller_port: int, switch: str = "ovs", codec: str = "mac-nibble",
-                 datapath: str = "user", tx_queues: int = 1) -> None:
+    def __init__(self, spec: TopoSpec, controller_port: int | Sequence[int], switch: str = "ovs",
+                 codec: str = "mac-nibble", datapath: str = "user", tx_queues: int = 1) -> None:
         self.spec = spec
-        self.controller_port = controller_port
+        # Several ports: every switch connects to every controller (instances of ``serve`` sharing a database).
+        self.controller_ports = [controller_port] if isinstance(controller_port, int) else list(controller_port)
+        self.controller_port = self.controller_ports[0]
         self.switch_kind = switch
         self.codec = codec
         self.datapath = datapath
@@ -114,7 +116,8 @@ class Testbed(Running):
         net = Mininet(topo=None, switch=switch, controller=None, build=False, autoSetMacs=False,
                       autoStaticArp=False, waitConnected=False, **extra)
         self.net = net
-        net.addController("c0", controller=RemoteController, ip="127.0.0.1", port=self.controller_port)
+        for index, port in enumerate(self.controller_ports):
+            net.addController(f"c{index}", controller=RemoteController, ip="127.0.0.1", port=port)
         for sw in self.spec.switches.values():
             net.addSwitch(sw.name, dpid=f"{sw.dpid:016x}")
         for host in self.spec.hosts.values():

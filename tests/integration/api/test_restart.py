@@ -3,7 +3,6 @@ switch holds exactly the entries it held before, and traffic on a chain keeps fl
 
 from __future__ import annotations
 
-import itertools
 import re
 import subprocess
 import time
@@ -11,13 +10,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from srfabric.api.client import SfcClient
+from srfabric.testbed.api_chains import create_chains, make_groups
 from srfabric.testbed.api_lab import ApiLab, ServeProcess
 from tests.integration.api.conftest import small_spec
 from tests.integration.api.test_dataplane import RECEIVE
 
 CHAINS = 1000
-FUNCTIONS = ("v1", "v2", "v3", "v4")
 SEND = """
 import socket, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -34,38 +32,6 @@ open("{out}", "w").write(str(n))
 def restart_lab(database: str) -> Iterator[ApiLab]:
     with ServeProcess(database) as serve, ApiLab(small_spec(), serve) as lab:
         yield lab
-
-
-def make_groups(client: SfcClient, lab: ApiLab, copies: int = 2) -> list[str]:
-    """Port pair groups over the four functions, ``copies`` per function (extra ports bound to the same
-    switch ports), so that enough distinct ordered group lists exist for the chains."""
-    groups = []
-    for function, copy in itertools.product(FUNCTIONS, range(copies)):
-        ends = {}
-        for side in ("in", "out"):
-            name = f"{function}-{side}" if copy == 0 else f"{function}-{side}-{copy}"
-            if name not in lab.ports:
-                original = client.show("ports", lab.ports[f"{function}-{side}"])
-                lab.ports[name] = client.create("ports", {"name": name, "device_id": function,
-                                                          "binding:profile": original["binding:profile"]})["id"]
-            ends[side] = lab.ports[name]
-        pair = client.create("port_pairs", {"ingress": ends["in"], "egress": ends["out"]})
-        groups.append(client.create("port_pair_groups", {"port_pairs": [pair["id"]]})["id"])
-    return groups
-
-
-def create_chains(client: SfcClient, lab: ApiLab, groups: list[str], count: int, first_port: int) -> list[str]:
-    orders = itertools.chain(itertools.permutations(groups, 3), itertools.permutations(groups, 4))
-    made = []
-    for index, order in zip(range(count), orders, strict=False):
-        port = first_port + index
-        fc = client.create("flow_classifiers", {"protocol": "udp", "destination_port_range_min": port,
-                                                "destination_port_range_max": port,
-                                                "logical_source_port": lab.ports["h1"],
-                                                "logical_destination_port": lab.ports["h2"]})
-        made.append(client.create("port_chains", {"port_pair_groups": list(order),
-                                                  "flow_classifiers": [fc["id"]]})["id"])
-    return made
 
 
 def test_thousand_chains_survive_sigkill(restart_lab: ApiLab) -> None:

@@ -22,6 +22,7 @@ class StubService:
     def __init__(self) -> None:
         self.calls: list[tuple[Any, ...]] = []
         self.fail: Exception | None = None
+        self.leader: str | None = None  # a follower's leader ('' while none is elected); None: this one leads
 
     def _record(self, *call: Any) -> None:
         self.calls.append(call)
@@ -49,6 +50,9 @@ class StubService:
 
     def fabric_view(self) -> dict[str, Any]:
         return {"switches": []}
+
+    def leader_elsewhere(self) -> str | None:
+        return self.leader
 
 
 def request(service: StubService, method: str, url: str, token: str | None = "tok", **kwargs: Any) -> httpx.Response:
@@ -249,3 +253,19 @@ def test_discovery_documents_answer_as_neutron_does() -> None:
     for path in ("/v2.0/", "/v2.0/extensions", "/v2.0/extensions/sfc"):  # these need the token, as in Neutron
         assert request(service, "GET", path, token=None).status_code == 401
     assert service.calls == []
+
+
+@pytest.mark.parametrize(("method", "url"), [("POST", "/v2.0/sfc/port_pairs"), ("DELETE", "/v2.0/sfc/port_pairs/x"),
+                                             ("PUT", "/v2.0/srfabric/schedule?x=1")])
+def test_a_follower_sends_writes_to_its_leader_and_serves_reads(method: str, url: str) -> None:
+    service = StubService()
+    service.leader = "http://10.0.0.1:9696"
+    response = request(service, method, url, json={"port_pair": PAIR})
+    assert response.status_code == 307 and response.headers["location"] == f"http://10.0.0.1:9696{url}"
+    assert response.json()["NeutronError"]["type"] == "NotLeader"
+    assert response.json()["NeutronError"]["detail"] == "http://10.0.0.1:9696"
+    assert request(service, method, url, token="wrong").status_code == 401  # the token first, as for any write
+    assert service.calls == []
+    service.leader = ""  # an election under way
+    assert error_of(request(service, method, url, json={"port_pair": PAIR}))[:2] == (503, "NoLeader")
+    assert request(service, "GET", "/v2.0/sfc/port_pairs").json() == {"port_pairs": [{"id": "a"}]}

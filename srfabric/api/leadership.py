@@ -1,0 +1,101 @@
+"""Which of the ``srfabric serve`` instances sharing one PostgreSQL database leads: the holder of an advisory
+lock. No consensus of srfabric's own: the database grants a session-level advisory lock to one session at a
+time and frees it when that session ends, which happens at once when the holder's process dies (the kernel
+closes its socket and the server's backend reads the end).
+
+Every instance keeps one connection for this and, every ``interval_s``, either tries the lock (a follower)
+or checks that its connection is alive (the leader). The winner raises the generation in the ``leader`` row
+and writes its API URL there, under the lock; followers read that row to answer writes with the leader's
+address and to take the switches' SLAVE role with the current generation. A leader whose connection fails
+may already have lost the lock to another instance: it stops serving at once (``LeadershipLost``) rather
+than go on writing to switches another controller now leads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from srfabric.errors import SrfabricError
+
+log = logging.getLogger(__name__)
+
+LEADER_LOCK = 0x73726662_6C656164  # "srfblead"
+INTERVAL_S = 0.2  # how often a follower tries the lock: the most a take-over waits for a dead leader's lock
+
+
+class LeadershipLost(SrfabricError):
+    """The leader's database connection failed: another instance may lead now."""
+
+
+class Leadership:
+    """One instance's part in the election; ``leading``, ``generation`` and ``leader_url`` say where it stands.
+
+    ``connect`` opens the election's connection (psycopg's ``AsyncConnection.connect`` on ``dsn`` by default;
+    tests pass their own).
+    """
+
+    def __init__(self, dsn: str, url: str, interval_s: float = INTERVAL_S,
+                 connect: Callable[[], Awaitable[Any]] | None = None) -> None:
+        self.dsn, self.url, self.interval_s = dsn, url, interval_s
+        self.leading = False
+        self.generation = 0  # the one this instance leads with, or the leader's as last read
+        self.leader_url: str | None = None  # None: no leader has been elected yet
+        self._connect = connect or self._psycopg
+
+    async def _psycopg(self) -> Any:
+        import psycopg
+
+        return await psycopg.AsyncConnection.connect(self.dsn, autocommit=True, connect_timeout=5)
+
+    async def run(self, on_elected: Callable[[int], Awaitable[None]], first_round: asyncio.Event | None = None) -> None:
+        """Follow until the lock is won, then call ``on_elected(generation)`` and lead; ``first_round`` is set
+        once the first attempt has ended either way. Raises ``LeadershipLost`` when leading stops being safe."""
+        conn: Any = None
+        try:
+            while True:
+                try:
+                    if conn is None:
+                        conn = await self._connect()
+                    if self.leading:
+                        await conn.execute("SELECT 1")
+                    elif await self._try_lock(conn):
+                        log.warning("elected leader (generation %d)", self.generation)
+                        await on_elected(self.generation)
+                    else:
+                        await self._read_leader(conn)
+                except Exception as error:  # noqa: BLE001 - psycopg's errors or the take-over's
+                    if self.leading:
+                        raise LeadershipLost("leader", f"cannot go on leading: {error}") from None
+                    log.warning("leader election: %s; trying again", error)
+                    await _closed(conn)
+                    conn = None
+                if first_round is not None:
+                    first_round.set()
+                await asyncio.sleep(self.interval_s)
+        finally:
+            await _closed(conn)
+
+    async def _try_lock(self, conn: Any) -> bool:
+        won = (await (await conn.execute("SELECT pg_try_advisory_lock(%s)", (LEADER_LOCK,))).fetchone())[0]
+        if not won:
+            return False
+        row = await (await conn.execute("UPDATE leader SET generation = generation + 1, url = %s WHERE id = 1 "
+                                        "RETURNING generation", (self.url,))).fetchone()
+        self.generation, self.leading, self.leader_url = int(row[0]), True, self.url
+        return True
+
+    async def _read_leader(self, conn: Any) -> None:
+        row = await (await conn.execute("SELECT url, generation FROM leader WHERE id = 1")).fetchone()
+        if row is not None:
+            self.leader_url, self.generation = row[0], int(row[1])
+
+
+async def _closed(conn: Any) -> None:
+    """Close ``conn`` if there is one."""
+    if conn is not None:
+        with contextlib.suppress(Exception):
+            await conn.close()
