@@ -10,6 +10,8 @@ APT_PACKAGES=(
   iptables nftables
   # The REST API's tests run the same suite against PostgreSQL, in a cluster the test makes.
   postgresql
+  # The web view's browser test: Debian's Chromium, headless, driven by Selenium through chromedriver.
+  chromium chromium-driver
   # A kernel with taprio for QEMU: the rendered gate control lists are checked against it.
   linux-image-amd64 qemu-system-x86 busybox-static
 )

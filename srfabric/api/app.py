@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 from fastapi.security import APIKeyHeader
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from srfabric.api import discovery
+from srfabric.api import discovery, ui
 from srfabric.api.dispatch import ResourceApp, check_token
 from srfabric.api.errors import ApiError, internal_error, neutron_error, validation_message
 from srfabric.api.routes import RESOURCES, documented_routes
@@ -32,9 +32,19 @@ def create_app(service: SfcService, token: str | None) -> ResourceApp:
     secret = None if token is None else token.encode()
 
     async def authenticate(request: Request) -> None:
-        """The fabric view's check (``ResourceApp`` checks the resources); it also documents the header."""
+        """The fabric view's check (``ResourceApp`` checks the resources); it also documents the header. A read
+        may carry the token as the web view's cookie instead (``ui``)."""
         given = await TOKEN_HEADER(request)
+        if given is None and request.method == "GET":
+            given = request.cookies.get(ui.COOKIE)
         check_token(None if given is None else given.encode(), secret)
+
+    def valid(token: str | None) -> bool:
+        try:
+            check_token(None if token is None else token.encode(), secret)
+        except ApiError:
+            return False
+        return True
 
     documented = documented_routes(authenticate)
 
@@ -94,6 +104,8 @@ def create_app(service: SfcService, token: str | None) -> ResourceApp:
         names the moved streams (empty: the schedule was already as good, and nothing was sent)."""
         await service.reoptimise()
         return {"schedule": service.streams.view()}
+
+    ui.add_ui_routes(app, service, authenticate, valid)
 
     @app.exception_handler(ApiError)
     async def api_error(request: Request, error: ApiError) -> JSONResponse:

@@ -166,20 +166,23 @@ class SfcService:
         return select_fields(checks.find(self.snapshot, kind, ident), fields)
 
     def fabric_view(self) -> dict[str, Any]:
-        """What the controller discovered: switches (connected or kept), links, hosts."""
-        fabric = self.controller.fabric
-        return {
-            "switches": [{"dpid": dpid, "name": sw.name, "role": sw.role, "connected": dpid in self.controller.switches}
-                         for dpid, sw in sorted(fabric.switches.items())],
-            "links": [{"from": {"dpid": a[0], "port": a[1]}, "to": {"dpid": b[0], "port": b[1]}}
-                      for a, b in sorted(fabric.links.items())],
-            "hosts": [{"name": h.name, "ip": h.ip, "mac": mac_to_str(h.mac), "dpid": h.dpid, "port": h.port}
-                      for h in sorted(fabric.hosts.values(), key=lambda h: h.name)],
-            "unrouted": [unrouted(problem) for problem in self.controller.problems],
-            "leadership": None if self.leadership is None else {
-                "leading": self.leadership.leading, "generation": self.leadership.generation,
-                "leader": self.leadership.leader_url},
-        }
+        """What the controller discovered (``views.fabric_view``) and, with several instances, who leads."""
+        from srfabric.api.views import fabric_view
+
+        return {**fabric_view(self.controller, self.labels()), "leadership": None if self.leadership is None else {
+            "leading": self.leadership.leading, "generation": self.leadership.generation,
+            "leader": self.leadership.leader_url}}
+
+    def labels(self) -> dict[str, str]:
+        """What the views call a function (its port pair's name, else its device) and a port chain (its name),
+        by the id the controller knows them by."""
+        snap, labels = self.snapshot, {}
+        for ident, pair in snap["port_pairs"].items():
+            device = snap["ports"].get(pair["ingress"], {}).get("device_id")
+            labels[ident] = pair.get("name") or device or ident[:8]
+        for ident, chain in snap["port_chains"].items():
+            labels[ident] = chain.get("name") or ident[:8]
+        return labels
 
     # -- writes --------------------------------------------------------------------------
     async def create(self, kind: str, body: dict[str, Any]) -> Record:

@@ -73,6 +73,7 @@ def run_up(args: argparse.Namespace, ready: Any = print) -> int:
             nodes = {name: lab.testbed.node(name) for name in (*spec.hosts, *spec.functions)}
             assert serve.process is not None
             state = {"pid": os.getpid(), "serve_pid": serve.process.pid, "api": serve.url, "token": token,
+                     "web": f"{serve.url}/ui/",
                      "topo": args.topo, "switches": sorted(spec.switches),
                      "hosts": {name: {"ip": host.ip, "pid": nodes[name].pid} for name, host in spec.hosts.items()},
                      "functions": {name: {"pid": nodes[name].pid} for name in spec.functions}}
@@ -81,6 +82,7 @@ def run_up(args: argparse.Namespace, ready: Any = print) -> int:
             ready(f"srfabric up: {args.topo} with {len(spec.switches)} switches, {len(spec.hosts)} hosts, "
                   f"{len(spec.functions)} functions ({args.switch}, {args.codec})\n"
                   f"  API     {serve.url}   token {token}\n"
+                  f"  web     {serve.url}/ui/?token={token}\n"
                   f"  hosts   " + ", ".join(f"{name} {host.ip}" for name, host in spec.hosts.items()) + "\n"
                   f"  state   {STATE}  (srfabric host NAME -- CMD)\n"
                   f"  ready; Ctrl-C stops it and removes what it made")

@@ -1,4 +1,5 @@
-"""Schemathesis, fed the server's own /openapi.json, finds no request that makes it answer 5xx."""
+"""Schemathesis, fed the server's own /openapi.json, finds no request that makes it answer 5xx (the web view's
+event stream aside: it never ends)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ def test_no_server_errors(database: str, tmp_path: Path) -> None:
     with ServeProcess(database) as serve:
         run = subprocess.run([str(SCHEMATHESIS), "run", f"{serve.url}/openapi.json", "--checks", "not_a_server_error",
                               "--header", f"X-Auth-Token: {serve.token}", "--max-examples", "25", "--seed", "1",
+                              "--exclude-path", "/v2.0/srfabric/events",  # an endless event stream, not JSON
                               "--report", "junit", "--report-dir", str(tmp_path)],
                              capture_output=True, text=True, timeout=600, cwd=tmp_path)  # its cache stays there
         summary = run.stdout[-1500:]

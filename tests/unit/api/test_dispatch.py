@@ -79,7 +79,8 @@ def test_every_documented_operation_is_served_by_the_resource_app() -> None:
     operations = [(path, method.upper()) for path, item in document["paths"].items() for method in item
                   if path not in ("/v2.0/srfabric/fabric", "/v2.0/srfabric/schedule",
                                   "/v2.0/srfabric/schedule/reoptimise", "/", "/v2.0/", "/v2.0/extensions",
-                                  "/v2.0/extensions/{alias}")]
+                                  "/v2.0/extensions/{alias}", "/v2.0/srfabric/chains",
+                                  "/v2.0/srfabric/switches/{dpid}", "/v2.0/srfabric/events")]
     assert len(operations) == 5 * len(RESOURCES)
     for path, _method in operations:
         found = app.route(path.replace("{ident}", "some-id"))
@@ -269,3 +270,27 @@ def test_a_follower_sends_writes_to_its_leader_and_serves_reads(method: str, url
     service.leader = ""  # an election under way
     assert error_of(request(service, method, url, json={"port_pair": PAIR}))[:2] == (503, "NoLeader")
     assert request(service, "GET", "/v2.0/sfc/port_pairs").json() == {"port_pairs": [{"id": "a"}]}
+
+
+def test_the_web_view_takes_the_token_once_then_reads_with_the_cookie() -> None:
+    service = StubService()
+    app = create_app(service, "tok")  # type: ignore[arg-type]
+
+    async def go() -> None:
+        transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
+        async with httpx.AsyncClient(transport=transport, base_url="http://api") as client:
+            assert "Token" in (await client.get("/ui/")).text  # the login form
+            assert (await client.get("/ui/?token=wrong")).status_code == 401
+            given = await client.get("/ui/?token=tok")
+            assert given.status_code == 303 and given.headers["location"] == "/ui/"
+            assert "httponly" in given.headers["set-cookie"].lower()
+            page = await client.get("/ui/")
+            assert '<svg id="topology"' in page.text and 'src="/ui/app.js"' in page.text
+            assert (await client.get("/ui/app.js")).headers["content-type"].startswith("text/javascript")
+            assert (await client.get("/ui/secret.py")).status_code == 404
+            assert (await client.get("/v2.0/srfabric/fabric")).json() == {"fabric": {"switches": []}}
+            # A write needs the header: a page elsewhere cannot make the browser change anything.
+            refused = await client.post("/v2.0/sfc/port_pairs", json={"port_pair": PAIR})
+            assert refused.status_code == 401 and service.calls == []
+
+    asyncio.run(go())

@@ -1,0 +1,283 @@
+// srfabric's web view: the fabric, its chains and its switches, from the JSON under /v2.0/srfabric/.
+// Plain JavaScript and SVG; live through Server-Sent Events (/v2.0/srfabric/events).
+"use strict";
+
+const SVG = "http://www.w3.org/2000/svg";
+const WIDTH = 1000, HEIGHT = 640;  // the SVG's viewBox
+const LAYERS = { core: 90, aggregation: 280, edge: 470 };
+const state = { fabric: null, chains: [], positions: new Map(), selected: null };
+
+async function getJson(path) {
+  const answer = await fetch(path, { credentials: "same-origin", cache: "no-store" });
+  if (!answer.ok) throw new Error(`${path}: HTTP ${answer.status}`);
+  return answer.json();
+}
+
+function el(name, attributes, parent) {
+  const node = document.createElementNS(SVG, name);
+  for (const [key, value] of Object.entries(attributes || {})) node.setAttribute(key, value);
+  if (parent) parent.appendChild(node);
+  return node;
+}
+
+function html(tag, text, parent) {
+  const node = document.createElement(tag);
+  if (text !== undefined) node.textContent = text;
+  if (parent) parent.appendChild(node);
+  return node;
+}
+
+// Switches: by role in layers when the controller was told roles; a line or ring along its order; any other
+// graph in layers by distance from the switches with hosts (a fat-tree: edges, aggregation, core), each layer
+// ordered by where its neighbours below sit. Hosts below their switch, functions beside it.
+function layout(fabric) {
+  const positions = new Map();
+  const switches = fabric.switches;
+  const next = neighbours(fabric);
+  const withHosts = new Set(fabric.hosts.map((h) => h.dpid));
+  const place = (dpid, x, y) => positions.set(`s${dpid}`, { x, y });
+  if (switches.some((s) => s.role === "core" || s.role === "aggregation")) {
+    for (const role of Object.keys(LAYERS)) {
+      const row = switches.filter((s) => s.role === role);
+      row.forEach((s, i) => place(s.dpid, (WIDTH * (i + 1)) / (row.length + 1), LAYERS[role]));
+    }
+  } else if (switches.every((s) => next.get(s.dpid).size <= 2) || withHosts.size === 0) {
+    const order = chainOrder(fabric);
+    const ring = hasCycle(fabric) || order.length !== switches.length;
+    order.forEach((dpid, i) => {
+      const angle = (2 * Math.PI * i) / order.length - Math.PI / 2;
+      if (ring) place(dpid, WIDTH / 2 + 300 * Math.cos(angle), HEIGHT / 2 + 200 * Math.sin(angle));
+      else place(dpid, (WIDTH * (i + 1)) / (order.length + 1), HEIGHT / 2);
+    });
+  } else {
+    const depth = new Map([...withHosts].map((d) => [d, 0]));
+    const queue = [...withHosts];
+    while (queue.length) {
+      const at = queue.shift();
+      for (const peer of next.get(at) || []) {
+        if (!depth.has(peer)) { depth.set(peer, depth.get(at) + 1); queue.push(peer); }
+      }
+    }
+    for (const s of switches) if (!depth.has(s.dpid)) depth.set(s.dpid, 0);
+    const deepest = Math.max(1, ...depth.values());
+    for (let level = 0; level <= deepest; level++) {
+      const row = switches.filter((s) => depth.get(s.dpid) === level).map((s) => s.dpid);
+      const below = (dpid) => {
+        const xs = [...next.get(dpid)].map((p) => positions.get(`s${p}`)).filter(Boolean).map((p) => p.x);
+        return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : dpid;
+      };
+      if (level > 0) row.sort((a, b) => below(a) - below(b));
+      else row.sort((a, b) => a - b);
+      row.forEach((dpid, i) => place(dpid, (WIDTH * (i + 1)) / (row.length + 1), 470 - (level * 380) / deepest));
+    }
+  }
+  const attached = new Map();
+  for (const host of fabric.hosts) {
+    const at = positions.get(`s${host.dpid}`) || { x: WIDTH / 2, y: HEIGHT / 2 };
+    const n = attached.get(host.dpid) || 0;
+    attached.set(host.dpid, n + 1);
+    positions.set(`h${host.name}`, { x: at.x + (n % 2 ? 1 : -1) * (14 + 14 * Math.floor(n / 2)), y: at.y + 80 + (n % 2) * 34 });
+  }
+  const beside = new Map();
+  for (const fn of fabric.functions) {
+    const at = positions.get(`s${fn.ingress.dpid}`) || { x: WIDTH / 2, y: HEIGHT / 2 };
+    const n = beside.get(fn.ingress.dpid) || 0;
+    beside.set(fn.ingress.dpid, n + 1);
+    positions.set(`f${fn.name}`, { x: at.x + 45 + 36 * n, y: at.y - 55 });
+  }
+  return positions;
+}
+
+function neighbours(fabric) {
+  const next = new Map(fabric.switches.map((s) => [s.dpid, new Set()]));
+  for (const link of fabric.links) {
+    if (next.has(link.from.dpid)) next.get(link.from.dpid).add(link.to.dpid);
+  }
+  return next;
+}
+
+function hasCycle(fabric) {
+  const edges = new Set(fabric.links.map((l) => [l.from.dpid, l.to.dpid].sort().join("-")));
+  return edges.size >= fabric.switches.length && fabric.switches.length > 2;
+}
+
+// Switches in breadth-first order from one end of the fabric (a line comes out in order).
+function chainOrder(fabric) {
+  const next = neighbours(fabric);
+  const start = fabric.switches.find((s) => next.get(s.dpid).size <= 1) || fabric.switches[0];
+  if (!start) return [];
+  const seen = [start.dpid];
+  for (let i = 0; i < seen.length; i++) {
+    for (const peer of [...next.get(seen[i])].sort((a, b) => a - b)) if (!seen.includes(peer)) seen.push(peer);
+  }
+  for (const s of fabric.switches) if (!seen.includes(s.dpid)) seen.push(s.dpid);
+  return seen;
+}
+
+function draw() {
+  const fabric = state.fabric;
+  const svg = document.getElementById("topology");
+  svg.replaceChildren();
+  state.positions = layout(fabric);
+  const pos = state.positions;
+  const links = new Map();  // one line per link, down if either direction is
+  for (const link of fabric.links) {
+    const ends = [`${link.from.dpid}:${link.from.port}`, `${link.to.dpid}:${link.to.port}`].sort();
+    const key = ends.join("-");
+    const known = links.get(key);
+    links.set(key, { link, state: known && known.state === "down" ? "down" : link.state });
+  }
+  for (const [key, { link, state: linkState }] of links) {
+    const a = pos.get(`s${link.from.dpid}`), b = pos.get(`s${link.to.dpid}`);
+    if (!a || !b) continue;
+    el("line", { x1: a.x, y1: a.y, x2: b.x, y2: b.y, class: `link ${linkState}`, "data-link": key,
+                 "data-state": linkState }, svg);
+  }
+  for (const host of fabric.hosts) {
+    const a = pos.get(`h${host.name}`), b = pos.get(`s${host.dpid}`);
+    if (a && b) el("line", { x1: a.x, y1: a.y, x2: b.x, y2: b.y, class: "attach" }, svg);
+  }
+  for (const fn of fabric.functions) {
+    const a = pos.get(`f${fn.name}`), b = pos.get(`s${fn.ingress.dpid}`);
+    if (a && b) el("line", { x1: a.x, y1: a.y, x2: b.x, y2: b.y, class: "attach" }, svg);
+  }
+  el("g", { id: "paths" }, svg);
+  for (const sw of fabric.switches) {
+    const at = pos.get(`s${sw.dpid}`);
+    const group = el("g", { class: `switch ${sw.role}${sw.connected ? "" : " disconnected"}`,
+                            "data-dpid": sw.dpid, transform: `translate(${at.x},${at.y})` }, svg);
+    el("rect", { x: -28, y: -14, width: 56, height: 28, rx: 5 }, group);
+    el("text", { class: "node-label", y: 4 }, group).textContent = sw.name;
+    group.addEventListener("click", () => selectSwitch(sw.dpid));
+  }
+  for (const host of fabric.hosts) {
+    const at = pos.get(`h${host.name}`);
+    const group = el("g", { class: "host", "data-host": host.name, transform: `translate(${at.x},${at.y})` }, svg);
+    el("circle", { r: 14 }, group);
+    el("text", { class: "node-label", y: 28 }, group).textContent = host.name.startsWith("host-") ? host.ip : host.name;
+  }
+  for (const fn of fabric.functions) {
+    const at = pos.get(`f${fn.name}`);
+    const group = el("g", { class: `function${fn.up ? "" : " down"}`, "data-function": fn.name,
+                            transform: `translate(${at.x},${at.y})` }, svg);
+    el("polygon", { points: "0,-15 15,0 0,15 -15,0" }, group);
+    el("text", { class: "node-label", y: -20 }, group).textContent = fn.label;
+  }
+  const down = fabric.links.filter((l) => l.state === "down").length / 2;
+  document.getElementById("summary").textContent =
+    `${fabric.switches.length} switches, ${links.size} links${down ? ` (${down} down)` : ""}, ` +
+    `${fabric.hosts.length} hosts, ${fabric.functions.length} functions, ${state.chains.length} chains`;
+  listChains();
+  if (state.selected && state.selected.chain) showChain(state.selected.chain);
+}
+
+function listChains() {
+  const list = document.getElementById("chains");
+  list.replaceChildren();
+  for (const chain of state.chains) {
+    const item = html("li", `${chain.label}: ${chain.source} \u2192 ${(chain.paths[0] || { functions: [] }).functions.join(" \u2192 ")}` +
+                      ` \u2192 ${chain.destination}`, list);
+    item.dataset.chain = chain.name;
+    if (chain.unrouted) item.classList.add("unrouted");
+    if (state.selected && state.selected.chain === chain.name) item.classList.add("selected");
+    item.addEventListener("click", () => { state.selected = { chain: chain.name }; draw(); });
+  }
+}
+
+function pathPoints(chain, path) {
+  const pos = state.positions;
+  const points = [pos.get(`h${chain.source}`)];
+  for (const hop of path.hops) {
+    points.push(pos.get(`s${hop.dpid}`));
+    if (hop.function) points.push(pos.get(`f${hop.function}`));
+  }
+  points.push(pos.get(`s${path.delivery.dpid}`));
+  points.push(pos.get(`h${chain.destination}`));
+  return points.filter(Boolean).map((p) => `${p.x},${p.y}`).join(" ");
+}
+
+function showChain(name) {
+  const chain = state.chains.find((c) => c.name === name);
+  const body = document.getElementById("detail-body");
+  document.getElementById("detail-title").textContent = `Chain ${chain ? chain.label : name}`;
+  body.replaceChildren();
+  const paths = document.getElementById("paths");
+  if (paths) paths.replaceChildren();
+  if (!chain) { body.textContent = "This chain is gone."; return; }
+  html("p", `${chain.source} \u2192 ${chain.destination}; classifier ${JSON.stringify(chain.classifier)}`, body);
+  if (chain.unrouted) html("p", `Not routed: ${chain.unrouted}`, body).className = "unrouted";
+  chain.paths.forEach((path, index) => {
+    if (paths) el("polyline", { class: "chain-path", points: pathPoints(chain, path) }, paths);
+    html("h3", chain.paths.length > 1 ? `Path ${index + 1} (weight ${path.weight})` : "Functions in order", body);
+    const order = html("ol", undefined, body);
+    order.className = "functions";
+    for (const fn of path.functions) html("li", fn, order);
+    const table = html("table", undefined, body);
+    const head = html("tr", undefined, table);
+    for (const title of ["pathlet at", "ports", "header written"]) html("th", title, head);
+    for (const pathlet of path.pathlets) {
+      const row = html("tr", undefined, table);
+      html("td", `${pathlet.switch} (in ${pathlet.in_port})`, row);
+      html("td", pathlet.ports.join(" "), row);
+      html("code", pathlet.header.join(", "), html("td", undefined, row));
+    }
+  });
+  html("h3", "Entries it costs", body);
+  const costs = html("table", undefined, body);
+  for (const [sw, count] of Object.entries(chain.entries_per_switch)) {
+    const row = html("tr", undefined, costs);
+    html("td", sw, row);
+    html("td", String(count), row);
+  }
+}
+
+async function selectSwitch(dpid) {
+  state.selected = { switch: dpid };
+  document.querySelectorAll(".switch").forEach((g) => g.classList.toggle("selected", Number(g.dataset.dpid) === dpid));
+  document.getElementById("paths").replaceChildren();
+  await showSwitch(dpid);
+}
+
+async function showSwitch(dpid) {
+  const { switch: sw } = await getJson(`/v2.0/srfabric/switches/${dpid}`);
+  const body = document.getElementById("detail-body");
+  document.getElementById("detail-title").textContent = `Switch ${sw.name}`;
+  body.replaceChildren();
+  html("p", `role ${sw.role}, ${sw.connected ? "connected" : "not connected"}, ` +
+       `forged headers dropped: ${sw.forged_dropped}`, body);
+  for (const [table, entries] of Object.entries(sw.tables)) {
+    html("h3", `${table} (${entries.length} entries)`, body);
+    const grid = html("table", undefined, body);
+    const head = html("tr", undefined, grid);
+    for (const title of ["priority", "kind", "packets"]) html("th", title, head);
+    for (const entry of entries) {
+      const row = html("tr", undefined, grid);
+      for (const value of [entry.priority, entry.kind, entry.packets]) html("td", String(value), row);
+    }
+  }
+}
+
+async function reload() {
+  const [{ fabric }, { chains }] = await Promise.all([getJson("/v2.0/srfabric/fabric"),
+                                                      getJson("/v2.0/srfabric/chains")]);
+  state.fabric = fabric;
+  state.chains = chains;
+  draw();
+}
+
+function listen() {
+  const status = document.getElementById("status");
+  const events = new EventSource("/v2.0/srfabric/events");
+  events.addEventListener("open", () => { status.textContent = "live"; status.className = "live"; });
+  events.addEventListener("error", () => { status.textContent = "reconnecting"; status.className = ""; });
+  events.addEventListener("change", () => reload().catch(report));
+  events.addEventListener("tick", () => {
+    if (state.selected && state.selected.switch !== undefined) showSwitch(state.selected.switch).catch(report);
+  });
+}
+
+function report(error) {
+  document.getElementById("status").textContent = String(error);
+}
+
+reload().then(listen).catch(report);
