@@ -373,7 +373,8 @@ class StreamService:
             "base_period_ns": cycle.base_period_ns, "cycle_ns": cycle.cycle_ns, "duty_percent": planner.duty_percent,
             "slot_ns": planner.slot_ns, "slots": planner.slots, "streams": streams,
             "gates": [{"port": g.interface, "switch": g.node, "base_time_ns": g.base_time_ns,
-                       "entries": [[e.mask, e.duration_ns] for e in g.entries], "taprio": to_taprio(g)}
+                       "entries": [[e.mask, e.duration_ns] for e in g.entries], "tt_mask": 1 << g.tt_class,
+                       "taprio": to_taprio(g)}
                       for g in self.gcls],
             "yang": to_yang(self.gcls),
             "last_change": {"entries_sent": self.last.entries, "gated_ports": self.last.gated,

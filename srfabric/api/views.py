@@ -127,6 +127,7 @@ async def switch_view(controller: Controller, dpid: int) -> dict[str, Any]:
 
 
 def change_mark(controller: Controller) -> tuple[int, ...]:
-    """Changes whenever what the views show changes (the fabric, the chains, what is unrouted)."""
+    """Changes whenever what the views show changes (the fabric, the chains, the streams, what is unrouted)."""
     return (controller.fabric.version, hash(tuple(sorted(controller.chains.items()))),
+            hash(tuple(sorted(controller.streams.items()))),
             hash(tuple(str(p) for p in controller.problems)), len(controller.switches))

@@ -5,7 +5,7 @@
 const SVG = "http://www.w3.org/2000/svg";
 const WIDTH = 1000, HEIGHT = 640;  // the SVG's viewBox
 const LAYERS = { core: 90, aggregation: 280, edge: 470 };
-const state = { fabric: null, chains: [], positions: new Map(), selected: null };
+const state = { fabric: null, chains: [], schedule: null, positions: new Map(), selected: null };
 
 async function getJson(path) {
   const answer = await fetch(path, { credentials: "same-origin", cache: "no-store" });
@@ -258,11 +258,58 @@ async function showSwitch(dpid) {
 }
 
 async function reload() {
-  const [{ fabric }, { chains }] = await Promise.all([getJson("/v2.0/srfabric/fabric"),
-                                                      getJson("/v2.0/srfabric/chains")]);
+  const [{ fabric }, { chains }, { schedule }] = await Promise.all([
+    getJson("/v2.0/srfabric/fabric"), getJson("/v2.0/srfabric/chains"), getJson("/v2.0/srfabric/schedule")]);
   state.fabric = fabric;
   state.chains = chains;
+  state.schedule = schedule;
   draw();
+  drawSchedule();
+}
+
+// Each stream's path, slot and offset, and each gated port's gate control list over one cycle: the
+// time-triggered class's windows, best effort's, and the guard bands (closed).
+function drawSchedule() {
+  const schedule = state.schedule;
+  const list = document.getElementById("streams");
+  const svg = document.getElementById("gates");
+  svg.replaceChildren();
+  if (!schedule || !schedule.streams || !schedule.streams.length) {
+    list.textContent = schedule && schedule.error ? schedule.error : "No streams.";
+    svg.setAttribute("viewBox", "0 0 600 20");
+    return;
+  }
+  list.replaceChildren();
+  const table = html("table", undefined, list);
+  const head = html("tr", undefined, table);
+  for (const title of ["stream", "path", "slot", "offset (\u00b5s)", "period (\u00b5s)"]) html("th", title, head);
+  for (const stream of schedule.streams) {
+    const row = html("tr", undefined, table);
+    row.dataset.stream = stream.id;
+    for (const value of [stream.id.slice(0, 8), stream.path.join(" \u2192 "), stream.slot,
+                         (stream.offset_ns / 1000).toFixed(1), (stream.period_ns / 1000).toFixed(0)]) {
+      html("td", String(value), row);
+    }
+  }
+  const rowHeight = 18, left = 110, width = 480;
+  svg.setAttribute("viewBox", `0 0 600 ${rowHeight * schedule.gates.length + 16}`);
+  schedule.gates.forEach((gate, index) => {
+    const y = index * rowHeight;
+    const label = el("text", { x: 0, y: y + 12 }, svg);
+    label.textContent = gate.port;
+    const total = gate.entries.reduce((sum, [, duration]) => sum + duration, 0) || 1;
+    let at = 0;
+    for (const [mask, duration] of gate.entries) {
+      const kind = mask & gate.tt_mask ? "tt" : mask === 0 ? "closed" : "be";
+      const bar = el("rect", { x: left + (width * at) / total, y: y + 2, width: Math.max(0.5, (width * duration) / total),
+                               height: rowHeight - 5, class: kind, "data-port": gate.port }, svg);
+      el("title", {}, bar).textContent = `${kind}: ${duration} ns (gate mask 0x${mask.toString(16)})`;
+      at += duration;
+    }
+  });
+  const axis = el("text", { x: left, y: rowHeight * schedule.gates.length + 12 }, svg);
+  axis.textContent = `one cycle of ${(schedule.cycle_ns / 1000).toFixed(0)} \u00b5s: time-triggered (amber), ` +
+                     "best effort (blue), guard (grey)";
 }
 
 function listen() {

@@ -2,7 +2,8 @@
 serve`` on the line fabric in Mininet (h1 - s1 - s2 - s3 - h2, functions v1 and v2 on s2, known to the
 controller once a port pair names them). The page loads
 with the token, draws every switch and link, shows a chain made through the REST API without a reload, turns
-a cut link "down", and lists the chain's functions in order; the browser logs no error. Screenshots go to
+a cut link "down", lists the chain's functions in order, and draws a stream's gate control lists; the browser
+logs no error. Screenshots go to
 ``results/ui/`` (test artefacts; the README's are committed under ``docs/``)."""
 
 from __future__ import annotations
@@ -107,6 +108,14 @@ def test_the_web_view_shows_the_fabric_and_follows_it(browser: Any, lab: ApiLab)
         browser.save_screenshot(str(ARTEFACTS / "link-down.png"))
     finally:
         subprocess.run(["ip", "link", "set", port, "up"], check=True)
+    wait(browser, lambda d: not d.find_elements(css, 'line.link[data-state="down"]'), "the link back up", 30)
+
+    with serve.client() as client:  # a time-sensitive stream: its slot and every gated port's gate list
+        client.create("streams", {"name": "cam", "talker": lab.ports["h1"], "listener": lab.ports["h2"],
+                                  "period_ns": 1_000_000, "size_bytes": 200, "udp_destination_port": 5002})
+    wait(browser, lambda d: d.find_elements(css, "#streams tr[data-stream]") and d.find_elements(css, "#gates rect.tt"),
+         "the stream and its gates")
+    browser.save_screenshot(str(ARTEFACTS / "streams.png"))
 
     browser.find_element(css, "g.switch").click()  # a switch's entries and counters
     wait(browser, lambda d: "forged headers dropped" in d.find_element(css, "#detail-body").text, "a switch's view")
