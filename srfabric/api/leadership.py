@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 
 LEADER_LOCK = 0x73726662_6C656164  # "srfblead"
 INTERVAL_S = 0.2  # how often a follower tries the lock: the most a take-over waits for a dead leader's lock
+LIVENESS_S = 2.0  # a leader whose database does not answer within this long stops leading
 
 
 class LeadershipLost(SrfabricError):
@@ -49,7 +50,11 @@ class Leadership:
     async def _psycopg(self) -> Any:
         import psycopg
 
-        return await psycopg.AsyncConnection.connect(self.dsn, autocommit=True, connect_timeout=5)
+        # The server frees a dead leader's lock once it notices the session is gone: at once when the process
+        # dies, within about 5 s (its keepalives) when the leader's machine does or is cut off.
+        return await psycopg.AsyncConnection.connect(
+            self.dsn, autocommit=True, connect_timeout=5,
+            options="-c tcp_keepalives_idle=2 -c tcp_keepalives_interval=1 -c tcp_keepalives_count=3")
 
     async def run(self, on_elected: Callable[[int], Awaitable[None]], first_round: asyncio.Event | None = None) -> None:
         """Follow until the lock is won, then call ``on_elected(generation)`` and lead; ``first_round`` is set
@@ -60,8 +65,8 @@ class Leadership:
                 try:
                     if conn is None:
                         conn = await self._connect()
-                    if self.leading:
-                        await conn.execute("SELECT 1")
+                    if self.leading:  # a leader cut off steps down (in 2 s) before the server frees its lock
+                        await asyncio.wait_for(conn.execute("SELECT 1"), LIVENESS_S)
                     elif await self._try_lock(conn):
                         log.warning("elected leader (generation %d)", self.generation)
                         await on_elected(self.generation)

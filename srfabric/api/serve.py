@@ -55,7 +55,7 @@ async def serve(args: argparse.Namespace) -> None:
     import uvicorn
 
     from srfabric.api.app import create_app
-    from srfabric.api.leadership import Leadership
+    from srfabric.api.leadership import Leadership, LeadershipLost
     from srfabric.api.repository import Repository
     from srfabric.api.service import SfcService
     from srfabric.api.store import open_database
@@ -83,8 +83,13 @@ async def serve(args: argparse.Namespace) -> None:
     if isinstance(gates, TaprioGates):
         gates.ready()
     # On PostgreSQL, several instances may share the database: the one holding the leader lock leads.
-    leadership = Leadership(args.db, args.advertise_url or f"http://{args.host}:{args.port}") \
-        if args.db.startswith("postgresql://") else None
+    leadership = None
+    if engine.dialect.name == "postgresql":
+        if not args.advertise_url and args.host in ("0.0.0.0", "::"):
+            raise SrfabricError("--advertise-url", f"needed with --host {args.host} on PostgreSQL: the other "
+                                                   "instances send writes to this URL")
+        leadership = Leadership(args.db.replace("postgresql+psycopg://", "postgresql://", 1),
+                                args.advertise_url or f"http://{args.host}:{args.port}")
     service = SfcService(repository, controller, cycle=CycleConfig(base_period_ns=args.cycle_ns), gates=gates,
                          leadership=leadership)
     service.streams.lead_ns = int(args.gate_lead_ms * 1_000_000)
@@ -106,18 +111,25 @@ async def serve(args: argparse.Namespace) -> None:
             electing.result()  # it failed before its first round ended: say why
         role = f", leader (generation {leadership.generation})" if leadership.leading else \
             f", follower of {leadership.leader_url or 'no leader yet'}"
+    # An open event stream (the web view) never ends by itself: shutting down waits 2 s for requests, no more.
     server = uvicorn.Server(uvicorn.Config(create_app(service, token), host=args.host, port=args.port,
-                                           log_level="warning", lifespan="off"))
+                                           log_level="warning", lifespan="off", timeout_graceful_shutdown=2))
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, lambda: setattr(server, "should_exit", True))
     lost: list[BaseException] = []
     if leadership is not None:
-        def stop_serving(task: asyncio.Task[None]) -> None:  # leading is no longer safe: stop at once
+        def stop_leading(error: BaseException) -> None:  # leading is no longer safe: no more writes, then stop
+            controller.following, leadership.leading = True, False
+            lost.append(error)
+            server.should_exit = True
+
+        def election_ended(task: asyncio.Task[None]) -> None:
             if not task.cancelled() and task.exception() is not None:
-                lost.append(task.exception())  # type: ignore[arg-type]
-                server.should_exit = True
-        electing.add_done_callback(stop_serving)
+                stop_leading(task.exception())  # type: ignore[arg-type]
+
+        electing.add_done_callback(election_ended)
+        controller.on_deposed = lambda reason: stop_leading(LeadershipLost("leader", reason))
     print(f"srfabric: API on http://{args.host}:{args.port}, OpenFlow on {args.openflow_host}:{args.openflow_port}, "
           f"{len(service.snapshot['port_chains'])} port chains and {len(service.snapshot['streams'])} streams loaded"
           f"{role}", flush=True)

@@ -141,7 +141,11 @@ class SfcService:
         async with self.lock:
             await self.start()
             await self.controller.lead(generation)
-            await self.controller.sync()
+            try:
+                await self.controller.sync()
+            except SrfabricError as error:  # a switch refused something: the next sync tries again
+                log.warning("first sync after taking over: %s", error)
+                self.controller.request_sync()
 
     def leader_elsewhere(self) -> str | None:
         """None when writes are taken here; else the leader's API URL ('' while none is elected)."""

@@ -4,7 +4,7 @@ change, ``tick`` every second for counters).
 
 The page is one HTML file, one script and one style sheet shipped in the package (``srfabric/api/static``):
 plain JavaScript and SVG, nothing fetched from elsewhere. It sends the API's token: ``/ui/?token=...`` (or its
-login form) sets it as an HttpOnly cookie, which the read-only routes accept as well as ``X-Auth-Token``
+login form, posted) sets it as an HttpOnly cookie, which the read-only routes accept as well as ``X-Auth-Token``
 (writes still need the header, so a page elsewhere cannot make a browser change anything).
 """
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,7 @@ ASSETS = {"app.js": "text/javascript", "app.css": "text/css"}
 COOKIE = "srfabric_token"
 LOGIN = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>srfabric</title>
 <link rel="stylesheet" href="/ui/app.css"><link rel="icon" href="data:,"></head>
-<body class="login"><form method="get" action="/ui/">
+<body class="login"><form method="post" action="/ui/">
 <h1>srfabric</h1><label>Token <input name="token" type="password" autofocus></label>
 <button type="submit">Open</button></form></body></html>"""
 
@@ -76,6 +77,12 @@ def add_ui_routes(app: FastAPI, service: SfcService, authenticate: Callable[[Req
         if not valid(request.cookies.get(COOKIE)):
             return HTMLResponse(LOGIN)
         return FileResponse(STATIC / "index.html", media_type="text/html", headers={"Cache-Control": "no-store"})
+
+    @app.post("/ui/", include_in_schema=False)
+    async def login(request: Request) -> Response:
+        """The login form (posted, so the token stays out of the address bar and the history)."""
+        fields = urllib.parse.parse_qs((await request.body())[:4096].decode("latin-1"))
+        return await ui(request, (fields.get("token") or [""])[0])
 
     @app.get("/ui/{name}", include_in_schema=False)
     async def asset(name: str) -> Response:

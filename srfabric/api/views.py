@@ -63,6 +63,7 @@ def chain_view(controller: Controller, chain: Chain, labels: dict[str, str] | No
         "classifier": {k: v for k, v in asdict(chain.classifier).items() if v is not None},
         "taps": list(chain.taps), "paths": [], "entries_per_switch": {}, "unrouted": None}
     try:
+        chain.validate(set(fabric.hosts), set(fabric.functions))  # a host or function gone: say so, not a 500
         live = without_dead_functions(fabric, chain)
         rules, sre = rules_for(codec), sre_switches(fabric)
         for alternative in live.paths():

@@ -131,6 +131,7 @@ class Controller(Discovery, Taking):
         self.following = False
         self.generation: int | None = None  # the role generation it leads with (None: roles are not used)
         self.generation_seen: Callable[[], int] = lambda: 0  # a follower's SLAVE requests carry the leader's
+        self.on_deposed: Callable[[str], None] | None = None  # told when a switch shows that another instance leads
         self.server = OpenFlowServer(self._on_ready, self._on_message, self._on_gone, self.config.clock)
         self._lock = asyncio.Lock()
         self._dirty = asyncio.Event()
@@ -374,6 +375,8 @@ class Controller(Discovery, Taking):
             self._dirty.set()
 
     async def _on_message(self, conn: SwitchConnection, msg: Any) -> None:
+        if self.following:
+            return  # the leader handles the switches' reports; ports' states are read again on taking over
         if isinstance(msg, PacketIn):
             if self.config.reactive and msg.data[12:14] == b"\x08\x00":
                 try:
@@ -540,6 +543,10 @@ class Controller(Discovery, Taking):
         self.flows.setdefault(dpid, {})[entry.key] = entry
         self.installed.setdefault(dpid, {})[entry.key] = wire_cookie(entry)
         return msg
+
+    def request_sync(self) -> None:
+        """Sync soon (after the usual settling), as after any change the controller sees itself."""
+        self._dirty.set()
 
     def forget_routes(self) -> None:
         """Empty the route cache, so that each pair's next new flow searches its path again."""

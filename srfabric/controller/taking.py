@@ -18,7 +18,7 @@ from os_ken.ofproto import ofproto_v1_3 as ofp
 from srfabric.errors import SrfabricError
 from srfabric.model.fabric import Fabric, Switch
 from srfabric.rules.entries import EntryKey, GroupEntry
-from srfabric.southbound.channel import SwitchConnection
+from srfabric.southbound.channel import SwitchConnection, SwitchError
 from srfabric.southbound.ofbind import flow_delete_all
 from srfabric.southbound.readback import group_from_ofp, match_from_ofp
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from srfabric.controller.controller import ControllerConfig
 
 log = logging.getLogger("srfabric.controller.controller")
+STALE = (ofp.OFPET_ROLE_REQUEST_FAILED, ofp.OFPRRFC_STALE)  # a role request with an old generation id
 
 
 class Taking:
@@ -39,47 +40,65 @@ class Taking:
     following: bool
     generation: int | None
     generation_seen: Callable[[], int]
+    on_deposed: Callable[[str], None] | None
     _dirty: asyncio.Event
     _send_lldp: Callable[[SwitchConnection], None]
+    _port_status: Callable[[int, int, bool, bool, bool], None]
 
     async def _on_ready(self, conn: SwitchConnection) -> None:
         fallback = conn.bridge_name or f"dp{conn.dpid:x}"  # a switch without a configured name keeps its own
         name, role = self.config.switch_names.get(conn.dpid, (fallback, "edge"))
         self.fabric.add_switch(Switch(conn.dpid, name, role))
         if self.following:
-            await self._take_role(conn, ofp.OFPCR_ROLE_SLAVE)
+            if not await self._take_slave(conn):
+                return  # gone meanwhile
             if self.following:  # (``lead`` may have begun meanwhile: then this switch is led below)
                 self.switches[conn.dpid] = conn
                 return
         await self._master_of(conn)
 
     async def _master_of(self, conn: SwitchConnection) -> None:
-        """Take the switch (as MASTER when roles are used), learn what it holds, and start discovering."""
+        """Take the switch (as MASTER when roles are used), learn what it holds, and start discovering. A
+        switch that calls this leader's generation stale has a newer leader: this one steps down."""
         if self.generation is not None:
-            await self._take_role(conn, ofp.OFPCR_ROLE_MASTER)
+            try:
+                await conn.request_role(ofp.OFPCR_ROLE_MASTER, self.generation)
+            except SwitchError as error:
+                if error.refused == STALE:
+                    self.following = True
+                    if self.on_deposed is not None:
+                        self.on_deposed(f"switch {conn.dpid:#x} holds a newer generation than {self.generation}")
+                    raise
+                if error.refused is None:
+                    raise  # gone
+                log.warning("switch %#x takes no controller roles (%s)", conn.dpid, error)
         await self._read_back(conn)
         self.switches[conn.dpid] = conn
         self._send_lldp(conn)
         self._dirty.set()
 
-    async def _take_role(self, conn: SwitchConnection, role: int) -> None:
-        """Ask for a role; a follower whose generation is already stale asks again with the newest it read.
-        A switch that refuses roles (the XDP agent) is told the log."""
-        for attempt in range(3):
-            generation = self.generation if role == ofp.OFPCR_ROLE_MASTER else self.generation_seen()
+    async def _take_slave(self, conn: SwitchConnection) -> bool:
+        """SLAVE with the newest generation read, asked again until the switch takes it (a generation that is
+        already stale is read again); False if the connection ends first. A switch that takes no roles (the XDP
+        agent) is held as it is, and this follower sends it nothing all the same."""
+        while not conn.closed.is_set() and self.following:
             try:
-                await conn.request_role(role, generation or 0)
-                return
-            except SrfabricError as error:
-                if attempt == 2 or role == ofp.OFPCR_ROLE_MASTER:
-                    log.warning("switch %#x: role %d not taken: %s", conn.dpid, role, error)
-                    return
-                await asyncio.sleep(0.3)
+                await conn.request_role(ofp.OFPCR_ROLE_SLAVE, self.generation_seen())
+                return True
+            except SwitchError as error:
+                if error.refused is None:
+                    return False
+                if error.refused != STALE:
+                    log.warning("switch %#x takes no controller roles (%s)", conn.dpid, error)
+                    return True
+            await asyncio.sleep(0.3)
+        return not conn.closed.is_set()
 
     async def lead(self, generation: int) -> None:
         """Stop following: take every connected switch as MASTER with ``generation`` (its old leader, if still
-        connected, becomes SLAVE) and read back what each holds. The caller has given the controller its
-        chains and streams before (a sync then sends only what differs)."""
+        connected, becomes SLAVE), read back what each holds, and note the ports that are down now (a
+        follower ignores port reports). The caller has given the controller its chains and streams before
+        (a sync then sends only what differs)."""
         self.following, self.generation = False, generation
         held = list(self.switches.values())
         self.switches.clear()  # back once read back: no sync pushes to a switch whose table is not known yet
@@ -87,6 +106,10 @@ class Taking:
         for conn, result in zip(held, results, strict=True):
             if isinstance(result, Exception):  # gone meanwhile: it is taken again when it connects again
                 log.warning("switch %#x: not taken over: %s", conn.dpid, result)
+        for dpid, conn in list(self.switches.items()):
+            for port, info in conn.ports.items():
+                if info.down:
+                    self._port_status(dpid, port, False, True, False)
 
     async def _read_back(self, conn: SwitchConnection) -> None:
         """Learn what a connecting switch holds; a table that cannot be read is flushed instead."""

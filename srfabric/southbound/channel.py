@@ -29,7 +29,9 @@ READ_SIZE = 1 << 16
 
 
 class SwitchError(SrfabricError):
-    """A switch refused a message (OFPT_ERROR) or stopped answering."""
+    """A switch refused a message (OFPT_ERROR: ``refused`` is its (type, code)) or stopped answering."""
+
+    refused: tuple[int, int] | None = None
 
 
 @dataclass
@@ -37,6 +39,7 @@ class PortInfo:
     number: int
     name: str
     mac: str
+    down: bool = False  # its carrier is down or it is set down (as the switch last said)
 
 
 @dataclass
@@ -190,7 +193,8 @@ class SwitchConnection:
     def _note_port(self, port: Any) -> None:
         name = port.name.decode() if isinstance(port.name, bytes) else str(port.name)
         if port.port_no <= ofp.OFPP_MAX:
-            self.ports[port.port_no] = PortInfo(port.port_no, name, port.hw_addr)
+            down = bool(port.state & ofp.OFPPS_LINK_DOWN or port.config & ofp.OFPPC_PORT_DOWN)
+            self.ports[port.port_no] = PortInfo(port.port_no, name, port.hw_addr, down)
         elif port.port_no == ofp.OFPP_LOCAL and name:
             self.bridge_name = name
 
@@ -259,8 +263,9 @@ class SwitchConnection:
                 self._errors.append((xid, f"OFPT_ERROR type={msg.type} code={msg.code} for {sent}"))
             future = self._waiting.get(xid)
             if future is not None and not future.done():  # a request the switch refused
-                future.set_exception(SwitchError("switch", f"{self.dpid:#x} refused {sent}: type={msg.type} "
-                                                           f"code={msg.code}"))
+                refused = SwitchError("switch", f"{self.dpid:#x} refused {sent}: type={msg.type} code={msg.code}")
+                refused.refused = (msg.type, msg.code)
+                future.set_exception(refused)
             log.warning("switch %#x: error type=%s code=%s xid=%s", self.dpid, msg.type, msg.code, xid)
         elif isinstance(msg, parser.OFPPortStatus):
             if msg.reason == ofp.OFPPR_DELETE:

@@ -11,9 +11,10 @@ from typing import Any
 from os_ken.ofproto import ofproto_v1_3 as ofp
 
 from srfabric.controller.controller import Controller
-from srfabric.errors import SrfabricError
+from srfabric.controller.taking import STALE
 from srfabric.model.fabric import Switch
 from srfabric.rules.entries import FlowEntry
+from srfabric.southbound.channel import PortInfo, SwitchError
 from srfabric.southbound.ofbind import flow_add, wire_cookie
 
 
@@ -24,6 +25,7 @@ class RoleSwitch:
     def __init__(self, dpid: int = 1, table: list[Any] | None = None, stale: int = 0) -> None:
         self.dpid, self.ports, self.bridge_name = dpid, {}, "s1"
         self.roles: list[tuple[int, int]] = []
+        self.closed = asyncio.Event()
         self.reads = 0
         self.sent: list[Any] = []
         self.table = table or []
@@ -31,9 +33,11 @@ class RoleSwitch:
 
     async def request_role(self, role: int, generation: int, timeout: float = 10.0) -> None:
         self.roles.append((role, generation))
-        if role == ofp.OFPCR_ROLE_SLAVE and self.stale:
+        if self.stale:
             self.stale -= 1
-            raise SrfabricError("switch", "refused OFPRoleRequest: type=11 code=2")  # OFPRRFC_STALE
+            error = SwitchError("switch", "refused OFPRoleRequest: type=11 code=0")
+            error.refused = STALE
+            raise error
 
     async def flow_stats(self) -> list[Any]:
         self.reads += 1
@@ -101,3 +105,32 @@ def flow_stat(entry: FlowEntry) -> SimpleNamespace:
     """A flow-stats body as the switch reports ``entry``."""
     mod = flow_add(entry)
     return SimpleNamespace(table_id=mod.table_id, priority=mod.priority, match=mod.match, cookie=wire_cookie(entry))
+
+
+def test_a_leader_whose_generation_a_switch_calls_stale_steps_down() -> None:
+    controller = Controller()
+    controller.generation = 3
+    told: list[str] = []
+    controller.on_deposed = told.append
+    switch = RoleSwitch(stale=1)
+    try:
+        asyncio.run(controller._on_ready(switch))  # type: ignore[arg-type]  # noqa: SLF001
+    except SwitchError:
+        pass
+    assert controller.following and told and switch.reads == 0 and controller.switches == {}
+
+
+def test_taking_over_notes_the_ports_that_went_down_while_following() -> None:
+    controller = Controller()
+    controller.following = True
+    switch = RoleSwitch()
+    switch.ports = {3: PortInfo(3, "s1-eth3", "00:00:00:00:00:03", down=True)}
+    controller.fabric.add_switch(Switch(2, "s2"))
+
+    async def run() -> None:
+        await controller._on_ready(switch)  # type: ignore[arg-type]  # noqa: SLF001
+        controller.fabric.add_link((1, 3), (2, 1))  # the kept state, loaded before taking over
+        await controller.lead(4)
+
+    asyncio.run(run())
+    assert (1, 3) not in controller.fabric.links and (1, 3) in controller.fabric.dormant

@@ -37,8 +37,8 @@ function layout(fabric) {
   const withHosts = new Set(fabric.hosts.map((h) => h.dpid));
   const place = (dpid, x, y) => positions.set(`s${dpid}`, { x, y });
   if (switches.some((s) => s.role === "core" || s.role === "aggregation")) {
-    for (const role of Object.keys(LAYERS)) {
-      const row = switches.filter((s) => s.role === role);
+    for (const role of Object.keys(LAYERS)) {  // any other role shares the edge row
+      const row = switches.filter((s) => (s.role in LAYERS ? s.role : "edge") === role);
       row.forEach((s, i) => place(s.dpid, (WIDTH * (i + 1)) / (row.length + 1), LAYERS[role]));
     }
   } else if (switches.every((s) => next.get(s.dpid).size <= 2) || withHosts.size === 0) {
@@ -164,9 +164,11 @@ function draw() {
     el("text", { class: "node-label", y: -20 }, group).textContent = fn.label;
   }
   const down = fabric.links.filter((l) => l.state === "down").length / 2;
+  const lead = fabric.leadership;
+  const role = lead && !lead.leading ? ` \u2014 this instance follows ${lead.leader || "(no leader yet)"}` : "";
   document.getElementById("summary").textContent =
     `${fabric.switches.length} switches, ${links.size} links${down ? ` (${down} down)` : ""}, ` +
-    `${fabric.hosts.length} hosts, ${fabric.functions.length} functions, ${state.chains.length} chains`;
+    `${fabric.hosts.length} hosts, ${fabric.functions.length} functions, ${state.chains.length} chains${role}`;
   listChains();
   if (state.selected && state.selected.chain) showChain(state.selected.chain);
 }
@@ -239,7 +241,14 @@ async function selectSwitch(dpid) {
 }
 
 async function showSwitch(dpid) {
-  const { switch: sw } = await getJson(`/v2.0/srfabric/switches/${dpid}`);
+  let sw;
+  try {
+    ({ switch: sw } = await getJson(`/v2.0/srfabric/switches/${dpid}`));
+  } catch (error) {  // gone meanwhile: nothing is selected any more
+    if (state.selected && state.selected.switch === dpid) state.selected = null;
+    throw error;
+  }
+  if (!state.selected || state.selected.switch !== dpid) return;  // another choice was made meanwhile
   const body = document.getElementById("detail-body");
   document.getElementById("detail-title").textContent = `Switch ${sw.name}`;
   body.replaceChildren();
@@ -318,8 +327,11 @@ function listen() {
   events.addEventListener("open", () => { status.textContent = "live"; status.className = "live"; });
   events.addEventListener("error", () => { status.textContent = "reconnecting"; status.className = ""; });
   events.addEventListener("change", () => reload().catch(report));
+  let reading = false;  // one counter read at a time
   events.addEventListener("tick", () => {
-    if (state.selected && state.selected.switch !== undefined) showSwitch(state.selected.switch).catch(report);
+    if (reading || !state.selected || state.selected.switch === undefined) return;
+    reading = true;
+    showSwitch(state.selected.switch).catch(report).finally(() => { reading = false; });
   });
 }
 
@@ -327,4 +339,4 @@ function report(error) {
   document.getElementById("status").textContent = String(error);
 }
 
-reload().then(listen).catch(report);
+reload().catch(report).finally(listen);  // a first load that fails is retried on the next change

@@ -281,6 +281,10 @@ def test_the_web_view_takes_the_token_once_then_reads_with_the_cookie() -> None:
         async with httpx.AsyncClient(transport=transport, base_url="http://api") as client:
             assert "Token" in (await client.get("/ui/")).text  # the login form
             assert (await client.get("/ui/?token=wrong")).status_code == 401
+            posted = await client.post("/ui/", content=b"token=tok",
+                                       headers={"Content-Type": "application/x-www-form-urlencoded"})
+            assert posted.status_code == 303 and "srfabric_token=tok" in posted.headers["set-cookie"]
+            client.cookies.clear()
             given = await client.get("/ui/?token=tok")
             assert given.status_code == 303 and given.headers["location"] == "/ui/"
             assert "httponly" in given.headers["set-cookie"].lower()
