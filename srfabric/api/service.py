@@ -22,7 +22,7 @@ from typing import Any
 from srfabric.api import checks, stream_checks
 from srfabric.api.errors import ApiError, bad_request
 from srfabric.api.leadership import Leadership
-from srfabric.api.repository import Record, Repository, Snapshot
+from srfabric.api.repository import NotLeading, Record, Repository, Snapshot
 from srfabric.api.streams import StreamService
 from srfabric.api.translate import Plan, port_host, translate
 from srfabric.codecs.macaddr import mac_to_str
@@ -139,6 +139,7 @@ class SfcService:
         switches as MASTER with ``generation``, read back their tables and sync, which sends only what differs
         from what they hold. In that order: a sync before the state is loaded would remove what is right."""
         async with self.lock:
+            self.repo.fence = generation
             await self.start()
             await self.controller.lead(generation)
             try:
@@ -146,6 +147,16 @@ class SfcService:
             except SrfabricError as error:  # a switch refused something: the next sync tries again
                 log.warning("first sync after taking over: %s", error)
                 self.controller.request_sync()
+
+    def _not_leading(self, error: NotLeading) -> ApiError:
+        """Another instance leads now: stop leading (the controller's ``on_deposed`` ends the process) and tell
+        the client to send its request again, to be redirected."""
+        log.error("no longer leading: %s", error)
+        self.controller.following = True
+        if self.controller.on_deposed is not None:
+            self.controller.on_deposed(str(error))
+        return ApiError(503, "NotLeader", f"This instance no longer leads ({error}); nothing was changed. Send the "
+                                          "request again: it is redirected to the leader.")
 
     def leader_elsewhere(self) -> str | None:
         """None when writes are taken here; else the leader's API URL ('' while none is elected)."""
@@ -207,7 +218,7 @@ class SfcService:
             refused: dict[str, str] = {}
             with self._changing_database():
                 try:
-                    with self.repo.connect() as db, db.begin():
+                    with self.repo.transaction() as db:
 
                         def write_rows() -> None:
                             for ident in idents:
@@ -219,6 +230,8 @@ class SfcService:
                         refused = await self.streams.apply_batch(new, idents, meanwhile=write_rows)
                 except ApiError:
                     raise
+                except NotLeading as error:
+                    raise self._not_leading(error) from None
                 except Exception:
                     log.exception("database write failed")
                     raise
@@ -246,11 +259,13 @@ class SfcService:
             new = self.snapshot.copy()
             new.duty_percent = duty_percent
             try:
-                with self.repo.connect() as db, db.begin():
+                with self.repo.transaction() as db:
                     await self.streams.reschedule(duty_percent)
                     self.repo.save_schedule(db, duty_percent)
             except ApiError:
                 raise
+            except NotLeading as error:
+                raise self._not_leading(error) from None
             except Exception:
                 log.exception("database write failed; restoring the gates")
                 with contextlib.suppress(ApiError):
@@ -263,13 +278,16 @@ class SfcService:
         records are kept in the database while their talkers' edges take the new entries."""
         async with self.lock:
             new = self.snapshot.copy()
-            with self._changing_database(), self.repo.connect() as db, db.begin():
+            try:
+                with self._changing_database(), self.repo.transaction() as db:
 
-                def write_rows() -> None:
-                    for name in self.streams.moved:
-                        self.repo.save(db, "streams", new["streams"][name])
+                    def write_rows() -> None:
+                        for name in self.streams.moved:
+                            self.repo.save(db, "streams", new["streams"][name])
 
-                await self.streams.reoptimise(new, meanwhile=write_rows)
+                    await self.streams.reoptimise(new, meanwhile=write_rows)
+            except NotLeading as error:
+                raise self._not_leading(error) from None
             self.snapshot = new
 
     async def _commit(self, new: Snapshot, kind: str, ident: str, steers: bool, created: bool = False) -> None:
@@ -292,7 +310,7 @@ class SfcService:
         programs = steers or self._touches_chains(new, kind, ident)
         try:
             # The transaction commits when the block ends (after the barriers) and rolls back on any error.
-            with self.repo.connect() as db, db.begin():
+            with self.repo.transaction() as db:
 
                 def write_rows() -> None:
                     if ident in new[kind]:
@@ -311,6 +329,8 @@ class SfcService:
                     write_rows()
         except ApiError:  # refused before anything was sent, or by a switch (the controller took it back)
             raise
+        except NotLeading as error:  # found before anything was sent: the fence is the transaction's first read
+            raise self._not_leading(error) from None
         except Exception:
             log.exception("database write failed; restoring the data plane")
             if programs and kind != "streams":  # a stream change puts back what it changed itself
@@ -373,13 +393,15 @@ class SfcService:
         if not learned and (fabric.links, switches) == (self.snapshot.links, self.snapshot.switches):
             return
         try:
-            with self.repo.connect() as db, db.begin():
+            with self.repo.transaction() as db:
                 records = [_host_port(host, fabric, self.project) for host in learned]
                 for record in records:
                     self.repo.save(db, "ports", record, created=record["id"] not in self.snapshot["ports"])
                 self.repo.save_fabric(db, dict(fabric.links), switches)
             self.snapshot["ports"].update((record["id"], record) for record in records)
             self.snapshot.links, self.snapshot.switches = dict(fabric.links), switches
+        except NotLeading as error:
+            self._not_leading(error)
         except Exception:  # the database may be briefly away; the next sync tries again
             log.exception("could not keep the learned fabric")
 

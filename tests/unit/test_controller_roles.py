@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Sequence
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from os_ken.ofproto import ofproto_v1_3 as ofp
 
 from srfabric.controller.controller import Controller
@@ -113,10 +114,8 @@ def test_a_leader_whose_generation_a_switch_calls_stale_steps_down() -> None:
     told: list[str] = []
     controller.on_deposed = told.append
     switch = RoleSwitch(stale=1)
-    try:
+    with pytest.raises(SwitchError):
         asyncio.run(controller._on_ready(switch))  # type: ignore[arg-type]  # noqa: SLF001
-    except SwitchError:
-        pass
     assert controller.following and told and switch.reads == 0 and controller.switches == {}
 
 

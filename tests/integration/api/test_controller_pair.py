@@ -76,3 +76,24 @@ def test_the_follower_takes_over_from_a_killed_leader(pair: tuple[ApiLab, ServeP
     assert entries_younger_than(lab, time.monotonic() - killed) == 0
     lost, sent = traffic.lost()
     assert lost == 0, f"{lost} of {sent} frames lost"
+
+
+def test_a_leader_whose_generation_was_taken_writes_nothing_and_stops() -> None:
+    import psycopg
+
+    from srfabric.api.client import ApiFailure
+
+    with postgres_cluster() as url, ServeProcess(url) as serve:
+        with serve.client() as client:
+            client.create("ports", {"name": "before"})
+            # As a newer leader would, unnoticed by this one: the row says another generation leads now.
+            with psycopg.connect(url, autocommit=True) as db:
+                db.execute("UPDATE leader SET generation = generation + 1, url = 'http://elsewhere:9696'")
+            with pytest.raises(ApiFailure) as refused:
+                client.create("ports", {"name": "after"})
+        assert refused.value.status == 503 and refused.value.kind == "NotLeader"
+        assert serve.process is not None and serve.process.wait(10) != 0
+        assert "no longer leading" in serve.output()
+        with psycopg.connect(url) as db:
+            names = {row[0] for row in db.execute("SELECT name FROM ports")}
+        assert "before" in names and "after" not in names
