@@ -36,6 +36,8 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     kit.add_argument("--time-limit", type=float, default=None, help="seconds per tsnkit run (default 20, quick 10)")
     kit.add_argument("--seed", type=int, default=1)
     kit.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    kit.add_argument("--summarise", metavar="FOLDER", default=None,
+                     help="make a run's summary.json and tsnkit.png again from its runs.csv (a run stopped early)")
     failover = sub.add_parser("failover", help="outage and flow-mods when a fabric link is cut, source routing and "
                                                "hop-by-hop rules side by side (root)")
     failover.add_argument("--quick", action="store_true", help="two cuts per steering")
@@ -61,6 +63,11 @@ def run(args: argparse.Namespace) -> int:
     if args.bench_command == "tsnkit":
         from srfabric.bench.tsnkit_compare import run_bench as run_tsnkit
 
+        if args.summarise is not None:
+            from srfabric.bench.tsnkit_compare import summarise_folder
+
+            folder = Path(args.summarise)
+            return report(args, summarise_folder(folder), folder, print_tsnkit, "summary.json, tsnkit.png")
         if args.time_limit is not None and args.time_limit <= 0:
             raise ModelError("time-limit", f"must be > 0, got {args.time_limit}")
         summary, folder = run_tsnkit(args.quick, args.out, args.time_limit, args.seed,

@@ -305,3 +305,29 @@ def run_bench(quick: bool, out: str, time_limit_s: float | None = None, seed: in
     write_json(folder / "summary.json", summary)
     plot(summary, folder / "tsnkit.png")
     return summary, folder
+
+
+NUMBERS = {"switches": int, "streams": int, "period_option": int, "deadline_option": int, "scheduled": int,
+           "solve_s": float, "total_s": float, "verifier_problems": int, "deadline_misses": int}
+
+
+def summarise_folder(folder: Path) -> dict[str, Any]:
+    """A run's summary.json and tsnkit.png made again from its runs.csv, e.g. of a run stopped early: the sizes
+    it finished and the instances each covered are what the summary says (``instances_done``)."""
+    import csv
+
+    from srfabric.bench.output import machine, write_json
+
+    runs = folder / "runs.csv"
+    if not runs.is_file():
+        raise ModelError("summarise", f"{runs} does not exist")
+    with runs.open() as handle:
+        rows = [{k: NUMBERS[k](v) if k in NUMBERS else v for k, v in row.items()} for row in csv.DictReader(handle)]
+    if not rows:
+        raise ModelError("summarise", f"{runs} lists no run")
+    done = sorted({r["instance"] for r in rows})
+    summary = summarise(rows) | {"machine": machine(), "instances_done": len(done),
+                                 "summarised_from": "runs.csv"}
+    write_json(folder / "summary.json", summary)
+    plot(summary, folder / "tsnkit.png")
+    return summary

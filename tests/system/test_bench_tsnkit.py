@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,3 +25,13 @@ def test_quick_bench_compares_with_tsnkit(tmp_path: Path, capsys: pytest.Capture
         assert (row["scheduled"], row["sim_errors"], row["deadline_misses"]) == ("10", "[]", "0"), row
     assert summary["goals"]["srfabric_schedules_all_clean"] is True
     assert (folder / "tsnkit.png").read_bytes()[:4] == b"\x89PNG"
+    # A run's summary made again from its runs.csv alone (as for a run stopped early) says the same.
+    (folder / "summary.json").unlink()
+    assert main(["bench", "tsnkit", "--summarise", str(folder), "--json"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    counts = ("instances", "scheduled_share", "fully_scheduled", "clean", "with_schedule")  # times: rounded in the CSV
+
+    def counted(found: dict[str, Any]) -> dict[str, Any]:
+        return {size: {m: {k: v[k] for k in counts} for m, v in methods.items()} for size, methods in found.items()}
+
+    assert counted(again["by_size"]) == counted(summary["by_size"]) and again["instances_done"] == 1
