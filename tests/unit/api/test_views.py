@@ -78,3 +78,25 @@ def test_a_switch_not_connected_is_shown_without_counters_and_an_unknown_one_is_
     assert (view["name"], view["connected"], view["tables"], view["forged_dropped"]) == ("s2", False, {}, 0)
     with pytest.raises(SrfabricError, match="0x9 is not a switch"):
         asyncio.run(switch_view(controller, 9))
+
+
+def test_the_event_stream_says_change_when_the_views_change_and_ticks(tmp_path: Path) -> None:
+    from srfabric.api.ui import _events
+
+    service, controller, _ = line_service(tmp_path)
+
+    async def until_a_tick() -> list[bytes]:
+        stream, got = _events(service, interval=0.01), []
+        async for event in stream:
+            got.append(event)
+            if len(got) == 1:  # a link goes down after the first event
+                controller.fabric.suspend_link((1, 1))
+            if event.startswith(b"event: tick"):  # a second on
+                break
+        await stream.aclose()  # type: ignore[attr-defined]
+        return got
+
+    events = asyncio.run(until_a_tick())
+    changes = [e for e in events if e.startswith(b"event: change")]
+    assert changes == [b"event: change\ndata: 1\n\n", b"event: change\ndata: 2\n\n"]
+    assert b"event: tick\ndata: {}\n\n" in events
