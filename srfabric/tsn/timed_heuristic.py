@@ -55,6 +55,8 @@ def candidate_paths(problem: TimedProblem, finder: PathFinder, stream: Stream, k
     if found is None:
         paths = [p for p in finder.k_shortest(stream.src, stream.dst, k) if problem.latency_ns(stream, p) <= limit]
         found = problem._candidates[key] = sorted(paths, key=lambda p: (problem.latency_ns(stream, p), len(p)))
+        for path in found:  # the links each path crosses, with the paths (tsnkit too lists its paths first)
+            problem.hops(path)
     return found
 
 
@@ -119,37 +121,37 @@ def _place(problem: TimedProblem, k_paths: int, finder: PathFinder) -> TimedSche
     began = time.perf_counter()
     busy: list[BusyLink | None] = [None] * len(problem.network.edge_index)  # by directed link index
     result = TimedSchedule("nowait", problem)
+    placed_at: dict[int, TimedAssignment] = {}
+    timing, hops, grid = problem.timing, problem.hops, problem.grid_ns
     for index in stream_order(problem):
         stream = problem.streams[index]
-        period = stream.period_ns
+        period, size = stream.period_ns, stream.size_bytes
         paths = candidate_paths(problem, finder, stream, k_paths)
         if not paths:
             limit = "its period" if stream.deadline_ns is None else f"its deadline of {stream.deadline_ns} ns"
             result.reasons[stream.id] = f"no path of at most {problem.max_hops} links meets {limit}"
             continue
-        placed = None
         for path in paths:
-            starts, latency, windows = problem.timing(stream.size_bytes, path)
-            links = problem.hops(path)
+            starts, latency, windows = timing(size, path)
+            links = hops(path)
             checks = path_checks(busy, links, starts, windows, period)
             if checks is None:
                 continue
-            offset = earliest_offset(checks, period - latency, problem.grid_ns)
+            offset = earliest_offset(checks, period - latency, grid) if checks else (
+                0 if latency <= period else None)
             if offset is None:  # the journey must end within the period
                 continue
-            placed = TimedAssignment(stream.id, path, offset, tuple(offset + d for d in starts))
-            for link, start, window in zip(links, placed.starts, windows, strict=True):
+            absolute = tuple([offset + d for d in starts])
+            placed_at[index] = TimedAssignment(stream.id, path, offset, absolute)
+            for link, start, window in zip(links, absolute, windows, strict=True):
                 table = busy[link]
                 if table is None:
                     table = busy[link] = BusyLink()
                 table.add(period, start, window)
             break
-        if placed is None:
+        else:
             result.reasons[stream.id] = (f"no release offset in its {stream.period_ns} ns period finds every link of "
                                          f"its {len(paths)} candidate path(s) free")
-            continue
-        result.assignments.append(placed)
-    position = {s.id: index for index, s in enumerate(problem.streams)}
-    result.assignments.sort(key=lambda a: position[a.stream])
+    result.assignments = [placed_at[index] for index in sorted(placed_at)]  # in the problem's order
     result.solve_s = time.perf_counter() - began
     return result
