@@ -161,7 +161,7 @@ class ResourceApp:
         location: list[tuple[bytes, bytes]] = []
         try:
             if leader is not None:  # a follower: every write (resources, schedule) goes to the leader
-                check_token(dict(reversed(scope["headers"])).get(b"x-auth-token"), self.token)
+                check_token(_headers(scope).get(b"x-auth-token"), self.token)
                 if leader:
                     path = scope.get("raw_path") or scope["path"].encode()
                     query = b"?" + scope["query_string"] if scope["query_string"] else b""
@@ -193,7 +193,7 @@ class ResourceApp:
         method, kind, member = scope["method"], resource.collection, resource.member
         if method not in (COLLECTION_METHODS if ident is None else MEMBER_METHODS):
             raise method_not_allowed()
-        headers = dict(reversed(scope["headers"]))  # a repeated header: the first counts, as in Starlette
+        headers = _headers(scope)
         check_token(headers.get(b"x-auth-token"), self.token)  # before the body: without a token none is read
         if method in ("POST", "PUT"):
             data = read_json(await _read_body(receive), headers.get(b"content-type"))
@@ -217,6 +217,11 @@ class ResourceApp:
             if key not in LIST_PARAMETERS:
                 filters.setdefault(key, []).append(value)
         return 200, {kind: self.service.find_all(kind, filters, fields)}
+
+
+def _headers(scope: Scope) -> dict[bytes, bytes]:
+    """The request's headers by name; a repeated header: the first counts, as in Starlette."""
+    return dict(reversed(scope["headers"]))
 
 
 async def _read_body(receive: Receive) -> bytes:

@@ -35,7 +35,7 @@ from srfabric.model.stream import SteeredStream
 from srfabric.rules.compile_cache import CompileCache
 from srfabric.rules.entries import EntryKey, FlowEntry, GroupEntry, Kind, Match, kind_of
 from srfabric.rules.reactive import RouteCache, flow_entries, reactive_tables
-from srfabric.southbound.channel import OpenFlowServer, SwitchConnection
+from srfabric.southbound.channel import OpenFlowServer, SwitchConnection, port_down
 from srfabric.southbound.ofbind import (
     group_delete,
     group_mod,
@@ -388,7 +388,7 @@ class Controller(Discovery, Taking):
         elif isinstance(msg, parser.OFPPortStatus):
             desc = msg.desc
             self._port_status(conn.dpid, desc.port_no, msg.reason == ofp.OFPPR_DELETE,
-                              bool(desc.state & ofp.OFPPS_LINK_DOWN or desc.config & ofp.OFPPC_PORT_DOWN),
+                              port_down(desc),
                               bool(desc.state & ofp.OFPPS_LIVE))
         elif isinstance(msg, parser.OFPFlowRemoved):
             self._flow_removed(conn.dpid, msg.table_id, msg.priority, match_from_ofp(msg.match), msg.cookie)

@@ -52,6 +52,11 @@ class Counters:
     messages_received: int = 0
 
 
+def port_down(desc: Any) -> bool:
+    """Whether an OpenFlow port description says the port cannot carry frames: no carrier, or set down."""
+    return bool(desc.state & ofp.OFPPS_LINK_DOWN or desc.config & ofp.OFPPC_PORT_DOWN)
+
+
 def describe(msg: Any) -> str:
     """A sent message as an error report names it."""
     if msg is None:
@@ -193,8 +198,7 @@ class SwitchConnection:
     def _note_port(self, port: Any) -> None:
         name = port.name.decode() if isinstance(port.name, bytes) else str(port.name)
         if port.port_no <= ofp.OFPP_MAX:
-            down = bool(port.state & ofp.OFPPS_LINK_DOWN or port.config & ofp.OFPPC_PORT_DOWN)
-            self.ports[port.port_no] = PortInfo(port.port_no, name, port.hw_addr, down)
+            self.ports[port.port_no] = PortInfo(port.port_no, name, port.hw_addr, port_down(port))
         elif port.port_no == ofp.OFPP_LOCAL and name:
             self.bridge_name = name
 

@@ -25,16 +25,15 @@ Examples
 
 from __future__ import annotations
 
-import bisect
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 
 Spans = tuple[list[int], list[int]]  # sorted, disjoint, half-open (begins, ends)
 
 
 def insert_span(begins: list[int], ends: list[int], begin: int, end: int) -> None:
     """Add [begin, end) to the merged spans, joining any it overlaps or touches."""
-    first = bisect.bisect_left(ends, begin)
-    last = bisect.bisect_right(begins, end)
+    first = bisect_left(ends, begin)
+    last = bisect_right(begins, end)
     if first < last:
         begin, end = min(begin, begins[first]), max(end, ends[last - 1])
         del begins[first:last], ends[first:last]
@@ -110,7 +109,7 @@ class BusyLink:
 def clash(spans: Spans, at: int, window: int, g: int) -> int:
     """:meth:`BusyLink.clash` on one view."""
     begins, ends = spans
-    i = bisect.bisect_right(begins, at) - 1
+    i = bisect_right(begins, at) - 1
     if i >= 0 and ends[i] > at:  # starts inside a busy span
         return ends[i] - at
     i += 1

@@ -137,8 +137,7 @@ def _place(problem: TimedProblem, k_paths: int, finder: PathFinder) -> TimedSche
             checks = path_checks(busy, links, starts, windows, period)
             if checks is None:
                 continue
-            offset = earliest_offset(checks, period - latency, grid) if checks else (
-                0 if latency <= period else None)
+            offset = earliest_offset(checks, period - latency, grid)
             if offset is None:  # the journey must end within the period
                 continue
             absolute = tuple([offset + d for d in starts])
