@@ -35,6 +35,8 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     kit.add_argument("--out", default="results", help="results root folder")
     kit.add_argument("--time-limit", type=float, default=None, help="seconds per tsnkit run (default 20, quick 10)")
     kit.add_argument("--seed", type=int, default=1)
+    kit.add_argument("--sizes", default=None, metavar="SWxST,...",
+                     help="only these instance sizes of the full plan, e.g. 32x200 (default: all of them)")
     kit.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     kit.add_argument("--summarise", metavar="FOLDER", default=None,
                      help="make a run's summary.json and tsnkit.png again from its runs.csv (a run stopped early)")
@@ -71,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         if args.time_limit is not None and args.time_limit <= 0:
             raise ModelError("time-limit", f"must be > 0, got {args.time_limit}")
         summary, folder = run_tsnkit(args.quick, args.out, args.time_limit, args.seed,
-                                     print if not args.json else (lambda _: None))
+                                     print if not args.json else (lambda _: None), args.sizes)
         return report(args, summary, folder, print_tsnkit, "runs.csv, summary.json, tsnkit.png")
     if args.bench_command == "failover":
         from srfabric.bench.failover import run_bench as run_failover

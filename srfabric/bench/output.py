@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import subprocess
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -38,5 +39,19 @@ def write_json(path: Path, document: Any) -> None:
 
 
 def machine() -> dict[str, Any]:
-    """What the figures were measured on."""
-    return {"cpus": os.cpu_count(), "kernel": os.uname().release}
+    """What the figures were measured on, and by which commit of srfabric."""
+    return {"cpus": os.cpu_count(), "kernel": os.uname().release, "commit": source_commit()}
+
+
+def source_commit() -> str:
+    """The commit of the checkout this package runs from, ``+`` if its files differ from it; "unknown" outside
+    a git checkout."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                              text=True, timeout=10, check=True).stdout.strip()
+        changed = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                                 capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return head + ("+" if changed else "")

@@ -65,6 +65,30 @@ class Instance:
     topo: Path
 
 
+FULL_SIZES = ((8, 10), (8, 50), (16, 100), (32, 200))  # (switches, streams)
+
+
+def pick_sizes(full: tuple[tuple[int, int], ...], wanted: str | None) -> tuple[tuple[int, int], ...]:
+    """The sizes of ``full`` named in ``wanted`` ("32x200,8x10"); all of them if None.
+
+    >>> pick_sizes(FULL_SIZES, "32x200")
+    ((32, 200),)
+    >>> pick_sizes(FULL_SIZES, "9x9")
+    Traceback (most recent call last):
+    ...
+    srfabric.errors.ModelError: sizes: 9x9 is not a size of the plan (8x10, 8x50, 16x100, 32x200)
+    """
+    if wanted is None:
+        return full
+    names = {f"{switches}x{streams}": (switches, streams) for switches, streams in full}
+    picked = []
+    for name in (part.strip() for part in wanted.split(",")):
+        if name not in names:
+            raise ModelError("sizes", f"{name} is not a size of the plan ({', '.join(names)})")
+        picked.append(names[name])
+    return tuple(sorted(set(picked), key=full.index))
+
+
 @dataclass(frozen=True)
 class Plan:
     sizes: tuple[tuple[int, int], ...]  # (switches, streams)
@@ -75,11 +99,10 @@ class Plan:
     time_limit_s: float
 
     @classmethod
-    def make(cls, quick: bool, time_limit_s: float | None = None) -> Plan:
+    def make(cls, quick: bool, time_limit_s: float | None = None, sizes: str | None = None) -> Plan:
         if quick:
             return cls(((8, 10),), (1,), (1,), (1,), ("ls", "dt"), time_limit_s or 10.0)
-        return cls(((8, 10), (8, 50), (16, 100), (32, 200)), (0, 1, 2, 3), (1, 3), (1, 3), ALGORITHMS,
-                   time_limit_s or 20.0)
+        return cls(pick_sizes(FULL_SIZES, sizes), (0, 1, 2, 3), (1, 3), (1, 3), ALGORITHMS, time_limit_s or 20.0)
 
     def combinations(self) -> list[tuple[int, int, int, int, int]]:
         """(switches, streams, topology, period, deadline) of every instance. tsnkit lists every simple path
@@ -279,11 +302,11 @@ def plot(summary: dict[str, Any], path: Path) -> None:
 
 
 def run_bench(quick: bool, out: str, time_limit_s: float | None = None, seed: int = 1,
-              progress: Any = print) -> tuple[dict[str, Any], Path]:
+              progress: Any = print, sizes: str | None = None) -> tuple[dict[str, Any], Path]:
     """Generate, schedule, simulate; writes runs.csv, summary.json and tsnkit.png."""
     from srfabric.bench.output import machine, run_folder, write_csv, write_json
 
-    plan = Plan.make(quick, time_limit_s)
+    plan = Plan.make(quick, time_limit_s, sizes)
     folder = run_folder(out, "tsnkit")
     work = folder / "work"
     instances = generate(work / "instances", plan, seed)
@@ -301,7 +324,8 @@ def run_bench(quick: bool, out: str, time_limit_s: float | None = None, seed: in
                                         for r in rows])
     shutil.rmtree(work, ignore_errors=True)
     summary = summarise(rows) | {"machine": machine(), "quick": quick, "time_limit_s": plan.time_limit_s,
-                                 "seed": seed, "instances": len(instances)}
+                                 "seed": seed, "instances": len(instances),
+                                 "sizes": [f"{sw}x{st}" for sw, st in plan.sizes]}
     write_json(folder / "summary.json", summary)
     plot(summary, folder / "tsnkit.png")
     return summary, folder
