@@ -52,6 +52,9 @@ if ! ovs-vsctl --timeout=5 show >/dev/null 2>&1; then
   /usr/share/openvswitch/scripts/ovs-ctl start --system-id=random
 fi
 
+# The no-wait TSN scheduler's placement loop in C (srfabric falls back to its Python loop without it).
+make -s -C native
+
 # The XDP data plane: compile the eBPF programs (make skips objects that are up to date) and mount bpffs.
 make -s -C bpf
 if ! grep -qs " /sys/fs/bpf bpf " /proc/mounts; then

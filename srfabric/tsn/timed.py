@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from srfabric.errors import ModelError
 from srfabric.tsn.model import Link, Network, Stream, check_streams
@@ -58,8 +58,9 @@ class TimedProblem:
     _timings: dict[tuple[int, tuple[str, ...]], tuple[tuple[int, ...], int, tuple[int, ...]]] = field(
         default_factory=dict, compare=False, repr=False)
     _hops: dict[tuple[str, ...], tuple[int, ...]] = field(default_factory=dict, compare=False, repr=False)
-    _candidates: dict[tuple[str, str, int, int, int], list[tuple[str, ...]]] = field(
-        default_factory=dict, compare=False, repr=False)  # filled by timed_heuristic.candidate_paths
+    # filled by timed_heuristic.listed_paths: the paths, packed for the C loop, each path's hop starts
+    _candidates: dict[tuple[str, str, int, int, int], tuple[list[tuple[str, ...]], bytes, list[tuple[int, ...]]]] = (
+        field(default_factory=dict, compare=False, repr=False))
 
     @classmethod
     def build(cls, network: Network, streams: Sequence[Stream], grid_ns: int = 1,
@@ -130,10 +131,10 @@ class TimedProblem:
         return found
 
 
-@dataclass(frozen=True)
-class TimedAssignment:
+class TimedAssignment(NamedTuple):
     """Where one stream goes: its path, its release offset in its period, its start on every hop (absolute
-    within the period, so ``starts[0] == offset_ns``)."""
+    within the period, so ``starts[0] == offset_ns``). A named tuple: a schedule makes one per stream, and a
+    frozen dataclass costs several times as much to make."""
 
     stream: str
     path: tuple[str, ...]

@@ -34,10 +34,13 @@ import time
 from bisect import bisect_right
 from math import gcd
 
+from srfabric.tsn import nowait_native
 from srfabric.tsn.model import Stream
 from srfabric.tsn.paths import PathFinder
 from srfabric.tsn.timed import TimedAssignment, TimedProblem, TimedSchedule
 from srfabric.tsn.timed_busy import BusyLink, Spans
+
+Listed = tuple[list[tuple[str, ...]], bytes, list[tuple[int, ...]]]  # paths, packed, each path's hop starts
 
 
 def stream_order(problem: TimedProblem) -> list[int]:
@@ -49,14 +52,20 @@ def stream_order(problem: TimedProblem) -> list[int]:
 def candidate_paths(problem: TimedProblem, finder: PathFinder, stream: Stream, k: int) -> list[tuple[str, ...]]:
     """The ``k`` shortest paths whose latency meets the deadline (and fits the period), fastest first; worked
     out once per endpoints, size, limit and ``k``."""
+    return listed_paths(problem, finder, stream, k)[0]
+
+
+def listed_paths(problem: TimedProblem, finder: PathFinder, stream: Stream, k: int) -> Listed:
+    """:func:`candidate_paths`, each path's hop starts, and all of it packed for the C loop (as tsnkit's
+    algorithms list their paths and work out every hop's delay before they solve)."""
     limit = stream.period_ns if stream.deadline_ns is None else min(stream.deadline_ns, stream.period_ns)
     key = (stream.src, stream.dst, stream.size_bytes, limit, k)
     found = problem._candidates.get(key)
     if found is None:
         paths = [p for p in finder.k_shortest(stream.src, stream.dst, k) if problem.latency_ns(stream, p) <= limit]
-        found = problem._candidates[key] = sorted(paths, key=lambda p: (problem.latency_ns(stream, p), len(p)))
-        for path in found:  # the links each path crosses, with the paths (tsnkit too lists its paths first)
-            problem.hops(path)
+        paths.sort(key=lambda p: (problem.latency_ns(stream, p), len(p)))
+        found = problem._candidates[key] = (paths, nowait_native.pack(problem, stream.size_bytes, paths),
+                                            [problem.hop_starts(stream, path) for path in paths])
     return found
 
 
@@ -106,32 +115,64 @@ def path_checks(busy: list[BusyLink | None], links: tuple[int, ...], starts: tup
     return checks
 
 
-def schedule_nowait(problem: TimedProblem, k_paths: int = 4, finder: PathFinder | None = None) -> TimedSchedule:
-    """Place every stream it can (see the module); the rest are left out, each with its reason."""
+def schedule_nowait(problem: TimedProblem, k_paths: int = 4, finder: PathFinder | None = None,
+                    native: bool | None = None) -> TimedSchedule:
+    """Place every stream it can (see the module); the rest are left out, each with its reason.
+
+    ``native``: the placement loop in C (:mod:`srfabric.tsn.nowait_native`; same answers), in Python, or
+    (None) in C when it is built."""
     collecting = gc.isenabled()
     gc.disable()  # the search makes many short-lived tuples and frees them all; cycles it makes none
     try:
-        return _place(problem, k_paths, finder or PathFinder(problem.network, problem.max_hops))
+        return _place(problem, k_paths, finder or PathFinder(problem.network, problem.max_hops),
+                      nowait_native.available() if native is None else native)
     finally:
         if collecting:
             gc.enable()
 
 
-def _place(problem: TimedProblem, k_paths: int, finder: PathFinder) -> TimedSchedule:
+def _place(problem: TimedProblem, k_paths: int, finder: PathFinder, native: bool) -> TimedSchedule:
     began = time.perf_counter()
-    busy: list[BusyLink | None] = [None] * len(problem.network.edge_index)  # by directed link index
     result = TimedSchedule("nowait", problem)
-    placed_at: dict[int, TimedAssignment] = {}
-    timing, hops, grid = problem.timing, problem.hops, problem.grid_ns
-    for index in stream_order(problem):
-        stream = problem.streams[index]
+    order = stream_order(problem)
+    streams = problem.streams
+    listed = [listed_paths(problem, finder, streams[index], k_paths) for index in order]
+    if native:
+        placements = nowait_native.place(problem, [streams[index].period_ns for index in order],
+                                         [block for _, block, _ in listed])
+    else:
+        placements = search(problem, order, [paths for paths, _, _ in listed])
+    placed: list[TimedAssignment | None] = [None] * len(streams)
+    for index, (paths, _, starts), (taken, offset) in zip(order, listed, placements, strict=True):
+        if taken >= 0:
+            placed[index] = TimedAssignment(streams[index].id, paths[taken], offset,
+                                            tuple(map(offset.__add__, starts[taken])))
+        else:
+            result.reasons[streams[index].id] = _left_out(problem, streams[index], len(paths))
+    result.assignments = [assignment for assignment in placed if assignment is not None]  # in the problem's order
+    result.solve_s = time.perf_counter() - began
+    return result
+
+
+def _left_out(problem: TimedProblem, stream: Stream, paths: int) -> str:
+    if not paths:
+        limit = "its period" if stream.deadline_ns is None else f"its deadline of {stream.deadline_ns} ns"
+        return f"no path of at most {problem.max_hops} links meets {limit}"
+    return (f"no release offset in its {stream.period_ns} ns period finds every link of its {paths} candidate "
+            f"path(s) free")
+
+
+def search(problem: TimedProblem, order: list[int], candidates: list[list[tuple[str, ...]]]) -> list[tuple[int, int]]:
+    """The placement loop: for each stream of ``order`` with its candidate paths, the first path (by index;
+    -1 if none) on which some release offset finds every link free, and the earliest such offset."""
+    busy: list[BusyLink | None] = [None] * len(problem.network.edge_index)  # by directed link index
+    timing, hops, grid, streams = problem.timing, problem.hops, problem.grid_ns, problem.streams
+    placements = []
+    for index, paths in zip(order, candidates, strict=True):
+        stream = streams[index]
         period, size = stream.period_ns, stream.size_bytes
-        paths = candidate_paths(problem, finder, stream, k_paths)
-        if not paths:
-            limit = "its period" if stream.deadline_ns is None else f"its deadline of {stream.deadline_ns} ns"
-            result.reasons[stream.id] = f"no path of at most {problem.max_hops} links meets {limit}"
-            continue
-        for path in paths:
+        placement = (-1, 0)
+        for number, path in enumerate(paths):
             starts, latency, windows = timing(size, path)
             links = hops(path)
             checks = path_checks(busy, links, starts, windows, period)
@@ -140,17 +181,12 @@ def _place(problem: TimedProblem, k_paths: int, finder: PathFinder) -> TimedSche
             offset = earliest_offset(checks, period - latency, grid)
             if offset is None:  # the journey must end within the period
                 continue
-            absolute = tuple([offset + d for d in starts])
-            placed_at[index] = TimedAssignment(stream.id, path, offset, absolute)
-            for link, start, window in zip(links, absolute, windows, strict=True):
+            placement = (number, offset)
+            for link, start, window in zip(links, starts, windows, strict=True):
                 table = busy[link]
                 if table is None:
                     table = busy[link] = BusyLink()
-                table.add(period, start, window)
+                table.add(period, offset + start, window)
             break
-        else:
-            result.reasons[stream.id] = (f"no release offset in its {stream.period_ns} ns period finds every link of "
-                                         f"its {len(paths)} candidate path(s) free")
-    result.assignments = [placed_at[index] for index in sorted(placed_at)]  # in the problem's order
-    result.solve_s = time.perf_counter() - began
-    return result
+        placements.append(placement)
+    return placements

@@ -1,0 +1,50 @@
+"""The no-wait placement loop in C gives the Python loop's answers, stream for stream."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from srfabric.tsn import nowait_native
+from srfabric.tsn.generators import erdos_renyi, random_streams
+from srfabric.tsn.model import Network, Stream
+from srfabric.tsn.timed import TimedProblem
+from srfabric.tsn.timed_heuristic import schedule_nowait
+from srfabric.tsn.timed_verify import verify_timed
+
+
+def test_the_bootstrap_built_the_c_loop() -> None:
+    assert nowait_native.available(), f"{nowait_native.LIBRARY} is missing: `make -C native` (the bootstrap) builds it"
+
+
+def streams_of(network: Network, count: int, seed: int, periods: list[int]) -> list[Stream]:
+    """Streams of several periods (some pairs with a gcd below both, so the views modulo a gcd are used),
+    sizes from 64 to 1,500 bytes, some deadlines tighter than a long path."""
+    rng = random.Random(seed)
+    return [Stream(s.id, s.src, s.dst, period_ns=rng.choice(periods), size_bytes=rng.choice([64, 300, 1000, 1500]),
+                   deadline_ns=rng.choice([None, None, 25_000, 60_000]))
+            for s in random_streams(network, count, seed=seed)]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_c_and_python_place_every_stream_alike(seed: int) -> None:
+    periods = [[100_000], [100_000, 200_000, 400_000], [120_000, 200_000, 300_000], [250_000, 400_000, 1_000_000]]
+    switches, hosts = 5 + seed % 4, 12 + seed
+    network = erdos_renyi(switches, hosts, links=hosts + switches + seed % 3, seed=seed)
+    streams = streams_of(network, 60 + 20 * (seed % 5), seed, periods[seed % len(periods)])
+    problem = TimedProblem.build(network, streams, grid_ns=[1, 100, 40][seed % 3], overhead_bytes=0)
+    in_c = schedule_nowait(problem, 3, native=True)
+    in_python = schedule_nowait(problem, 3, native=False)
+    assert in_c.assignments == in_python.assignments
+    assert in_c.reasons == in_python.reasons
+    assert verify_timed(in_c) == []
+    assert in_c.reasons and in_c.assignments  # loaded enough that some are left out
+
+
+def test_no_streams_with_a_path_and_idle_links() -> None:
+    network = Network.build([("a", "host"), ("s", "switch"), ("b", "host")], [("a", "s"), ("s", "b")])
+    too_tight = Stream("f", "a", "b", period_ns=100_000, size_bytes=1500, deadline_ns=100)
+    problem = TimedProblem.build(network, [too_tight], grid_ns=100)
+    result = schedule_nowait(problem, native=True)
+    assert result.assignments == [] and "no path of at most" in result.reasons["f"]
