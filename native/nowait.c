@@ -306,7 +306,7 @@ static int32_t list_checks(arena_t *arena, link_t *links, const path_t *path, in
 				continue; /* a view, not a group */
 			int64_t g = other == period ? period : gcd(period, other);
 
-			if (link->tables[t].longest + path->windows[h] >= g)
+			if (link->tables[t].longest + path->windows[h] > g)
 				return -1;
 			table_t *table = g == other ? &link->tables[t] : view(arena, link, other, g);
 
@@ -336,30 +336,35 @@ static int32_t list_checks(arena_t *arena, link_t *links, const path_t *path, in
 	return count;
 }
 
-/* Reads path number `index` of a block at `*at`, moving `*at` past it; 0, or -1 if it does not fit in
- * `words` or names a link out of range. */
-static int read_path(const int64_t *block, int64_t words, int64_t *at, int32_t n_links, path_t *path)
+/* Reads the path of a block at `*at`, moving `*at` past it; 0, or -1 if it does not fit in `words`, names
+ * a link out of range, or has a latency, start or window outside [0, period] (as no listed path has:
+ * a negative window would stall the search, a huge one overflow it). */
+static int read_path(const int64_t *block, int64_t words, int64_t *at, int32_t n_links, int64_t period,
+		     path_t *path)
 {
 	if (*at + 2 > words)
 		return -1;
 	path->latency = block[*at];
 	path->hops = block[*at + 1];
-	if (path->hops < 0 || path->hops > (words - *at - 2) / 3)
+	if (path->latency < 0 || path->latency > period || path->hops < 0 || path->hops > (words - *at - 2) / 3)
 		return -1;
 	path->links = block + *at + 2;
 	path->starts = path->links + path->hops;
 	path->windows = path->starts + path->hops;
 	for (int64_t h = 0; h < path->hops; h++)
-		if (path->links[h] < 0 || path->links[h] >= n_links)
+		if (path->links[h] < 0 || path->links[h] >= n_links || path->starts[h] < 0 || path->starts[h] > period ||
+		    path->windows[h] < 0 || path->windows[h] > period)
 			return -1;
 	*at += 2 + 3 * path->hops;
 	return 0;
 }
 
 /* The placement loop. `blocks` holds, for each stream in placement order, [paths, path...] (see read_path),
- * `words` long in all; `periods` each stream's period. Writes each stream's chosen candidate (its index
+ * `words` long in all; `periods` each stream's period, a multiple of `grid` up to MAX_PERIOD. Writes each stream's chosen candidate (its index
  * among the stream's, or -1) and release offset. Returns 0; -1 if memory ran out, -2 if the blocks are
  * malformed (nothing is then to be trusted). */
+#define MAX_PERIOD (INT64_C(1) << 50) /* far above any period, far below where the search's sums overflow */
+
 int srfabric_nowait(int32_t n_links, int32_t n_streams, const int64_t *periods, const int64_t *blocks, int64_t words,
 		    int64_t grid, int32_t *chosen, int64_t *offsets)
 {
@@ -371,21 +376,23 @@ int srfabric_nowait(int32_t n_links, int32_t n_streams, const int64_t *periods, 
 
 	if (!links)
 		return -1;
+	for (int32_t s = 0; s < n_streams; s++) {
+		chosen[s] = -1;
+		offsets[s] = 0;
+	}
 	if (grid < 1)
 		status = -2;
 	for (int32_t s = 0; s < n_streams && !status; s++) {
 		int64_t period = periods[s], paths = at < words ? blocks[at++] : -1;
 
-		chosen[s] = -1;
-		offsets[s] = 0;
-		if (paths < 0 || period < 1) {
+		if (paths < 0 || period < 1 || period > MAX_PERIOD || period % grid) {
 			status = -2;
 			break;
 		}
-		for (int64_t p = 0; p < paths; p++) {
+		for (int64_t p = 0; p < paths && !status; p++) {
 			path_t path;
 
-			if (read_path(blocks, words, &at, n_links, &path)) {
+			if (read_path(blocks, words, &at, n_links, period, &path)) {
 				status = -2;
 				break;
 			}
@@ -410,6 +417,8 @@ int srfabric_nowait(int32_t n_links, int32_t n_streams, const int64_t *periods, 
 					status = -1;
 		}
 	}
+	if (!status && at != words)
+		status = -2; /* words left over: the blocks and the streams do not match */
 	release(&arena);
 	free(links);
 	free(checks);

@@ -18,8 +18,9 @@ not. Runtimes compare like with like: the CPU time of tsnkit's ``solve`` call
 against the CPU time of srfabric's scheduling call with its candidate paths
 listed beforehand, with each hop's timing and their packed form for the C
 loop, as tsnkit's ``init`` lists its paths and works out each hop's delay
-(``cpsat``, whose search runs in a worker process, on the wall clock). Each side's whole run (a fresh process for tsnkit, the call with
-path search for us) is recorded too, on the wall clock.
+(``cpsat``, whose search runs in a worker process, on the wall clock). Each
+side's whole run (a fresh process for tsnkit, the call with path search for
+us) is recorded too, on the wall clock.
 """
 
 from __future__ import annotations

@@ -101,7 +101,8 @@ def earliest_offset(checks: list[tuple[Spans, int, int, int]], latest: int, grid
 def path_checks(busy: list[BusyLink | None], links: tuple[int, ...], starts: tuple[int, ...],
                 windows: tuple[int, ...], period: int) -> list[tuple[Spans, int, int, int]] | None:
     """What :func:`earliest_offset` asks of each link of a path; None if some link is never free long enough
-    at some spacing (its longest window and this one fill the gcd: no offset can work)."""
+    at some spacing (its longest window and this one more than fill the gcd: no offset can work; filling it
+    exactly, back to back, can)."""
     checks = []
     for link, delta, window in zip(links, starts, windows, strict=True):
         table = busy[link]
@@ -109,7 +110,7 @@ def path_checks(busy: list[BusyLink | None], links: tuple[int, ...], starts: tup
             continue
         for other, (spans, longest) in table.groups.items():
             g = period if other == period else gcd(period, other)
-            if longest[0] + window >= g:
+            if longest[0] + window > g:
                 return None
             checks.append((spans if g == other else table.view(other, g), g, delta, window))
     return checks

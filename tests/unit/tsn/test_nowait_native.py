@@ -48,3 +48,43 @@ def test_no_streams_with_a_path_and_idle_links() -> None:
     problem = TimedProblem.build(network, [too_tight], grid_ns=100)
     result = schedule_nowait(problem, native=True)
     assert result.assignments == [] and "no path of at most" in result.reasons["f"]
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_windows_that_fill_the_gcd_exactly_fit_back_to_back(native: bool) -> None:
+    """4,000 + 6,000 ns of windows on a link shared at a gcd of 10,000 ns: B goes right after A."""
+    network = Network.build([("a", "host"), ("s", "switch"), ("b", "host"), ("c", "host")],
+                            [("a", "s"), ("s", "b"), ("s", "c")])
+    streams = [Stream("A", "a", "b", period_ns=20_000, size_bytes=500),
+               Stream("B", "a", "c", period_ns=30_000, size_bytes=750)]
+    result = schedule_nowait(TimedProblem.build(network, streams, grid_ns=1, overhead_bytes=0), native=native)
+    assert [(a.stream, a.offset_ns) for a in result.assignments] == [("A", 0), ("B", 4000)]
+    assert verify_timed(result) == []
+
+
+def small_problem() -> TimedProblem:
+    network = Network.build([("a", "host"), ("s", "switch"), ("b", "host")], [("a", "s"), ("s", "b")])
+    return TimedProblem.build(network, [Stream("f", "a", "b", period_ns=100_000, size_bytes=1)], overhead_bytes=0)
+
+
+@pytest.mark.parametrize("words", [
+    [1, 0, 1, 0, 0, -5],  # a negative window would stall the search
+    [1, -1, 1, 0, 0, 10],  # negative latency
+    [1, 0, 1, 9, 0, 10],  # link 9 of 4
+    [1, 0, 1, 0, 0, 10, 7],  # a word left over
+    [1, 0, 3, 0, 0, 10],  # three hops announced, one given
+    [2, 0, 1, 0, 0, 10],  # two paths announced, one given
+])
+def test_a_malformed_block_is_refused_not_run(words: list[int]) -> None:
+    block = b"".join(word.to_bytes(8, "little", signed=True) for word in words)
+    with pytest.raises(ValueError, match="status -2"):
+        nowait_native.place(small_problem(), [100_000], [block])
+
+
+def test_a_period_off_the_grid_is_refused() -> None:
+    block = nowait_native.pack(small_problem(), 1, [("a", "s", "b")])
+    assert nowait_native.place(small_problem(), [100_000], [block]) == [(0, 0)]
+    problem = small_problem()
+    object.__setattr__(problem, "grid_ns", 30_000)  # 100,000 is not a multiple of it
+    with pytest.raises(ValueError, match="status -2"):
+        nowait_native.place(problem, [100_000], [block])

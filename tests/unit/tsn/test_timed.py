@@ -99,7 +99,8 @@ def test_the_earliest_offset_jumps_past_busy_windows_and_their_wraps() -> None:
     assert earliest([(0, 300, 1000), (300, 500, 4000)], delta=0, window=100, period=2000, latest=1999) == 500
     # The grid: a start between grid points goes up to the next one.
     assert earliest([(0, 350, 1000)], delta=0, window=100, period=1000, latest=999, grid=100) == 400
-    assert earliest([(0, 900, 1000)], delta=0, window=100, period=1000, latest=999) is None  # never free for 100
+    assert earliest([(0, 900, 1000)], delta=0, window=100, period=1000, latest=999) == 900  # fits exactly
+    assert earliest([(0, 900, 1000)], delta=0, window=101, period=1000, latest=999) is None  # never free for 101
     assert earliest([(0, 850, 1000)], delta=0, window=100, period=1000, latest=800) is None  # free only at 850
     assert earliest([(0, 350, 1000)], delta=0, window=100, period=1000, latest=350) == 350
 
