@@ -1,8 +1,8 @@
 /* The no-wait placement loop of srfabric.tsn.timed_heuristic, in C: the same search, the same answers.
  *
  * Python packs each stream's candidate paths (latency, links, hop starts, windows) into a block of int64 once,
- * when it lists them; this places the streams one by one and says, per stream, which candidate it took (or -1)
- * and at what release offset. The Python module is the reference: tests compare the two on random
+ * when it lists them; this orders the streams as the Python loop does, places them one by one and says, per
+ * stream, which candidate it took (or -1) and at what release offset. The Python module is the reference: tests compare the two on random
  * instances.
  *
  * State per directed link: its windows grouped by their stream's period, each group sorted and merged
@@ -359,33 +359,60 @@ static int read_path(const int64_t *block, int64_t words, int64_t *at, int32_t n
 	return 0;
 }
 
-/* The placement loop. `blocks` holds, for each stream in placement order, [paths, path...] (see read_path),
- * `words` long in all; `periods` each stream's period, a multiple of `grid` up to MAX_PERIOD. Writes each stream's chosen candidate (its index
- * among the stream's, or -1) and release offset. Returns 0; -1 if memory ran out, -2 if the blocks are
- * malformed (nothing is then to be trusted). */
 #define MAX_PERIOD (INT64_C(1) << 50) /* far above any period, far below where the search's sums overflow */
 
-int srfabric_nowait(int32_t n_links, int32_t n_streams, const int64_t *periods, const int64_t *blocks, int64_t words,
-		    int64_t grid, int32_t *chosen, int64_t *offsets)
+typedef struct {
+	int64_t period, size;
+	int32_t index;
+} rank_t;
+
+/* stream_order: shortest period first, then largest frame, then as given. */
+static int placed_before(const void *a, const void *b)
+{
+	const rank_t *x = a, *y = b;
+
+	if (x->period != y->period)
+		return x->period < y->period ? -1 : 1;
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
+	return (x->index > y->index) - (x->index < y->index);
+}
+
+/* The placement loop. Stream s (in the problem's order) has period `periods[s]` (a multiple of `grid`, up to
+ * MAX_PERIOD), frame size `sizes[s]` and its candidates at word `block_at[s]` of `blocks` ([paths, path...],
+ * see read_path; `words` long in all). The streams are placed in stream_order; each one's chosen candidate
+ * (its index among the stream's, or -1) and release offset are written at its own index. Returns 0; -1 if
+ * memory ran out, -2 if the input is malformed (nothing is then to be trusted). */
+int srfabric_nowait(int32_t n_links, int32_t n_streams, const int64_t *periods, const int64_t *sizes,
+		    const int64_t *block_at, const int64_t *blocks, int64_t words, int64_t grid, int32_t *chosen,
+		    int64_t *offsets)
 {
 	arena_t arena = {NULL};
 	link_t *links = calloc(n_links > 0 ? n_links : 1, sizeof(link_t));
+	rank_t *order = malloc(sizeof(rank_t) * (n_streams > 0 ? n_streams : 1));
 	check_t *checks = NULL;
 	int32_t capacity = 0, status = 0;
-	int64_t at = 0;
 
-	if (!links)
+	if (!links || !order) {
+		free(links);
+		free(order);
 		return -1;
+	}
 	for (int32_t s = 0; s < n_streams; s++) {
 		chosen[s] = -1;
 		offsets[s] = 0;
+		order[s] = (rank_t){periods[s], sizes[s], s};
+		if (periods[s] < 1 || periods[s] > MAX_PERIOD || grid < 1 || periods[s] % grid || block_at[s] < 0 ||
+		    block_at[s] >= words)
+			status = -2;
 	}
-	if (grid < 1)
-		status = -2;
-	for (int32_t s = 0; s < n_streams && !status; s++) {
-		int64_t period = periods[s], paths = at < words ? blocks[at++] : -1;
+	if (!status && n_streams > 1)
+		qsort(order, n_streams, sizeof(rank_t), placed_before);
+	for (int32_t o = 0; o < n_streams && !status; o++) {
+		int32_t s = order[o].index;
+		int64_t period = periods[s], at = block_at[s], paths = blocks[at++];
 
-		if (paths < 0 || period < 1 || period > MAX_PERIOD || period % grid) {
+		if (paths < 0) {
 			status = -2;
 			break;
 		}
@@ -417,10 +444,9 @@ int srfabric_nowait(int32_t n_links, int32_t n_streams, const int64_t *periods, 
 					status = -1;
 		}
 	}
-	if (!status && at != words)
-		status = -2; /* words left over: the blocks and the streams do not match */
 	release(&arena);
 	free(links);
+	free(order);
 	free(checks);
 	return status;
 }

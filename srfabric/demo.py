@@ -54,6 +54,7 @@ def run_traffic(scenario: Scenario, chains: list[Chain], rate: str, seconds: flo
     """One iperf3 UDP session per chain, all at once; returns the parsed client results."""
     assert scenario.testbed is not None
     tb = scenario.testbed
+    assert chains[0].destination is not None  # the scenarios' chains end at a host
     destination = scenario.spec.hosts[chains[0].destination]
     servers = [tb.popen(destination.name, iperf3_server_args(BASE_PORT + i)) for i in range(len(chains))]
     time.sleep(0.5)

@@ -6,7 +6,8 @@
      "chain": [{"name": "v1", "direction": "in"}, {"name": "v4", "direction": "tap"}]}
 
 Names are looked up among the API's ports: ``source``/``destination`` by port name
-or device_id; a function by its ports' device_id (``<name>-in`` / ``<name>-out``
+or device_id (without ``destination`` the chain ends at its last function and
+traffic goes on from there by destination address); a function by its ports' device_id (``<name>-in`` / ``<name>-out``
 name ingress and egress; one port serves both). ``tap`` makes the function a tap;
 ``same`` sends traffic back out of the port it came in on; ``in``/``out`` use the
 function's two ports as named.
@@ -55,9 +56,11 @@ def read_description(path: Path) -> dict[str, Any]:
         raise SrfabricError("--file", f"{path}: not JSON ({error.msg} at line {error.lineno})") from None
     if not isinstance(data, dict):
         raise SrfabricError("--file", f"{path}: a JSON object is needed")
-    for key in ("source", "destination"):
-        if not isinstance(data.get(key), str) or not data[key]:
-            raise SrfabricError(key, "a node name (string) is needed")
+    if not isinstance(data.get("source"), str) or not data["source"]:
+        raise SrfabricError("source", "a node name (string) is needed")
+    if "destination" in data and (not isinstance(data["destination"], str) or not data["destination"]):
+        raise SrfabricError("destination", "a node name (string) is needed, or leave it out (the chain then ends at "
+                                           "its last function)")
     if not isinstance(data.get("match_fields", {}), dict):
         raise SrfabricError("match_fields", "an object of field: value is needed")
     chain = data.get("chain")
@@ -96,8 +99,9 @@ def create_chain(client: SfcClient, data: dict[str, Any], name: str) -> dict[str
     """The paper's four steps: flow classifier, port pairs, port pair groups, port chain."""
     ports = client.list("ports")
     classifier = {"name": f"{name}-fc", **data.get("match_fields", {}),
-                  "logical_source_port": _node_port(ports, data["source"], "source"),
-                  "logical_destination_port": _node_port(ports, data["destination"], "destination")}
+                  "logical_source_port": _node_port(ports, data["source"], "source")}
+    if "destination" in data:
+        classifier["logical_destination_port"] = _node_port(ports, data["destination"], "destination")
     fc = client.create("flow_classifiers", classifier, "flow_classifier")
     pairs = []
     existing = {(p["ingress"], p["egress"]): p for p in client.list("port_pairs")}

@@ -2,6 +2,9 @@
 
 - a port pair is a service function between its ports' attachments (``binding:profile``);
 - a port chain with several flow classifiers is one ``Chain`` per classifier;
+- a classifier without a destination (no ``logical_destination_port`` and no
+  /32 of a known host, networking-sfc's usual form) makes a chain that ends at
+  its last function: frames go on from there by destination address;
 - a group of several port pairs makes the chain load-balanced: one alternative per
   combination of pairs, weighted by the product of their weights;
 - a ``tap_enabled`` group is a tap: it gets a copy and is not on the path;
@@ -213,7 +216,7 @@ class Translator:
             walk(chain)
         return depth
 
-    def _endpoints(self, pc: Record, fc: Record, classifier: FlowClassifier) -> tuple[str, str]:
+    def _endpoints(self, pc: Record, fc: Record, classifier: FlowClassifier) -> tuple[str, str | None]:
         what = f"flow_classifiers[{pc['flow_classifiers'].index(fc['id'])}]"
         hosts = [*self.fabric.hosts.values(), *self.plan.hosts.values()]
         source = (host_of_port(self.fabric, hosts, self.r["ports"][fc["logical_source_port"]])
@@ -221,11 +224,14 @@ class Translator:
         if source is None:
             raise ModelError(what, f"classifier {fc['id']} needs a logical_source_port attached to a known host "
                                    "(or a /32 source_ip_prefix of one)")
-        destination = (host_of_port(self.fabric, hosts, self.r["ports"][fc["logical_destination_port"]])
-                       if fc["logical_destination_port"] else _host_by_prefix(hosts, fc["destination_ip_prefix"]))
+        if not fc["logical_destination_port"]:
+            # A known host's /32, or no destination: the chain ends at its last function, and frames go on from
+            # there to wherever their destination address leads.
+            return source, _host_by_prefix(hosts, fc["destination_ip_prefix"])
+        destination = host_of_port(self.fabric, hosts, self.r["ports"][fc["logical_destination_port"]])
         if destination is None:
-            raise ModelError(what, f"classifier {fc['id']} needs a logical_destination_port attached to a known "
-                                   "host (or a /32 destination_ip_prefix of one)")
+            raise ModelError(what, f"classifier {fc['id']}'s logical_destination_port is not attached to a known "
+                                   "host (leave it out for a chain that ends at its last function)")
         return source, destination
 
     def _groups(self, pc: Record) -> tuple[list[list[tuple[str, int]]], list[str], tuple[str, ...]]:
@@ -287,6 +293,10 @@ class Translator:
             self._add(pc, Chain(name, classifier, (), source, destination, 0, self._alternatives(steps), tuple(taps),
                                 fields, priority))
             if pc["chain_parameters"].get("symmetric"):
+                if destination is None:
+                    raise ModelError("chain_parameters.symmetric", f"classifier {fc_id} has no destination (no "
+                                     "logical_destination_port, no /32 of a known host): the reverse chain would "
+                                     "have nowhere to start")
                 self._add(pc, Chain(name + REVERSE, reversed_classifier(classifier), (), destination, source, 0,
                                     self._alternatives(steps, reverse=True), (), reverse_fields(fields), priority))
 

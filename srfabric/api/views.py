@@ -14,8 +14,9 @@ from srfabric.errors import SrfabricError
 from srfabric.model.chain import Chain
 from srfabric.routing.paths import chain_route
 from srfabric.rules.codec_rules import rules_for
-from srfabric.rules.compile import chain_placement, pathlet_steps, sre_switches, without_dead_functions
+from srfabric.rules.compile import chain_placement, without_dead_functions
 from srfabric.rules.entries import Kind
+from srfabric.rules.headers import pathlet_steps, sre_switches
 from srfabric.southbound.ofctl_text import action_text
 
 TABLE_NAMES = {0: "port-in", 1: "host-in", 2: "decode", 3: "terminate", 4: "deliver"}

@@ -100,6 +100,7 @@ def cut_once(scenario: Scenario, chains: list[Chain], link: LinkSpec, seconds: f
     testbed, controller, runner = scenario.testbed, scenario.controller, scenario.runner
     assert testbed is not None
     crossing = chains_crossing(scenario.spec, controller.fabric, chains, link)
+    assert chains[0].destination is not None  # the scenarios' chains end at a host
     destination = scenario.spec.hosts[chains[0].destination]
     frames = int(seconds * PPS)
     ports = [BASE_PORT + index for index in range(len(chains))]

@@ -40,7 +40,7 @@ from srfabric.tsn import tsnkit
 from srfabric.tsn.paths import PathFinder
 from srfabric.tsn.timed import TimedProblem
 from srfabric.tsn.timed_exact import schedule_cpsat
-from srfabric.tsn.timed_heuristic import candidate_paths, schedule_nowait
+from srfabric.tsn.timed_heuristic import listed_problem, schedule_nowait
 from srfabric.tsn.timed_verify import verify_timed
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -165,8 +165,7 @@ def run_ours(instance: Instance, method: str, out: Path, limit_s: float) -> dict
     if method in ("nowait", "cpsat"):
         problem = TimedProblem.build(network, streams, tsnkit.TSNKIT_GRID_NS, 0, max(8, instance.switches + 2))
         finder = PathFinder(network, problem.max_hops)
-        for stream in streams:  # the candidate paths (and their hop times) first, as tsnkit lists its paths first
-            candidate_paths(problem, finder, stream, 4)
+        listed_problem(problem, finder, 4)  # the candidate paths and their hop times first, as tsnkit's init does
         # nowait on the clock tsnkit's runner times its algorithms' solve on (CPU time); cpsat's search runs
         # in a worker process of its own, so it is timed on the wall clock.
         clock = time.process_time if method == "nowait" else time.perf_counter

@@ -85,6 +85,11 @@ class Alternative:
 class Chain:
     """An ordered list of service functions that traffic from ``source`` to ``destination`` crosses.
 
+    With ``destination`` None (a classifier without one, networking-sfc's usual
+    form) the chain ends at its last function: traffic then goes on to wherever
+    its destination address leads, chosen at the switch that function hands it
+    back to.
+
     With ``alternatives`` the chain's flows are spread over several such lists
     by weight (``functions`` is then ignored); ``taps`` are functions that get a
     copy of the chain's traffic and return nothing; ``lb_fields`` name the
@@ -96,7 +101,7 @@ class Chain:
     classifier: FlowClassifier
     functions: tuple[str, ...]
     source: str
-    destination: str
+    destination: str | None
     chain_id: int = 0
     alternatives: tuple[Alternative, ...] = ()
     taps: tuple[str, ...] = ()
@@ -130,8 +135,11 @@ class Chain:
                 raise ModelError("lb_fields", f"{name!r} is not one of {', '.join(LB_FIELDS)}")
         if self.source not in known_hosts:
             raise ModelError("source", f"host {self.source!r} is unknown")
-        if self.destination not in known_hosts:
+        if self.destination is not None and self.destination not in known_hosts:
             raise ModelError("destination", f"host {self.destination!r} is unknown")
+        if self.destination is None and not all(p.functions for p in self.paths()):
+            raise ModelError("destination", "a chain without a destination needs a service function on every path "
+                                            "(it ends at the last one)")
         for index, name in enumerate(self.functions):
             if name not in known_functions:
                 raise ModelError(f"functions[{index}]", f"service function {name!r} is unknown")

@@ -72,7 +72,8 @@ def _switch_path(fabric: Fabric, src: int, dst: int, what: str) -> list[Hop]:
 def chain_route(fabric: Fabric, chain: Chain, functions: tuple[str, ...] | None = None) -> Route:
     """The shortest route from the chain's source through each function in order to its destination.
 
-    ``functions`` replaces the chain's own list (one alternative of a load-balanced chain).
+    ``functions`` replaces the chain's own list (one alternative of a load-balanced chain). A chain without a
+    destination ends where its last function hands frames back.
 
     Examples
     --------
@@ -84,9 +85,11 @@ def chain_route(fabric: Fabric, chain: Chain, functions: tuple[str, ...] | None 
     [3, 2]
     """
     source = fabric.hosts[chain.source]
-    destination = fabric.hosts[chain.destination]
     hops, position = _through_functions(fabric, (source.dpid, source.port),
                                         chain.functions if functions is None else functions)
+    if chain.destination is None:
+        return Route((source.dpid, source.port), tuple(hops), position)
+    destination = fabric.hosts[chain.destination]
     hops += _switch_path(fabric, position[0], destination.dpid, "destination")
     return Route((source.dpid, source.port), tuple(hops), (destination.dpid, destination.port))
 

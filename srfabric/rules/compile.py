@@ -6,7 +6,6 @@ diff what a switch has against what it should have.
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -14,7 +13,6 @@ from dataclasses import dataclass, field, replace
 from srfabric.errors import ModelError, RoutingError, SrfabricError
 from srfabric.model.chain import Chain
 from srfabric.model.fabric import Fabric
-from srfabric.routing.pathlets import Pathlet, split_pathlets
 from srfabric.routing.paths import Route, chain_route, host_route, tap_route
 from srfabric.rules.classify import classifier_matches
 from srfabric.rules.codec_rules import CodecRules, rules_for
@@ -31,10 +29,11 @@ from srfabric.rules.entries import (
     SetField,
     ToController,
     cookie,
-    extended,
     match,
     match_fields,
 )
+from srfabric.rules.exits import exit_entries
+from srfabric.rules.headers import _ip, route_entries, sre_switches
 from srfabric.rules.lb_split import split
 from srfabric.rules.pipeline import (
     ARP_ETHERTYPE,
@@ -49,19 +48,13 @@ from srfabric.rules.pipeline import (
     PRIO_CONTROL,
     PRIO_DECODE,
     PRIO_EXHAUSTED,
-    PRIO_FLOW,
     PRIO_MISS,
     PRIO_PORT,
-    PRIO_REENCAP,
     PRIO_ROUTE,
     PRIO_SECURITY,
     TERMINATE,
 )
 from srfabric.rules.time_triggered import best_effort_first, tt_base_entries
-
-
-def _ip(text: str) -> int:
-    return int(ipaddress.IPv4Address(text))
 
 
 def matches_overlap(a: Match, b: Match) -> bool:
@@ -217,91 +210,6 @@ def switch_base_entries(fabric: Fabric, dpid: int, rules: CodecRules, sre: bool)
     return entries
 
 
-def _check_ports(route: Route, rules: CodecRules, what: str) -> None:
-    for index, hop in enumerate(route.hops):
-        if not 1 <= hop.port <= rules.max_port:
-            raise RoutingError(
-                what,
-                f"hop {index} leaves switch {hop.dpid:#x} through port {hop.port}, "
-                f"outside 1..{rules.max_port} that {rules.name} can encode",
-            )
-
-
-PathletSteps = list[tuple[Pathlet, tuple[Action, ...]]]
-"""Each pathlet of a route with the actions that write its header and send it on."""
-
-
-def pathlet_steps(route: Route, rules: CodecRules, sre: set[int], what: str) -> PathletSteps:
-    """Split ``route`` into pathlets and encode each one's header (none for a route without hops): what
-    every match steered along the route shares, so a caller may keep it (reactive setup does, per route)."""
-    _check_ports(route, rules, what)
-    pathlets: list[Pathlet] = split_pathlets(route, rules.capacity, lambda dpid: dpid in sre)
-    return [(pathlet, rules.encapsulate(pathlet.encoded, pathlet.first_port)) for pathlet in pathlets]
-
-
-def route_entries(
-    route: Route,
-    matches: list[Match],
-    rules: CodecRules,
-    sre: set[int],
-    kind: Kind,
-    owner: int,
-    what: str,
-    endpoints: dict[str, int] | None = None,
-    raise_by: int = 0,
-) -> list[tuple[int, FlowEntry]]:
-    """Entries that steer ``matches`` along ``route``: one header per pathlet, at its start.
-
-    The first pathlet is written in HOST_IN (``matches`` carry the ingress
-    port when it matters); later pathlets in TERMINATE at the switch where the
-    previous header ran out, matched on the port the packet arrives on and on
-    ``endpoints`` (the route's source and destination addresses), so that
-    other traffic whose header runs out on that port is never pulled in.
-    """
-    return steps_entries(route, pathlet_steps(route, rules, sre, what), matches, kind, owner, endpoints, raise_by)
-
-
-def steps_entries(
-    route: Route,
-    steps: PathletSteps,
-    matches: list[Match],
-    kind: Kind,
-    owner: int,
-    endpoints: dict[str, int] | None = None,
-    raise_by: int = 0,
-    idle_timeout: int = 0,
-) -> list[tuple[int, FlowEntry]]:
-    """``route_entries`` with the route's ``pathlet_steps`` already worked out; ``idle_timeout`` (seconds) for
-    entries that go when unused (reactive flows)."""
-    priority = {Kind.CHAIN: PRIO_CHAIN, Kind.FLOW: PRIO_FLOW}.get(kind, PRIO_ROUTE) + raise_by
-    # Above the TERMINATE restore entries (PRIO_ROUTE), which would otherwise tie with route boundaries.
-    boundary_priority = PRIO_CHAIN + raise_by if kind == Kind.CHAIN else PRIO_REENCAP
-    if not route.hops:
-        return [
-            (route.entry[0], FlowEntry(HOST_IN, priority, m, (Output(route.delivery[1]),), cookie=cookie(kind, owner),
-                                       idle_timeout=idle_timeout))
-            for m in matches
-        ]
-    placed = []
-    for index, (pathlet, actions) in enumerate(steps):
-        for m in matches:
-            if index == 0:
-                placed.append((pathlet.start[0], FlowEntry(HOST_IN, priority, m, actions, cookie=cookie(kind, owner),
-                                                           idle_timeout=idle_timeout)))
-            else:
-                boundary = extended(m, **(endpoints or {}), in_port=pathlet.start[1])
-                entry = FlowEntry(TERMINATE, boundary_priority, boundary, actions, cookie=cookie(kind, owner),
-                                  idle_timeout=idle_timeout)
-                placed.append((pathlet.start[0], entry))
-    return placed
-
-
-def sre_switches(fabric: Fabric) -> set[int]:
-    """Switches that may write headers: SRE-marked ones and every switch with hosts."""
-    with_hosts = {host.dpid for host in fabric.hosts.values()}
-    return {dpid for dpid, sw in fabric.switches.items() if sw.can_encapsulate} | with_hosts
-
-
 @dataclass
 class SwitchState:
     """What every switch should hold: flow entries sorted by (table, priority, match), and groups by id."""
@@ -359,9 +267,26 @@ def chain_placement(fabric: Fabric, chain: Chain, codec: str, sre: set[int] | No
     what = f"chain {chain.name}"
     chain.validate(set(fabric.hosts), set(fabric.functions))
     chain = without_dead_functions(fabric, chain)
+    placement = _steering(fabric, chain, rules, sre, what)
+    if chain.destination is not None:
+        return placement
+    # No destination: the chain ends at its last function, whose switch sends frames on by destination address.
+    exits: list[tuple[int, FlowEntry]] = []
+    routes: list[Route] = []
+    for egress in sorted({fabric.functions[path.functions[-1]].egress for path in chain.paths()}):
+        placed, exit_routes = exit_entries(fabric, egress, rules, sre, what)
+        exits += placed
+        routes += exit_routes
+    return Placement(placement.entries + exits, placement.groups, placement.links | crossed(fabric, routes))
+
+
+def _steering(fabric: Fabric, chain: Chain, rules: CodecRules, sre: set[int], what: str) -> Placement:
+    """``chain_placement`` up to the chain's end: its destination, or its last function."""
     source = fabric.hosts[chain.source]
     matches = classifier_matches(chain.classifier, in_port=source.port)
-    endpoints = {"ipv4_src": _ip(source.ip), "ipv4_dst": _ip(fabric.hosts[chain.destination].ip)}
+    endpoints = {"ipv4_src": _ip(source.ip)}
+    if chain.destination is not None:
+        endpoints["ipv4_dst"] = _ip(fabric.hosts[chain.destination].ip)
     if not chain.grouped:
         route = chain_route(fabric, chain, chain.paths()[0].functions)
         return Placement(route_entries(route, matches, rules, sre, Kind.CHAIN, chain.chain_id, what, endpoints,

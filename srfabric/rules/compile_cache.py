@@ -26,10 +26,10 @@ from srfabric.rules.compile import (
     chain_placement,
     entry_order,
     function_port_entries,
-    sre_switches,
     topology_tables,
 )
 from srfabric.rules.entries import EntryKey, FlowEntry
+from srfabric.rules.headers import sre_switches
 from srfabric.rules.hop_by_hop import STEERING_NAMES, compile_hop_by_hop
 from srfabric.rules.streams import stream_entries
 

@@ -81,6 +81,9 @@ def compile_hop_by_hop(
         what = f"chain {chain.name}"
         with _reported(problems, what):
             chain.validate(set(fabric.hosts), set(fabric.functions))
+            if chain.destination is None:
+                raise ModelError("steering", f"chain {chain.name} has no destination: hop-by-hop rules follow a "
+                                             "chain to its destination host (source routing steers chains without one)")
             live = without_dead_functions(fabric, chain)  # the first live alternative when a function is down
             entries = _chain_entries(chain_route(fabric, chain, None if live is chain else live.paths()[0].functions),
                                      chain)

@@ -14,8 +14,8 @@ from srfabric.errors import RoutingError
 from srfabric.model.fabric import Endpoint, Fabric, Host
 from srfabric.routing.paths import Route, host_route
 from srfabric.rules.codec_rules import CodecRules, rules_for
-from srfabric.rules.compile import PathletSteps, pathlet_steps, sre_switches, steps_entries
 from srfabric.rules.entries import FlowEntry, Kind, Match, Output, ToController, cookie, ipv4_number, match
+from srfabric.rules.headers import PathletSteps, pathlet_steps, sre_switches, steps_entries
 from srfabric.rules.pipeline import HOST_IN, IPV4_ETHERTYPE, PORT_IN, PRIO_FLOW, PRIO_ROUTE
 
 PORT_FIELDS = {6: ("tcp_dst", "tcp_src"), 17: ("udp_dst", "udp_src")}  # (destination, source): sorted by name

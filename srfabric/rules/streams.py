@@ -27,8 +27,8 @@ from srfabric.model.fabric import Fabric, Host
 from srfabric.model.stream import SteeredStream
 from srfabric.routing.paths import Hop, Route
 from srfabric.rules.codec_rules import CodecRules, rules_for
-from srfabric.rules.compile import pathlet_steps
 from srfabric.rules.entries import Action, FlowEntry, Kind, Output, cookie, match
+from srfabric.rules.headers import pathlet_steps
 from srfabric.rules.pipeline import HOST_IN, PRIO_STREAM
 from srfabric.rules.time_triggered import queued
 

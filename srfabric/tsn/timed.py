@@ -61,6 +61,7 @@ class TimedProblem:
     # filled by timed_heuristic.listed_paths: the paths, packed for the C loop, each path's hop starts
     _candidates: dict[tuple[str, str, int, int, int], tuple[list[tuple[str, ...]], bytes, list[tuple[int, ...]]]] = (
         field(default_factory=dict, compare=False, repr=False))
+    _listed: dict[int, Any] = field(default_factory=dict, compare=False, repr=False)  # by k: listed_problem's
 
     @classmethod
     def build(cls, network: Network, streams: Sequence[Stream], grid_ns: int = 1,

@@ -132,25 +132,34 @@ def schedule_nowait(problem: TimedProblem, k_paths: int = 4, finder: PathFinder 
             gc.enable()
 
 
+def listed_problem(problem: TimedProblem, finder: PathFinder, k: int) -> tuple[list[Listed], nowait_native.Packed]:
+    """Every stream's :func:`listed_paths`, in the problem's order, and all of them packed for the C loop;
+    worked out once per ``k``."""
+    found = problem._listed.get(k)
+    if found is None:
+        listed = [listed_paths(problem, finder, stream, k) for stream in problem.streams]
+        found = problem._listed[k] = (listed, nowait_native.pack_problem(problem, [block for _, block, _ in listed]))
+    return found
+
+
 def _place(problem: TimedProblem, k_paths: int, finder: PathFinder, native: bool) -> TimedSchedule:
     began = time.perf_counter()
     result = TimedSchedule("nowait", problem)
-    order = stream_order(problem)
-    streams = problem.streams
-    listed = [listed_paths(problem, finder, streams[index], k_paths) for index in order]
+    listed, packed = listed_problem(problem, finder, k_paths)
     if native:
-        placements = nowait_native.place(problem, [streams[index].period_ns for index in order],
-                                         [block for _, block, _ in listed])
+        placements = nowait_native.place(problem, packed)
     else:
-        placements = search(problem, order, [paths for paths, _, _ in listed])
-    placed: list[TimedAssignment | None] = [None] * len(streams)
-    for index, (paths, _, starts), (taken, offset) in zip(order, listed, placements, strict=True):
+        order = stream_order(problem)
+        placements = [(-1, 0)] * len(listed)
+        for index, placement in zip(order, search(problem, order, [listed[i][0] for i in order]), strict=True):
+            placements[index] = placement
+    streams, assignments = problem.streams, result.assignments
+    for stream, (paths, _, starts), (taken, offset) in zip(streams, listed, placements, strict=True):
         if taken >= 0:
-            placed[index] = TimedAssignment(streams[index].id, paths[taken], offset,
-                                            tuple(map(offset.__add__, starts[taken])))
+            assignments.append(TimedAssignment(stream.id, paths[taken], offset,
+                                               tuple(map(offset.__add__, starts[taken]))))
         else:
-            result.reasons[streams[index].id] = _left_out(problem, streams[index], len(paths))
-    result.assignments = [assignment for assignment in placed if assignment is not None]  # in the problem's order
+            result.reasons[stream.id] = _left_out(problem, stream, len(paths))
     result.solve_s = time.perf_counter() - began
     return result
 

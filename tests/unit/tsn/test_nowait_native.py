@@ -67,24 +67,31 @@ def small_problem() -> TimedProblem:
     return TimedProblem.build(network, [Stream("f", "a", "b", period_ns=100_000, size_bytes=1)], overhead_bytes=0)
 
 
+def packed(problem: TimedProblem, block: bytes, block_at: int = 0) -> nowait_native.Packed:
+    one = nowait_native.pack_problem(problem, [block])
+    return one._replace(block_at=block_at.to_bytes(8, "little", signed=True))
+
+
 @pytest.mark.parametrize("words", [
     [1, 0, 1, 0, 0, -5],  # a negative window would stall the search
     [1, -1, 1, 0, 0, 10],  # negative latency
     [1, 0, 1, 9, 0, 10],  # link 9 of 4
-    [1, 0, 1, 0, 0, 10, 7],  # a word left over
     [1, 0, 3, 0, 0, 10],  # three hops announced, one given
     [2, 0, 1, 0, 0, 10],  # two paths announced, one given
 ])
 def test_a_malformed_block_is_refused_not_run(words: list[int]) -> None:
     block = b"".join(word.to_bytes(8, "little", signed=True) for word in words)
-    with pytest.raises(ValueError, match="status -2"):
-        nowait_native.place(small_problem(), [100_000], [block])
-
-
-def test_a_period_off_the_grid_is_refused() -> None:
-    block = nowait_native.pack(small_problem(), 1, [("a", "s", "b")])
-    assert nowait_native.place(small_problem(), [100_000], [block]) == [(0, 0)]
     problem = small_problem()
+    with pytest.raises(ValueError, match="status -2"):
+        nowait_native.place(problem, packed(problem, block))
+
+
+def test_a_block_outside_the_words_and_a_period_off_the_grid_are_refused() -> None:
+    problem = small_problem()
+    block = nowait_native.pack(problem, 1, [("a", "s", "b")])
+    assert nowait_native.place(problem, packed(problem, block)) == [(0, 0)]
+    with pytest.raises(ValueError, match="status -2"):
+        nowait_native.place(problem, packed(problem, block, block_at=len(block) // 8))
     object.__setattr__(problem, "grid_ns", 30_000)  # 100,000 is not a multiple of it
     with pytest.raises(ValueError, match="status -2"):
-        nowait_native.place(problem, [100_000], [block])
+        nowait_native.place(problem, packed(problem, block))

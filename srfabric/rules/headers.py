@@ -1,0 +1,106 @@
+"""Headers along a route: split it into pathlets, encode each one's header, and place the entries that
+write them (the first at the ingress, later ones where the previous header runs out).
+
+Pure, like the rest of ``rules``; ``compile``, reactive setup, streams and the views share it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+from srfabric.errors import RoutingError
+from srfabric.model.fabric import Fabric
+from srfabric.routing.pathlets import Pathlet, split_pathlets
+from srfabric.routing.paths import Route
+from srfabric.rules.codec_rules import CodecRules
+from srfabric.rules.entries import Action, FlowEntry, Kind, Match, Output, cookie, extended
+from srfabric.rules.pipeline import HOST_IN, PRIO_CHAIN, PRIO_FLOW, PRIO_REENCAP, PRIO_ROUTE, TERMINATE
+
+
+def _ip(text: str) -> int:
+    return int(ipaddress.IPv4Address(text))
+
+
+def _check_ports(route: Route, rules: CodecRules, what: str) -> None:
+    for index, hop in enumerate(route.hops):
+        if not 1 <= hop.port <= rules.max_port:
+            raise RoutingError(
+                what,
+                f"hop {index} leaves switch {hop.dpid:#x} through port {hop.port}, "
+                f"outside 1..{rules.max_port} that {rules.name} can encode",
+            )
+
+
+PathletSteps = list[tuple[Pathlet, tuple[Action, ...]]]
+"""Each pathlet of a route with the actions that write its header and send it on."""
+
+
+def pathlet_steps(route: Route, rules: CodecRules, sre: set[int], what: str) -> PathletSteps:
+    """Split ``route`` into pathlets and encode each one's header (none for a route without hops): what
+    every match steered along the route shares, so a caller may keep it (reactive setup does, per route)."""
+    _check_ports(route, rules, what)
+    pathlets: list[Pathlet] = split_pathlets(route, rules.capacity, lambda dpid: dpid in sre)
+    return [(pathlet, rules.encapsulate(pathlet.encoded, pathlet.first_port)) for pathlet in pathlets]
+
+
+def route_entries(
+    route: Route,
+    matches: list[Match],
+    rules: CodecRules,
+    sre: set[int],
+    kind: Kind,
+    owner: int,
+    what: str,
+    endpoints: dict[str, int] | None = None,
+    raise_by: int = 0,
+) -> list[tuple[int, FlowEntry]]:
+    """Entries that steer ``matches`` along ``route``: one header per pathlet, at its start.
+
+    The first pathlet is written in HOST_IN (``matches`` carry the ingress
+    port when it matters); later pathlets in TERMINATE at the switch where the
+    previous header ran out, matched on the port the packet arrives on and on
+    ``endpoints`` (the route's source and destination addresses), so that
+    other traffic whose header runs out on that port is never pulled in.
+    """
+    return steps_entries(route, pathlet_steps(route, rules, sre, what), matches, kind, owner, endpoints, raise_by)
+
+
+def steps_entries(
+    route: Route,
+    steps: PathletSteps,
+    matches: list[Match],
+    kind: Kind,
+    owner: int,
+    endpoints: dict[str, int] | None = None,
+    raise_by: int = 0,
+    idle_timeout: int = 0,
+) -> list[tuple[int, FlowEntry]]:
+    """``route_entries`` with the route's ``pathlet_steps`` already worked out; ``idle_timeout`` (seconds) for
+    entries that go when unused (reactive flows)."""
+    priority = {Kind.CHAIN: PRIO_CHAIN, Kind.FLOW: PRIO_FLOW}.get(kind, PRIO_ROUTE) + raise_by
+    # Above the TERMINATE restore entries (PRIO_ROUTE), which would otherwise tie with route boundaries.
+    boundary_priority = PRIO_CHAIN + raise_by if kind == Kind.CHAIN else PRIO_REENCAP
+    if not route.hops:
+        return [
+            (route.entry[0], FlowEntry(HOST_IN, priority, m, (Output(route.delivery[1]),), cookie=cookie(kind, owner),
+                                       idle_timeout=idle_timeout))
+            for m in matches
+        ]
+    placed = []
+    for index, (pathlet, actions) in enumerate(steps):
+        for m in matches:
+            if index == 0:
+                placed.append((pathlet.start[0], FlowEntry(HOST_IN, priority, m, actions, cookie=cookie(kind, owner),
+                                                           idle_timeout=idle_timeout)))
+            else:
+                boundary = extended(m, **(endpoints or {}), in_port=pathlet.start[1])
+                entry = FlowEntry(TERMINATE, boundary_priority, boundary, actions, cookie=cookie(kind, owner),
+                                  idle_timeout=idle_timeout)
+                placed.append((pathlet.start[0], entry))
+    return placed
+
+
+def sre_switches(fabric: Fabric) -> set[int]:
+    """Switches that may write headers: SRE-marked ones and every switch with hosts."""
+    with_hosts = {host.dpid for host in fabric.hosts.values()}
+    return {dpid for dpid, sw in fabric.switches.items() if sw.can_encapsulate} | with_hosts
