@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nowait.h"
+
 typedef struct {
 	int64_t *begins, *ends; /* sorted, disjoint, half-open */
 	int32_t count, capacity;

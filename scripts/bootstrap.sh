@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 APT_PACKAGES=(
   openvswitch-switch mininet iperf3 d-itg ethtool iputils-ping iproute2 tcpdump
   clang llvm libbpf-dev bpftool python3-venv python3-scapy make gcc
+  # Python's headers: srfabric's C scheduling loop is a module of the venv's Python.
+  python3-dev
   # Firewall VNFs of the lab: iptables (legacy backend, as in the study) and nftables.
   iptables nftables
   # The REST API's tests run the same suite against PostgreSQL, in a cluster the test makes.
@@ -52,8 +54,9 @@ if ! ovs-vsctl --timeout=5 show >/dev/null 2>&1; then
   /usr/share/openvswitch/scripts/ovs-ctl start --system-id=random
 fi
 
-# The no-wait TSN scheduler's placement loop in C (srfabric falls back to its Python loop without it).
-make -s -C native
+# The no-wait TSN scheduler's placement loop in C, a module for the venv's Python (srfabric falls back to its
+# Python loop without it).
+make -s -C native PYTHON="$PWD/$VENV/bin/python"
 
 # The XDP data plane: compile the eBPF programs (make skips objects that are up to date) and mount bpffs.
 make -s -C bpf

@@ -1,47 +1,46 @@
-"""The no-wait placement loop in C (``native/nowait.c``, built by the bootstrap into
-``build/native/``): the same search as :func:`srfabric.tsn.timed_heuristic.search`, with the same
-answers, for the streams' candidate paths packed (:func:`pack`) when they are listed.
+"""The no-wait placement loop in C (``native/nowait.c``, a Python module the bootstrap builds into
+``build/native/_nowait.so``): the same search as :func:`srfabric.tsn.timed_heuristic.search`, with the same
+answers, over the problem packed (:func:`pack`, :func:`pack_problem`) when its paths are listed.
 
-Without the built library :func:`available` is False and the scheduler runs its Python loop.
+Without the built module :func:`available` is False and the scheduler runs its Python loop.
 """
 
 from __future__ import annotations
 
-import ctypes
+import importlib.machinery
+import importlib.util
 from array import array
 from pathlib import Path
+from types import ModuleType
 from typing import NamedTuple
 
 from srfabric.tsn.timed import TimedProblem
 
-LIBRARY = Path(__file__).resolve().parents[2] / "build" / "native" / "libsrfabric_nowait.so"
+MODULE = Path(__file__).resolve().parents[2] / "build" / "native" / "_nowait.so"
 Placement = tuple[int, int]  # (the candidate path taken, by index, or -1; the release offset)
 
 
-def _load() -> ctypes.CDLL | None:
-    try:
-        library = ctypes.CDLL(str(LIBRARY))
-    except OSError:
+def _load() -> ModuleType | None:
+    if not MODULE.is_file():
         return None
-    function = library.srfabric_nowait
-    pointer = ctypes.c_void_p
-    data = ctypes.c_char_p  # a bytes object's own buffer, not copied
-    function.argtypes = [ctypes.c_int32, ctypes.c_int32, data, data, data, data, ctypes.c_int64, ctypes.c_int64,
-                         pointer, pointer]
-    function.restype = ctypes.c_int
-    return library
+    loader = importlib.machinery.ExtensionFileLoader("_nowait", str(MODULE))
+    spec = importlib.util.spec_from_file_location("_nowait", MODULE, loader=loader)
+    if spec is None:
+        return None
+    try:
+        module = importlib.util.module_from_spec(spec)
+        loader.exec_module(module)
+    except ImportError:  # built for another Python
+        return None
+    return module
 
 
 _LOADED = _load()  # at import: loading it takes longer than a small schedule
 
 
-def _library() -> ctypes.CDLL | None:
-    return _LOADED
-
-
 def available() -> bool:
     """Whether the C loop is built (``make -C native``, which the bootstrap runs)."""
-    return _library() is not None
+    return _LOADED is not None
 
 
 def pack(problem: TimedProblem, size_bytes: int, paths: list[tuple[str, ...]]) -> bytes:
@@ -67,7 +66,6 @@ class Packed(NamedTuple):
     sizes: bytes
     block_at: bytes
     blocks: bytes
-    streams: int
 
 
 def pack_problem(problem: TimedProblem, blocks: list[bytes]) -> Packed:
@@ -77,21 +75,13 @@ def pack_problem(problem: TimedProblem, blocks: list[bytes]) -> Packed:
         starts.append(at)
         at += len(block) // 8
     return Packed(array("q", [s.period_ns for s in problem.streams]).tobytes(),
-                  array("q", [s.size_bytes for s in problem.streams]).tobytes(), starts.tobytes(), b"".join(blocks),
-                  len(blocks))
+                  array("q", [s.size_bytes for s in problem.streams]).tobytes(), starts.tobytes(), b"".join(blocks))
 
 
 def place(problem: TimedProblem, packed: Packed) -> list[Placement]:
     """Every stream, in the problem's order: which candidate it takes (or -1) and at what offset; the C loop
-    places them in :func:`srfabric.tsn.timed_heuristic.stream_order`."""
-    library = _library()
-    if library is None:
-        raise RuntimeError(f"{LIBRARY} is not built: run `make -C native`")
-    count = packed.streams
-    chosen, offsets = array("i", bytes(4 * count)), array("q", bytes(8 * count))
-    status = library.srfabric_nowait(len(problem.network.edge_index), count, packed.periods, packed.sizes,
-                                     packed.block_at, packed.blocks, len(packed.blocks) // 8, problem.grid_ns,
-                                     chosen.buffer_info()[0], offsets.buffer_info()[0])
-    if status:
-        raise (MemoryError if status == -1 else ValueError)(f"the no-wait placement in C failed (status {status})")
-    return list(zip(chosen, offsets, strict=True))
+    places them in :func:`srfabric.tsn.timed_heuristic.stream_order`. ValueError for a malformed input."""
+    if _LOADED is None:
+        raise RuntimeError(f"{MODULE} is not built: run `make -C native`")
+    placed: list[Placement] = _LOADED.place(len(problem.network.edge_index), problem.grid_ns, *packed)
+    return placed

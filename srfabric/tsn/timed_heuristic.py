@@ -154,10 +154,11 @@ def _place(problem: TimedProblem, k_paths: int, finder: PathFinder, native: bool
         for index, placement in zip(order, search(problem, order, [listed[i][0] for i in order]), strict=True):
             placements[index] = placement
     streams, assignments = problem.streams, result.assignments
+    make = tuple.__new__  # a named tuple from its fields in order, without its Python-level __new__
     for stream, (paths, _, starts), (taken, offset) in zip(streams, listed, placements, strict=True):
         if taken >= 0:
-            assignments.append(TimedAssignment(stream.id, paths[taken], offset,
-                                               tuple(map(offset.__add__, starts[taken]))))
+            assignments.append(make(TimedAssignment, (stream.id, paths[taken], offset,
+                                                      tuple(map(offset.__add__, starts[taken])))))
         else:
             result.reasons[stream.id] = _left_out(problem, stream, len(paths))
     result.solve_s = time.perf_counter() - began

@@ -15,7 +15,7 @@ from srfabric.tsn.timed_verify import verify_timed
 
 
 def test_the_bootstrap_built_the_c_loop() -> None:
-    assert nowait_native.available(), f"{nowait_native.LIBRARY} is missing: `make -C native` (the bootstrap) builds it"
+    assert nowait_native.available(), f"{nowait_native.MODULE} is missing: `make -C native` (the bootstrap) builds it"
 
 
 def streams_of(network: Network, count: int, seed: int, periods: list[int]) -> list[Stream]:
@@ -95,3 +95,10 @@ def test_a_block_outside_the_words_and_a_period_off_the_grid_are_refused() -> No
     object.__setattr__(problem, "grid_ns", 30_000)  # 100,000 is not a multiple of it
     with pytest.raises(ValueError, match="status -2"):
         nowait_native.place(problem, packed(problem, block))
+
+
+def test_buffers_of_different_lengths_are_refused() -> None:
+    problem = small_problem()
+    block = nowait_native.pack(problem, 1, [("a", "s", "b")])
+    with pytest.raises(ValueError, match="one int64 per stream"):
+        nowait_native.place(problem, packed(problem, block)._replace(sizes=b""))
