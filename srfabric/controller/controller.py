@@ -192,6 +192,11 @@ class Controller(Discovery, Taking):
         ``meanwhile`` runs while the switches work (see ``sync``).
         """
         names = set(check or [])
+        for name in sorted(names):
+            if self.config.reactive and chains[name].destination is None:
+                raise ModelError("reactive", f"chain {name} has no destination: it is sent on from its last "
+                                             "function by the default routes, which reactive setup installs "
+                                             "per flow at hosts' edges only")
         kept = [chain for name, chain in chains.items() if name not in names]
         for name in sorted(names):
             self.cache.state(self.fabric, kept, [], checked=chains[name])

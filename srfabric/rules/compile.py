@@ -29,11 +29,12 @@ from srfabric.rules.entries import (
     SetField,
     ToController,
     cookie,
+    extended,
     match,
     match_fields,
 )
 from srfabric.rules.exits import exit_entries
-from srfabric.rules.headers import _ip, route_entries, sre_switches
+from srfabric.rules.headers import _ip, pathlet_steps, route_entries, sre_switches, steps_entries
 from srfabric.rules.lb_split import split
 from srfabric.rules.pipeline import (
     ARP_ETHERTYPE,
@@ -283,14 +284,14 @@ def chain_placement(fabric: Fabric, chain: Chain, codec: str, sre: set[int] | No
 def _steering(fabric: Fabric, chain: Chain, rules: CodecRules, sre: set[int], what: str) -> Placement:
     """``chain_placement`` up to the chain's end: its destination, or its last function."""
     source = fabric.hosts[chain.source]
-    matches = classifier_matches(chain.classifier, in_port=source.port)
     endpoints = {"ipv4_src": _ip(source.ip)}
+    matches = chain_matches(fabric, chain)
     if chain.destination is not None:
         endpoints["ipv4_dst"] = _ip(fabric.hosts[chain.destination].ip)
     if not chain.grouped:
         route = chain_route(fabric, chain, chain.paths()[0].functions)
-        return Placement(route_entries(route, matches, rules, sre, Kind.CHAIN, chain.chain_id, what, endpoints,
-                                       chain.priority), [], crossed(fabric, [route]))
+        return Placement(chain_route_entries(route, chain, matches, rules, sre, what, endpoints), [],
+                         crossed(fabric, [route]))
     placed: list[tuple[int, FlowEntry]] = []
     routes: list[Route] = []
 
@@ -298,8 +299,7 @@ def _steering(fabric: Fabric, chain: Chain, rules: CodecRules, sre: set[int], wh
         """The ingress entry's actions for ``route``; the later pathlets' entries are kept in ``placed``."""
         first: tuple[Action, ...] = ()
         routes.append(route)
-        for dpid, entry in route_entries(route, matches, rules, sre, Kind.CHAIN, chain.chain_id, what, endpoints,
-                                         chain.priority):
+        for dpid, entry in chain_route_entries(route, chain, matches, rules, sre, what, endpoints):
             if entry.table == HOST_IN:
                 first = entry.actions
             else:
@@ -349,6 +349,32 @@ def _steering(fabric: Fabric, chain: Chain, rules: CodecRules, sre: set[int], wh
         placed.append((source.dpid, FlowEntry(HOST_IN, PRIO_CHAIN + chain.priority, m, ingress_actions,
                                               cookie=ingress_cookie)))
     return Placement(placed, groups, crossed(fabric, routes))
+
+
+def chain_matches(fabric: Fabric, chain: Chain) -> list[Match]:
+    """What the chain's ingress matches: its classifier on the source's port and, for a chain with a
+    destination whose classifier names no destination prefix, the destination's address (networking-sfc's
+    ``logical_destination_port`` selects traffic to that port)."""
+    matches = classifier_matches(chain.classifier, in_port=fabric.hosts[chain.source].port)
+    if chain.destination is None or chain.classifier.destination_ip_prefix:
+        return matches
+    destination = _ip(fabric.hosts[chain.destination].ip)
+    return [extended(m, ipv4_dst=destination) for m in matches]
+
+
+def chain_route_entries(route: Route, chain: Chain, matches: list[Match], rules: CodecRules, sre: set[int],
+                        what: str, endpoints: dict[str, int]) -> list[tuple[int, FlowEntry]]:
+    """``route_entries`` for a chain. A chain without a destination must fit one header, from its source to
+    its last function: where a header runs out, the next one is chosen by matching the chain's classifier and
+    source, and without a destination address that match would also take frames of other chains, or the
+    chain's own frames on their way on from its last function, whose headers run out there too."""
+    steps = pathlet_steps(route, rules, sre, what)
+    if chain.destination is None and len(steps) > 1:
+        raise RoutingError(what, f"a chain without a destination must fit one header: its {len(route.hops)} hops "
+                                 f"from its source to its last function need {len(steps)} (at most "
+                                 f"{rules.capacity} ports each, with {rules.name}); give it a destination, or "
+                                 "place its functions closer")
+    return steps_entries(route, steps, matches, Kind.CHAIN, chain.chain_id, endpoints, chain.priority)
 
 
 def without_dead_functions(fabric: Fabric, chain: Chain) -> Chain:

@@ -13,6 +13,11 @@ Streams go in order of period (shortest first: they have the fewest offsets to
 choose from), then of size (largest first), then as given; candidate paths are
 the ``k`` shortest that meet the stream's deadline, fastest first.
 
+The loop runs in C (:mod:`srfabric.tsn.nowait_native`) when its module is
+built, over the problem packed once when its paths are listed
+(:func:`listed_problem`); :func:`search` here is the reference it is tested
+against, and what runs without the module.
+
 Examples
 --------
 >>> from srfabric.tsn.model import Network, Stream

@@ -4,6 +4,8 @@ walking packets through the compiled tables (behaviour, not flow text)."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from srfabric.errors import ModelError, RoutingError
@@ -20,7 +22,7 @@ from tests.unit.test_rules_walk import CODECS, demo_fabric, send, udp
 UDP_5001 = FlowClassifier(protocol="udp", destination_port_range=(5001, 5001))
 
 
-def open_chain(functions: tuple[str, ...] = ("v1", "v4", "v7"), **kwargs: object) -> Chain:
+def open_chain(functions: tuple[str, ...] = ("v1", "v4"), **kwargs: object) -> Chain:
     return Chain("open", kwargs.pop("classifier", UDP_5001), functions, "h1", None, 1, **kwargs)  # type: ignore[arg-type]
 
 
@@ -28,11 +30,11 @@ def open_chain(functions: tuple[str, ...] = ("v1", "v4", "v7"), **kwargs: object
 def test_traffic_crosses_the_chain_then_goes_where_its_address_leads(codec: str) -> None:
     fabric = demo_fabric()
     tables = compile_fabric(fabric, [open_chain()], codec)
-    # h16 hangs off v7's switch (e8): its own edge delivers; h5, h9 and h2 are reached by a new header.
-    for destination in ("h16", "h5", "h9", "h2", "h15"):
+    # h9 hangs off v4's switch (e5): its own edge delivers; h5, h16 and h2 are reached by a new header.
+    for destination in ("h9", "h5", "h16", "h2", "h15"):
         packet = udp("h1", destination, 5001, fabric)
         result = send(fabric, tables, packet, "h1")
-        assert result.functions == ["v1", "v4", "v7"], destination
+        assert result.functions == ["v1", "v4"], destination
         assert [name for name, _ in result.delivered] == [destination]
         arrived = result.delivered[0][1]
         assert (arrived.eth_src, arrived.eth_dst, arrived.vlans, arrived.mpls) == (
@@ -55,7 +57,7 @@ def test_a_destination_prefix_narrows_the_chain(codec: str) -> None:
     chain = open_chain(classifier=FlowClassifier(protocol="udp", destination_ip_prefix=prefix))
     tables = compile_fabric(fabric, [chain], codec)
     inside = send(fabric, tables, udp("h1", "h5", 80, fabric), "h1")
-    assert inside.functions == ["v1", "v4", "v7"] and [n for n, _ in inside.delivered] == ["h5"]
+    assert inside.functions == ["v1", "v4"] and [n for n, _ in inside.delivered] == ["h5"]
 
 
 @pytest.mark.parametrize("codec", CODECS)
@@ -77,13 +79,31 @@ def test_balanced_paths_each_go_on_from_their_own_last_function(codec: str) -> N
 def test_two_chains_ending_at_one_function_share_its_exit_entries() -> None:
     fabric = demo_fabric()
     one = compile_fabric(fabric, [open_chain()], "mac-nibble")
-    other = Chain("other", FlowClassifier(protocol="tcp"), ("v2", "v7"), "h2", None, 2)
+    other = Chain("other", FlowClassifier(protocol="tcp"), ("v2", "v4"), "h2", None, 2)
     both = compile_fabric(fabric, [open_chain(), other], "mac-nibble")
-    e8, port = fabric.functions["v7"].egress
-    exits = [e for e in both[e8]
+    e5, port = fabric.functions["v4"].egress
+    exits = [e for e in both[e5]
              if e.kind == Kind.ROUTE and e.table == TERMINATE and ("in_port", port, None) in e.match]
-    assert len(exits) == len([h for h in fabric.hosts.values() if h.dpid != e8])
-    assert len(both[e8]) == len(one[e8])  # the second chain's ingress is on h2's edge, e1: nothing new on e8
+    assert len(exits) == len([h for h in fabric.hosts.values() if h.dpid != e5])
+    assert len(both[e5]) == len(one[e5])  # the second chain's ingress is on h2's edge, e1: nothing new on e5
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_a_chain_that_needs_a_second_header_is_refused_by_name(codec: str) -> None:
+    with pytest.raises(RoutingError, match=r"without a destination must fit one header: its \d+ hops .* need 2"):
+        compile_fabric(demo_fabric(), [open_chain(("v1", "v4", "v7"))], codec)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_a_higher_chain_through_the_same_function_keeps_its_frames(codec: str) -> None:
+    """B (above the open chain, to h9 on v4's switch) ends where the open chain's frames are sent on."""
+    fabric = demo_fabric()
+    above = Chain("B", FlowClassifier(protocol="udp", destination_port_range=(5001, 5001)), ("v1", "v4"), "h1",
+                  "h9", 2, priority=1)
+    tables = compile_fabric(fabric, [open_chain(classifier=FlowClassifier(protocol="udp")), above], codec)
+    for dport, destination in ((5001, "h9"), (5002, "h9"), (5002, "h16")):
+        result = send(fabric, tables, udp("h1", destination, dport, fabric), "h1")
+        assert result.functions == ["v1", "v4"] and [n for n, _ in result.delivered] == [destination]
 
 
 def test_a_last_function_on_a_switch_that_cannot_write_headers_is_refused_by_name() -> None:
@@ -103,3 +123,24 @@ def test_a_chain_without_destination_or_function_and_hop_by_hop_are_refused() ->
         compile_fabric(fabric, [open_chain(())], "mac-nibble")
     with pytest.raises(ModelError, match="hop-by-hop rules follow a chain to its destination"):
         compile_hop_by_hop(fabric, [open_chain()])
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_a_chain_with_a_destination_leaves_traffic_to_other_hosts_alone(codec: str) -> None:
+    """networking-sfc's logical_destination_port selects traffic to that port: the ingress matches its address."""
+    fabric = demo_fabric()
+    to_h16 = Chain("to-h16", UDP_5001, ("v1", "v4"), "h1", "h16", 1)
+    tables = compile_fabric(fabric, [to_h16], codec)
+    assert send(fabric, tables, udp("h1", "h16", 5001, fabric), "h1").functions == ["v1", "v4"]
+    other = send(fabric, tables, udp("h1", "h5", 5001, fabric), "h1")
+    assert other.functions == [] and [n for n, _ in other.delivered] == ["h5"]
+
+
+def test_reactive_setup_refuses_a_chain_without_destination_by_name() -> None:
+    from srfabric.controller.controller import Controller, ControllerConfig
+
+    controller = Controller(ControllerConfig(reactive=True))
+    controller.fabric = demo_fabric()
+    with pytest.raises(ModelError, match="reactive: chain open has no destination"):
+        asyncio.run(controller.add_chain(open_chain()))
+    assert controller.chains == {}
