@@ -17,7 +17,7 @@ from srfabric.model.fabric import Fabric
 from srfabric.routing.paths import Route, chain_route, host_route
 from srfabric.rules.classify import classifier_matches
 from srfabric.rules.compile import _ip, _reported, _Tables, compile_fabric, without_dead_functions
-from srfabric.rules.entries import FlowEntry, Kind, Output, ToController, cookie, match
+from srfabric.rules.entries import FlowEntry, Kind, Output, ToController, cookie, extended, match
 from srfabric.rules.pipeline import (
     ARP_ETHERTYPE,
     IPV4_ETHERTYPE,
@@ -46,10 +46,13 @@ def _first_port(route: Route) -> int:
     return route.hops[0].port if route.hops else route.delivery[1]
 
 
-def _chain_entries(route: Route, chain: Chain) -> list[tuple[int, FlowEntry]]:
-    """One entry per switch visit: (classifier, arrival port) -> next port."""
+def _chain_entries(fabric: Fabric, route: Route, chain: Chain) -> list[tuple[int, FlowEntry]]:
+    """One entry per switch visit: (classifier, arrival port) -> next port; like source routing's ingress, the
+    destination's address too when the classifier names no destination prefix."""
     owner = cookie(Kind.CHAIN, chain.chain_id)
-    return [(dpid, FlowEntry(PORT_IN, PRIO_CHAIN, m, (Output(out_port),), cookie=owner))
+    to = ({} if chain.destination is None or chain.classifier.destination_ip_prefix
+          else {"ipv4_dst": _ip(fabric.hosts[chain.destination].ip)})
+    return [(dpid, FlowEntry(PORT_IN, PRIO_CHAIN, extended(m, **to), (Output(out_port),), cookie=owner))
             for dpid, in_port, out_port in route.visits()
             for m in classifier_matches(chain.classifier, in_port=in_port)]
 
@@ -85,8 +88,8 @@ def compile_hop_by_hop(
                 raise ModelError("steering", f"chain {chain.name} has no destination: hop-by-hop rules follow a "
                                              "chain to its destination host (source routing steers chains without one)")
             live = without_dead_functions(fabric, chain)  # the first live alternative when a function is down
-            entries = _chain_entries(chain_route(fabric, chain, None if live is chain else live.paths()[0].functions),
-                                     chain)
+            entries = _chain_entries(fabric, chain_route(fabric, chain,
+                                                         None if live is chain else live.paths()[0].functions), chain)
             seen: dict[tuple[int, object], FlowEntry] = {}
             for dpid, entry in entries:
                 old = seen.setdefault((dpid, entry.key), entry)

@@ -144,3 +144,11 @@ def test_reactive_setup_refuses_a_chain_without_destination_by_name() -> None:
     with pytest.raises(ModelError, match="reactive: chain open has no destination"):
         asyncio.run(controller.add_chain(open_chain()))
     assert controller.chains == {}
+
+
+def test_hop_by_hop_rules_too_leave_traffic_to_other_hosts_alone() -> None:
+    fabric = demo_fabric()
+    tables = compile_hop_by_hop(fabric, [Chain("to-h16", UDP_5001, ("v1", "v4"), "h1", "h16", 1)])
+    assert send(fabric, tables, udp("h1", "h16", 5001, fabric), "h1").functions == ["v1", "v4"]
+    other = send(fabric, tables, udp("h1", "h5", 5001, fabric), "h1")
+    assert other.functions == [] and [n for n, _ in other.delivered] == ["h5"]
