@@ -327,7 +327,7 @@ def _steering(fabric: Fabric, chain: Chain, rules: CodecRules, sre: set[int], wh
 
     ingress_cookie = cookie(Kind.CHAIN, chain.chain_id)
     balanced = len(paths) > 1 and bool(chain.lb_fields)
-    splits = [split(m, chain.lb_fields, [p.weight for p in paths]) for m in matches] if balanced else []
+    splits = [balanced_split(m, chain, _ip(source.ip), [p.weight for p in paths]) for m in matches] if balanced else []
     if splits and all(parts is not None for parts in splits):
         # The named fields pick the path: one masked entry per value of their low bits (see ``lb_split``).
         actions: dict[int, tuple[Action, ...]] = {}
@@ -349,6 +349,16 @@ def _steering(fabric: Fabric, chain: Chain, rules: CodecRules, sre: set[int], wh
         placed.append((source.dpid, FlowEntry(HOST_IN, PRIO_CHAIN + chain.priority, m, ingress_actions,
                                               cookie=ingress_cookie)))
     return Placement(placed, groups, crossed(fabric, routes))
+
+
+def balanced_split(m: Match, chain: Chain, source_ip: int, weights: list[int]) -> list[tuple[Match, int]] | None:
+    """``lb_split.split`` of an ingress match, with the source's address taken as fixed (as the destination's
+    is, in the match): all of a host's frames have it, so it cannot spread them, and a symmetric chain's two
+    directions then split on the same fields. The address is not matched: a source port may carry others."""
+    if "ipv4_src" in match_fields(m):
+        return split(m, chain.lb_fields, weights)
+    parts = split(extended(m, ipv4_src=source_ip), chain.lb_fields, weights)
+    return None if parts is None else [(tuple(f for f in part if f[0] != "ipv4_src"), index) for part, index in parts]
 
 
 def chain_matches(fabric: Fabric, chain: Chain) -> list[Match]:

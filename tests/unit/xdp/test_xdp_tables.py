@@ -70,6 +70,7 @@ def test_a_chain_balanced_on_lb_fields_translates_to_masked_rules() -> None:
                   alternatives=(Alternative(("v1",), 1), Alternative(("v2",), 3)), lb_fields=("udp_src",))
     wild = xdp_tables(compile_fabric(fabric, [chain], "mac-nibble")[fabric.hosts["h1"].dpid]).wild
     assert len(wild) == 16
-    # Each rule keeps the classifier's fields and adds the low four bits of the UDP source port.
-    assert {rule[16:32] for rule in wild} == {layout.flow_key(proto=0xFF, sport=0xF, dport=0xFFFF, stage=0xFF,
-                                                              in_port=0xFFFF)}
+    # Each rule keeps the classifier's fields and the destination's address, and adds the low four bits of the
+    # UDP source port.
+    assert {rule[16:32] for rule in wild} == {layout.flow_key(dst=0xFFFFFFFF, proto=0xFF, sport=0xF, dport=0xFFFF,
+                                                              stage=0xFF, in_port=0xFFFF)}
