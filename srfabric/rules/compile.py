@@ -361,11 +361,13 @@ def balanced_split(m: Match, chain: Chain, source_ip: int, weights: list[int]) -
     return None if parts is None else [(tuple(f for f in part if f[0] != "ipv4_src"), index) for part, index in parts]
 
 
-def chain_matches(fabric: Fabric, chain: Chain) -> list[Match]:
-    """What the chain's ingress matches: its classifier on the source's port and, for a chain with a
-    destination whose classifier names no destination prefix, the destination's address (networking-sfc's
-    ``logical_destination_port`` selects traffic to that port)."""
-    matches = classifier_matches(chain.classifier, in_port=fabric.hosts[chain.source].port)
+def chain_matches(fabric: Fabric, chain: Chain, in_port: int | None = None) -> list[Match]:
+    """What the chain's ingress matches: its classifier on the source's port (or ``in_port``: hop-by-hop rules
+    match every switch visit alike) and, for a chain with a destination whose classifier names no destination
+    prefix, the destination's address (networking-sfc's ``logical_destination_port`` selects traffic to that
+    port)."""
+    port = fabric.hosts[chain.source].port if in_port is None else in_port
+    matches = classifier_matches(chain.classifier, in_port=port)
     if chain.destination is None or chain.classifier.destination_ip_prefix:
         return matches
     destination = _ip(fabric.hosts[chain.destination].ip)

@@ -15,9 +15,8 @@ from srfabric.errors import ModelError, RoutingError, SrfabricError
 from srfabric.model.chain import Chain
 from srfabric.model.fabric import Fabric
 from srfabric.routing.paths import Route, chain_route, host_route
-from srfabric.rules.classify import classifier_matches
-from srfabric.rules.compile import _ip, _reported, _Tables, compile_fabric, without_dead_functions
-from srfabric.rules.entries import FlowEntry, Kind, Output, ToController, cookie, extended, match
+from srfabric.rules.compile import _ip, _reported, _Tables, chain_matches, compile_fabric, without_dead_functions
+from srfabric.rules.entries import FlowEntry, Kind, Output, ToController, cookie, match
 from srfabric.rules.pipeline import (
     ARP_ETHERTYPE,
     IPV4_ETHERTYPE,
@@ -47,14 +46,11 @@ def _first_port(route: Route) -> int:
 
 
 def _chain_entries(fabric: Fabric, route: Route, chain: Chain) -> list[tuple[int, FlowEntry]]:
-    """One entry per switch visit: (classifier, arrival port) -> next port; like source routing's ingress, the
-    destination's address too when the classifier names no destination prefix."""
+    """One entry per switch visit: (what source routing's ingress matches, arrival port) -> next port."""
     owner = cookie(Kind.CHAIN, chain.chain_id)
-    to = ({} if chain.destination is None or chain.classifier.destination_ip_prefix
-          else {"ipv4_dst": _ip(fabric.hosts[chain.destination].ip)})
-    return [(dpid, FlowEntry(PORT_IN, PRIO_CHAIN, extended(m, **to), (Output(out_port),), cookie=owner))
+    return [(dpid, FlowEntry(PORT_IN, PRIO_CHAIN, m, (Output(out_port),), cookie=owner))
             for dpid, in_port, out_port in route.visits()
-            for m in classifier_matches(chain.classifier, in_port=in_port)]
+            for m in chain_matches(fabric, chain, in_port)]
 
 
 def compile_hop_by_hop(
