@@ -153,11 +153,19 @@ def cut_once(scenario: Scenario, chains: list[Chain], link: LinkSpec, seconds: f
     return out
 
 
-def switch_tables(scenario: Scenario) -> dict[int, list[tuple[int, int, int]]]:
-    """Every switch's entries as it reports them (table, priority, cookie with the entry's digest), sorted."""
+def switch_tables(scenario: Scenario) -> dict[int, tuple[list[tuple[int, int, int]], list[str]]]:
+    """Every switch's entries as it reports them (table, priority, cookie with the entry's digest), sorted, and
+    its groups (none where the switch cannot describe them: the XDP agent)."""
     controller, runner = scenario.controller, scenario.runner
-    return {dpid: sorted((s.table, s.priority, s.cookie) for s in runner.call(controller.entry_stats(dpid)))
-            for dpid in sorted(controller.switches)}
+
+    def groups(dpid: int) -> list[str]:
+        try:
+            return sorted(repr(group) for group in runner.call(controller.group_descriptions(dpid)))
+        except SrfabricError:
+            return []
+
+    return {dpid: (sorted((s.table, s.priority, s.cookie) for s in runner.call(controller.entry_stats(dpid))),
+                   groups(dpid)) for dpid in sorted(controller.switches)}
 
 
 def _python() -> str:
@@ -286,7 +294,8 @@ def flat_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
              **{k: c[k] for k in ("crossed", "repaired", "outage_ms", "lost", "delivered", "sent", "in_order")},
              **{f"flow_mods_{role}": r["flow_mods"][role] for role in ("edge", "aggregation", "core")},
              "flow_mods_chain": r["flow_mods_by_kind"].get("chain", 0),
-             "flow_mods_route": r["flow_mods_by_kind"].get("route", 0), "tables_as_before": r["tables_as_before"]}
+             "flow_mods_route": r["flow_mods_by_kind"].get("route", 0),
+             "group_mods": r["flow_mods_by_kind"].get("group", 0), "tables_as_before": r["tables_as_before"]}
             for r in rows for name, c in r["chains"].items()]
 
 

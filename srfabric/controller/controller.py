@@ -34,14 +34,14 @@ from srfabric.model.fabric import Fabric, Role, ServiceFunction
 from srfabric.model.stream import SteeredStream
 from srfabric.rules.compile_cache import CompileCache
 from srfabric.rules.entries import EntryKey, FlowEntry, GroupEntry, Kind, Match, kind_of
-from srfabric.rules.reactive import RouteCache, flow_entries, reactive_tables
+from srfabric.rules.reactive import RouteCache, flow_entries, reactive_groups, reactive_tables
 from srfabric.southbound.channel import OpenFlowServer, SwitchConnection, port_down
 from srfabric.southbound.ofbind import (
     group_delete,
     group_mod,
     wire_cookie,
 )
-from srfabric.southbound.readback import match_from_ofp
+from srfabric.southbound.readback import group_from_ofp, match_from_ofp
 from srfabric.southbound.wire import PacketIn, flow_add_packed, flow_delete_packed, packet_out_packed
 
 log = logging.getLogger(__name__)
@@ -99,7 +99,7 @@ class Controller(Discovery, Taking):
         self.chains: dict[str, Chain] = {}
         self.streams: dict[str, SteeredStream] = {}
         self.sent: dict[int, int] = {}  # flow-mods each switch got in the last sync that changed it (a count)
-        self.flow_mods: dict[int, int] = {}  # flow-mods (adds, deletes) each switch got since the start
+        self.flow_mods: dict[int, int] = {}  # flow-mods (adds, deletes) and group-mods each switch got since the start
         self.flow_mod_kinds: dict[tuple[int, str], int] = {}  # the same by (switch, entry kind)
         self.switches: dict[int, SwitchConnection] = {}
         # What each switch holds: entry key -> the cookie it was sent with; groups by id (None: not ours).
@@ -253,12 +253,12 @@ class Controller(Discovery, Taking):
                                      streams=list(self.streams.values()))
             self.problems = problems
             self._note(problems)
-            tables = state.entries
+            tables, groups = state.entries, state.groups
             if self.config.reactive:
-                tables = reactive_tables(tables, self.config.steering)
+                tables, groups = reactive_tables(tables, self.config.steering), reactive_groups(groups)
             for dpid, flows in self.flows.items():  # a new list: the compiled one is kept by the cache
                 tables[dpid] = [*tables.get(dpid, ()), *flows.values()]
-            pushes = [self._push(dpid, tables.get(dpid, []), state.groups.get(dpid, []))
+            pushes = [self._push(dpid, tables.get(dpid, []), groups.get(dpid, []))
                       for dpid in list(self.switches)]
             failure: BaseException | None = None
             if meanwhile is not None:
@@ -315,10 +315,14 @@ class Controller(Discovery, Taking):
         messages += [group_delete(gid) for gid in dropped]
         self._confirmed.pop(dpid, None)
         self.sent[dpid] = len(removed) + len(added)
-        self.flow_mods[dpid] = self.flow_mods.get(dpid, 0) + len(removed) + len(added)
+        # Group-mods count with the flow-mods: both change what the switch holds.
+        self.flow_mods[dpid] = self.flow_mods.get(dpid, 0) + len(removed) + len(added) + len(changed) + len(dropped)
         for kind in [kind_of(current[key]) for key in removed] + [entry.kind for entry in added]:
             name = kind.name.lower() if kind is not None else "foreign"
             self.flow_mod_kinds[(dpid, name)] = self.flow_mod_kinds.get((dpid, name), 0) + 1
+        if changed or dropped:
+            self.flow_mod_kinds[(dpid, "group")] = self.flow_mod_kinds.get((dpid, "group"), 0) + len(changed) + len(
+                dropped)
         return self._confirm(dpid, conn.start_barrier(before=messages), (current, cookies, added),
                              (current_groups, groups, changed), (desired_list, desired_groups))
 
@@ -564,6 +568,10 @@ class Controller(Discovery, Taking):
         self._dirty.set()
 
     # -- observation -------------------------------------------------------------------
+    async def group_descriptions(self, dpid: int) -> list[GroupEntry | None]:
+        """Every group the switch holds, as rule objects (None for one with an action srfabric does not send)."""
+        return [group_from_ofp(g) for g in await self.switches[dpid].group_desc()]
+
     async def entry_stats(self, dpid: int) -> list[EntryStats]:
         """Every entry the switch holds, with its counters, read over OpenFlow."""
         conn = self.switches[dpid]

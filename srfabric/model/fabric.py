@@ -92,6 +92,7 @@ class Fabric:
     """Links whose carrier went down: no path uses them, but their ports stay trusted fabric ports, so that a
     link failure changes nothing on the switches at its ends (only the edges' headers change)."""
     _graph: nx.DiGraph | None = field(default=None, repr=False, compare=False)
+    _distances: dict[int, dict[int, int]] = field(default_factory=dict, repr=False, compare=False)
     version: int = field(default=0, compare=False)
     """Counts changes, so compiled tables can be kept until the fabric changes."""
     topology_version: int = field(default=0, compare=False)
@@ -103,6 +104,7 @@ class Fabric:
     def _changed(self, topology: bool = True, link_lost: bool = False) -> None:
         if topology:
             self._graph = None
+            self._distances = {}
         self.version += 1
         self.topology_version += topology
         self.growth_version += topology and not link_lost
@@ -215,6 +217,16 @@ class Fabric:
         if (dpid, port) in self.function_ports():
             return "function"
         return "host"
+
+    def distances_to(self, dpid: int) -> dict[int, int]:
+        """Links to cross from each switch that can reach switch ``dpid`` (kept until the topology changes)."""
+        found = self._distances.get(dpid)
+        if found is None:
+            graph = self.graph()
+            reverse = graph.reverse(copy=False)  # distances *to* dpid: follow links backwards from it
+            found = dict(nx.single_source_shortest_path_length(reverse, dpid)) if dpid in graph else {}
+            self._distances[dpid] = found
+        return found
 
     def graph(self) -> nx.DiGraph:
         """Directed switch graph; each edge holds the egress ``port``."""

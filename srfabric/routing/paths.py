@@ -8,7 +8,9 @@ service function, back from that function's egress port.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import struct
 from dataclasses import dataclass
 
 import networkx as nx
@@ -69,6 +71,45 @@ def _switch_path(fabric: Fabric, src: int, dst: int, what: str) -> list[Hop]:
     return hops
 
 
+def _rank(destination: int, dpid: int, neighbour: int) -> int:
+    # A keyed digest, not CRC-32: CRC is linear, so its order of neighbours would barely depend on the destination.
+    return int.from_bytes(hashlib.blake2b(struct.pack("!QQQ", destination, dpid, neighbour), digest_size=8).digest())
+
+
+def tree_path(fabric: Fabric, src: int, dst: int, what: str) -> list[Hop]:
+    """A shortest path from switch ``src`` to switch ``dst`` along ``dst``'s tree: each switch on it leaves by
+    the neighbour one link closer to ``dst`` that ranks first for (``dst``, switch, neighbour) in a fixed hash.
+
+    Destinations spread over equal-cost paths (a fat tree's cores share them), every source reaching one
+    switch follows the same choices there (so per-switch next hops, as hop-by-hop rules hold them, give the
+    same paths), and a lost link moves only the paths that crossed it: a neighbour that stays one link
+    closer keeps its rank (rendezvous hashing).
+
+    Examples
+    --------
+    >>> from srfabric.model.topo import fat_tree
+    >>> fabric = fat_tree(4).to_fabric()
+    >>> edges = sorted(d for d in fabric.switches if d >> 8 == 1)  # edge switches
+    >>> sorted({tree_path(fabric, edges[0], dst, "x")[0].port for dst in edges[2:]})  # both uplinks taken
+    [1, 2]
+    """
+    if src == dst:
+        return []
+    distance = fabric.distances_to(dst)
+    if src not in distance:
+        raise RoutingError(what, f"no path from switch {src:#x} to switch {dst:#x}")
+    graph = fabric.graph()
+    hops = []
+    node = src
+    while node != dst:
+        closer = [n for n in graph.successors(node) if distance.get(n) == distance[node] - 1]
+        chosen = max(closer, key=lambda n: _rank(dst, node, n))
+        port = graph.edges[node, chosen]["port"]
+        hops.append(Hop(node, port, fabric.links[(node, port)]))
+        node = chosen
+    return hops
+
+
 def chain_route(fabric: Fabric, chain: Chain, functions: tuple[str, ...] | None = None) -> Route:
     """The shortest route from the chain's source through each function in order to its destination.
 
@@ -115,7 +156,8 @@ def _through_functions(fabric: Fabric, position: Endpoint, functions: tuple[str,
 
 
 def host_route(fabric: Fabric, entry: Endpoint, destination: str) -> Route:
-    """The shortest route from a switch port to a host (default, non-chain traffic)."""
+    """The shortest route from a switch port to a host (default, non-chain traffic), along the tree of the host's
+    switch (``tree_path``)."""
     host = fabric.hosts[destination]
-    hops = _switch_path(fabric, entry[0], host.dpid, "destination")
+    hops = tree_path(fabric, entry[0], host.dpid, "destination")
     return Route(entry, tuple(hops), (host.dpid, host.port))

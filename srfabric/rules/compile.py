@@ -34,7 +34,14 @@ from srfabric.rules.entries import (
     match_fields,
 )
 from srfabric.rules.exits import exit_entries
-from srfabric.rules.headers import _ip, pathlet_steps, route_entries, sre_switches, steps_entries
+from srfabric.rules.headers import (
+    _ip,
+    host_route_entries,
+    pathlet_steps,
+    route_group_ids,
+    sre_switches,
+    steps_entries,
+)
 from srfabric.rules.lb_split import split
 from srfabric.rules.pipeline import (
     ARP_ETHERTYPE,
@@ -426,8 +433,8 @@ class TopologyMemo:
     growth_version: int = -1
     sre: frozenset[int] = frozenset()
     switch_entries: dict[int, tuple[tuple[int, ...], list[FlowEntry]]] = field(default_factory=dict)
-    routes: dict[tuple[str, int], tuple[list[tuple[int, FlowEntry]], frozenset[tuple[int, int]]]] = field(
-        default_factory=dict)
+    routes: dict[tuple[str, int], tuple[list[tuple[int, FlowEntry]], list[tuple[int, GroupEntry]],
+                                        frozenset[tuple[int, int]]]] = field(default_factory=dict)
 
     def current(self, fabric: Fabric, sre: set[int]) -> None:
         if (fabric.growth_version, frozenset(sre)) != (self.growth_version, self.sre):
@@ -458,19 +465,23 @@ def topology_tables(fabric: Fabric, codec: str, problems: list[SrfabricError] | 
             kept = memo.switch_entries[dpid] = (trusted, entries)
         tables.add_all([(dpid, entry) for entry in kept[1]], "fabric")
     ingress = sorted({host.dpid for host in fabric.hosts.values()})
+    group_ids = route_group_ids(fabric)
     for host in sorted(fabric.hosts.values(), key=lambda h: h.name):
         what = f"host {host.name}"
-        dst = [match(eth_type=IPV4_ETHERTYPE, ipv4_dst=_ip(host.ip))]
+        dst = match(eth_type=IPV4_ETHERTYPE, ipv4_dst=_ip(host.ip))
         placed: list[tuple[int, FlowEntry]] = []
+        groups: list[tuple[int, GroupEntry]] = []
         with _reported(problems, what):
             for dpid in ingress:
                 found = memo.routes.get((host.name, dpid))
-                if found is None or not found[1] <= fabric.links.keys():
+                if found is None or not found[2] <= fabric.links.keys():
                     route = host_route(fabric, (dpid, 0), host.name)
                     found = memo.routes[(host.name, dpid)] = (
-                        route_entries(route, dst, rules, sre, Kind.ROUTE, 0, what), crossed(fabric, [route]))
+                        *host_route_entries(route, dst, rules, sre, group_ids[host.dpid], what),
+                        crossed(fabric, [route]))
                 placed += found[0]
-            tables.add_all(placed, what)
+                groups += found[1]
+            tables.add_all(placed, what, groups)
     return tables
 
 
@@ -495,7 +506,8 @@ def compile_fabric(
     With ``problems`` given, a host or chain that cannot be routed (or conflicts)
     is left out and its error appended there; without it the first error is raised.
     The error's ``field`` names the culprit (``host h3``, ``chain SFP1``).
-    Load-balanced and tapped chains also need groups: see ``compile_state``.
+    Default routes (indirect groups per destination switch), load-balanced and tapped chains also need
+    groups: see ``compile_state``.
 
     Examples
     --------

@@ -258,7 +258,8 @@ class Bucket:
 @dataclass(frozen=True)
 class GroupEntry:
     """An OpenFlow group: ``select`` sends each flow through one bucket by weight (the switch's own
-    5-tuple hash picks it), ``all`` through every bucket."""
+    5-tuple hash picks it), ``all`` through every bucket, ``indirect`` through its one bucket (actions that
+    many entries share and one group-mod changes)."""
 
     group_id: int
     type: str

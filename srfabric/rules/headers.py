@@ -7,13 +7,25 @@ Pure, like the rest of ``rules``; ``compile``, reactive setup, streams and the v
 from __future__ import annotations
 
 import ipaddress
+from dataclasses import replace
 
 from srfabric.errors import RoutingError
 from srfabric.model.fabric import Fabric
 from srfabric.routing.pathlets import Pathlet, split_pathlets
 from srfabric.routing.paths import Route
 from srfabric.rules.codec_rules import CodecRules
-from srfabric.rules.entries import Action, FlowEntry, Kind, Match, Output, cookie, extended
+from srfabric.rules.entries import (
+    Action,
+    Bucket,
+    FlowEntry,
+    Group,
+    GroupEntry,
+    Kind,
+    Match,
+    Output,
+    cookie,
+    extended,
+)
 from srfabric.rules.pipeline import HOST_IN, PRIO_CHAIN, PRIO_FLOW, PRIO_REENCAP, PRIO_ROUTE, TERMINATE
 
 
@@ -98,6 +110,53 @@ def steps_entries(
                                   idle_timeout=idle_timeout)
                 placed.append((pathlet.start[0], entry))
     return placed
+
+
+ROUTE_GROUPS = 0x80000000
+"""Default routes' groups: apart from chains' (``compile.group_ids``, below 2**26) and taps' (2**30 and up)."""
+
+
+def route_group_ids(fabric: Fabric) -> dict[int, int]:
+    """The indirect group each switch with hosts has at every ingress for the way to it (``host_route_entries``):
+    ``ROUTE_GROUPS`` plus the switch's datapath id's low 28 bits, or, for a switch whose low bits another has
+    taken (rare: ids that differ only above them), the next free number after them; so a switch's group keeps
+    its id when other switches come and go, unless they collide with it.
+
+    >>> from srfabric.model.topo import fat_tree
+    >>> hex(route_group_ids(fat_tree(4).to_fabric())[0x101])
+    '0x80000101'
+    """
+    ids: dict[int, int] = {}
+    later: list[int] = []
+    for dpid in sorted({host.dpid for host in fabric.hosts.values()}):  # the lowest id keeps its own bits
+        if (dpid & 0x0FFFFFFF) in ids.values():
+            later.append(dpid)
+        else:
+            ids[dpid] = dpid & 0x0FFFFFFF
+    taken = set(ids.values())
+    for dpid in later:  # only after every switch has its own bits: none is pushed off them
+        value = dpid & 0x0FFFFFFF
+        while value in taken:
+            value = (value + 1) & 0x0FFFFFFF
+        taken.add(value)
+        ids[dpid] = value
+    return {dpid: ROUTE_GROUPS | value for dpid, value in ids.items()}
+
+
+def host_route_entries(route: Route, dst: Match, rules: CodecRules, sre: set[int], group_id: int,
+                       what: str) -> tuple[list[tuple[int, FlowEntry]], list[tuple[int, GroupEntry]]]:
+    """A default route's entries: at the ingress, the host's match hands the frame to an indirect group that
+    writes the first header, one group per destination switch; the group is what changes when the way there
+    does, so a repair rewrites one group per (ingress, destination switch), not one entry per host.
+
+    Every host of a switch shares its group: the header ends at that switch, which delivers by address.
+    """
+    placed = route_entries(route, [dst], rules, sre, Kind.ROUTE, 0, what)
+    if not route.hops:
+        return placed, []
+    ingress, first = placed[0]
+    group = GroupEntry(group_id, "indirect", (Bucket(first.actions),))
+    return [(ingress, replace(first, actions=(Group(group_id),))), *placed[1:]], [(ingress, group)]
 
 
 def sre_switches(fabric: Fabric) -> set[int]:

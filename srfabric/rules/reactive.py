@@ -14,8 +14,8 @@ from srfabric.errors import RoutingError
 from srfabric.model.fabric import Endpoint, Fabric, Host
 from srfabric.routing.paths import Route, host_route
 from srfabric.rules.codec_rules import CodecRules, rules_for
-from srfabric.rules.entries import FlowEntry, Kind, Match, Output, ToController, cookie, ipv4_number, match
-from srfabric.rules.headers import PathletSteps, pathlet_steps, sre_switches, steps_entries
+from srfabric.rules.entries import FlowEntry, GroupEntry, Kind, Match, Output, ToController, cookie, ipv4_number, match
+from srfabric.rules.headers import ROUTE_GROUPS, PathletSteps, pathlet_steps, sre_switches, steps_entries
 from srfabric.rules.pipeline import HOST_IN, IPV4_ETHERTYPE, PORT_IN, PRIO_FLOW, PRIO_ROUTE
 
 PORT_FIELDS = {6: ("tcp_dst", "tcp_src"), 17: ("udp_dst", "udp_src")}  # (destination, source): sorted by name
@@ -49,6 +49,11 @@ def reactive_tables(tables: dict[int, list[FlowEntry]], steering: str) -> dict[i
     table = PORT_IN if steering == "hop-by-hop" else HOST_IN
     punt = FlowEntry(table, PRIO_ROUTE, match(eth_type=IPV4_ETHERTYPE), (ToController(),), cookie=cookie(Kind.CONTROL))
     return {dpid: [e for e in entries if e.kind != Kind.ROUTE] + [punt] for dpid, entries in tables.items()}
+
+
+def reactive_groups(groups: dict[int, list[GroupEntry]]) -> dict[int, list[GroupEntry]]:
+    """Compiled groups without the default routes' (``reactive_tables`` takes out the entries that use them)."""
+    return {dpid: [g for g in held if not g.group_id & ROUTE_GROUPS] for dpid, held in groups.items()}
 
 
 class RouteCache:

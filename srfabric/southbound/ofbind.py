@@ -159,7 +159,7 @@ def packet_out_actions(in_port: int, actions: tuple[Action, ...], data: bytes) -
     )
 
 
-GROUP_TYPES = {"all": ofp.OFPGT_ALL, "select": ofp.OFPGT_SELECT}
+GROUP_TYPES = {"all": ofp.OFPGT_ALL, "select": ofp.OFPGT_SELECT, "indirect": ofp.OFPGT_INDIRECT}
 
 
 def group_mod(group: GroupEntry, modify: bool = False) -> Any:

@@ -35,7 +35,7 @@ from srfabric.rules.entries import (
 )
 
 NXM_NAMES = {"eth_type_nxm": "eth_type", "in_port_nxm": "in_port"}
-GROUP_TYPE_NAMES = {ofp.OFPGT_ALL: "all", ofp.OFPGT_SELECT: "select"}
+GROUP_TYPE_NAMES = {ofp.OFPGT_ALL: "all", ofp.OFPGT_SELECT: "select", ofp.OFPGT_INDIRECT: "indirect"}
 
 
 def field_value(name: str, value: Any) -> int:

@@ -192,12 +192,16 @@ class ApiLab(Running):
         return str(self.testbed.node(node).cmd(command))
 
     def dump_flows(self) -> dict[str, list[str]]:
-        """Every switch's entries as Open vSwitch prints them, counters and ages removed, sorted."""
+        """Every switch's entries and groups as Open vSwitch prints them, counters and ages removed, sorted (a
+        default route's header is in its group)."""
         tables = {}
         for name in self.spec.switches:
             done = subprocess.run(["ovs-ofctl", "-O", "OpenFlow13", "--no-stats", "dump-flows", name],
                                   capture_output=True, text=True, check=False)
-            tables[name] = sorted(line.strip() for line in done.stdout.splitlines() if "cookie=" in line)
+            groups = subprocess.run(["ovs-ofctl", "-O", "OpenFlow13", "dump-groups", name],
+                                    capture_output=True, text=True, check=False)
+            tables[name] = sorted([line.strip() for line in done.stdout.splitlines() if "cookie=" in line]
+                                  + [line.strip() for line in groups.stdout.splitlines() if "group_id=" in line])
         return tables
 
     def stop(self) -> None:

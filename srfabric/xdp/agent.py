@@ -34,7 +34,7 @@ from os_ken.ofproto import ofproto_v1_3 as ofp
 
 from srfabric.codecs.macaddr import mac_from_str
 from srfabric.errors import SrfabricError
-from srfabric.rules.entries import EntryKey, FlowEntry, Kind, Output, ToController
+from srfabric.rules.entries import EntryKey, FlowEntry, Group, GroupEntry, Kind, Output, ToController
 from srfabric.rules.pipeline import HOST_IN, PORT_IN
 from srfabric.southbound.wire import HEADER
 from srfabric.xdp import layout
@@ -49,12 +49,13 @@ from srfabric.xdp.of_messages import (
     header,
     packet_in,
     parse_flow_mod,
+    parse_group_mod,
     parse_packet_out,
     port_desc_reply,
     port_status,
 )
 from srfabric.xdp.probe import verdict_counts
-from srfabric.xdp.tables import BUILT_IN, XdpTableError, XdpTables, xdp_tables
+from srfabric.xdp.tables import BUILT_IN, XdpTableError, XdpTables, check_group, xdp_tables
 from srfabric.xdp.walk import fill
 
 log = logging.getLogger("srfabric.xdp.agent")
@@ -78,6 +79,7 @@ class XdpAgent:
     def __init__(self, dpid: int, ports: dict[int, str], codec: str, name: str) -> None:
         self.dpid, self.ports, self.codec, self.name = dpid, ports, codec, name
         self.table: dict[EntryKey, FlowEntry] = {}
+        self.groups: dict[int, GroupEntry] = {}
         self.applied: XdpTables | None = None
         self.changed = False  # the table differs from what the maps hold
         self.roles: dict[int, str] = {}
@@ -125,7 +127,7 @@ class XdpAgent:
     def apply(self) -> None:
         """Write the table into the maps: new contents first, then stale keys out, then port programs."""
         assert self.obj is not None
-        tables = xdp_tables(self.table.values())
+        tables = xdp_tables(self.table.values(), self.groups.values())
         fill(self.obj, tables)
         old = self.applied
         if old is not None:
@@ -167,13 +169,53 @@ class XdpAgent:
         try:
             if not mod.complete and entry.kind not in BUILT_IN:
                 raise XdpTableError("actions", "an action has no XDP form")
-            xdp_tables([entry])  # refuse now what could never be applied
+            xdp_tables([entry], self.groups.values())  # refuse now what could never be applied
         except XdpTableError as refused:
             log.warning("refused %s: %s", entry, refused)
             self.send(error(xid, ofp.OFPET_BAD_ACTION, ofp.OFPBAC_BAD_TYPE, raw))  # "not supported"
             return
         self.changed |= self.table.get(entry.key) != entry
         self.table[entry.key] = entry
+
+    def on_group_mod(self, raw: bytes, xid: int) -> None:
+        """Indirect groups (default routes' shared headers); what the XDP switch could not apply is refused with
+        an OpenFlow error and changes nothing, as OVS refuses what it does not support."""
+        try:
+            mod = parse_group_mod(raw)
+        except SrfabricError:
+            self.send(error(xid, ofp.OFPET_BAD_REQUEST, ofp.OFPBRC_BAD_LEN, raw))
+            return
+        group = mod.group
+        if mod.command == ofp.OFPGC_DELETE:
+            gone = {g for g in self.groups if group.group_id in (ofp.OFPG_ALL, g)}
+            for gid in gone:
+                del self.groups[gid]
+            # As OpenFlow says: deleting a group removes the entries that send frames to it.
+            for key in [k for k, e in self.table.items() if any(isinstance(a, Group) and a.group_id in gone
+                                                                  for a in e.actions)]:
+                del self.table[key]
+            self.changed |= bool(gone)
+            return
+        if mod.command == ofp.OFPGC_MODIFY and group.group_id not in self.groups:
+            self.send(error(xid, ofp.OFPET_GROUP_MOD_FAILED, ofp.OFPGMFC_UNKNOWN_GROUP, raw))
+            return
+        if mod.command not in (ofp.OFPGC_ADD, ofp.OFPGC_MODIFY):
+            self.send(error(xid, ofp.OFPET_GROUP_MOD_FAILED, ofp.OFPGMFC_BAD_COMMAND, raw))
+            return
+        try:
+            if not mod.complete:
+                raise XdpTableError("group", f"group {group.group_id} has a type or an action with no XDP form")
+            check_group(group)
+            # With the entries that use it, the group must still translate: a barrier would fail otherwise.
+            xdp_tables(self.table.values(), {**self.groups, group.group_id: group}.values())
+        except XdpTableError as refused:
+            log.warning("refused %s: %s", group, refused)
+            self.send(error(xid, ofp.OFPET_GROUP_MOD_FAILED, ofp.OFPGMFC_BAD_TYPE, raw))
+            return
+        # An add of a group held already replaces it: after a controller restart the switch's groups are not
+        # read back (no group description here), so the controller adds them again.
+        self.changed |= self.groups.get(group.group_id) != group
+        self.groups[group.group_id] = group
 
     def on_packet_out(self, raw: bytes, xid: int) -> None:
         try:
@@ -257,7 +299,8 @@ class XdpAgent:
             loop.add_reader(sock.fileno(), self.on_frame, number)
         if self.links is not None:
             loop.add_reader(self.links.fileno(), self.on_link)
-        handlers = {ofp.OFPT_FLOW_MOD: self.on_flow_mod, ofp.OFPT_PACKET_OUT: self.on_packet_out,
+        handlers = {ofp.OFPT_FLOW_MOD: self.on_flow_mod, ofp.OFPT_GROUP_MOD: self.on_group_mod,
+                    ofp.OFPT_PACKET_OUT: self.on_packet_out,
                     ofp.OFPT_BARRIER_REQUEST: self.on_barrier, ofp.OFPT_MULTIPART_REQUEST: self.on_multipart}
         while True:
             head = await reader.readexactly(HEADER.size)

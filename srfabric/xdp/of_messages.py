@@ -17,11 +17,13 @@ from os_ken.ofproto import ofproto_v1_3_parser as parser
 from srfabric.errors import DecodingError
 from srfabric.rules.entries import (
     Action,
+    Bucket,
     FlowEntry,
+    GroupEntry,
     match,
 )
 from srfabric.southbound.ofbind import DIGEST_MASK, PROTOCOL, wire_cookie
-from srfabric.southbound.readback import action_from_ofp, match_from_ofp
+from srfabric.southbound.readback import GROUP_TYPE_NAMES, action_from_ofp, match_from_ofp
 from srfabric.southbound.wire import HEADER, pack_match
 
 FEATURES = struct.Struct("!QIBB2xII")
@@ -29,6 +31,8 @@ MULTIPART = struct.Struct("!HH4x")
 PORT = struct.Struct("!I4x6s2x16sIIIIIIII")
 FLOW_STATS = struct.Struct("!HBxIIHHHH4xQQQ")
 PACKET_OUT = struct.Struct("!IIH6x")
+GROUP_MOD = struct.Struct("!HBxI")
+BUCKET = struct.Struct("!HHII4x")
 
 
 def header(msg_type: int, xid: int, body: bytes = b"") -> bytes:
@@ -48,7 +52,7 @@ def parse_flow_mod(raw: bytes) -> FlowMod:
     _, msg_type, length, xid = HEADER.unpack_from(raw)
     try:
         msg = parser.OFPFlowMod.parser(PROTOCOL, ofp.OFP_VERSION, msg_type, length, xid, raw)
-    except (struct.error, KeyError, ValueError, AssertionError) as error:
+    except Exception as error:  # noqa: BLE001 - os-ken raises plain Exception (and its own) for malformed ones
         raise DecodingError("flow_mod", f"cannot be parsed: {error}") from None
     actions: list[Action] = []
     goto = None
@@ -66,6 +70,62 @@ def parse_flow_mod(raw: bytes) -> FlowMod:
     entry = FlowEntry(msg.table_id, msg.priority, match_from_ofp(msg.match), tuple(actions), goto,
                       msg.cookie & ~DIGEST_MASK)
     return FlowMod(msg.command, msg.table_id, entry, complete)
+
+
+def _actions(raw: bytes, offset: int, end: int, what: str) -> list[Action | None]:
+    """The actions in ``raw[offset:end]``; anything malformed is a ``DecodingError`` (os-ken's parser raises
+    whatever it meets: assertion, value, struct or bare errors)."""
+    actions = []
+    while offset < end:
+        if offset + 8 > end:
+            raise DecodingError(what, f"an action at byte {offset} runs past the end of its list")
+        length = int.from_bytes(raw[offset + 2:offset + 4], "big")
+        if length < 8 or length % 8 or offset + length > end:
+            raise DecodingError(what, f"an action of length {length} at byte {offset} is not a multiple of 8 "
+                                      "that fits its list")
+        try:
+            action = parser.OFPAction.parser(bytes(raw[:offset + length]), offset)
+        except Exception as error:  # noqa: BLE001 - os-ken raises plain Exception for some malformed payloads
+            raise DecodingError(what, f"the action at byte {offset} cannot be parsed: {error}") from None
+        actions.append(action_from_ofp(action))
+        offset += length
+    return actions
+
+
+@dataclass(frozen=True)
+class GroupMod:
+    command: int
+    group: GroupEntry  # without buckets for a delete
+    complete: bool  # False when an action had no rule object or the type is not one srfabric sends
+
+
+def parse_group_mod(raw: bytes) -> GroupMod:
+    """A group-mod as the rule object the controller built it from.
+
+    >>> from srfabric.rules.entries import Bucket, GroupEntry, Output
+    >>> from srfabric.southbound.ofbind import group_mod
+    >>> msg = group_mod(GroupEntry(5, "indirect", (Bucket((Output(2),)),))); msg.set_xid(1); msg.serialize()
+    >>> parse_group_mod(bytes(msg.buf)).group
+    GroupEntry(group_id=5, type='indirect', buckets=(Bucket(actions=(Output(port=2),), weight=0),))
+    """
+    length = HEADER.unpack_from(raw)[2] if len(raw) >= HEADER.size else 0
+    if len(raw) < HEADER.size + GROUP_MOD.size or length > len(raw):
+        raise DecodingError("group_mod", f"{len(raw)} bytes cannot hold a group-mod of {length}")
+    command, kind, group_id = GROUP_MOD.unpack_from(raw, HEADER.size)
+    offset = HEADER.size + GROUP_MOD.size
+    buckets: list[Bucket] = []
+    complete = kind in GROUP_TYPE_NAMES
+    while offset < length:
+        if offset + BUCKET.size > length:
+            raise DecodingError("group_mod", f"a bucket at byte {offset} runs past the end")
+        size, weight, _, _ = BUCKET.unpack_from(raw, offset)
+        if size < BUCKET.size or offset + size > length:
+            raise DecodingError("group_mod", f"a bucket of length {size} at byte {offset} does not fit")
+        actions = _actions(raw, offset + BUCKET.size, offset + size, "group_mod")
+        complete = complete and None not in actions
+        buckets.append(Bucket(tuple(a for a in actions if a is not None), weight))
+        offset += size
+    return GroupMod(command, GroupEntry(group_id, GROUP_TYPE_NAMES.get(kind, "unknown"), tuple(buckets)), complete)
 
 
 @dataclass(frozen=True)
@@ -91,14 +151,7 @@ def parse_packet_out(raw: bytes) -> PacketOut:
     end = offset + actions_len
     if end > len(raw):
         raise DecodingError("packet_out", f"actions of {actions_len} bytes run past the end")
-    actions = []
-    while offset < end:
-        action = parser.OFPAction.parser(raw, offset)
-        if action.len < 8:
-            raise DecodingError("packet_out", f"an action of length {action.len} is shorter than 8")
-        actions.append(action_from_ofp(action))
-        offset += action.len
-    return PacketOut(in_port, tuple(actions), bytes(raw[end:length]))
+    return PacketOut(in_port, tuple(_actions(raw, offset, end, "packet_out")), bytes(raw[end:length]))
 
 
 @dataclass(frozen=True)

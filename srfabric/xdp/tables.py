@@ -18,6 +18,8 @@ from srfabric.errors import SrfabricError
 from srfabric.rules.entries import (
     Action,
     FlowEntry,
+    Group,
+    GroupEntry,
     Kind,
     Output,
     PushMpls,
@@ -107,10 +109,34 @@ def wildcard_key(entry: FlowEntry, stage: int) -> tuple[bytes, bytes]:
     return key(values, stage), key(masks, 0xFF)
 
 
-def xdp_tables(entries: Iterable[FlowEntry]) -> XdpTables:
-    """Translate one switch's entries; the order of wildcard rules follows priority, highest first."""
+def _resolved(entry: FlowEntry, groups: dict[int, GroupEntry]) -> tuple[tuple[Action, ...], int | None]:
+    """An entry's actions, with an indirect group's bucket in place of the group; and that group's id."""
+    if len(entry.actions) != 1 or not isinstance(entry.actions[0], Group):
+        return entry.actions, None
+    group_id = entry.actions[0].group_id
+    group = groups.get(group_id)
+    if group is None:
+        raise XdpTableError(_name(entry), f"group {group_id} is not installed")
+    check_group(group)
+    return group.buckets[0].actions, group_id
+
+
+def check_group(group: GroupEntry) -> None:
+    """Refuse a group the XDP switch cannot hold: it knows indirect groups of one bucket (a shared header)."""
+    if group.type != "indirect" or len(group.buckets) != 1:
+        raise XdpTableError(f"group {group.group_id}", f"a {group.type} group of {len(group.buckets)} buckets has "
+                                                       "no XDP form (indirect groups of one bucket only)")
+
+
+def xdp_tables(entries: Iterable[FlowEntry], groups: Iterable[GroupEntry] = ()) -> XdpTables:
+    """Translate one switch's entries; the order of wildcard rules follows priority, highest first.
+
+    Entries that hand frames to one indirect group share one action: the group's header.
+    """
     tables = XdpTables()
     wild: list[tuple[int, bytes, bytes, int]] = []
+    by_id = {group.group_id: group for group in groups}
+    group_actions: dict[int, int] = {}  # group id -> its action's index
     for entry in entries:
         kind = entry.kind
         if kind in BUILT_IN or kind is None and not entry.actions:
@@ -121,7 +147,11 @@ def xdp_tables(entries: Iterable[FlowEntry]) -> XdpTables:
                 tables.trusted_ports.add(fields["in_port"][0])
             continue
         if kind in (Kind.CHAIN, Kind.ROUTE) and entry.table in (HOST_IN, TERMINATE):
-            index = tables.add_action(header_action(entry, entry.actions))
+            actions, group_id = _resolved(entry, by_id)
+            if group_id is None:
+                index = tables.add_action(header_action(entry, actions))
+            elif (index := group_actions.get(group_id, -1)) < 0:
+                index = group_actions[group_id] = tables.add_action(header_action(entry, actions))
             destination = fields.get("ipv4_dst")
             # A host route (one unmasked destination, nothing else) goes to the hash table of routes.
             if (entry.table == HOST_IN and kind == Kind.ROUTE and destination is not None and destination[1] is None

@@ -15,7 +15,7 @@ from types import TracebackType
 
 from srfabric.errors import SrfabricError
 from srfabric.model.fabric import Fabric
-from srfabric.rules.entries import FlowEntry
+from srfabric.rules.entries import FlowEntry, GroupEntry
 from srfabric.xdp import layout
 from srfabric.xdp.loader import LoadedObject, load
 from srfabric.xdp.probe import Probe
@@ -50,17 +50,19 @@ class XdpWalk:
 class XdpFabric:
     """One loaded XDP object per switch of ``fabric``; leave the context to unload them."""
 
-    def __init__(self, fabric: Fabric, tables: dict[int, list[FlowEntry]], codec: str) -> None:
+    def __init__(self, fabric: Fabric, tables: dict[int, list[FlowEntry]], codec: str,
+                 groups: dict[int, list[GroupEntry]] | None = None) -> None:
         self.fabric = fabric
         self.codec = codec
         self.entries = tables
+        self.groups = groups or {}
         self.objects: dict[int, LoadedObject] = {}
         self.trusted: dict[int, set[int]] = {}
 
     def __enter__(self) -> XdpFabric:
         try:
             for dpid, entries in self.entries.items():
-                translated = xdp_tables(entries)
+                translated = xdp_tables(entries, self.groups.get(dpid, ()))
                 obj = load(self.codec, f"walk-{os.getpid()}-{dpid:x}")
                 self.objects[dpid] = obj
                 for port in range(1, 256):

@@ -12,7 +12,7 @@ import pytest
 
 from srfabric.demo import SFPS, demo_chains, demo_topology
 from srfabric.model.fabric import Fabric
-from srfabric.rules.compile import compile_fabric
+from srfabric.rules.compile import compile_state
 from srfabric.xdp import frames
 from srfabric.xdp.loader import build
 from srfabric.xdp.walk import XdpFabric
@@ -30,8 +30,8 @@ def xdp_fabric(request: pytest.FixtureRequest) -> Iterator[tuple[XdpFabric, str,
     build()
     spec, source, destination = demo_topology(4)
     fabric = spec.to_fabric()
-    tables = compile_fabric(fabric, demo_chains(source, destination), request.param)
-    with XdpFabric(fabric, tables, request.param) as xdp:
+    state = compile_state(fabric, demo_chains(source, destination), request.param)
+    with XdpFabric(fabric, state.entries, request.param, state.groups) as xdp:
         yield xdp, source, destination
 
 

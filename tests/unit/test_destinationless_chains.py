@@ -44,7 +44,7 @@ def test_traffic_crosses_the_chain_then_goes_where_its_address_leads(codec: str)
 @pytest.mark.parametrize("codec", CODECS)
 def test_other_traffic_of_the_source_is_not_steered(codec: str) -> None:
     fabric = demo_fabric()
-    tables = compile_fabric(fabric, [open_chain()], codec)
+    tables = compile_state(fabric, [open_chain()], codec)
     for src, dst, dport in [("h1", "h5", 9999), ("h2", "h5", 5001), ("h5", "h1", 5001)]:
         result = send(fabric, tables, udp(src, dst, dport, fabric), src)
         assert result.functions == [] and [name for name, _ in result.delivered] == [dst]
@@ -130,7 +130,7 @@ def test_a_chain_with_a_destination_leaves_traffic_to_other_hosts_alone(codec: s
     """networking-sfc's logical_destination_port selects traffic to that port: the ingress matches its address."""
     fabric = demo_fabric()
     to_h16 = Chain("to-h16", UDP_5001, ("v1", "v4"), "h1", "h16", 1)
-    tables = compile_fabric(fabric, [to_h16], codec)
+    tables = compile_state(fabric, [to_h16], codec)
     assert send(fabric, tables, udp("h1", "h16", 5001, fabric), "h1").functions == ["v1", "v4"]
     other = send(fabric, tables, udp("h1", "h5", 5001, fabric), "h1")
     assert other.functions == [] and [n for n, _ in other.delivered] == ["h5"]

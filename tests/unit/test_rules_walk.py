@@ -10,7 +10,7 @@ from srfabric.codecs import MacNibbleCodec
 from srfabric.errors import ModelError, RoutingError
 from srfabric.model import Chain, FlowClassifier
 from srfabric.model.topo import fat_tree, tsn_fig1
-from srfabric.rules.compile import compile_fabric
+from srfabric.rules.compile import SwitchState, compile_fabric, compile_state
 from srfabric.rules.entries import Kind
 from srfabric.rules.simulate import Packet, walk
 
@@ -59,7 +59,11 @@ def udp(src: str, dst: str, dport: int, fabric) -> Packet:
 
 
 def send(fabric, tables, packet: Packet, host: str):
+    """Walk ``packet`` from ``host``; ``tables`` are entries by switch, or a whole ``SwitchState`` (its groups
+    hold the default routes' headers)."""
     h = fabric.hosts[host]
+    if isinstance(tables, SwitchState):
+        return walk(fabric, tables.entries, packet, h.dpid, h.port, groups=tables.groups)
     return walk(fabric, tables, packet, h.dpid, h.port)
 
 
@@ -84,7 +88,7 @@ def test_chains_cross_their_functions_in_order_and_arrive_restored(codec: str) -
 @pytest.mark.parametrize("codec", CODECS)
 def test_other_traffic_takes_the_default_route(codec: str) -> None:
     fabric = demo_fabric()
-    tables = compile_fabric(fabric, sfp_chains(), codec)
+    tables = compile_state(fabric, sfp_chains(), codec)
     for src, dst, dport in [("h1", "h16", 9999), ("h16", "h1", 5001), ("h5", "h6", 5001), ("h3", "h4", 1)]:
         result = send(fabric, tables, udp(src, dst, dport, fabric), src)
         assert result.functions == []
@@ -135,7 +139,7 @@ def test_forged_header_from_a_host_is_dropped(codec: str) -> None:
 
 def test_tsn_fig1_flows_follow_their_paths() -> None:
     fabric = tsn_fig1().to_fabric()
-    tables = compile_fabric(fabric, [], "mac-nibble")
+    tables = compile_state(fabric, [], "mac-nibble")
     result = send(fabric, tables, udp("h1", "h3", 1, fabric), "h1")
     assert [fabric.switches[d].name for d in result.switches] == ["s1", "s2", "s5"]
     assert [n for n, _ in result.delivered] == ["h3"]
@@ -144,7 +148,7 @@ def test_tsn_fig1_flows_follow_their_paths() -> None:
 def test_port_range_classifier_steers_every_port_in_range() -> None:
     fabric = demo_fabric()
     chain = Chain("r", FlowClassifier(protocol="udp", destination_port_range=(6000, 6010)), ("v1",), "h1", "h16", 9)
-    tables = compile_fabric(fabric, [chain], "mac-nibble")
+    tables = compile_state(fabric, [chain], "mac-nibble")
     for port, expected in [(5999, []), (6000, ["v1"]), (6007, ["v1"]), (6010, ["v1"]), (6011, [])]:
         assert send(fabric, tables, udp("h1", "h16", port, fabric), "h1").functions == expected
 
@@ -199,7 +203,7 @@ def test_long_host_routes_on_a_line_do_not_tie_with_restore() -> None:
     topo.add_host("h1", "s0")
     topo.add_host("h2", "s13")
     fabric = topo.to_fabric()
-    tables = compile_fabric(fabric, [], "mac-nibble")
+    tables = compile_state(fabric, [], "mac-nibble")
     result = send(fabric, tables, udp("h1", "h2", 9, fabric), "h1")
     assert [name for name, _ in result.delivered] == ["h2"]
     assert result.delivered[0][1].eth_src == fabric.hosts["h1"].mac

@@ -11,6 +11,7 @@ from srfabric.errors import ModelError, RoutingError
 from srfabric.model.fabric import Fabric
 from srfabric.model.stream import SteeredStream
 from srfabric.model.topo import TopoSpec, tsn_fig1
+from srfabric.rules.compile import SwitchState
 from srfabric.rules.compile_cache import CompileCache
 from srfabric.rules.entries import FlowEntry, Kind
 from srfabric.rules.simulate import Packet, walk
@@ -28,13 +29,17 @@ def udp(fabric: Fabric, src: str, dst: str, dport: int, dscp: int = 0) -> Packet
                   ipv4_dst=int(ipaddress.IPv4Address(d.ip)), ip_proto=17, tp_src=40000, tp_dst=dport, ip_dscp=dscp)
 
 
+def compiled(fabric: Fabric, codec: str, streams: list[SteeredStream]) -> SwitchState:
+    return CompileCache(codec, tt_queue=QUEUE).state(fabric, [], streams=streams)
+
+
 def tables(fabric: Fabric, codec: str, streams: list[SteeredStream]) -> dict[int, list[FlowEntry]]:
-    return CompileCache(codec, tt_queue=QUEUE).state(fabric, [], streams=streams).entries
+    return compiled(fabric, codec, streams).entries
 
 
-def send(fabric: Fabric, state: dict[int, list[FlowEntry]], packet: Packet, host: str = "h1"):
+def send(fabric: Fabric, state: SwitchState, packet: Packet, host: str = "h1"):
     source = fabric.hosts[host]
-    return walk(fabric, state, packet, source.dpid, source.port)
+    return walk(fabric, state.entries, packet, source.dpid, source.port, groups=state.groups)
 
 
 def names(fabric: Fabric, dpids: list[int]) -> list[str]:
@@ -45,7 +50,7 @@ def names(fabric: Fabric, dpids: list[int]) -> list[str]:
 @pytest.mark.parametrize("path", [PRIMARY, SECONDARY])
 def test_a_stream_follows_its_path_in_the_time_triggered_queue_and_arrives_as_sent(codec: str, path) -> None:
     fabric = tsn_fig1().to_fabric()
-    state = tables(fabric, codec, [SteeredStream("cam", 1, "h1", "h3", path, udp_dst=5001)])
+    state = compiled(fabric, codec, [SteeredStream("cam", 1, "h1", "h3", path, udp_dst=5001)])
     sent = udp(fabric, "h1", "h3", 5001)
     result = send(fabric, state, sent)
     assert names(fabric, result.switches) == list(path)
@@ -60,7 +65,7 @@ def test_a_stream_follows_its_path_in_the_time_triggered_queue_and_arrives_as_se
 @pytest.mark.parametrize("codec", CODECS)
 def test_other_traffic_of_the_same_hosts_takes_the_default_route_in_no_queue(codec: str) -> None:
     fabric = tsn_fig1().to_fabric()
-    state = tables(fabric, codec, [SteeredStream("cam", 1, "h1", "h3", SECONDARY, udp_dst=5001)])
+    state = compiled(fabric, codec, [SteeredStream("cam", 1, "h1", "h3", SECONDARY, udp_dst=5001)])
     result = send(fabric, state, udp(fabric, "h1", "h3", 5002))
     assert names(fabric, result.switches) == list(PRIMARY)
     assert [queue for _, _, queue in result.egress] == [BE_QUEUE] * 3  # whatever priority the sender gave it
@@ -69,7 +74,7 @@ def test_other_traffic_of_the_same_hosts_takes_the_default_route_in_no_queue(cod
 
 def test_a_host_cannot_claim_the_time_triggered_class_by_marking_its_frames() -> None:
     fabric = tsn_fig1().to_fabric()
-    state = tables(fabric, "mac-nibble", [])
+    state = compiled(fabric, "mac-nibble", [])
     result = send(fabric, state, udp(fabric, "h1", "h3", 5002, dscp=56))
     assert [queue for _, _, queue in result.egress] == [BE_QUEUE] * 3
     assert result.delivered[0][1].ip_dscp == 0
@@ -79,7 +84,7 @@ def test_a_host_cannot_claim_the_time_triggered_class_by_marking_its_frames() ->
 def test_a_best_effort_class_is_pinned_without_the_mark(codec: str) -> None:
     fabric = tsn_fig1().to_fabric()
     flows = SteeredStream("bulk", 2, "h1", "h3", SECONDARY, time_triggered=False)
-    result = send(fabric, tables(fabric, codec, [flows]), udp(fabric, "h1", "h3", 7000))
+    result = send(fabric, compiled(fabric, codec, [flows]), udp(fabric, "h1", "h3", 7000))
     assert names(fabric, result.switches) == list(SECONDARY)
     assert [queue for _, _, queue in result.egress] == [BE_QUEUE] * 4
 

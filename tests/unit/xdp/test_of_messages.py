@@ -47,7 +47,7 @@ def test_flow_mods_read_back_as_the_entries_sent() -> None:
 
 
 def test_packet_out_with_header_actions_reads_back() -> None:
-    entry = next(e for e in compiled("mac-vlan-mpls")[0x101] if e.kind == Kind.ROUTE and len(e.actions) > 2)
+    entry = next(e for e in compiled("mac-vlan-mpls")[0x101] if e.kind == Kind.CHAIN and len(e.actions) > 2)
     msg = packet_out_actions(3, entry.actions, b"\x01" * 60)
     msg.set_xid(4)
     msg.serialize()

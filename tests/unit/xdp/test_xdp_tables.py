@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from srfabric.demo import demo_chains, demo_topology
-from srfabric.rules.compile import compile_fabric
+from srfabric.rules.compile import compile_state
 from srfabric.rules.entries import FlowEntry, Kind, Output, PopVlan, SetField, cookie, match
 from srfabric.rules.pipeline import HOST_IN
 from srfabric.xdp import layout
@@ -17,15 +17,30 @@ from srfabric.xdp.tables import XdpTableError, xdp_tables
 def test_every_switch_of_the_demo_translates(codec: str) -> None:
     spec, source, destination = demo_topology(4)
     fabric = spec.to_fabric()
-    tables = compile_fabric(fabric, demo_chains(source, destination), codec)
-    for dpid, entries in tables.items():
-        translated = xdp_tables(entries)
+    state = compile_state(fabric, demo_chains(source, destination), codec)
+    for dpid, entries in state.entries.items():
+        translated = xdp_tables(entries, state.groups.get(dpid, ()))
         fabric_ports = {port for (d, port) in fabric.links if d == dpid}
         assert fabric_ports <= translated.trusted_ports
         local = [h for h in fabric.hosts.values() if h.dpid == dpid]
         assert len(translated.deliver) == (len(local) if local else 0)
+        if local:  # a route per host: one output per local host, one header per other switch with hosts (its group's)
+            others = {h.dpid for h in fabric.hosts.values()} - {dpid}
+            assert len(translated.routes) == len(fabric.hosts)
+            assert len(set(translated.routes.values())) == len(others) + len(local)
     ingress = fabric.hosts[source].dpid
-    assert len(xdp_tables(tables[ingress]).wild) >= 3  # the three chains' classifiers
+    assert len(xdp_tables(state.entries[ingress], state.groups[ingress]).wild) >= 3  # the three chains' classifiers
+
+
+def test_a_route_to_a_group_that_is_not_indirect_or_missing_is_refused_by_name() -> None:
+    from srfabric.rules.entries import Bucket, Group, GroupEntry
+
+    route = FlowEntry(HOST_IN, 100, match(eth_type=0x0800, ipv4_dst=0x0A000002), (Group(7),), cookie=cookie(Kind.ROUTE))
+    with pytest.raises(XdpTableError, match="group 7 is not installed"):
+        xdp_tables([route])
+    select = GroupEntry(7, "select", (Bucket((Output(1),), 1), Bucket((Output(2),), 1)))
+    with pytest.raises(XdpTableError, match="indirect groups of one bucket only"):
+        xdp_tables([route], [select])
 
 
 def chain_entry(priority: int, actions: tuple, **fields: int | tuple[int, int]) -> FlowEntry:
@@ -68,7 +83,9 @@ def test_a_chain_balanced_on_lb_fields_translates_to_masked_rules() -> None:
     fabric = demo_fabric()
     chain = Chain("lb", FlowClassifier(protocol="udp", destination_port_range=(10000, 10000)), (), "h1", "h16", 9,
                   alternatives=(Alternative(("v1",), 1), Alternative(("v2",), 3)), lb_fields=("udp_src",))
-    wild = xdp_tables(compile_fabric(fabric, [chain], "mac-nibble")[fabric.hosts["h1"].dpid]).wild
+    state = compile_state(fabric, [chain], "mac-nibble")
+    ingress = fabric.hosts["h1"].dpid
+    wild = xdp_tables(state.entries[ingress], state.groups[ingress]).wild
     assert len(wild) == 16
     # Each rule keeps the classifier's fields and the destination's address, and adds the low four bits of the
     # UDP source port.
