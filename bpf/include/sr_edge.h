@@ -77,15 +77,32 @@ static __always_inline void sr_terminate(struct xdp_md *ctx, struct sr_verdict *
 		sr_apply(ctx, act, v);
 		return;
 	}
+	/* Address 0 keys what applies to every address no entry names (frames from and to the gateway). */
 #if SR_REWRITES_SOURCE_MAC
 	{
+		__u32 everything = 0;
 		struct sr_mac *original = bpf_map_lookup_elem(&sr_restore, &key.src);
 
+		if (!original)
+			original = bpf_map_lookup_elem(&sr_restore, &everything);
 		if (original)
 			__builtin_memcpy(eth->h_source, original->mac, ETH_ALEN);
 	}
 #endif
 	host = bpf_map_lookup_elem(&sr_deliver, &key.dst);
+	if (!host) {
+		__u32 everything = 0;
+
+		/* No host here: what came back from a function goes on by its port's rule (a chain without a
+		 * destination, on to the gateway), else to the gateway if it is here. */
+		key.stage = SR_STAGE_DELIVER;
+		act = sr_classify(&key);
+		if (act) {
+			sr_apply(ctx, act, v);
+			return;
+		}
+		host = bpf_map_lookup_elem(&sr_deliver, &everything);
+	}
 	if (!host) {
 		sr_drop(v, SR_DROP_EXHAUSTED);
 		return;
@@ -149,7 +166,9 @@ int sr_host(struct xdp_md *ctx)
 	if (!ip || sr_flow_key_of(&c, ip, SR_STAGE_HOST_IN, sr_in_port(ctx), &key) < 0)
 		goto out;
 	act = sr_classify(&key);
-	if (!act) {
+	if (!act || act->port == key.in_port) {
+		/* Out by the port it came in on is no way on: Open vSwitch drops that too (e.g. the gateway's own
+		 * frames to an address of no host, which the route for everything else sends back to it). */
 		sr_drop(&v, SR_DROP_NO_RULE);
 		goto out;
 	}

@@ -7,6 +7,7 @@
 
 #define SR_STAGE_HOST_IN 1   /* a frame from a host, no header yet */
 #define SR_STAGE_TERMINATE 2 /* a header ran out here: next pathlet or delivery */
+#define SR_STAGE_DELIVER 3   /* restored, and no host here has its address: a rule by arrival port, if any */
 #define SR_WILD_RULES 64
 #define SR_ACT_ENCAP 1  /* write the action's header, send to its first port */
 #define SR_ACT_OUTPUT 2 /* send unchanged (destination on this switch) */
@@ -113,7 +114,8 @@ static __always_inline int sr_key_matches(const struct sr_flow_key *key, const s
 	return (k[0] & m[0]) == v[0] && (k[1] & m[1]) == v[1];
 }
 
-/* The action for a frame: exact 5-tuple first, then wildcards in order, then (host stage) routes. */
+/* The action for a frame: exact 5-tuple first, then wildcards in order, then (host stage) routes: the
+ * destination's, else the one for everything else (address 0). */
 static __always_inline struct sr_action *sr_classify(const struct sr_flow_key *key)
 {
 	__u32 *index = bpf_map_lookup_elem(&sr_exact, key);
@@ -132,8 +134,13 @@ static __always_inline struct sr_action *sr_classify(const struct sr_flow_key *k
 			}
 		}
 	}
-	if (!index && key->stage == SR_STAGE_HOST_IN)
+	if (!index && key->stage == SR_STAGE_HOST_IN) {
+		__u32 everything = 0; /* the route for addresses of no host (to the gateway), if any */
+
 		index = bpf_map_lookup_elem(&sr_routes, &key->dst);
+		if (!index)
+			index = bpf_map_lookup_elem(&sr_routes, &everything);
+	}
 	if (!index)
 		return NULL;
 	return bpf_map_lookup_elem(&sr_actions, index);

@@ -11,7 +11,7 @@ import signal
 import socket
 
 from srfabric.codecs import CODEC_NAMES
-from srfabric.errors import SrfabricError
+from srfabric.errors import ModelError, SrfabricError
 
 TOKEN_ENV = "SRFABRIC_TOKEN"
 
@@ -30,6 +30,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--openflow-host", default="0.0.0.0", help="address switches connect to")
     serve.add_argument("--openflow-port", type=int, default=6653)
     serve.add_argument("--codec", choices=CODEC_NAMES, default="mac-nibble")
+    serve.add_argument("--gateway", default=None, metavar="IPV4",
+                       help="the host (an uplink router) that takes IPv4 to no host of the fabric; without it such "
+                            "traffic is dropped at its ingress")
     tsn = serve.add_argument_group("time-sensitive streams")
     tsn.add_argument("--tt-queue", type=int, default=6,
                      help="OpenFlow queue of time-triggered frames on every switch (OVS's Linux datapath: queue 6 "
@@ -77,7 +80,11 @@ async def serve(args: argparse.Namespace) -> None:
         raise SrfabricError("--tt-queue", f"must be in -1..{MAX_QUEUE}, got {args.tt_queue}")
     if args.cycle_ns < 100_000:
         raise SrfabricError("--cycle-ns", f"must be at least 100000, got {args.cycle_ns}")
-    controller = Controller(ControllerConfig(codec=args.codec, tt_queue=None if args.tt_queue < 0 else args.tt_queue))
+    try:
+        tt_queue = None if args.tt_queue < 0 else args.tt_queue
+        controller = Controller(ControllerConfig(codec=args.codec, tt_queue=tt_queue, gateway=args.gateway))
+    except ModelError as error:
+        raise SrfabricError("--gateway", error.message) from None
     repository = Repository(engine)
     gates = TaprioGates() if args.gates == "taprio" else RecordingGates()
     if isinstance(gates, TaprioGates):

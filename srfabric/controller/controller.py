@@ -61,6 +61,7 @@ class ControllerConfig:
     tt_queue: int | None = None  # every switch puts time-triggered frames in this queue (rules/time_triggered.py)
     clock: Callable[[], int] = time.perf_counter_ns
     on_synced: Callable[[Fabric], None] | None = None  # told after each sync, e.g. to keep learned hosts and links
+    gateway: str | None = None  # the address of the host that takes IPv4 to no host of the fabric (rules/gateway.py)
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,7 @@ class Controller(Discovery, Taking):
     def __init__(self, config: ControllerConfig | None = None) -> None:
         self.config = config or ControllerConfig()
         self.fabric = Fabric()
+        self.fabric.set_gateway(self.config.gateway)
         self.chains: dict[str, Chain] = {}
         self.streams: dict[str, SteeredStream] = {}
         self.sent: dict[int, int] = {}  # flow-mods each switch got in the last sync that changed it (a count)
@@ -507,7 +509,7 @@ class Controller(Discovery, Taking):
 
     def _remember_links(self, dpid: int, in_port: int, flow: FiveTuple, placed: list[tuple[int, FlowEntry]]) -> None:
         """The fabric links a new flow's route crosses, kept with its entries: a link lost drops them."""
-        destination = self._routes.host_by_ip(self.fabric, flow.dst)
+        destination = self._routes.host_by_ip(self.fabric, flow.dst) or self.fabric.gateway()
         if destination is None:
             return
         route = self._routes.route(self.fabric, (dpid, in_port), destination)  # the one just used, cached

@@ -91,6 +91,8 @@ class Fabric:
     dormant: dict[Endpoint, Endpoint] = field(default_factory=dict)
     """Links whose carrier went down: no path uses them, but their ports stay trusted fabric ports, so that a
     link failure changes nothing on the switches at its ends (only the edges' headers change)."""
+    gateway_ip: str | None = None
+    """The address of the host that takes "everything else": IPv4 to no host of the fabric (an uplink router)."""
     _graph: nx.DiGraph | None = field(default=None, repr=False, compare=False)
     _distances: dict[int, dict[int, int]] = field(default_factory=dict, repr=False, compare=False)
     version: int = field(default=0, compare=False)
@@ -155,9 +157,11 @@ class Fabric:
         if host.dpid not in self.switches:
             raise ModelError("host.switch", f"switch {host.dpid:#x} of host {host.name} is unknown")
         try:
-            ipaddress.IPv4Address(host.ip)
+            address = ipaddress.IPv4Address(host.ip)
         except ValueError:
             raise ModelError("host.ip", f"{host.ip!r} is not an IPv4 address") from None
+        if address.is_unspecified or address.is_multicast or address == ipaddress.IPv4Address("255.255.255.255"):
+            raise ModelError("host.ip", f"{host.ip} is no host's address (unspecified, multicast or broadcast)")
         self.hosts[host.name] = host
         self._changed()
 
@@ -184,6 +188,21 @@ class Fabric:
     def remove_host(self, name: str) -> None:
         if self.hosts.pop(name, None) is not None:
             self._changed()
+
+    def set_gateway(self, ip: str | None) -> None:
+        """Send IPv4 to no host of the fabric to the host with address ``ip`` (once it is known), or nowhere."""
+        if ip is not None:
+            try:
+                ipaddress.IPv4Address(ip)
+            except ValueError:
+                raise ModelError("gateway", f"{ip!r} is not an IPv4 address") from None
+        if ip != self.gateway_ip:
+            self.gateway_ip = ip
+            self._changed()
+
+    def gateway(self) -> Host | None:
+        """The gateway host, when one is set and known."""
+        return self.host_by_ip(self.gateway_ip) if self.gateway_ip is not None else None
 
     def host_by_ip(self, ip: str) -> Host | None:
         for host in self.hosts.values():

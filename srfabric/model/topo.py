@@ -64,6 +64,7 @@ class TopoSpec:
     hosts: dict[str, HostSpec] = field(default_factory=dict)
     functions: dict[str, FunctionSpec] = field(default_factory=dict)
     links: list[LinkSpec] = field(default_factory=list)
+    gateway: str | None = None  # the host that takes IPv4 to no host of the fabric (an uplink router)
     _used: dict[str, set[int]] = field(default_factory=dict)
 
     def add_switch(self, name: str, role: Role = "edge", dpid: int | None = None) -> None:
@@ -115,6 +116,8 @@ class TopoSpec:
         for fn in self.functions.values():
             dpid = self.dpid(fn.switch)
             fabric.add_function(ServiceFunction(fn.name, (dpid, fn.ingress_port), (dpid, fn.egress_port)))
+        if self.gateway is not None:
+            fabric.set_gateway(self.hosts[self.gateway].ip)
         return fabric
 
 

@@ -34,6 +34,7 @@ from srfabric.rules.entries import (
     match_fields,
 )
 from srfabric.rules.exits import exit_entries
+from srfabric.rules.gateway import gateway_edge_entries, gateway_exit_entries, gateway_route_entries
 from srfabric.rules.headers import (
     _ip,
     host_route_entries,
@@ -213,6 +214,7 @@ def switch_base_entries(fabric: Fabric, dpid: int, rules: CodecRules, sre: bool)
                         cookie=cookie(Kind.DELIVER),
                     )
                 )
+        entries += gateway_edge_entries(fabric, dpid, rules)
     else:
         entries.append(FlowEntry(DECODE, PRIO_EXHAUSTED, exhausted_match, (), cookie=cookie(Kind.MISS)))
     return entries
@@ -282,9 +284,10 @@ def chain_placement(fabric: Fabric, chain: Chain, codec: str, sre: set[int] | No
     exits: list[tuple[int, FlowEntry]] = []
     routes: list[Route] = []
     for egress in sorted({fabric.functions[path.functions[-1]].egress for path in chain.paths()}):
-        placed, exit_routes = exit_entries(fabric, egress, rules, sre, what)
-        exits += placed
-        routes += exit_routes
+        for placed, exit_routes in (exit_entries(fabric, egress, rules, sre, what),
+                                    gateway_exit_entries(fabric, egress, rules, sre, what)):
+            exits += placed
+            routes += exit_routes
     return Placement(placement.entries + exits, placement.groups, placement.links | crossed(fabric, routes))
 
 
@@ -482,6 +485,15 @@ def topology_tables(fabric: Fabric, codec: str, problems: list[SrfabricError] | 
                 placed += found[0]
                 groups += found[1]
             tables.add_all(placed, what, groups)
+    gateway = fabric.gateway()
+    for dpid in ingress if gateway is not None else ():
+        with _reported(problems, f"gateway from switch {dpid:#x}"):
+            found = memo.routes.get(("", dpid))  # no host has an empty name: the route for every other address
+            if found is None or not found[2] <= fabric.links.keys():
+                made = gateway_route_entries(fabric, dpid, rules, sre, group_ids[gateway.dpid])  # type: ignore[union-attr]
+                assert made is not None  # the gateway is known
+                found = memo.routes[("", dpid)] = (made[0], made[1], crossed(fabric, [made[2]]))
+            tables.add_all(found[0], "gateway", found[1])
     return tables
 
 

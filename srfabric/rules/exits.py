@@ -10,8 +10,9 @@ its hosts. Its own hosts need no entry: the restore and delivery entries every
 edge has hand the frame over. This is per-destination state at that one
 switch, shared by every destination-less chain whose last function hangs off
 it (the entries are equal, so two chains hold them once); transit switches
-hold nothing for it. A destination that is no host of the fabric matches
-nothing and is dropped there.
+hold nothing for it. A destination that is no host of the fabric goes on to
+the gateway when one is set (``gateway.gateway_exit_entries``), and is dropped
+there otherwise.
 
 Examples
 --------

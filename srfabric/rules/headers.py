@@ -91,7 +91,7 @@ def steps_entries(
     entries that go when unused (reactive flows)."""
     priority = {Kind.CHAIN: PRIO_CHAIN, Kind.FLOW: PRIO_FLOW}.get(kind, PRIO_ROUTE) + raise_by
     # Above the TERMINATE restore entries (PRIO_ROUTE), which would otherwise tie with route boundaries.
-    boundary_priority = PRIO_CHAIN + raise_by if kind == Kind.CHAIN else PRIO_REENCAP
+    boundary_priority = (PRIO_CHAIN if kind == Kind.CHAIN else PRIO_REENCAP) + raise_by
     if not route.hops:
         return [
             (route.entry[0], FlowEntry(HOST_IN, priority, m, (Output(route.delivery[1]),), cookie=cookie(kind, owner),
@@ -143,15 +143,16 @@ def route_group_ids(fabric: Fabric) -> dict[int, int]:
     return {dpid: ROUTE_GROUPS | value for dpid, value in ids.items()}
 
 
-def host_route_entries(route: Route, dst: Match, rules: CodecRules, sre: set[int], group_id: int,
-                       what: str) -> tuple[list[tuple[int, FlowEntry]], list[tuple[int, GroupEntry]]]:
+def host_route_entries(
+    route: Route, dst: Match, rules: CodecRules, sre: set[int], group_id: int, what: str, raise_by: int = 0
+) -> tuple[list[tuple[int, FlowEntry]], list[tuple[int, GroupEntry]]]:
     """A default route's entries: at the ingress, the host's match hands the frame to an indirect group that
     writes the first header, one group per destination switch; the group is what changes when the way there
     does, so a repair rewrites one group per (ingress, destination switch), not one entry per host.
 
     Every host of a switch shares its group: the header ends at that switch, which delivers by address.
     """
-    placed = route_entries(route, [dst], rules, sre, Kind.ROUTE, 0, what)
+    placed = route_entries(route, [dst], rules, sre, Kind.ROUTE, 0, what, raise_by=raise_by)
     if not route.hops:
         return placed, []
     ingress, first = placed[0]

@@ -25,6 +25,7 @@ from srfabric.rules.pipeline import (
     PRIO_ARP,
     PRIO_CHAIN,
     PRIO_CONTROL,
+    PRIO_GATEWAY,
     PRIO_MISS,
     PRIO_ROUTE,
 )
@@ -76,6 +77,12 @@ def compile_hop_by_hop(
                                                                                                    host.name))),),
                                        cookie=cookie(Kind.ROUTE))) for dpid in fabric.switches]
             tables.add_all(placed, what)
+    gateway = fabric.gateway()
+    if gateway is not None:  # everything else: each switch's next hop towards the gateway, below the hosts'
+        with _reported(problems, "gateway"):
+            tables.add_all([(dpid, FlowEntry(PORT_IN, PRIO_GATEWAY, match(eth_type=IPV4_ETHERTYPE),
+                                             (Output(_first_port(host_route(fabric, (dpid, 0), gateway.name))),),
+                                             cookie=cookie(Kind.ROUTE))) for dpid in fabric.switches], "gateway")
     for chain in chains:
         what = f"chain {chain.name}"
         with _reported(problems, what):

@@ -28,6 +28,7 @@ PRIO_CHAIN = 200
 PRIO_REENCAP = 150
 PRIO_FLOW = 150  # reactive per-flow entries: above default routes and their punt, below chains
 PRIO_ROUTE = 100
+PRIO_GATEWAY = 99  # "everything else" (IPv4 to no host of the fabric) to the gateway: below every host's route
 PRIO_DECODE = 100
 PRIO_EXHAUSTED = 50
 PRIO_MISS = 0

@@ -135,8 +135,10 @@ def flow_entries(
     """
     routes = routes if routes is not None else RouteCache()
     destination = routes.host_by_ip(fabric, flow.dst)
+    if destination is None and fabric.gateway_ip is not None:  # no host's address: the gateway takes it
+        destination = routes.host_by_ip(fabric, fabric.gateway_ip)
     if destination is None:
-        raise RoutingError("ipv4_dst", f"{flow.dst} is not a known host")
+        raise RoutingError("ipv4_dst", f"{flow.dst} is not a known host, and no gateway is known")
     what = f"flow {flow.src}->{flow.dst}"
     if steering == "hop-by-hop":
         route = routes.route(fabric, entry, destination)

@@ -190,6 +190,7 @@ def controller_config(spec: TopoSpec, codec: str) -> ControllerConfig:
         codec=codec,
         switch_names={sw.dpid: (sw.name, sw.role) for sw in spec.switches.values()},
         host_names={host.mac: host.name for host in spec.hosts.values()},
+        gateway=spec.hosts[spec.gateway].ip if spec.gateway is not None else None,
     )
 
 

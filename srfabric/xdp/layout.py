@@ -19,8 +19,10 @@ from dataclasses import dataclass
 
 STAGE_HOST_IN = 1
 STAGE_TERMINATE = 2
+STAGE_DELIVER = 3
 ACT_ENCAP = 1
 ACT_OUTPUT = 2
+EVERYTHING = 0  # the address key of what applies to every address no entry names (the gateway's)
 WILD_RULES = 64
 
 # bpf/include/sr_verdict.h: enum sr_reason, in order.

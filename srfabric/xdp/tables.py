@@ -146,19 +146,21 @@ def xdp_tables(entries: Iterable[FlowEntry], groups: Iterable[GroupEntry] = ()) 
             if "in_port" in fields:
                 tables.trusted_ports.add(fields["in_port"][0])
             continue
-        if kind in (Kind.CHAIN, Kind.ROUTE) and entry.table in (HOST_IN, TERMINATE):
+        if kind in (Kind.CHAIN, Kind.ROUTE) and entry.table in (HOST_IN, TERMINATE, DELIVER):
             actions, group_id = _resolved(entry, by_id)
             if group_id is None:
                 index = tables.add_action(header_action(entry, actions))
             elif (index := group_actions.get(group_id, -1)) < 0:
                 index = group_actions[group_id] = tables.add_action(header_action(entry, actions))
             destination = fields.get("ipv4_dst")
-            # A host route (one unmasked destination, nothing else) goes to the hash table of routes.
-            if (entry.table == HOST_IN and kind == Kind.ROUTE and destination is not None and destination[1] is None
-                    and set(fields) <= {"eth_type", "ipv4_dst"}):
-                tables.routes[layout.ipv4(destination[0])] = index
+            # A host route (one unmasked destination, nothing else) goes to the hash table of routes, and so does
+            # the route for everything else (no address: the gateway's), under address 0.
+            if entry.table == HOST_IN and kind == Kind.ROUTE and set(fields) <= {"eth_type", "ipv4_dst"} and (
+                    destination is None or destination[1] is None):
+                tables.routes[layout.ipv4(destination[0] if destination else layout.EVERYTHING)] = index
                 continue
-            stage = layout.STAGE_HOST_IN if entry.table == HOST_IN else layout.STAGE_TERMINATE
+            stage = {HOST_IN: layout.STAGE_HOST_IN, TERMINATE: layout.STAGE_TERMINATE}.get(entry.table,
+                                                                                        layout.STAGE_DELIVER)
             value, mask = wildcard_key(entry, stage)
             wild.append((entry.priority, value, mask, index))
             continue
@@ -166,17 +168,20 @@ def xdp_tables(entries: Iterable[FlowEntry], groups: Iterable[GroupEntry] = ()) 
             if entry.actions:
                 source = fields.get("ipv4_src")
                 sets = [a for a in entry.actions if isinstance(a, SetField) and a.field == "eth_src"]
-                if source is None or len(sets) != 1:
-                    raise XdpTableError(_name(entry), "a restore entry sets eth_src for one ipv4_src")
-                tables.restore[layout.ipv4(source[0])] = layout.mac_value(sets[0].value)
+                if len(sets) != 1 or set(fields) - {"eth_type", "ipv4_src"}:
+                    raise XdpTableError(_name(entry), "a restore entry sets eth_src for one ipv4_src (or all)")
+                tables.restore[layout.ipv4(source[0] if source else layout.EVERYTHING)] = layout.mac_value(
+                    sets[0].value)
             continue
         if kind == Kind.DELIVER and entry.table == DELIVER:
             destination = fields.get("ipv4_dst")
             sets = [a for a in entry.actions if isinstance(a, SetField) and a.field == "eth_dst"]
             outputs = [a for a in entry.actions if isinstance(a, Output)]
-            if destination is None or len(sets) != 1 or len(outputs) != 1:
-                raise XdpTableError(_name(entry), "a delivery entry sets eth_dst and outputs for one ipv4_dst")
-            tables.deliver[layout.ipv4(destination[0])] = layout.host(sets[0].value, outputs[0].port)
+            if len(sets) != 1 or len(outputs) != 1 or set(fields) - {"eth_type", "ipv4_dst"}:
+                raise XdpTableError(_name(entry), "a delivery entry sets eth_dst and outputs for one ipv4_dst "
+                                                  "(or all)")
+            tables.deliver[layout.ipv4(destination[0] if destination else layout.EVERYTHING)] = layout.host(
+                sets[0].value, outputs[0].port)
             continue
         raise XdpTableError(_name(entry), f"kind {kind.name if kind else 'none'} in table {entry.table} "
                                           "has no XDP form")

@@ -91,3 +91,25 @@ def test_a_chain_balanced_on_lb_fields_translates_to_masked_rules() -> None:
     # UDP source port.
     assert {rule[16:32] for rule in wild} == {layout.flow_key(dst=0xFFFFFFFF, proto=0xFF, sport=0xF, dport=0xFFFF,
                                                               stage=0xFF, in_port=0xFFFF)}
+
+
+def test_the_gateway_is_address_0_in_routes_restore_and_delivery() -> None:
+    from srfabric.model import Chain, FlowClassifier
+    from tests.unit.test_rules_walk import demo_fabric
+
+    fabric = demo_fabric()
+    gateway = fabric.hosts["h16"]
+    fabric.set_gateway(gateway.ip)
+    chain = Chain("open", FlowClassifier(protocol="udp"), ("v1", "v4"), "h1", None, 1)  # v4 on h9's switch, e5
+    state = compile_state(fabric, [chain], "mac-nibble")
+    everything = layout.ipv4(0)
+    for dpid, entries in state.entries.items():
+        translated = xdp_tables(entries, state.groups.get(dpid, ()))
+        if dpid in {h.dpid for h in fabric.hosts.values()}:
+            assert everything in translated.routes and translated.restore[everything] == layout.mac_value(
+                gateway.mac)
+        assert (everything in translated.deliver) == (dpid == gateway.dpid)
+    exit_switch = fabric.hosts["h9"].dpid
+    at_exit = xdp_tables(state.entries[exit_switch], state.groups[exit_switch])
+    by_stage = [rule for rule in at_exit.wild if rule[13] == layout.STAGE_DELIVER]  # the key's stage byte
+    assert len(by_stage) == 1  # what v4 hands back and no host takes: on to the gateway, by v4's egress port
