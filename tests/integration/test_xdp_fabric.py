@@ -53,3 +53,31 @@ def test_plain_traffic_takes_the_default_route(xdp_fabric: tuple[XdpFabric, str,
         result = xdp.send(frame, host.dpid, host.port)
         assert result.functions == []
         assert result.delivered == [(dst, frame)], result.verdicts
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_everything_else_goes_to_the_gateway_and_comes_back_with_its_mac(codec: str) -> None:
+    """Address 0 in the route, restore and delivery maps, and the delivery-stage exit of a destination-less
+    chain, run by the real programs."""
+    from srfabric.model import Chain, FlowClassifier
+
+    build()
+    spec, _, _ = demo_topology(4)
+    fabric = spec.to_fabric()
+    gateway, h1 = fabric.hosts["h16"], fabric.hosts["h1"]
+    fabric.set_gateway(gateway.ip)
+    function = next(name for name, f in sorted(fabric.functions.items()) if f.egress[0] not in (h1.dpid, gateway.dpid))
+    chain = Chain("open", FlowClassifier(protocol="udp", destination_port_range=(7000, 7000)), (function,), "h1",
+                  None, 9)
+    state = compile_state(fabric, [chain], codec)
+    outside = "192.0.2.7"
+    with XdpFabric(fabric, state.entries, codec, state.groups) as xdp:
+        for dport, functions in ((80, []), (7000, [function])):  # the default route, then the chain's exit
+            frame = frames.udp_frame(dst_mac=gateway.mac, src_mac=h1.mac, src=h1.ip, dst=outside, dport=dport)
+            result = xdp.send(frame, h1.dpid, h1.port)
+            assert result.functions == functions and result.delivered == [("h16", frame)], result.verdicts
+        back = frames.udp_frame(dst_mac=h1.mac, src_mac=gateway.mac, src=outside, dst=h1.ip, sport=80)
+        result = xdp.send(back, gateway.dpid, gateway.port)
+        assert result.delivered == [("h1", back)], result.verdicts
+        stray = frames.udp_frame(dst_mac=gateway.mac, src_mac=gateway.mac, src=outside, dst="192.0.2.8")
+        assert xdp.send(stray, gateway.dpid, gateway.port).delivered == []  # never back out where it came in
