@@ -29,7 +29,7 @@ def _end(end: tuple[int, int]) -> dict[str, int]:
 def fabric_view(controller: Controller, labels: dict[str, str] | None = None) -> dict[str, Any]:
     """Switches (connected or kept), links (each direction, ``up`` or ``down``: its carrier went and no path
     uses it), hosts, service functions (``up`` unless a port lost its carrier; ``label`` from ``labels``, the
-    reverse direction of a symmetric pair left out: it is the same box), and what is not routed."""
+    reverse direction of a symmetric pair left out: it is the same box), what is not routed, and the gateway."""
     from srfabric.api.service import unrouted
     from srfabric.api.translate import REVERSE
 
@@ -48,6 +48,9 @@ def fabric_view(controller: Controller, labels: dict[str, str] | None = None) ->
                        "egress": _end(f.egress), "up": f.name not in fabric.functions_down}
                       for f in sorted(fabric.functions.values(), key=lambda f: f.name) if not f.name.endswith(REVERSE)],
         "unrouted": [unrouted(problem) for problem in controller.problems],
+        # The address every edge sends traffic for no host to, and the host it is (None until learned).
+        "gateway": None if fabric.gateway_ip is None else {
+            "ip": fabric.gateway_ip, "host": gateway.name if (gateway := fabric.gateway()) else None},
     }
 
 
