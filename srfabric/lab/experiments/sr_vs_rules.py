@@ -15,6 +15,7 @@ from srfabric.lab.iperf import Traffic
 from srfabric.lab.plot import lines, pyplot, save
 from srfabric.lab.topologies import NamespaceChain, chain_gbps
 from srfabric.model.chain import Chain, FlowClassifier
+from srfabric.rules.compile import compile_state
 from srfabric.rules.entries import Kind
 from srfabric.rules.hop_by_hop import compile_tables
 
@@ -50,10 +51,13 @@ def state_vs_chains(counts: tuple[int, ...] = (1, 10, 100)) -> list[dict[str, An
                         functions, "S", "D", i + 1) for i in range(count)]
         for steering in STEERINGS:
             tables = compile_tables(fabric, chains, "mac-nibble", steering)
+            # Source routing's default routes write their headers through groups (one per other edge): state too.
+            groups = compile_state(fabric, chains, "mac-nibble").groups if steering == "source-routing" else {}
             per_switch = {sw.name: len(tables[sw.dpid]) for sw in spec.switches.values()}
             with_chain = sum(1 for entries in tables.values() if any(e.kind == Kind.CHAIN for e in entries))
             rows.append({"steering": steering, "chains": count, "entries_max": max(per_switch.values()),
-                         "entries_total": sum(per_switch.values()), "switches_with_chain_state": with_chain})
+                         "entries_total": sum(per_switch.values()), "switches_with_chain_state": with_chain,
+                         "groups_total": sum(len(held) for held in groups.values())})
     return rows
 
 

@@ -12,9 +12,11 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from srfabric.api.client import SfcClient
 from srfabric.model.topo import TopoSpec
 from srfabric.testbed.api_lab import ApiLab, ServeProcess, function_flows, line_spec
 from tests.integration.api.test_dataplane import RECEIVE, SEND_UDP, python_in, remove
@@ -45,15 +47,20 @@ def lab(request: pytest.FixtureRequest) -> Iterator[ApiLab]:
         yield running
 
 
+def open_chain(lab: ApiLab, client: SfcClient) -> dict[str, Any]:
+    """A port chain from h1 through v1 then v2, its classifier naming only its source port."""
+    classifier = client.create("flow_classifiers", {"logical_source_port": lab.ports["h1"]})
+    groups = []
+    for function in ("v1", "v2"):
+        pair = client.create("port_pairs", {"ingress": lab.ports[f"{function}-in"],
+                                            "egress": lab.ports[f"{function}-out"]})
+        groups.append(client.create("port_pair_groups", {"port_pairs": [pair["id"]]})["id"])
+    return client.create("port_chains", {"port_pair_groups": groups, "flow_classifiers": [classifier["id"]]})
+
+
 def test_a_chain_without_destination_carries_udp_and_tcp_to_two_destinations(lab: ApiLab) -> None:
     with lab.serve.client() as client:
-        classifier = client.create("flow_classifiers", {"logical_source_port": lab.ports["h1"]})
-        groups = []
-        for function in ("v1", "v2"):
-            pair = client.create("port_pairs", {"ingress": lab.ports[f"{function}-in"],
-                                                "egress": lab.ports[f"{function}-out"]})
-            groups.append(client.create("port_pair_groups", {"port_pairs": [pair["id"]]})["id"])
-        pc = client.create("port_chains", {"port_pair_groups": groups, "flow_classifiers": [classifier["id"]]})
+        pc = open_chain(lab, client)
         try:
             received = {}
             for host, port in (("h2", 24000), ("h3", 24001)):
@@ -92,13 +99,7 @@ def test_everything_else_goes_to_the_gateway_and_back_through_a_chain_and_withou
     with lab.serve.client() as client:
         gateway = client.get("/v2.0/srfabric/fabric")["fabric"]["gateway"]
         assert gateway["ip"] == lab.spec.hosts["h2"].ip and gateway["host"] is not None  # learned (by its ARP)
-        classifier = client.create("flow_classifiers", {"logical_source_port": lab.ports["h1"]})
-        groups = []
-        for function in ("v1", "v2"):
-            pair = client.create("port_pairs", {"ingress": lab.ports[f"{function}-in"],
-                                                "egress": lab.ports[f"{function}-out"]})
-            groups.append(client.create("port_pair_groups", {"port_pairs": [pair["id"]]})["id"])
-        pc = client.create("port_chains", {"port_pair_groups": groups, "flow_classifiers": [classifier["id"]]})
+        pc = open_chain(lab, client)
         try:
             script, count = lab.workdir / "receive-outside.py", lab.workdir / "received-outside"
             script.write_text(RECEIVE.format(port=24002, out=count))
