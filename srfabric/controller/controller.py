@@ -509,7 +509,7 @@ class Controller(Discovery, Taking):
 
     def _remember_links(self, dpid: int, in_port: int, flow: FiveTuple, placed: list[tuple[int, FlowEntry]]) -> None:
         """The fabric links a new flow's route crosses, kept with its entries: a link lost drops them."""
-        destination = self._routes.host_by_ip(self.fabric, flow.dst) or self.fabric.gateway()
+        destination = self._routes.destination(self.fabric, flow.dst)
         if destination is None:
             return
         route = self._routes.route(self.fabric, (dpid, in_port), destination)  # the one just used, cached

@@ -21,6 +21,13 @@ Role = Literal["edge", "aggregation", "core", "switch"]
 PortRole = Literal["fabric", "function", "host"]
 
 
+
+def _ipv4(field_name: str, text: str) -> ipaddress.IPv4Address:
+    try:
+        return ipaddress.IPv4Address(text)
+    except ValueError:
+        raise ModelError(field_name, f"{text!r} is not an IPv4 address") from None
+
 @dataclass(frozen=True)
 class Switch:
     """A switch; ``sre`` says whether it may (re-)encapsulate (edges by default)."""
@@ -156,10 +163,7 @@ class Fabric:
             return  # known already (and checked when it was added): the API places every host on every change
         if host.dpid not in self.switches:
             raise ModelError("host.switch", f"switch {host.dpid:#x} of host {host.name} is unknown")
-        try:
-            address = ipaddress.IPv4Address(host.ip)
-        except ValueError:
-            raise ModelError("host.ip", f"{host.ip!r} is not an IPv4 address") from None
+        address = _ipv4("host.ip", host.ip)
         if address.is_unspecified or address.is_multicast or address == ipaddress.IPv4Address("255.255.255.255"):
             raise ModelError("host.ip", f"{host.ip} is no host's address (unspecified, multicast or broadcast)")
         self.hosts[host.name] = host
@@ -192,10 +196,7 @@ class Fabric:
     def set_gateway(self, ip: str | None) -> None:
         """Send IPv4 to no host of the fabric to the host with address ``ip`` (once it is known), or nowhere."""
         if ip is not None:
-            try:
-                ipaddress.IPv4Address(ip)
-            except ValueError:
-                raise ModelError("gateway", f"{ip!r} is not an IPv4 address") from None
+            _ipv4("gateway", ip)
         if ip != self.gateway_ip:
             self.gateway_ip = ip
             self._changed()

@@ -486,14 +486,15 @@ def topology_tables(fabric: Fabric, codec: str, problems: list[SrfabricError] | 
                 groups += found[1]
             tables.add_all(placed, what, groups)
     gateway = fabric.gateway()
-    for dpid in ingress if gateway is not None else ():
-        with _reported(problems, f"gateway from switch {dpid:#x}"):
-            found = memo.routes.get(("", dpid))  # no host has an empty name: the route for every other address
-            if found is None or not found[2] <= fabric.links.keys():
-                made = gateway_route_entries(fabric, dpid, rules, sre, group_ids[gateway.dpid])  # type: ignore[union-attr]
-                assert made is not None  # the gateway is known
-                found = memo.routes[("", dpid)] = (made[0], made[1], crossed(fabric, [made[2]]))
-            tables.add_all(found[0], "gateway", found[1])
+    if gateway is not None:
+        for dpid in ingress:
+            with _reported(problems, f"gateway from switch {dpid:#x}"):
+                found = memo.routes.get(("", dpid))  # no host has an empty name: the route for every other address
+                if found is None or not found[2] <= fabric.links.keys():
+                    placed, groups, route = gateway_route_entries(fabric, gateway, dpid, rules, sre,
+                                                                  group_ids[gateway.dpid])
+                    found = memo.routes[("", dpid)] = (placed, groups, crossed(fabric, [route]))
+                tables.add_all(found[0], "gateway", found[1])
     return tables
 
 

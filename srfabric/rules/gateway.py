@@ -26,7 +26,7 @@ Examples
 from __future__ import annotations
 
 from srfabric.errors import RoutingError
-from srfabric.model.fabric import Endpoint, Fabric
+from srfabric.model.fabric import Endpoint, Fabric, Host
 from srfabric.routing.paths import Route, host_route
 from srfabric.rules.codec_rules import CodecRules
 from srfabric.rules.entries import FlowEntry, GroupEntry, Kind, Output, SetField, cookie, extended, match
@@ -68,13 +68,9 @@ def _one_header(placed: list[tuple[int, FlowEntry]], what: str) -> None:
                                      "which the route for every other address cannot have")
 
 
-def gateway_route_entries(fabric: Fabric, dpid: int, rules: CodecRules, sre: set[int], group_id: int
-                          ) -> tuple[list[tuple[int, FlowEntry]], list[tuple[int, GroupEntry]], Route] | None:
-    """The ingress ``dpid``'s route for everything else, through the group of the gateway's switch; None without
-    a known gateway."""
-    gateway = fabric.gateway()
-    if gateway is None:
-        return None
+def gateway_route_entries(fabric: Fabric, gateway: Host, dpid: int, rules: CodecRules, sre: set[int],
+                          group_id: int) -> tuple[list[tuple[int, FlowEntry]], list[tuple[int, GroupEntry]], Route]:
+    """The ingress ``dpid``'s route for everything else to ``gateway``, through the group of its switch."""
     route = host_route(fabric, (dpid, 0), gateway.name)
     what = f"gateway from switch {dpid:#x}"
     placed, groups = host_route_entries(route, EVERYTHING, rules, sre, group_id, what, raise_by=BELOW_HOSTS)

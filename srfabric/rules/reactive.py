@@ -86,6 +86,13 @@ class RouteCache:
         self._current(fabric)
         return self._hosts.get(ip)
 
+    def destination(self, fabric: Fabric, ip: str) -> Host | None:
+        """The host a flow to ``ip`` goes to: the one with that address, else the gateway (when known)."""
+        found = self.host_by_ip(fabric, ip)
+        if found is None and fabric.gateway_ip is not None:
+            found = self._hosts.get(fabric.gateway_ip)
+        return found
+
     def sre(self, fabric: Fabric) -> set[int]:
         self._current(fabric)
         return self._sre
@@ -134,9 +141,7 @@ def flow_entries(
     5
     """
     routes = routes if routes is not None else RouteCache()
-    destination = routes.host_by_ip(fabric, flow.dst)
-    if destination is None and fabric.gateway_ip is not None:  # no host's address: the gateway takes it
-        destination = routes.host_by_ip(fabric, fabric.gateway_ip)
+    destination = routes.destination(fabric, flow.dst)
     if destination is None:
         raise RoutingError("ipv4_dst", f"{flow.dst} is not a known host, and no gateway is known")
     what = f"flow {flow.src}->{flow.dst}"

@@ -50,9 +50,12 @@ def state_vs_chains(counts: tuple[int, ...] = (1, 10, 100)) -> list[dict[str, An
         chains = [Chain(f"c{i}", FlowClassifier(protocol="tcp", destination_port_range=(10000 + i, 10000 + i)),
                         functions, "S", "D", i + 1) for i in range(count)]
         for steering in STEERINGS:
-            tables = compile_tables(fabric, chains, "mac-nibble", steering)
             # Source routing's default routes write their headers through groups (one per other edge): state too.
-            groups = compile_state(fabric, chains, "mac-nibble").groups if steering == "source-routing" else {}
+            if steering == "source-routing":
+                state = compile_state(fabric, chains, "mac-nibble")
+                tables, groups = state.entries, state.groups
+            else:
+                tables, groups = compile_tables(fabric, chains, "mac-nibble", steering), {}
             per_switch = {sw.name: len(tables[sw.dpid]) for sw in spec.switches.values()}
             with_chain = sum(1 for entries in tables.values() if any(e.kind == Kind.CHAIN for e in entries))
             rows.append({"steering": steering, "chains": count, "entries_max": max(per_switch.values()),
