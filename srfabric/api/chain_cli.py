@@ -10,7 +10,9 @@ or device_id (without ``destination`` the chain ends at its last function and
 traffic goes on from there by destination address); a function by its ports' device_id (``<name>-in`` / ``<name>-out``
 name ingress and egress; one port serves both). ``tap`` makes the function a tap;
 ``same`` sends traffic back out of the port it came in on; ``in``/``out`` use the
-function's two ports as named.
+function's two ports as named. A step's ``service_function_parameters`` go to its port pair as they are:
+without them the function is SR-unaware (networking-sfc's correlation None: the SR proxy strips the header
+before it); ``{"correlation": "mpls"}`` makes it SR-aware (it returns the header untouched).
 """
 
 from __future__ import annotations
@@ -69,6 +71,10 @@ def read_description(path: Path) -> dict[str, Any]:
     for index, step in enumerate(chain):
         if not isinstance(step, dict) or not isinstance(step.get("name"), str):
             raise SrfabricError(f"chain[{index}].name", "a function name (string) is needed")
+        if not isinstance(step.get("service_function_parameters", {}), dict):
+            raise SrfabricError(f"chain[{index}].service_function_parameters", "an object is needed, as the port pair "
+                                                                              "API takes it (correlation, weight, "
+                                                                              "rewrites)")
         if step.get("direction", "in") not in DIRECTIONS:
             raise SrfabricError(f"chain[{index}].direction", f"{step.get('direction')!r} is not one of "
                                                             f"{', '.join(DIRECTIONS)}")
@@ -107,8 +113,11 @@ def create_chain(client: SfcClient, data: dict[str, Any], name: str) -> dict[str
     existing = {(p["ingress"], p["egress"]): p for p in client.list("port_pairs")}
     for index, step in enumerate(data["chain"]):
         ingress, egress = _function_ports(ports, step["name"], step.get("direction", "in"), f"chain[{index}]")
+        parameters = {"service_function_parameters": step["service_function_parameters"]} \
+            if "service_function_parameters" in step else {}  # none: networking-sfc's default, SR-unaware
         pair = existing.get((ingress, egress)) or client.create(
-            "port_pairs", {"name": f"{name}-{step['name']}", "ingress": ingress, "egress": egress}, "port_pair")
+            "port_pairs", {"name": f"{name}-{step['name']}", "ingress": ingress, "egress": egress, **parameters},
+            "port_pair")
         pairs.append(pair)
     groups = [client.create("port_pair_groups", {"name": f"{name}-{step['name']}", "port_pairs": [pair["id"]],
                                                  "tap_enabled": step.get("direction") == "tap"}, "port_pair_group")

@@ -234,6 +234,10 @@ def create_port_pair(snap: Snapshot, body: dict[str, Any], project: str) -> Reco
         raise bad_request(f"egress: Port Pair ingress port {body['ingress']} and egress port {body['egress']} not in "
                           "the same host.", "PortPairIngressEgressDifferentHost")
     parameters = {"correlation": None, "weight": 1, **(body.get("service_function_parameters") or {})}
+    if parameters.get("rewrites") and parameters["correlation"] is not None:
+        raise bad_request(f"service_function_parameters: rewrites are for an SR-unaware function (correlation None); "
+                          f"one with correlation {parameters['correlation']} returns the flow untouched.",
+                          "PortPairRewritesNeedProxy")
     record = {**_owned(body, project), "description": body.get("description") or "", "ingress": body["ingress"],
               "egress": body["egress"], "service_function_parameters": parameters}
     snap["port_pairs"][record["id"]] = record

@@ -110,8 +110,14 @@ class FlowClassifierUpdate(Renamed):
 
 # -- port pairs and groups -----------------------------------------------------------
 class ServiceFunctionParameters(Strict):
+    """``correlation`` None (networking-sfc's default) is an SR-unaware function: the fabric's SR proxy strips
+    the header before it and writes the rest of the path after it; ``mpls`` or ``nsh``, an SR-aware one that
+    returns the header untouched. ``rewrites`` (srfabric's) names the flow fields an SR-unaware function may
+    change (a source NAT: ``ip_src``), which the proxy then no longer uses to tell chains apart."""
+
     correlation: Literal["mpls", "nsh"] | None = None
     weight: int = Field(default=1, ge=0, le=0xFFFF)
+    rewrites: list[Literal["ip_src", "ip_dst", "l4_src", "l4_dst"]] = Field(default_factory=list, max_length=4)
 
 
 class PortPairCreate(Described):

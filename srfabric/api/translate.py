@@ -1,6 +1,7 @@
 """networking-sfc resources turned into srfabric's model: hosts, service functions and chains. Pure.
 
-- a port pair is a service function between its ports' attachments (``binding:profile``);
+- a port pair is a service function between its ports' attachments (``binding:profile``), SR-unaware
+  (proxied, addressed to its ingress port's MAC) when its correlation is None, networking-sfc's default;
 - a port chain with several flow classifiers is one ``Chain`` per classifier;
 - a classifier without a destination (no ``logical_destination_port`` and no
   /32 of a known host, networking-sfc's usual form) makes a chain that ends at
@@ -34,6 +35,7 @@ from srfabric.rules.lb_split import reverse_fields
 Record = dict[str, Any]
 REVERSE = "~rev"
 _mac_from_str = functools.lru_cache(maxsize=65536)(mac_from_str)  # every change translates every port again
+REVERSED = {"ip_src": "ip_dst", "ip_dst": "ip_src", "l4_src": "l4_dst", "l4_dst": "l4_src"}
 MAX_VARIANTS = 255  # chains made from one port chain: classifiers, reverse directions and graph joins
 
 
@@ -187,8 +189,14 @@ class Translator:
             egress = attachment(self.fabric, self.r["ports"][pp["egress"]], self.switches)
             if ingress is None or egress is None:
                 continue  # checked when a chain uses it
-            self.plan.functions[pp["id"]] = ServiceFunction(pp["id"], ingress, egress)
-            self.plan.functions[pp["id"] + REVERSE] = ServiceFunction(pp["id"] + REVERSE, egress, ingress)
+            parameters = pp["service_function_parameters"]
+            proxy = parameters.get("correlation") is None  # networking-sfc's "SR-unaware"
+            rewrites = frozenset(parameters.get("rewrites", ())) if proxy else frozenset()
+            macs = [self._mac(self.r["ports"][pp[side]]) if proxy else None for side in ("ingress", "egress")]
+            self.plan.functions[pp["id"]] = ServiceFunction(pp["id"], ingress, egress, proxy, macs[0], rewrites)
+            # The reverse direction enters at the egress port; what the function rewrote one way it undoes back.
+            self.plan.functions[pp["id"] + REVERSE] = ServiceFunction(
+                pp["id"] + REVERSE, egress, ingress, proxy, macs[1], frozenset(REVERSED[name] for name in rewrites))
         depth = self._graph_depths()
         for pc in self.r["port_chains"].values():
             self._chain(pc, depth.get(pc["id"], 0))
@@ -197,6 +205,10 @@ class Translator:
                 for dst in dsts:
                     self._join(self.r["port_chains"][src], self.r["port_chains"][dst], depth)
         return self.plan
+
+    @staticmethod
+    def _mac(port: Record) -> int | None:
+        return _mac_from_str(port["mac_address"], "mac_address") if port.get("mac_address") else None
 
     def _graph_depths(self) -> dict[str, int]:
         """How many chains lead into each chain through service graphs (joined chains rank above)."""

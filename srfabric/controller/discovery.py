@@ -1,6 +1,6 @@
 """How the controller learns the fabric from the switches: LLDP between switches (links, and their aging when
-LLDP stops) and ARP from hosts (where each host is; the controller answers for the hosts it knows and floods
-the rest only out of host ports).
+LLDP stops) and ARP from hosts and SR-unaware functions (where each host is; the controller answers for the
+hosts it knows and floods the rest only out of host ports).
 
 A mixin of :class:`srfabric.controller.controller.Controller`, which holds the state named below.
 """
@@ -100,11 +100,15 @@ class Discovery:
 
     def _arp_in(self, conn: SwitchConnection, in_port: int, data: bytes) -> None:
         arp = parse_arp(data)
-        if self.fabric.port_role(conn.dpid, in_port) != "host" or arp.sender_ip == "0.0.0.0" \
+        # An SR-unaware function (a router, a NAT) asks for its next hops as a host does, and its own addresses
+        # (a NAT's outside one, where replies go) are learned; a known host is never moved onto its port.
+        proxied = (conn.dpid, in_port) in self.fabric.proxied_ports()
+        if (self.fabric.port_role(conn.dpid, in_port) != "host" and not proxied) or arp.sender_ip == "0.0.0.0" \
                 or (conn.dpid, in_port) in self._quarantine:
             return  # probes (RFC 5227) say nothing about where a host is
         known = self.fabric.host_by_ip(arp.sender_ip)
-        if known is None or (known.mac, known.dpid, known.port) != (arp.sender_mac, conn.dpid, in_port):
+        if (known is None or (known.mac, known.dpid, known.port) != (arp.sender_mac, conn.dpid, in_port)) \
+                and not (proxied and known is not None):
             name = self.config.host_names.get(arp.sender_mac, known.name if known else f"host-{arp.sender_ip}")
             self.fabric.add_host(Host(name, arp.sender_mac, arp.sender_ip, conn.dpid, in_port))
             self._dirty.set()

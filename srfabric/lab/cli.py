@@ -8,7 +8,7 @@ import shutil
 
 from srfabric.errors import ModelError
 
-NAMES = ("calibration", "ovs-chain", "ns-chain", "firewall", "shaper", "sfc-throughput", "sr-vs-rules",
+NAMES = ("calibration", "ovs-chain", "ns-chain", "firewall", "shaper", "sfc-throughput", "sr-vs-rules", "sr-proxy",
          "tsn-fig9, tsn-fig10, tsn-fig11, tsn-fig12 and tsn-tables23 (in the kernel lab)")
 
 

@@ -53,13 +53,28 @@ class Host:
     port: int
 
 
+REWRITABLE = ("ip_src", "ip_dst", "l4_src", "l4_dst")
+"""Flow fields an SR-unaware function may declare it changes (MAC addresses and TTL need no declaration: the
+proxy never reads them)."""
+
+
 @dataclass(frozen=True)
 class ServiceFunction:
-    """A service function: traffic enters through ``ingress`` and comes back at ``egress``."""
+    """A service function: traffic enters through ``ingress`` and comes back at ``egress``.
+
+    An SR-aware function (``proxy`` False) returns each frame with its header untouched. An SR-unaware one
+    (networking-sfc's correlation None) gets the frame without a header, addressed to ``mac`` (its ingress
+    port's; a router takes no other), and may route, rewrite MAC addresses, decrement the TTL and change the
+    fields named in ``rewrites``: the switch it hands frames back to writes the rest of the path, choosing it by
+    the fields the function kept (see ``rules.proxy``).
+    """
 
     name: str
     ingress: Endpoint
     egress: Endpoint
+    proxy: bool = False
+    mac: int | None = None
+    rewrites: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -170,6 +185,12 @@ class Fabric:
         self._changed()
 
     def add_function(self, function: ServiceFunction) -> None:
+        unknown = sorted(function.rewrites - set(REWRITABLE))
+        if unknown:
+            raise ModelError(f"{function.name}.rewrites", f"{', '.join(unknown)} not among {', '.join(REWRITABLE)}")
+        if function.rewrites and not function.proxy:
+            raise ModelError(f"{function.name}.rewrites", "only an SR-unaware function (correlation None) may "
+                                                          "rewrite the flow: an SR-aware one returns it untouched")
         # The switch may connect later; only a port already known as a fabric link is refused.
         for which, end in (("ingress", function.ingress), ("egress", function.egress)):
             if end in self.links:
@@ -217,6 +238,10 @@ class Fabric:
             ports[function.ingress] = function
             ports[function.egress] = function
         return ports
+
+    def proxied_ports(self) -> dict[Endpoint, ServiceFunction]:
+        """The ports of SR-unaware functions: frames come back from them without a header, as from a host."""
+        return {end: f for end, f in self.function_ports().items() if f.proxy}
 
     def far_end(self, end: Endpoint) -> FarEnd | None:
         """Where a frame leaving through ``end`` goes next; None for a port that leads nowhere known."""

@@ -48,6 +48,10 @@ class CodecRules(Protocol):
 
     def exhausted(self) -> tuple[Match, tuple[Action, ...]]: ...
 
+    def last_step(self, port: int) -> Match:
+        """A header whose one port left is ``port``: what arrives at the switch of an SR-unaware function."""
+        ...
+
     def forged(self) -> list[Match]: ...
 
     def tt_marker(self) -> dict[str, int | tuple[int, int]]:
@@ -85,6 +89,9 @@ class NibbleRules:
 
     def exhausted(self) -> tuple[Match, tuple[Action, ...]]:
         return match(eth_src=(0, NIBBLE_MASK)), ()
+
+    def last_step(self, port: int) -> Match:
+        return match(eth_src=(1 << COUNT_SHIFT | port, NIBBLE_MASK | 0xF))
 
     def forged(self) -> list[Match]:
         # A hop count of 1..15 in the top nibble: four masked entries cover every non-zero value.
@@ -155,6 +162,11 @@ class MplsRules:
         # Open vSwitch refuses pop_vlan unless the match says a tag is present.
         exhausted = match(eth_type=MPLS_ETHERTYPE, mpls_ttl=0, vlan_vid=(VLAN_PRESENT, VLAN_PRESENT))
         return exhausted, (PopVlan(), PopMpls(IPV4_ETHERTYPE))
+
+    def last_step(self, port: int) -> Match:
+        ((field, ofs, width),) = slot_location(1)  # the first slot lies in one field (the destination MAC)
+        return match(eth_type=MPLS_ETHERTYPE, mpls_ttl=1, vlan_vid=(VLAN_PRESENT, VLAN_PRESENT),
+                     **{field: (port << ofs, ((1 << width) - 1) << ofs)})
 
     def forged(self) -> list[Match]:
         return [match(eth_type=MPLS_ETHERTYPE), match(vlan_vid=(VLAN_PRESENT, VLAN_PRESENT))]

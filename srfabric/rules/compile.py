@@ -63,6 +63,7 @@ from srfabric.rules.pipeline import (
     PRIO_SECURITY,
     TERMINATE,
 )
+from srfabric.rules.proxy import crosses_proxy, proxied_chain_entries, proxy_hint, proxy_port_entries
 from srfabric.rules.time_triggered import best_effort_first, tt_base_entries
 
 
@@ -92,7 +93,7 @@ class _Tables:
         self.groups: dict[int, dict[int, GroupEntry]] = {d: {} for d in dpids}
 
     def add_all(self, placed: list[tuple[int, FlowEntry]], what: str, groups: Sequence[tuple[int, GroupEntry]] = (),
-                check_overlap: bool = True) -> None:
+                check_overlap: bool = True, hint: str = "") -> None:
         """Add entries (and the groups they use) all or nothing, so a conflicting chain leaves no half of itself.
 
         Two chain entries of one priority whose matches can both hit one packet
@@ -106,7 +107,8 @@ class _Tables:
         for dpid, entry in placed:
             old = self.entries[dpid].get(entry.key)
             if old is not None and old != entry:
-                raise ModelError(what, f"conflicts with an existing entry on switch {dpid:#x} (cookie {old.cookie:#x})")
+                raise ModelError(what, f"conflicts with an existing entry on switch {dpid:#x} "
+                                       f"(cookie {old.cookie:#x}){hint}")
             if entry.kind not in (Kind.CHAIN, Kind.STREAM) or not check_overlap:
                 continue
             for other in self.entries[dpid].values():
@@ -114,7 +116,7 @@ class _Tables:
                         and other.priority == entry.priority and matches_overlap(other.match, entry.match)):
                     raise ModelError(what, f"its classifier overlaps another {entry.kind.name.lower()}'s "
                                            f"(cookie {other.cookie:#x}) "
-                                           f"on switch {dpid:#x}; make them disjoint")
+                                           f"on switch {dpid:#x}; make them disjoint{hint}")
         for dpid, entry in placed:
             self.entries[dpid][entry.key] = entry
         for dpid, group in groups:
@@ -156,10 +158,14 @@ def trusted_port_entry(port: int) -> FlowEntry:
     return FlowEntry(PORT_IN, PRIO_PORT, match(in_port=port), goto=DECODE, cookie=cookie(Kind.PORT))
 
 
-def function_port_entries(fabric: Fabric) -> list[tuple[int, FlowEntry]]:
-    """Service functions' ports are trusted: they hand back the frames the chain sent them."""
-    return [(dpid, trusted_port_entry(port)) for (dpid, port) in sorted(fabric.function_ports())
-            if dpid in fabric.switches]
+def function_port_entries(fabric: Fabric, rules: CodecRules) -> list[tuple[int, FlowEntry]]:
+    """SR-aware functions' ports are trusted: they hand back the frames the chain sent them, header and all.
+    An SR-unaware function's ports are not (it hands back plain frames, as a host does); its ingress switch
+    strips the header for it instead (``proxy``)."""
+    proxied = fabric.proxied_ports()
+    trusted = [(dpid, trusted_port_entry(port)) for (dpid, port) in sorted(fabric.function_ports())
+               if dpid in fabric.switches and (dpid, port) not in proxied]
+    return trusted + proxy_port_entries(fabric, rules)
 
 
 def switch_base_entries(fabric: Fabric, dpid: int, rules: CodecRules, sre: bool) -> list[FlowEntry]:
@@ -283,7 +289,16 @@ def chain_placement(fabric: Fabric, chain: Chain, codec: str, sre: set[int] | No
     # No destination: the chain ends at its last function, whose switch sends frames on by destination address.
     exits: list[tuple[int, FlowEntry]] = []
     routes: list[Route] = []
-    for egress in sorted({fabric.functions[path.functions[-1]].egress for path in chain.paths()}):
+    # An SR-unaware last function hands frames back as a host would: the default routes take them from there.
+    with_hosts = {host.dpid for host in fabric.hosts.values()}
+    for path in chain.paths():
+        last = fabric.functions[path.functions[-1]]
+        if last.proxy and last.egress[0] not in with_hosts:
+            raise RoutingError(what, f"its last function {last.name} is SR-unaware and hands frames back to switch "
+                                     f"{last.egress[0]:#x}, which holds no default routes (no host is attached "
+                                     "to it); give the chain a destination, or attach the function to an edge")
+    for egress in sorted({last.egress for path in chain.paths()
+                          if not (last := fabric.functions[path.functions[-1]]).proxy}):
         for placed, exit_routes in (exit_entries(fabric, egress, rules, sre, what),
                                     gateway_exit_entries(fabric, egress, rules, sre, what)):
             exits += placed
@@ -300,7 +315,7 @@ def _steering(fabric: Fabric, chain: Chain, rules: CodecRules, sre: set[int], wh
         endpoints["ipv4_dst"] = _ip(fabric.hosts[chain.destination].ip)
     if not chain.grouped:
         route = chain_route(fabric, chain, chain.paths()[0].functions)
-        return Placement(chain_route_entries(route, chain, matches, rules, sre, what, endpoints), [],
+        return Placement(chain_route_entries(fabric, route, chain, matches, rules, sre, what, endpoints), [],
                          crossed(fabric, [route]))
     placed: list[tuple[int, FlowEntry]] = []
     routes: list[Route] = []
@@ -309,8 +324,9 @@ def _steering(fabric: Fabric, chain: Chain, rules: CodecRules, sre: set[int], wh
         """The ingress entry's actions for ``route``; the later pathlets' entries are kept in ``placed``."""
         first: tuple[Action, ...] = ()
         routes.append(route)
-        for dpid, entry in chain_route_entries(route, chain, matches, rules, sre, what, endpoints):
-            if entry.table == HOST_IN:
+        for dpid, entry in chain_route_entries(fabric, route, chain, matches, rules, sre, what, endpoints):
+            if entry.table == HOST_IN and match_fields(entry.match)["in_port"][0] == source.port \
+                    and dpid == source.dpid:  # not a continuation after an SR-unaware function
                 first = entry.actions
             else:
                 placed.append((dpid, entry))
@@ -384,12 +400,14 @@ def chain_matches(fabric: Fabric, chain: Chain, in_port: int | None = None) -> l
     return [extended(m, ipv4_dst=destination) for m in matches]
 
 
-def chain_route_entries(route: Route, chain: Chain, matches: list[Match], rules: CodecRules, sre: set[int],
-                        what: str, endpoints: dict[str, int]) -> list[tuple[int, FlowEntry]]:
+def chain_route_entries(fabric: Fabric, route: Route, chain: Chain, matches: list[Match], rules: CodecRules,
+                        sre: set[int], what: str, endpoints: dict[str, int]) -> list[tuple[int, FlowEntry]]:
     """``route_entries`` for a chain. A chain without a destination must fit one header, from its source to
     its last function: where a header runs out, the next one is chosen by matching the chain's classifier and
     source, and without a destination address that match would also take frames of other chains, or the
     chain's own frames on their way on from its last function, whose headers run out there too."""
+    if crosses_proxy(fabric, route):  # one run of headers per segment between SR-unaware functions
+        return proxied_chain_entries(fabric, route, chain, matches, rules, sre, what, endpoints)
     steps = pathlet_steps(route, rules, sre, what)
     if chain.destination is None and len(steps) > 1:
         raise RoutingError(what, f"a chain without a destination must fit one header: its {len(route.hops)} hops "
@@ -423,7 +441,7 @@ def crossed(fabric: Fabric, routes: list[Route]) -> frozenset[tuple[int, int]]:
 def base_tables(fabric: Fabric, codec: str, problems: list[SrfabricError] | None = None) -> _Tables:
     """Every switch's chain-independent entries and its default routes to every host."""
     tables = topology_tables(fabric, codec, problems)
-    tables.add_all(function_port_entries(fabric), "service functions")
+    tables.add_all(function_port_entries(fabric, rules_for(codec)), "service functions")
     return tables
 
 
@@ -507,7 +525,8 @@ def compile_state(
     for chain in chains:
         with _reported(problems, f"chain {chain.name}"):
             placement = chain_placement(fabric, chain, codec, sre)
-            tables.add_all(placement.entries, f"chain {chain.name}", placement.groups)
+            tables.add_all(placement.entries, f"chain {chain.name}", placement.groups,
+                           hint=proxy_hint(fabric, chain))
     return SwitchState(tables.sorted(), tables.sorted_groups())
 
 

@@ -31,6 +31,7 @@ from srfabric.rules.compile import (
 from srfabric.rules.entries import EntryKey, FlowEntry
 from srfabric.rules.headers import sre_switches
 from srfabric.rules.hop_by_hop import STEERING_NAMES, compile_hop_by_hop
+from srfabric.rules.proxy import proxy_hint
 from srfabric.rules.streams import stream_entries
 
 
@@ -104,7 +105,7 @@ class CompileCache:
             return SwitchState(compile_hop_by_hop(fabric, every, problems))
         base, base_problems, sre = self._base_tables(fabric)
         tables = base.copy()
-        tables.add_all(function_port_entries(fabric), "service functions")
+        tables.add_all(function_port_entries(fabric, self.rules), "service functions")
         if problems is not None:
             problems.extend(base_problems)
         names = {chain.name for chain in every}
@@ -117,7 +118,7 @@ class CompileCache:
                 tables.add_all(placed.entries, what, placed.groups, check_overlap=False)
         if checked is not None:
             placed = self.placement(fabric, checked, sre)
-            tables.add_all(placed.entries, f"chain {checked.name}", placed.groups)
+            tables.add_all(placed.entries, f"chain {checked.name}", placed.groups, hint=proxy_hint(fabric, checked))
         for stream in streams:
             with _reported(problems, f"stream {stream.name}"):
                 tables.add_all(stream_entries(fabric, stream, self.rules, sre, self.tt_queue),

@@ -99,6 +99,7 @@ class Kind(IntEnum):
     MISS = 9  # counted drops of everything else
     FLOW = 10  # one flow's path, installed reactively on its first packet
     STREAM = 11  # a time-sensitive stream's path and traffic class, at its talker's edge
+    PROXY = 12  # strip the header before an SR-unaware service function (one entry per function port)
 
 
 def cookie(kind: Kind, owner: int = 0) -> int:

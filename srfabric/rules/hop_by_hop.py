@@ -90,6 +90,11 @@ def compile_hop_by_hop(
             if chain.destination is None:
                 raise ModelError("steering", f"chain {chain.name} has no destination: hop-by-hop rules follow a "
                                              "chain to its destination host (source routing steers chains without one)")
+            rewriting = sorted({n for path in chain.paths() for n in path.functions if fabric.functions[n].rewrites})
+            if rewriting:
+                raise ModelError("steering", f"chain {chain.name} crosses {', '.join(rewriting)}, which rewrites "
+                                             "the fields every switch after it matches: hop-by-hop rules cannot "
+                                             "follow it (source routing's proxy can)")
             live = without_dead_functions(fabric, chain)  # the first live alternative when a function is down
             entries = _chain_entries(fabric, chain_route(fabric, chain,
                                                          None if live is chain else live.paths()[0].functions), chain)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import zlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from srfabric.errors import SrfabricError
@@ -247,10 +248,12 @@ class Walk:
 def walk(
     fabric: Fabric, tables: dict[int, list[FlowEntry]], packet: Packet, dpid: int, in_port: int, max_hops: int = 64,
     groups: dict[int, list[GroupEntry]] | None = None,
+    behaviour: Mapping[str, Callable[[Packet], Packet]] | None = None,
 ) -> Walk:
     """Inject ``packet`` at (dpid, in_port) and follow it through switches, links and functions.
 
-    Service functions forward a frame unchanged from their ingress to their egress port.
+    Service functions forward a frame unchanged from their ingress to their egress port, or as ``behaviour``
+    (by function name) makes of it: a router's new MAC addresses, a NAT's source address.
     """
     switches = {d: FakeSwitch(entries, (groups or {}).get(d)) for d, entries in tables.items()}
     result = Walk()
@@ -278,6 +281,8 @@ def walk(
                 continue
             if far.function is not None:
                 result.functions.append(far.function)
+                if behaviour and far.function in behaviour:
+                    sent = behaviour[far.function](copy.deepcopy(sent))
             assert far.arrival is not None  # only a host ends a frame's way
             pending.append((sent, *far.arrival))
     return result

@@ -25,7 +25,8 @@ def make_groups(client: SfcClient, lab: ApiLab, copies: int = 2) -> list[str]:
                 lab.ports[name] = client.create("ports", {"name": name, "device_id": function,
                                                           "binding:profile": original["binding:profile"]})["id"]
             ends[side] = lab.ports[name]
-        pair = client.create("port_pairs", {"ingress": ends["in"], "egress": ends["out"]})
+        pair = client.create("port_pairs", {"ingress": ends["in"], "egress": ends["out"],
+                                            "service_function_parameters": {"correlation": "mpls"}})
         groups.append(client.create("port_pair_groups", {"port_pairs": [pair["id"]]})["id"])
     return groups
 

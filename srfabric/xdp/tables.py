@@ -183,6 +183,10 @@ def xdp_tables(entries: Iterable[FlowEntry], groups: Iterable[GroupEntry] = ()) 
             tables.deliver[layout.ipv4(destination[0] if destination else layout.EVERYTHING)] = layout.host(
                 sets[0].value, outputs[0].port)
             continue
+        if kind == Kind.PROXY:
+            raise XdpTableError(_name(entry), "the SR proxy (a port pair with correlation None) is not in the XDP "
+                                              "data plane: give the port pair correlation mpls (an SR-aware "
+                                              "function), or run the fabric on Open vSwitch")
         raise XdpTableError(_name(entry), f"kind {kind.name if kind else 'none'} in table {entry.table} "
                                           "has no XDP form")
     wild.sort(key=lambda rule: -rule[0])

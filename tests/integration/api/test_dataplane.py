@@ -46,12 +46,14 @@ def chain(client: SfcClient, lab: ApiLab, groups: list[list[tuple[str, int]]], f
     group_ids = []
     for members in groups:
         pairs = [client.create("port_pairs", {"ingress": lab.ports[f"{f}-in"], "egress": lab.ports[f"{f}-out"],
-                                              "service_function_parameters": {"weight": w}})["id"]
+                                              "service_function_parameters": {"weight": w,
+                                                                              "correlation": "mpls"}})["id"]
                  for f, w in members]
         group_ids.append(client.create("port_pair_groups", {
             "port_pairs": pairs, "port_pair_group_parameters": {"lb_fields": list(lb_fields)}})["id"])
     if tap is not None:
-        pair = client.create("port_pairs", {"ingress": lab.ports[f"{tap}-in"], "egress": lab.ports[f"{tap}-out"]})
+        pair = client.create("port_pairs", {"ingress": lab.ports[f"{tap}-in"], "egress": lab.ports[f"{tap}-out"],
+                                            "service_function_parameters": {"correlation": "mpls"}})
         group_ids.append(client.create("port_pair_groups", {"port_pairs": [pair["id"]], "tap_enabled": True})["id"])
     return client.create("port_chains", {"port_pair_groups": group_ids, "flow_classifiers": [classifier["id"]],
                                          "chain_parameters": {"symmetric": symmetric}})
@@ -161,7 +163,8 @@ def test_update_changes_only_the_ingress_switch(lab: ApiLab) -> None:
         pc = chain(client, lab, [[("v1", 1)]], {"protocol": "udp", "destination_port_range_min": 22000,
                                                "destination_port_range_max": 22000})
         try:
-            pair = client.create("port_pairs", {"ingress": lab.ports["v3-in"], "egress": lab.ports["v3-out"]})
+            pair = client.create("port_pairs", {"ingress": lab.ports["v3-in"], "egress": lab.ports["v3-out"],
+                                                "service_function_parameters": {"correlation": "mpls"}})
             group = client.create("port_pair_groups", {"port_pairs": [pair["id"]]})
             before = lab.dump_flows()
             updated = client.update("port_chains", pc["id"], {"port_pair_groups": [group["id"]]})

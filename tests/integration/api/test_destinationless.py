@@ -53,7 +53,8 @@ def open_chain(lab: ApiLab, client: SfcClient) -> dict[str, Any]:
     groups = []
     for function in ("v1", "v2"):
         pair = client.create("port_pairs", {"ingress": lab.ports[f"{function}-in"],
-                                            "egress": lab.ports[f"{function}-out"]})
+                                            "egress": lab.ports[f"{function}-out"],
+                                            "service_function_parameters": {"correlation": "mpls"}})
         groups.append(client.create("port_pair_groups", {"port_pairs": [pair["id"]]})["id"])
     return client.create("port_chains", {"port_pair_groups": groups, "flow_classifiers": [classifier["id"]]})
 

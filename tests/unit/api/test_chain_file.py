@@ -30,6 +30,8 @@ def test_a_chain_without_destination_is_read(tmp_path: Path) -> None:
     ({"source": "S", "destination": 3, "chain": CHAIN}, "destination"),
     ({"source": "S", "chain": []}, "chain"),
     ({"source": "S", "chain": [{"name": "v1", "direction": "up"}]}, "chain[0].direction"),
+    ({"source": "S", "chain": [{"name": "v1", "service_function_parameters": "mpls"}]},
+     "chain[0].service_function_parameters"),
 ])
 def test_a_bad_description_names_the_field(tmp_path: Path, data: object, field: str) -> None:
     with pytest.raises(SrfabricError) as caught:

@@ -19,9 +19,9 @@ from srfabric.model.fabric import Host, Switch
 
 
 def service_with_function(tmp_path: Path, function_switch: int) -> tuple[SfcService, Controller, dict[str, Any]]:
-    """s1 - s2 - s3 with h1 on s1 and h2 on s3 (s2 a transit switch: it writes no headers), a function v1 on
-    ``function_switch`` (ports 3 and 4), a group of it, and h1's port; returns the service, its controller and
-    the ids made."""
+    """s1 - s2 - s3 with h1 on s1 and h2 on s3 (s2 a transit switch: it writes no headers), an SR-aware function
+    v1 on ``function_switch`` (ports 3 and 4) and an SR-unaware one v2 (ports 5 and 6), a group of each, and h1's
+    port; returns the service, its controller and the ids made."""
     controller = Controller()
     service = SfcService(Repository(open_database(f"sqlite:///{tmp_path}/api.db")), controller)
     fabric = controller.fabric
@@ -35,13 +35,18 @@ def service_with_function(tmp_path: Path, function_switch: int) -> tuple[SfcServ
     async def build() -> dict[str, Any]:
         await service.start()
         made = {}
-        for name, port in (("v1-in", 3), ("v1-out", 4)):
-            made[name] = await service.create("ports", {"name": name, "device_id": "v1", "binding_profile": {
+        for name, port in (("v1-in", 3), ("v1-out", 4), ("v2-in", 5), ("v2-out", 6)):
+            made[name] = await service.create("ports", {"name": name, "device_id": name[:2], "binding_profile": {
                 "switch": function_switch, "port": port}})
         hosts = {p["name"]: p["id"] for p in service.find_all("ports", {}, [])}
-        pair = await service.create("port_pairs", {"ingress": made["v1-in"]["id"], "egress": made["v1-out"]["id"]})
-        group = await service.create("port_pair_groups", {"port_pairs": [pair["id"]]})
-        return {"group": group["id"], "h1": hosts["h1"]}
+        made["group"] = {}
+        for function, correlation in (("v1", "mpls"), ("v2", None)):  # SR-aware (the header comes back), SR-unaware
+            pair = await service.create("port_pairs", {"ingress": made[f"{function}-in"]["id"],
+                                                       "egress": made[f"{function}-out"]["id"],
+                                                       "name": str(correlation),
+                                                       "service_function_parameters": {"correlation": correlation}})
+            made["group"][correlation] = (await service.create("port_pair_groups", {"port_pairs": [pair["id"]]}))["id"]
+        return {"group": made["group"]["mpls"], "proxied": made["group"][None], "h1": hosts["h1"]}
 
     return service, controller, asyncio.run(build())
 
@@ -72,4 +77,7 @@ def test_the_function_switch_must_write_headers_and_a_symmetric_chain_needs_a_de
         asyncio.run(create("tcp"))
     with pytest.raises(ApiError, match=r"chain_parameters.symmetric.*nowhere to start"):
         asyncio.run(create("udp", chain_parameters={"symmetric": True}))
+    with pytest.raises(ApiError, match=r"its last function .* is SR-unaware and hands frames back to switch 0x2, "
+                                       r"which holds no default routes"):
+        asyncio.run(create("icmp", port_pair_groups=[ids["proxied"]]))
     assert service.find_all("port_chains", {}, []) == []

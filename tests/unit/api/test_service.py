@@ -38,3 +38,37 @@ def test_a_host_learned_during_a_change_is_kept(tmp_path: Path, caplog: pytest.L
     learned = [p for p in service.find_all("ports", {}, []) if p["srfabric:discovered"]]
     assert [p["name"] for p in learned] == ["h1"]
     assert [p["name"] for p in repo.load()["ports"].values() if p["srfabric:discovered"]] == ["h1"]
+
+
+def test_an_sr_unaware_pair_becomes_a_proxied_function_with_its_ports_macs(tmp_path: Path) -> None:
+    """correlation None (networking-sfc's default) is SR-unaware: the function is proxied, addressed to its
+    ingress port's MAC, its declared rewrites kept (and mirrored for the reverse direction); rewrites on an
+    SR-aware pair are refused by name."""
+    from srfabric.api.errors import ApiError
+
+    controller = Controller()
+    service = SfcService(Repository(open_database(f"sqlite:///{tmp_path}/api.db")), controller)
+    controller.fabric.add_switch(Switch(1, "s1"))
+
+    async def scenario() -> dict[str, str]:
+        await service.start()
+        ports = [await service.create("ports", {"name": f"v-{side}", "device_id": "v", "mac_address": mac,
+                                                "binding_profile": {"switch": 1, "port": number}})
+                 for side, number, mac in (("in", 3, "02:00:00:00:00:0a"), ("out", 4, "02:00:00:00:00:0b"))]
+        with pytest.raises(ApiError, match="service_function_parameters: rewrites are for an SR-unaware"):
+            await service.create("port_pairs", {"ingress": ports[0]["id"], "egress": ports[1]["id"],
+                                                "service_function_parameters": {"correlation": "mpls",
+                                                                                "rewrites": ["ip_src"]}})
+        aware = await service.create("port_pairs", {"ingress": ports[0]["id"], "egress": ports[1]["id"],
+                                                    "service_function_parameters": {"correlation": "mpls"}})
+        await service.delete("port_pairs", aware["id"])
+        pair = await service.create("port_pairs", {"ingress": ports[0]["id"], "egress": ports[1]["id"],
+                                                   "service_function_parameters": {"rewrites": ["ip_src"]}})
+        return {"aware": aware["id"], "pair": pair["id"]}
+
+    made = asyncio.run(scenario())
+    functions = controller.fabric.functions
+    assert made["aware"] not in functions  # deleted
+    forward, back = functions[made["pair"]], functions[made["pair"] + "~rev"]
+    assert (forward.proxy, forward.mac, forward.rewrites) == (True, 0x02000000000A, frozenset({"ip_src"}))
+    assert (back.proxy, back.mac, back.rewrites) == (True, 0x02000000000B, frozenset({"ip_dst"}))

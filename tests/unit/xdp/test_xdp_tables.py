@@ -113,3 +113,16 @@ def test_the_gateway_is_address_0_in_routes_restore_and_delivery() -> None:
     at_exit = xdp_tables(state.entries[exit_switch], state.groups[exit_switch])
     by_stage = [rule for rule in at_exit.wild if rule[13] == layout.STAGE_DELIVER]  # the key's stage byte
     assert len(by_stage) == 1  # what v4 hands back and no host takes: on to the gateway, by v4's egress port
+
+
+@pytest.mark.parametrize("codec", ["mac-nibble", "mac-vlan-mpls"])
+def test_the_sr_proxy_is_refused_by_name(codec: str) -> None:
+    from dataclasses import replace
+
+    spec, _, _ = demo_topology(4)
+    fabric = spec.to_fabric()
+    function = next(iter(fabric.functions.values()))
+    fabric.add_function(replace(function, proxy=True))
+    state = compile_state(fabric, [], codec)
+    with pytest.raises(XdpTableError, match="SR proxy .*correlation None.* not in the XDP data plane"):
+        xdp_tables(state.entries[function.ingress[0]], state.groups.get(function.ingress[0], ()))
