@@ -108,17 +108,23 @@ def create_chain(client: SfcClient, data: dict[str, Any], name: str) -> dict[str
                   "logical_source_port": _node_port(ports, data["source"], "source")}
     if "destination" in data:
         classifier["logical_destination_port"] = _node_port(ports, data["destination"], "destination")
-    fc = client.create("flow_classifiers", classifier, "flow_classifier")
     pairs = []
     existing = {(p["ingress"], p["egress"]): p for p in client.list("port_pairs")}
     for index, step in enumerate(data["chain"]):
         ingress, egress = _function_ports(ports, step["name"], step.get("direction", "in"), f"chain[{index}]")
         parameters = {"service_function_parameters": step["service_function_parameters"]} \
             if "service_function_parameters" in step else {}  # none: networking-sfc's default, SR-unaware
-        pair = existing.get((ingress, egress)) or client.create(
-            "port_pairs", {"name": f"{name}-{step['name']}", "ingress": ingress, "egress": egress, **parameters},
-            "port_pair")
+        pair = existing.get((ingress, egress))
+        if pair is None:
+            pair = client.create("port_pairs", {"name": f"{name}-{step['name']}", "ingress": ingress,
+                                                "egress": egress, **parameters}, "port_pair")
+        elif parameters and any(pair["service_function_parameters"].get(key) != value
+                                for key, value in parameters["service_function_parameters"].items()):
+            raise SrfabricError(f"chain[{index}].service_function_parameters",
+                                f"function {step['name']!r} already has port pair {pair['id']} on these ports, with "
+                                f"{pair['service_function_parameters']}: a port pair's parameters cannot change")
         pairs.append(pair)
+    fc = client.create("flow_classifiers", classifier, "flow_classifier")
     groups = [client.create("port_pair_groups", {"name": f"{name}-{step['name']}", "port_pairs": [pair["id"]],
                                                  "tap_enabled": step.get("direction") == "tap"}, "port_pair_group")
               for step, pair in zip(data["chain"], pairs, strict=True)]

@@ -196,7 +196,8 @@ class Translator:
             self.plan.functions[pp["id"]] = ServiceFunction(pp["id"], ingress, egress, proxy, macs[0], rewrites)
             # The reverse direction enters at the egress port; what the function rewrote one way it undoes back.
             self.plan.functions[pp["id"] + REVERSE] = ServiceFunction(
-                pp["id"] + REVERSE, egress, ingress, proxy, macs[1], frozenset(REVERSED[name] for name in rewrites))
+                pp["id"] + REVERSE, egress, ingress, proxy, macs[1],
+                frozenset(REVERSED.get(name, name) for name in rewrites))
         depth = self._graph_depths()
         for pc in self.r["port_chains"].values():
             self._chain(pc, depth.get(pc["id"], 0))
@@ -305,6 +306,12 @@ class Translator:
             self._add(pc, Chain(name, classifier, (), source, destination, 0, self._alternatives(steps), tuple(taps),
                                 fields, priority))
             if pc["chain_parameters"].get("symmetric"):
+                rewriting = sorted({n for step in steps for n, _ in step if self.plan.functions[n].rewrites})
+                if rewriting:
+                    raise ModelError("chain_parameters.symmetric", f"port pair {rewriting[0]} rewrites "
+                                     f"{', '.join(sorted(self.plan.functions[rewriting[0]].rewrites))}: replies go "
+                                     "to the rewritten address, which the reverse chain cannot classify; leave "
+                                     "symmetric out (replies reach the function by its address)")
                 if destination is None:
                     raise ModelError("chain_parameters.symmetric", f"classifier {fc_id} has no destination (no "
                                      "logical_destination_port, no /32 of a known host): the reverse chain would "

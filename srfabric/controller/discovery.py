@@ -107,8 +107,9 @@ class Discovery:
                 or (conn.dpid, in_port) in self._quarantine:
             return  # probes (RFC 5227) say nothing about where a host is
         known = self.fabric.host_by_ip(arp.sender_ip)
+        moved = known is not None and (known.dpid, known.port) != (conn.dpid, in_port)
         if (known is None or (known.mac, known.dpid, known.port) != (arp.sender_mac, conn.dpid, in_port)) \
-                and not (proxied and known is not None):
+                and not (proxied and (moved or arp.sender_ip == self.fabric.gateway_ip)):
             name = self.config.host_names.get(arp.sender_mac, known.name if known else f"host-{arp.sender_ip}")
             self.fabric.add_host(Host(name, arp.sender_mac, arp.sender_ip, conn.dpid, in_port))
             self._dirty.set()

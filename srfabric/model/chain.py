@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from srfabric.errors import ModelError
 
 PROTOCOLS = {"icmp": 1, "tcp": 6, "udp": 17}
+ETHERTYPES = ("IPv4", "IPv6")
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,7 @@ class FlowClassifier:
     srfabric.errors.ModelError: destination_port_range: a port range needs protocol tcp or udp
     """
 
-    ethertype: str = "IPv4"
+    ethertype: str = "IPv4"  # or "IPv6": prefixes of that family, and "icmp" is ICMPv6
     protocol: str | None = None
     source_ip_prefix: str | None = None
     destination_ip_prefix: str | None = None
@@ -32,8 +33,8 @@ class FlowClassifier:
     destination_port_range: tuple[int, int] | None = None
 
     def validate(self) -> None:
-        if self.ethertype != "IPv4":
-            raise ModelError("ethertype", f"{self.ethertype!r} is not supported (IPv4 only)")
+        if self.ethertype not in ETHERTYPES:
+            raise ModelError("ethertype", f"{self.ethertype!r} is not one of {', '.join(ETHERTYPES)}")
         if self.protocol is not None and self.protocol not in PROTOCOLS:
             raise ModelError("protocol", f"{self.protocol!r} is not one of {', '.join(PROTOCOLS)}")
         for name in ("source_ip_prefix", "destination_ip_prefix"):
@@ -41,9 +42,9 @@ class FlowClassifier:
             if prefix is None:
                 continue
             try:
-                ipaddress.IPv4Network(prefix, strict=False)
+                (ipaddress.IPv4Network if self.ethertype == "IPv4" else ipaddress.IPv6Network)(prefix, strict=False)
             except ValueError:
-                raise ModelError(name, f"{prefix!r} is not an IPv4 prefix") from None
+                raise ModelError(name, f"{prefix!r} is not an {self.ethertype} prefix") from None
         for name in ("source_port_range", "destination_port_range"):
             span = getattr(self, name)
             if span is None:

@@ -28,6 +28,22 @@ def _ipv4(field_name: str, text: str) -> ipaddress.IPv4Address:
     except ValueError:
         raise ModelError(field_name, f"{text!r} is not an IPv4 address") from None
 
+def check_ipv6(field_name: str, text: str) -> ipaddress.IPv6Address:
+    """An IPv6 address a host may be reached at across the fabric: not link-local, multicast or unspecified.
+
+    >>> check_ipv6("ip6", "fe80::1")
+    Traceback (most recent call last):
+    srfabric.errors.ModelError: ip6: fe80::1 is no address to route to (link-local, multicast or unspecified)
+    """
+    try:
+        address = ipaddress.IPv6Address(text)
+    except ValueError:
+        raise ModelError(field_name, f"{text!r} is not an IPv6 address") from None
+    if address.is_link_local or address.is_multicast or address.is_unspecified or address.is_loopback:
+        raise ModelError(field_name, f"{text} is no address to route to (link-local, multicast or unspecified)")
+    return address
+
+
 @dataclass(frozen=True)
 class Switch:
     """A switch; ``sre`` says whether it may (re-)encapsulate (edges by default)."""
@@ -44,13 +60,15 @@ class Switch:
 
 @dataclass(frozen=True)
 class Host:
-    """An end host attached to one switch port."""
+    """An end host attached to one switch port: its IPv4 address, and for a dual-stack host its IPv6 ones
+    (global or unique-local; link-local addresses never leave the link)."""
 
     name: str
     mac: int
     ip: str
     dpid: int
     port: int
+    ip6: tuple[str, ...] = ()
 
 
 REWRITABLE = ("ip_src", "ip_dst", "l4_src", "l4_dst")
@@ -181,6 +199,8 @@ class Fabric:
         address = _ipv4("host.ip", host.ip)
         if address.is_unspecified or address.is_multicast or address == ipaddress.IPv4Address("255.255.255.255"):
             raise ModelError("host.ip", f"{host.ip} is no host's address (unspecified, multicast or broadcast)")
+        for text in host.ip6:
+            check_ipv6("host.ip6", text)
         self.hosts[host.name] = host
         self._changed()
 
@@ -191,6 +211,12 @@ class Fabric:
         if function.rewrites and not function.proxy:
             raise ModelError(f"{function.name}.rewrites", "only an SR-unaware function (correlation None) may "
                                                           "rewrite the flow: an SR-aware one returns it untouched")
+        for other in self.functions.values():
+            shared = {function.ingress, function.egress} & {other.ingress, other.egress}
+            if other.name != function.name and shared and other.proxy != function.proxy:
+                raise ModelError(f"{function.name}.correlation", f"port {min(shared)} is also a port of "
+                                 f"{other.name}, which is SR-{'un' if other.proxy else ''}aware: a port's frames "
+                                 "come back with a header or without one, not both")
         # The switch may connect later; only a port already known as a fabric link is refused.
         for which, end in (("ingress", function.ingress), ("egress", function.egress)):
             if end in self.links:
@@ -225,6 +251,12 @@ class Fabric:
     def gateway(self) -> Host | None:
         """The gateway host, when one is set and known."""
         return self.host_by_ip(self.gateway_ip) if self.gateway_ip is not None else None
+
+    def host_by_ip6(self, ip6: str) -> Host | None:
+        for host in self.hosts.values():
+            if ip6 in host.ip6:
+                return host
+        return None
 
     def host_by_ip(self, ip: str) -> Host | None:
         for host in self.hosts.values():

@@ -7,7 +7,7 @@ import itertools
 
 from srfabric.model.chain import PROTOCOLS, FlowClassifier
 from srfabric.rules.entries import Match, match
-from srfabric.rules.pipeline import IPV4_ETHERTYPE
+from srfabric.rules.pipeline import ICMPV6, IPV4_ETHERTYPE, IPV6_ETHERTYPE
 
 
 def range_to_masks(low: int, high: int, bits: int = 16) -> list[tuple[int, int]]:
@@ -32,8 +32,12 @@ def range_to_masks(low: int, high: int, bits: int = 16) -> list[tuple[int, int]]
 
 
 def prefix_match(prefix: str) -> tuple[int, int]:
-    """``a.b.c.d/len`` as the (address, mask) pair of a masked match."""
-    network = ipaddress.IPv4Network(prefix, strict=False)
+    """``a.b.c.d/len`` (or an IPv6 prefix) as the (address, mask) pair of a masked match.
+
+    >>> prefix_match("fd00::/64")[1] == (1 << 128) - (1 << 64)
+    True
+    """
+    network = ipaddress.ip_network(prefix, strict=False)
     return int(network.network_address), int(network.netmask)
 
 
@@ -47,15 +51,17 @@ def classifier_matches(classifier: FlowClassifier, in_port: int | None = None) -
     [(('eth_type', 2048, None), ('in_port', 3, None), ('ip_proto', 17, None), ('udp_dst', 5001, None))]
     """
     classifier.validate()
-    fields: dict[str, int | tuple[int, int]] = {"eth_type": IPV4_ETHERTYPE}
+    ipv6 = classifier.ethertype == "IPv6"
+    family = "ipv6" if ipv6 else "ipv4"
+    fields: dict[str, int | tuple[int, int]] = {"eth_type": IPV6_ETHERTYPE if ipv6 else IPV4_ETHERTYPE}
     if in_port is not None:
         fields["in_port"] = in_port
     if classifier.protocol is not None:
-        fields["ip_proto"] = PROTOCOLS[classifier.protocol]
+        fields["ip_proto"] = ICMPV6 if ipv6 and classifier.protocol == "icmp" else PROTOCOLS[classifier.protocol]
     if classifier.source_ip_prefix:
-        fields["ipv4_src"] = prefix_match(classifier.source_ip_prefix)
+        fields[f"{family}_src"] = prefix_match(classifier.source_ip_prefix)
     if classifier.destination_ip_prefix:
-        fields["ipv4_dst"] = prefix_match(classifier.destination_ip_prefix)
+        fields[f"{family}_dst"] = prefix_match(classifier.destination_ip_prefix)
     proto = classifier.protocol
     src = range_to_masks(*classifier.source_port_range) if classifier.source_port_range else [None]
     dst = range_to_masks(*classifier.destination_port_range) if classifier.destination_port_range else [None]
@@ -73,7 +79,8 @@ def _canonical(fields: dict[str, int | tuple[int, int]]) -> Match:
     # A full mask is the same as no mask; keep one spelling so entries compare equal.
     cleaned: dict[str, int | tuple[int, int]] = {}
     for name, value in fields.items():
-        if isinstance(value, tuple) and name.startswith("ipv4") and value[1] == 0xFFFFFFFF:
+        if isinstance(value, tuple) and name.startswith("ipv") and value[1] == (
+                0xFFFFFFFF if name.startswith("ipv4") else (1 << 128) - 1):
             cleaned[name] = value[0]
         else:
             cleaned[name] = value

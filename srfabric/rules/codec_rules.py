@@ -28,11 +28,12 @@ from srfabric.rules.entries import (
     SetMplsTtl,
     match,
 )
-from srfabric.rules.pipeline import IPV4_ETHERTYPE, MPLS_ETHERTYPE
+from srfabric.rules.pipeline import IPV4_ETHERTYPE, IPV6_ETHERTYPE, MPLS_ETHERTYPE
 
 NIBBLE_MASK = 0xF << COUNT_SHIFT
 VLAN_PRESENT = 0x1000
 TT_PCP = 7  # 802.1Q priority of time-triggered frames
+IPV6_TC = 1  # MPLS traffic class of a labelled IPv6 frame
 TT_DSCP = 56  # CS7: the IPv4 counterpart of priority 7, for the header that has no priority field
 
 
@@ -42,13 +43,19 @@ class CodecRules(Protocol):
     max_port: int
     rewrites_source_mac: bool
 
-    def encapsulate(self, encoded: tuple[int, ...], first_port: int) -> tuple[Action, ...]: ...
+    def encapsulate(self, encoded: tuple[int, ...], first_port: int, ipv6: bool = False) -> tuple[Action, ...]:
+        """Write the header (of an IPv6 frame with ``ipv6``: a header that hides the ethertype says so)."""
+        ...
 
     def decode_steps(self) -> list[tuple[Match, tuple[Action, ...]]]: ...
 
     def exhausted(self) -> tuple[Match, tuple[Action, ...]]: ...
 
-    def last_step(self, port: int) -> Match:
+    def exhausted_ipv6(self) -> tuple[Match, tuple[Action, ...]] | None:
+        """The exhausted header of an IPv6 frame, where its strip differs (an entry above ``exhausted``)."""
+        ...
+
+    def last_step(self, port: int, ipv6: bool = False) -> Match:
         """A header whose one port left is ``port``: what arrives at the switch of an SR-unaware function."""
         ...
 
@@ -72,8 +79,8 @@ class NibbleRules:
     def __init__(self) -> None:
         self.codec = MacNibbleCodec()
 
-    def encapsulate(self, encoded: tuple[int, ...], first_port: int) -> tuple[Action, ...]:
-        header = self.codec.encode(encoded)
+    def encapsulate(self, encoded: tuple[int, ...], first_port: int, ipv6: bool = False) -> tuple[Action, ...]:
+        header = self.codec.encode(encoded)  # the ethertype stays where it is: IPv6 needs nothing more
         return SetField("eth_src", header.eth_src), Output(first_port)
 
     def decode_steps(self) -> list[tuple[Match, tuple[Action, ...]]]:
@@ -90,7 +97,10 @@ class NibbleRules:
     def exhausted(self) -> tuple[Match, tuple[Action, ...]]:
         return match(eth_src=(0, NIBBLE_MASK)), ()
 
-    def last_step(self, port: int) -> Match:
+    def exhausted_ipv6(self) -> tuple[Match, tuple[Action, ...]] | None:
+        return None
+
+    def last_step(self, port: int, ipv6: bool = False) -> Match:
         return match(eth_src=(1 << COUNT_SHIFT | port, NIBBLE_MASK | 0xF))
 
     def forged(self) -> list[Match]:
@@ -119,7 +129,7 @@ class MplsRules:
     def __init__(self) -> None:
         self.codec = MacVlanMplsCodec()
 
-    def encapsulate(self, encoded: tuple[int, ...], first_port: int) -> tuple[Action, ...]:
+    def encapsulate(self, encoded: tuple[int, ...], first_port: int, ipv6: bool = False) -> tuple[Action, ...]:
         header = self.codec.encode(encoded)
         (label,) = header.labels  # pathlets never exceed the one-label capacity
         return (
@@ -127,6 +137,8 @@ class MplsRules:
             SetField("vlan_vid", header.vlan_vid | VLAN_PRESENT),
             PushMpls(MPLS_ETHERTYPE),
             SetField("mpls_label", label),
+            # The label hides the ethertype that popping it must restore: traffic class 1 marks IPv6.
+            *((SetField("mpls_tc", IPV6_TC),) if ipv6 else ()),
             SetMplsTtl(header.ttl),
             SetField("eth_dst", header.eth_dst),
             Output(first_port),
@@ -163,10 +175,14 @@ class MplsRules:
         exhausted = match(eth_type=MPLS_ETHERTYPE, mpls_ttl=0, vlan_vid=(VLAN_PRESENT, VLAN_PRESENT))
         return exhausted, (PopVlan(), PopMpls(IPV4_ETHERTYPE))
 
-    def last_step(self, port: int) -> Match:
+    def exhausted_ipv6(self) -> tuple[Match, tuple[Action, ...]] | None:
+        exhausted = match(eth_type=MPLS_ETHERTYPE, mpls_ttl=0, mpls_tc=IPV6_TC, vlan_vid=(VLAN_PRESENT, VLAN_PRESENT))
+        return exhausted, (PopVlan(), PopMpls(IPV6_ETHERTYPE))
+
+    def last_step(self, port: int, ipv6: bool = False) -> Match:
         ((field, ofs, width),) = slot_location(1)  # the first slot lies in one field (the destination MAC)
         return match(eth_type=MPLS_ETHERTYPE, mpls_ttl=1, vlan_vid=(VLAN_PRESENT, VLAN_PRESENT),
-                     **{field: (port << ofs, ((1 << width) - 1) << ofs)})
+                     **({"mpls_tc": IPV6_TC} if ipv6 else {}), **{field: (port << ofs, ((1 << width) - 1) << ofs)})
 
     def forged(self) -> list[Match]:
         return [match(eth_type=MPLS_ETHERTYPE), match(vlan_vid=(VLAN_PRESENT, VLAN_PRESENT))]

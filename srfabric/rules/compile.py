@@ -30,13 +30,16 @@ from srfabric.rules.entries import (
     ToController,
     cookie,
     extended,
+    ipv6_number,
     match,
     match_fields,
 )
 from srfabric.rules.exits import exit_entries
 from srfabric.rules.gateway import gateway_edge_entries, gateway_exit_entries, gateway_route_entries
 from srfabric.rules.headers import (
+    IPV6_ROUTES,
     _ip,
+    host_addresses,
     host_route_entries,
     pathlet_steps,
     route_group_ids,
@@ -49,8 +52,12 @@ from srfabric.rules.pipeline import (
     DECODE,
     DELIVER,
     HOST_IN,
+    ICMPV6,
     IPV4_ETHERTYPE,
+    IPV6_ETHERTYPE,
     LLDP_ETHERTYPE,
+    ND_ADVERT,
+    ND_SOLICIT,
     PORT_IN,
     PRIO_ARP,
     PRIO_CHAIN,
@@ -63,7 +70,13 @@ from srfabric.rules.pipeline import (
     PRIO_SECURITY,
     TERMINATE,
 )
-from srfabric.rules.proxy import crosses_proxy, proxied_chain_entries, proxy_hint, proxy_port_entries
+from srfabric.rules.proxy import (
+    balanced_continuations,
+    crosses_proxy,
+    proxied_chain_entries,
+    proxy_hint,
+    proxy_port_entries,
+)
 from srfabric.rules.time_triggered import best_effort_first, tt_base_entries
 
 
@@ -158,14 +171,15 @@ def trusted_port_entry(port: int) -> FlowEntry:
     return FlowEntry(PORT_IN, PRIO_PORT, match(in_port=port), goto=DECODE, cookie=cookie(Kind.PORT))
 
 
-def function_port_entries(fabric: Fabric, rules: CodecRules) -> list[tuple[int, FlowEntry]]:
+def function_port_entries(fabric: Fabric, rules: CodecRules, tt_queue: int | None = None
+                          ) -> list[tuple[int, FlowEntry]]:
     """SR-aware functions' ports are trusted: they hand back the frames the chain sent them, header and all.
     An SR-unaware function's ports are not (it hands back plain frames, as a host does); its ingress switch
     strips the header for it instead (``proxy``)."""
     proxied = fabric.proxied_ports()
     trusted = [(dpid, trusted_port_entry(port)) for (dpid, port) in sorted(fabric.function_ports())
                if dpid in fabric.switches and (dpid, port) not in proxied]
-    return trusted + proxy_port_entries(fabric, rules)
+    return trusted + proxy_port_entries(fabric, rules, tt_queue)
 
 
 def switch_base_entries(fabric: Fabric, dpid: int, rules: CodecRules, sre: bool) -> list[FlowEntry]:
@@ -180,6 +194,8 @@ def switch_base_entries(fabric: Fabric, dpid: int, rules: CodecRules, sre: bool)
         ),
         FlowEntry(PORT_IN, PRIO_MISS, (), goto=HOST_IN, cookie=cookie(Kind.PORT)),
         FlowEntry(HOST_IN, PRIO_ARP, match(eth_type=ARP_ETHERTYPE), (ToController(),), cookie=cookie(Kind.CONTROL)),
+        *(FlowEntry(HOST_IN, PRIO_ARP, match(eth_type=IPV6_ETHERTYPE, ip_proto=ICMPV6, icmpv6_type=kind),
+                    (ToController(),), cookie=cookie(Kind.CONTROL)) for kind in (ND_SOLICIT, ND_ADVERT)),
         FlowEntry(HOST_IN, PRIO_MISS, (), cookie=cookie(Kind.MISS)),
         FlowEntry(DECODE, PRIO_MISS, (), cookie=cookie(Kind.MISS)),
     ]
@@ -195,31 +211,22 @@ def switch_base_entries(fabric: Fabric, dpid: int, rules: CodecRules, sre: bool)
         entries.append(
             FlowEntry(DECODE, PRIO_EXHAUSTED, exhausted_match, strip, goto=TERMINATE, cookie=cookie(Kind.DECODE))
         )
+        if (exhausted_ipv6 := rules.exhausted_ipv6()) is not None:
+            entries.append(FlowEntry(DECODE, PRIO_EXHAUSTED + 1, exhausted_ipv6[0], exhausted_ipv6[1], goto=TERMINATE,
+                                     cookie=cookie(Kind.DECODE)))
         entries.append(FlowEntry(TERMINATE, PRIO_MISS, (), goto=DELIVER, cookie=cookie(Kind.RESTORE)))
         entries.append(FlowEntry(DELIVER, PRIO_MISS, (), cookie=cookie(Kind.MISS)))
         if rules.rewrites_source_mac:
             for host in fabric.hosts.values():
-                entries.append(
-                    FlowEntry(
-                        TERMINATE,
-                        PRIO_ROUTE,
-                        match(eth_type=IPV4_ETHERTYPE, ipv4_src=_ip(host.ip)),
-                        (SetField("eth_src", host.mac),),
-                        goto=DELIVER,
-                        cookie=cookie(Kind.RESTORE),
-                    )
-                )
+                for source in host_addresses(host, "src"):
+                    entries.append(FlowEntry(TERMINATE, PRIO_ROUTE, source, (SetField("eth_src", host.mac),),
+                                             goto=DELIVER, cookie=cookie(Kind.RESTORE)))
         for host in fabric.hosts.values():
             if host.dpid == dpid:
-                entries.append(
-                    FlowEntry(
-                        DELIVER,
-                        PRIO_ROUTE,
-                        match(eth_type=IPV4_ETHERTYPE, ipv4_dst=_ip(host.ip)),
-                        (SetField("eth_dst", host.mac), Output(host.port)),
-                        cookie=cookie(Kind.DELIVER),
-                    )
-                )
+                for destination in host_addresses(host, "dst"):
+                    entries.append(FlowEntry(DELIVER, PRIO_ROUTE, destination,
+                                             (SetField("eth_dst", host.mac), Output(host.port)),
+                                             cookie=cookie(Kind.DELIVER)))
         entries += gateway_edge_entries(fabric, dpid, rules)
     else:
         entries.append(FlowEntry(DECODE, PRIO_EXHAUSTED, exhausted_match, (), cookie=cookie(Kind.MISS)))
@@ -309,19 +316,19 @@ def chain_placement(fabric: Fabric, chain: Chain, codec: str, sre: set[int] | No
 def _steering(fabric: Fabric, chain: Chain, rules: CodecRules, sre: set[int], what: str) -> Placement:
     """``chain_placement`` up to the chain's end: its destination, or its last function."""
     source = fabric.hosts[chain.source]
-    endpoints = {"ipv4_src": _ip(source.ip)}
+    endpoints = dict([chain_address(fabric, chain, "source")])
     matches = chain_matches(fabric, chain)
     if chain.destination is not None:
-        endpoints["ipv4_dst"] = _ip(fabric.hosts[chain.destination].ip)
+        endpoints.update([chain_address(fabric, chain, "destination")])
     if not chain.grouped:
         route = chain_route(fabric, chain, chain.paths()[0].functions)
         return Placement(chain_route_entries(fabric, route, chain, matches, rules, sre, what, endpoints), [],
                          crossed(fabric, [route]))
-    placed: list[tuple[int, FlowEntry]] = []
+    later: list[tuple[int, FlowEntry, int]] = []  # past the ingress: (switch, entry, its way's weight)
     routes: list[Route] = []
 
-    def header_actions(route: Route) -> tuple[Action, ...]:
-        """The ingress entry's actions for ``route``; the later pathlets' entries are kept in ``placed``."""
+    def header_actions(route: Route, weight: int = 1) -> tuple[Action, ...]:
+        """The ingress entry's actions for ``route``; the later pathlets' entries are kept in ``later``."""
         first: tuple[Action, ...] = ()
         routes.append(route)
         for dpid, entry in chain_route_entries(fabric, route, chain, matches, rules, sre, what, endpoints):
@@ -329,16 +336,18 @@ def _steering(fabric: Fabric, chain: Chain, rules: CodecRules, sre: set[int], wh
                     and dpid == source.dpid:  # not a continuation after an SR-unaware function
                 first = entry.actions
             else:
-                placed.append((dpid, entry))
+                later.append((dpid, entry, weight))
         return first
 
     select_id, all_id = group_ids(chain.chain_id)
-    groups: list[tuple[int, GroupEntry]] = []
     paths = chain.paths()
-    headers = [header_actions(chain_route(fabric, chain, p.functions)) for p in paths]
+    headers = [header_actions(chain_route(fabric, chain, p.functions), p.weight) for p in paths]
     copies: list[Bucket] = []
     for tap in chain.taps:
         copies.append(Bucket(header_actions(tap_route(fabric, chain, tap))))
+    # Ways that share an SR-unaware function and part after it are balanced again where it hands frames back.
+    placed, groups = balanced_continuations(fabric, chain, later, what)
+    for tap in chain.taps:
         egress = fabric.functions[tap].egress
         # A tap returns its copy on its egress port: the copy ends there.
         placed.append((egress[0], FlowEntry(PORT_IN, PRIO_PORT + 1, match(in_port=egress[1]), (),
@@ -352,7 +361,8 @@ def _steering(fabric: Fabric, chain: Chain, rules: CodecRules, sre: set[int], wh
         return (Group(group_id),)
 
     ingress_cookie = cookie(Kind.CHAIN, chain.chain_id)
-    balanced = len(paths) > 1 and bool(chain.lb_fields)
+    # IPv6: the select group's hash spreads the flows (the split works on IPv4's fields).
+    balanced = len(paths) > 1 and bool(chain.lb_fields) and chain.classifier.ethertype == "IPv4"
     splits = [balanced_split(m, chain, _ip(source.ip), [p.weight for p in paths]) for m in matches] if balanced else []
     if splits and all(parts is not None for parts in splits):
         # The named fields pick the path: one masked entry per value of their low bits (see ``lb_split``).
@@ -396,8 +406,21 @@ def chain_matches(fabric: Fabric, chain: Chain, in_port: int | None = None) -> l
     matches = classifier_matches(chain.classifier, in_port=port)
     if chain.destination is None or chain.classifier.destination_ip_prefix:
         return matches
-    destination = _ip(fabric.hosts[chain.destination].ip)
-    return [extended(m, ipv4_dst=destination) for m in matches]
+    name, destination = chain_address(fabric, chain, "destination")
+    return [extended(m, **{name: destination}) for m in matches]
+
+
+def chain_address(fabric: Fabric, chain: Chain, end: str) -> tuple[str, int]:
+    """The match field and value of the chain's ``end`` ("source" or "destination") host's address, of the
+    classifier's family (a dual-stack host's first IPv6 address)."""
+    host = fabric.hosts[getattr(chain, end)]
+    side = "src" if end == "source" else "dst"
+    if chain.classifier.ethertype == "IPv4":
+        return f"ipv4_{side}", _ip(host.ip)
+    if not host.ip6:
+        raise RoutingError(end, f"host {host.name} has no IPv6 address known yet (learned from its Neighbour "
+                                "Discovery, or given in its port's fixed_ips), which an IPv6 classifier needs")
+    return f"ipv6_{side}", ipv6_number(host.ip6[0])
 
 
 def chain_route_entries(fabric: Fabric, route: Route, chain: Chain, matches: list[Match], rules: CodecRules,
@@ -408,7 +431,7 @@ def chain_route_entries(fabric: Fabric, route: Route, chain: Chain, matches: lis
     chain's own frames on their way on from its last function, whose headers run out there too."""
     if crosses_proxy(fabric, route):  # one run of headers per segment between SR-unaware functions
         return proxied_chain_entries(fabric, route, chain, matches, rules, sre, what, endpoints)
-    steps = pathlet_steps(route, rules, sre, what)
+    steps = pathlet_steps(route, rules, sre, what, chain.classifier.ethertype == "IPv6")
     if chain.destination is None and len(steps) > 1:
         raise RoutingError(what, f"a chain without a destination must fit one header: its {len(route.hops)} hops "
                                  f"from its source to its last function need {len(steps)} (at most "
@@ -489,7 +512,8 @@ def topology_tables(fabric: Fabric, codec: str, problems: list[SrfabricError] | 
     group_ids = route_group_ids(fabric)
     for host in sorted(fabric.hosts.values(), key=lambda h: h.name):
         what = f"host {host.name}"
-        dst = match(eth_type=IPV4_ETHERTYPE, ipv4_dst=_ip(host.ip))
+        dst = [match(eth_type=IPV4_ETHERTYPE, ipv4_dst=_ip(host.ip))]
+        dst6 = [match(eth_type=IPV6_ETHERTYPE, ipv6_dst=ipv6_number(address)) for address in host.ip6]
         placed: list[tuple[int, FlowEntry]] = []
         groups: list[tuple[int, GroupEntry]] = []
         with _reported(problems, what):
@@ -497,9 +521,11 @@ def topology_tables(fabric: Fabric, codec: str, problems: list[SrfabricError] | 
                 found = memo.routes.get((host.name, dpid))
                 if found is None or not found[2] <= fabric.links.keys():
                     route = host_route(fabric, (dpid, 0), host.name)
-                    found = memo.routes[(host.name, dpid)] = (
-                        *host_route_entries(route, dst, rules, sre, group_ids[host.dpid], what),
-                        crossed(fabric, [route]))
+                    v4 = host_route_entries(route, dst, rules, sre, group_ids[host.dpid], what)
+                    v6 = host_route_entries(route, dst6, rules, sre, group_ids[host.dpid] | IPV6_ROUTES, what,
+                                            ipv6=True)  # a group of its own: an MPLS header says which family
+                    found = memo.routes[(host.name, dpid)] = (v4[0] + v6[0], v4[1] + v6[1],
+                                                              crossed(fabric, [route]))
                 placed += found[0]
                 groups += found[1]
             tables.add_all(placed, what, groups)

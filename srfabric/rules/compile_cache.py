@@ -105,7 +105,7 @@ class CompileCache:
             return SwitchState(compile_hop_by_hop(fabric, every, problems))
         base, base_problems, sre = self._base_tables(fabric)
         tables = base.copy()
-        tables.add_all(function_port_entries(fabric, self.rules), "service functions")
+        tables.add_all(function_port_entries(fabric, self.rules, self.tt_queue), "service functions")
         if problems is not None:
             problems.extend(base_problems)
         names = {chain.name for chain in every}

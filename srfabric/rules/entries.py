@@ -23,6 +23,7 @@ EntryKey = tuple[int, int, Match]  # (table, priority, match): what identifies a
 
 MAC_FIELDS = {"eth_src", "eth_dst", "arp_sha", "arp_tha"}
 IPV4_FIELDS = {"ipv4_src", "ipv4_dst", "arp_spa", "arp_tpa"}
+IPV6_FIELDS = {"ipv6_src", "ipv6_dst"}
 
 
 def readable_value(name: str, value: int) -> str | int:
@@ -35,6 +36,8 @@ def readable_value(name: str, value: int) -> str | int:
         return mac_to_str(value)
     if name in IPV4_FIELDS:
         return str(ipaddress.IPv4Address(value))
+    if name in IPV6_FIELDS:
+        return str(ipaddress.IPv6Address(value))
     return value
 
 
@@ -47,6 +50,16 @@ def ipv4_number(text: str) -> int:
     167772162
     """
     return int(ipaddress.IPv4Address(text))
+
+
+@lru_cache(maxsize=65536)
+def ipv6_number(text: str) -> int:
+    """An IPv6 address written as text, as a match value (``ipv4_number``'s twin).
+
+    >>> hex(ipv6_number("fd00::2"))
+    '0xfd000000000000000000000000000002'
+    """
+    return int(ipaddress.IPv6Address(text))
 
 
 def match(**fields: int | tuple[int, int]) -> Match:

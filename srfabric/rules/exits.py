@@ -35,9 +35,9 @@ from srfabric.errors import RoutingError
 from srfabric.model.fabric import Endpoint, Fabric
 from srfabric.routing.paths import Route, host_route
 from srfabric.rules.codec_rules import CodecRules
-from srfabric.rules.entries import FlowEntry, Kind, extended, match
-from srfabric.rules.headers import _ip, route_entries
-from srfabric.rules.pipeline import HOST_IN, IPV4_ETHERTYPE, PRIO_REENCAP, TERMINATE
+from srfabric.rules.entries import FlowEntry, Kind, extended, match_fields
+from srfabric.rules.headers import host_addresses, route_entries
+from srfabric.rules.pipeline import HOST_IN, PRIO_REENCAP, TERMINATE
 
 
 def exit_entries(fabric: Fabric, egress: Endpoint, rules: CodecRules, sre: set[int],
@@ -54,12 +54,14 @@ def exit_entries(fabric: Fabric, egress: Endpoint, rules: CodecRules, sre: set[i
     for host in sorted(fabric.hosts.values(), key=lambda h: h.name):
         if host.dpid == dpid:
             continue  # delivered by the edge's own restore and delivery entries
-        destination = match(eth_type=IPV4_ETHERTYPE, ipv4_dst=_ip(host.ip))
         route = host_route(fabric, egress, host.name)
         routes.append(route)
-        for at, entry in route_entries(route, [destination], rules, sre, Kind.ROUTE, 0, f"{what} to host {host.name}"):
-            if entry.table == HOST_IN:  # the route's first header: written where the function hands frames back
-                entry = FlowEntry(TERMINATE, PRIO_REENCAP, extended(destination, in_port=port), entry.actions,
-                                  cookie=entry.cookie)
-            placed.append((at, entry))
+        for destination in host_addresses(host, "dst"):
+            ipv6 = "ipv6_dst" in match_fields(destination)
+            for at, entry in route_entries(route, [destination], rules, sre, Kind.ROUTE, 0,
+                                           f"{what} to host {host.name}", ipv6=ipv6):
+                if entry.table == HOST_IN:  # the route's first header: written where the function hands frames back
+                    entry = FlowEntry(TERMINATE, PRIO_REENCAP, extended(destination, in_port=port), entry.actions,
+                                      cookie=entry.cookie)
+                placed.append((at, entry))
     return placed, routes

@@ -73,7 +73,7 @@ def gateway_route_entries(fabric: Fabric, gateway: Host, dpid: int, rules: Codec
     """The ingress ``dpid``'s route for everything else to ``gateway``, through the group of its switch."""
     route = host_route(fabric, (dpid, 0), gateway.name)
     what = f"gateway from switch {dpid:#x}"
-    placed, groups = host_route_entries(route, EVERYTHING, rules, sre, group_id, what, raise_by=BELOW_HOSTS)
+    placed, groups = host_route_entries(route, [EVERYTHING], rules, sre, group_id, what, raise_by=BELOW_HOSTS)
     _one_header(placed, what)
     return placed, groups, route
 

@@ -10,7 +10,7 @@ import ipaddress
 from dataclasses import replace
 
 from srfabric.errors import RoutingError
-from srfabric.model.fabric import Fabric
+from srfabric.model.fabric import Fabric, Host
 from srfabric.routing.pathlets import Pathlet, split_pathlets
 from srfabric.routing.paths import Route
 from srfabric.rules.codec_rules import CodecRules
@@ -25,12 +25,34 @@ from srfabric.rules.entries import (
     Output,
     cookie,
     extended,
+    ipv6_number,
+    match,
 )
-from srfabric.rules.pipeline import HOST_IN, PRIO_CHAIN, PRIO_FLOW, PRIO_REENCAP, PRIO_ROUTE, TERMINATE
+from srfabric.rules.pipeline import (
+    HOST_IN,
+    IPV4_ETHERTYPE,
+    IPV6_ETHERTYPE,
+    PRIO_CHAIN,
+    PRIO_FLOW,
+    PRIO_REENCAP,
+    PRIO_ROUTE,
+    TERMINATE,
+)
 
 
 def _ip(text: str) -> int:
     return int(ipaddress.IPv4Address(text))
+
+
+def host_addresses(host: Host, side: str) -> list[Match]:
+    """Matches of a host's addresses as source or destination (``side`` "src" or "dst"): IPv4, then each IPv6.
+
+    >>> [dict((n, v) for n, v, _ in m)["eth_type"] for m in host_addresses(Host("h", 1, "10.0.0.1", 1, 1,
+    ...                                                                                 ("fd00::1",)), "dst")]
+    [2048, 34525]
+    """
+    return [match(eth_type=IPV4_ETHERTYPE, **{f"ipv4_{side}": _ip(host.ip)}),
+            *(match(eth_type=IPV6_ETHERTYPE, **{f"ipv6_{side}": ipv6_number(a)}) for a in host.ip6)]
 
 
 def _check_ports(route: Route, rules: CodecRules, what: str) -> None:
@@ -47,12 +69,13 @@ PathletSteps = list[tuple[Pathlet, tuple[Action, ...]]]
 """Each pathlet of a route with the actions that write its header and send it on."""
 
 
-def pathlet_steps(route: Route, rules: CodecRules, sre: set[int], what: str) -> PathletSteps:
+def pathlet_steps(route: Route, rules: CodecRules, sre: set[int], what: str, ipv6: bool = False) -> PathletSteps:
     """Split ``route`` into pathlets and encode each one's header (none for a route without hops): what
-    every match steered along the route shares, so a caller may keep it (reactive setup does, per route)."""
+    every match steered along the route shares, so a caller may keep it (reactive setup does, per route).
+    ``ipv6``: the headers are for IPv6 frames."""
     _check_ports(route, rules, what)
     pathlets: list[Pathlet] = split_pathlets(route, rules.capacity, lambda dpid: dpid in sre)
-    return [(pathlet, rules.encapsulate(pathlet.encoded, pathlet.first_port)) for pathlet in pathlets]
+    return [(pathlet, rules.encapsulate(pathlet.encoded, pathlet.first_port, ipv6)) for pathlet in pathlets]
 
 
 def route_entries(
@@ -65,8 +88,10 @@ def route_entries(
     what: str,
     endpoints: dict[str, int] | None = None,
     raise_by: int = 0,
+    ipv6: bool = False,
 ) -> list[tuple[int, FlowEntry]]:
-    """Entries that steer ``matches`` along ``route``: one header per pathlet, at its start.
+    """Entries that steer ``matches`` (all IPv4, or with ``ipv6`` all IPv6) along ``route``: one header per
+    pathlet, at its start.
 
     The first pathlet is written in HOST_IN (``matches`` carry the ingress
     port when it matters); later pathlets in TERMINATE at the switch where the
@@ -74,7 +99,8 @@ def route_entries(
     ``endpoints`` (the route's source and destination addresses), so that
     other traffic whose header runs out on that port is never pulled in.
     """
-    return steps_entries(route, pathlet_steps(route, rules, sre, what), matches, kind, owner, endpoints, raise_by)
+    return steps_entries(route, pathlet_steps(route, rules, sre, what, ipv6), matches, kind, owner, endpoints,
+                         raise_by)
 
 
 def steps_entries(
@@ -114,6 +140,8 @@ def steps_entries(
 
 ROUTE_GROUPS = 0x80000000
 """Default routes' groups: apart from chains' (``compile.group_ids``, below 2**26) and taps' (2**30 and up)."""
+IPV6_ROUTES = 0x10000000
+"""Added to a switch's route group id for its IPv6 hosts' group (``route_group_ids`` use the 28 bits below)."""
 
 
 def route_group_ids(fabric: Fabric) -> dict[int, int]:
@@ -144,20 +172,23 @@ def route_group_ids(fabric: Fabric) -> dict[int, int]:
 
 
 def host_route_entries(
-    route: Route, dst: Match, rules: CodecRules, sre: set[int], group_id: int, what: str, raise_by: int = 0
+    route: Route, dsts: list[Match], rules: CodecRules, sre: set[int], group_id: int, what: str, raise_by: int = 0,
+    ipv6: bool = False,
 ) -> tuple[list[tuple[int, FlowEntry]], list[tuple[int, GroupEntry]]]:
-    """A default route's entries: at the ingress, the host's match hands the frame to an indirect group that
-    writes the first header, one group per destination switch; the group is what changes when the way there
-    does, so a repair rewrites one group per (ingress, destination switch), not one entry per host.
+    """A default route's entries: at the ingress, each of the host's matches (``dsts``: its IPv4 address, or
+    with ``ipv6`` its IPv6 ones) hands the frame to an indirect group that writes the first header, one group
+    per destination switch (and family); the group is what changes when the way there does, so a repair
+    rewrites one group per (ingress, destination switch), not one entry per host.
 
     Every host of a switch shares its group: the header ends at that switch, which delivers by address.
     """
-    placed = route_entries(route, [dst], rules, sre, Kind.ROUTE, 0, what, raise_by=raise_by)
-    if not route.hops:
+    placed = route_entries(route, dsts, rules, sre, Kind.ROUTE, 0, what, raise_by=raise_by, ipv6=ipv6)
+    if not route.hops or not dsts:
         return placed, []
     ingress, first = placed[0]
     group = GroupEntry(group_id, "indirect", (Bucket(first.actions),))
-    return [(ingress, replace(first, actions=(Group(group_id),))), *placed[1:]], [(ingress, group)]
+    return [(at, replace(entry, actions=(Group(group_id),)) if entry.table == HOST_IN else entry)
+            for at, entry in placed], [(ingress, group)]
 
 
 def sre_switches(fabric: Fabric) -> set[int]:

@@ -16,7 +16,7 @@ from srfabric.model.chain import Chain
 from srfabric.model.fabric import Fabric
 from srfabric.routing.paths import Route, chain_route, host_route
 from srfabric.rules.compile import _ip, _reported, _Tables, chain_matches, compile_fabric, without_dead_functions
-from srfabric.rules.entries import FlowEntry, Kind, Output, ToController, cookie, match
+from srfabric.rules.entries import FlowEntry, Kind, Output, SetField, ToController, cookie, match
 from srfabric.rules.pipeline import (
     ARP_ETHERTYPE,
     IPV4_ETHERTYPE,
@@ -49,7 +49,11 @@ def _first_port(route: Route) -> int:
 def _chain_entries(fabric: Fabric, route: Route, chain: Chain) -> list[tuple[int, FlowEntry]]:
     """One entry per switch visit: (what source routing's ingress matches, arrival port) -> next port."""
     owner = cookie(Kind.CHAIN, chain.chain_id)
-    return [(dpid, FlowEntry(PORT_IN, PRIO_CHAIN, m, (Output(out_port),), cookie=owner))
+    # An SR-unaware function (a router) takes only frames addressed to its MAC.
+    addressed = {f.ingress: (SetField("eth_dst", f.mac),) for f in fabric.functions.values()
+                 if f.proxy and f.mac is not None}
+    return [(dpid, FlowEntry(PORT_IN, PRIO_CHAIN, m, (*addressed.get((dpid, out_port), ()), Output(out_port)),
+                             cookie=owner))
             for dpid, in_port, out_port in route.visits()
             for m in chain_matches(fabric, chain, in_port)]
 

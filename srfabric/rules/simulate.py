@@ -55,6 +55,8 @@ class Packet:
     mpls: list[list[int]] = field(default_factory=list)
     regs: dict[str, int] = field(default_factory=dict)
     ip_dscp: int = 0
+    ipv6_src: int = 0  # with eth_type 0x86DD: an IPv6 frame (its ip_proto and ports are the fields above)
+    ipv6_dst: int = 0
     queue: int | None = None  # set_queue's choice: the switch's metadata, not carried over a link
 
     def read(self, name: str, in_port: int) -> int | None:
@@ -71,16 +73,18 @@ class Packet:
             return (self.vlans[0] | 0x1000) if self.vlans else 0
         if name == "vlan_pcp":
             return self.vlans[0] >> 13 if self.vlans else None
-        if name in ("mpls_label", "mpls_ttl"):
+        if name in ("mpls_label", "mpls_ttl", "mpls_tc"):
             if not self.mpls:
                 return None
-            return self.mpls[0][0 if name == "mpls_label" else 1]
+            return self.mpls[0][("mpls_label", "mpls_ttl", "mpls_tc").index(name)]
         if name == "reg0":
             return self.regs.get("reg0", 0)
-        if self.mpls or self.eth_type != 0x0800:
+        if self.mpls or self.eth_type not in (0x0800, 0x86DD):
             return None
-        if name in ("ipv4_src", "ipv4_dst", "ip_proto", "ip_dscp"):
+        if name in (("ipv4_src", "ipv4_dst", "ip_dscp") if self.eth_type == 0x0800 else ("ipv6_src", "ipv6_dst")):
             return int(getattr(self, name))
+        if name == "ip_proto":
+            return self.ip_proto
         protos = {"tcp": 6, "udp": 17}
         proto, _, which = name.partition("_")
         if proto in protos and self.ip_proto == protos[proto]:
@@ -102,10 +106,13 @@ class Packet:
             if self.mpls or self.eth_type != 0x0800:
                 raise SrfabricError(name, "set on a frame that is not plain IPv4")
             self.ip_dscp = value & 0x3F
-        elif name == "mpls_label":
+        elif name in ("mpls_label", "mpls_tc"):
             if not self.mpls:
                 raise SrfabricError(name, "set on a frame without MPLS")
-            self.mpls[0][0] = value & 0xFFFFF
+            if name == "mpls_label":
+                self.mpls[0][0] = value & 0xFFFFF
+            else:
+                self.mpls[0][2] = value & 7
         elif name == "reg0":
             self.regs["reg0"] = value
         else:
@@ -193,7 +200,7 @@ class FakeSwitch:
         elif isinstance(action, PopVlan):
             packet.vlans.pop(0)
         elif isinstance(action, PushMpls):
-            packet.mpls.insert(0, [0, 64])
+            packet.mpls.insert(0, [0, 64, 0])  # label, TTL, traffic class
         elif isinstance(action, PopMpls):
             packet.mpls.pop(0)
             if not packet.mpls:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from srfabric.errors import SrfabricError
 from srfabric.rules.entries import (
     IPV4_FIELDS,
+    IPV6_FIELDS,
     MAC_FIELDS,
     Action,
     FlowEntry,
@@ -47,7 +48,7 @@ def match_text(entry: FlowEntry) -> str:
     for name, value, mask in entry.match:
         text = f"{OFCTL_NAMES.get(name, name)}={_value(name, value)}"
         if mask is not None:
-            text += f"/{_value(name, mask)}" if name in MAC_FIELDS | IPV4_FIELDS else f"/{hex(mask)}"
+            text += f"/{_value(name, mask)}" if name in MAC_FIELDS | IPV4_FIELDS | IPV6_FIELDS else f"/{hex(mask)}"
         parts.append(text)
     return ",".join(parts)
 

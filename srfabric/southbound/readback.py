@@ -16,6 +16,7 @@ from os_ken.ofproto import ofproto_v1_3_parser as parser
 from srfabric.codecs.macaddr import mac_from_str
 from srfabric.rules.entries import (
     IPV4_FIELDS,
+    IPV6_FIELDS,
     MAC_FIELDS,
     Action,
     Bucket,
@@ -48,6 +49,8 @@ def field_value(name: str, value: Any) -> int:
         return mac_from_str(value, name)
     if name in IPV4_FIELDS and isinstance(value, str):
         return int(ipaddress.IPv4Address(value))
+    if name in IPV6_FIELDS and isinstance(value, str):
+        return int(ipaddress.IPv6Address(value))
     return int(value)
 
 

@@ -30,7 +30,8 @@ OXM_FIELDS: dict[str, tuple[int, int]] = {
     "vlan_pcp": (7, 1), "ip_dscp": (8, 1),
     "ip_proto": (10, 1), "ipv4_src": (11, 4), "ipv4_dst": (12, 4), "tcp_src": (13, 2), "tcp_dst": (14, 2),
     "udp_src": (15, 2), "udp_dst": (16, 2), "arp_op": (21, 2), "arp_spa": (22, 4), "arp_tpa": (23, 4),
-    "arp_sha": (24, 6), "arp_tha": (25, 6), "mpls_label": (34, 4), "mpls_tc": (35, 1), "mpls_bos": (36, 1),
+    "arp_sha": (24, 6), "arp_tha": (25, 6), "ipv6_src": (26, 16), "ipv6_dst": (27, 16), "icmpv6_type": (29, 1),
+    "mpls_label": (34, 4), "mpls_tc": (35, 1), "mpls_bos": (36, 1),
 }
 OXM_CLASS = 0x8000
 HEADER = struct.Struct("!BBHI")  # ofp_header: version, type, length, xid

@@ -165,3 +165,104 @@ def test_what_a_function_sends_on_its_own_is_not_taken_for_a_forged_header(codec
                    ip_proto=17, tp_src=5001, tp_dst=40000)
     result = walk(fabric, state.entries, reply, *fabric.functions["v4"].ingress, groups=state.groups)
     assert [name for name, _ in result.delivered] == ["h1"]
+
+
+def test_ways_that_part_after_a_shared_function_are_balanced_again_where_it_hands_frames_back() -> None:
+    from srfabric.model.chain import Alternative
+
+    fabric = sr_fabric()
+    chain = Chain("lb", UDP, (), "h1", "h16", 1, alternatives=(Alternative(("v1", "v3"), 1),
+                                                                Alternative(("v1", "v5"), 3)))
+    state = compile_state(fabric, [chain], "mac-nibble")
+    egress = fabric.functions["v1"].egress
+    [group] = [g for g in state.groups[egress[0]] if g.type == "select"]
+    assert sorted(b.weight for b in group.buckets) == [1, 3]
+    seen = set()
+    h1, h16 = fabric.hosts["h1"], fabric.hosts["h16"]
+    for sport in range(40000, 40064):
+        packet = Packet(eth_src=h1.mac, eth_dst=h16.mac, ipv4_src=ipv4_number(h1.ip), ipv4_dst=ipv4_number(h16.ip),
+                        ip_proto=17, tp_src=sport, tp_dst=5001)
+        result = walk(fabric, state.entries, packet, h1.dpid, h1.port, groups=state.groups)
+        assert [n for n, _ in result.delivered] == ["h16"]
+        seen.add(tuple(result.functions))
+    assert seen == {("v1", "v3"), ("v1", "v5")}
+
+
+def test_what_the_proxy_cannot_follow_is_refused_by_name() -> None:
+    from srfabric.errors import RoutingError
+    from srfabric.model.chain import Alternative
+
+    fabric = sr_fabric()
+    with pytest.raises(RoutingError, match="crosses SR-unaware function v1 twice"):
+        compile_state(fabric, [Chain("twice", UDP, ("v1", "v4", "v1"), "h1", "h16", 1)], "mac-nibble")
+    uneven = Chain("uneven", UDP, (), "h1", "h16", 1, alternatives=(Alternative(("v2", "v1", "v3")),
+                                                                    Alternative(("v1", "v5"))))
+    with pytest.raises(RoutingError, match="every way before it must go on to every way after it"):
+        compile_state(fabric, [uneven], "mac-nibble")
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_chains_from_two_sources_through_one_function_that_keeps_the_addresses(codec: str) -> None:
+    fabric = sr_fabric()
+    chains = [Chain("a", UDP, ("v1",), "h1", "h16", 1), Chain("b", UDP, ("v1",), "h2", "h16", 2)]
+    for src in ("h1", "h2"):
+        result = send(fabric, chains, codec, src, fabric.hosts["h16"].ip, {"v1": router})
+        assert result.functions == ["v1"] and [n for n, _ in result.delivered] == ["h16"]
+
+
+def test_hop_by_hop_addresses_frames_to_a_proxied_router() -> None:
+    fabric = sr_fabric()
+    got: list[Packet] = []
+    tables = compile_hop_by_hop(fabric, [Chain("c", UDP, ("v1",), "h1", "h16", 1)])
+    h1, h16 = fabric.hosts["h1"], fabric.hosts["h16"]
+    packet = Packet(eth_src=h1.mac, eth_dst=h16.mac, ipv4_src=ipv4_number(h1.ip), ipv4_dst=ipv4_number(h16.ip),
+                    ip_proto=17, tp_src=40000, tp_dst=5001)
+    result = walk(fabric, tables, packet, h1.dpid, h1.port, behaviour={"v1": seen(got, lambda p: replace(
+        p, eth_src=ROUTER_OUT, eth_dst=h16.mac))})
+    assert [n for n, _ in result.delivered] == ["h16"] and got[0].eth_dst == ROUTER_IN
+
+
+def test_a_functions_time_triggered_mark_is_cleared_like_a_hosts() -> None:
+    from srfabric.rules.compile_cache import CompileCache
+
+    fabric = sr_fabric()
+    state = CompileCache("mac-nibble", tt_queue=6).state(fabric, [])
+    h1, h16 = fabric.hosts["h1"], fabric.hosts["h16"]
+    marked = Packet(eth_src=0xF20000000001, eth_dst=h16.mac, ipv4_src=ipv4_number(h1.ip),
+                    ipv4_dst=ipv4_number(h16.ip), ip_proto=17, tp_src=1, tp_dst=2, ip_dscp=56)
+    result = walk(fabric, state.entries, marked, *fabric.functions["v4"].egress, groups=state.groups)
+    [(name, arrived)] = result.delivered
+    assert name == "h16" and arrived.ip_dscp == 0 and {q for _, _, q in result.egress} == {0}
+
+
+def test_the_controller_learns_a_nats_address_at_its_port_and_never_moves_a_host_there() -> None:
+    from types import SimpleNamespace
+
+    from srfabric.controller.controller import Controller
+    from srfabric.controller.packets import ARP_REQUEST, ArpPacket
+
+    controller = Controller()
+    controller.fabric = sr_fabric()
+    egress = controller.fabric.functions["v4"].egress
+    conn = SimpleNamespace(dpid=egress[0], send=lambda message: None)
+
+    def ask(mac: int, ip: str) -> None:
+        frame = ArpPacket(ARP_REQUEST, mac, ip, 0, controller.fabric.hosts["h16"].ip, mac, 0xFFFFFFFFFFFF)
+        controller._arp_in(conn, egress[1], frame.to_bytes())  # type: ignore[arg-type]
+
+    ask(0x02BB00000002, NAT_ADDRESS)
+    ask(0x02BB00000003, NAT_ADDRESS)  # the NAT came back with another MAC: updated
+    nat_host = controller.fabric.host_by_ip(NAT_ADDRESS)
+    assert nat_host is not None and (nat_host.mac, (nat_host.dpid, nat_host.port)) == (0x02BB00000003, egress)
+    h1 = controller.fabric.hosts["h1"]
+    ask(0x02BB00000004, h1.ip)  # a known host's address from the function's port: h1 stays where it is
+    assert controller.fabric.hosts["h1"] == h1
+
+
+def test_a_port_is_of_an_sr_aware_function_or_of_an_sr_unaware_one_not_both() -> None:
+    from srfabric.model.fabric import ServiceFunction
+
+    fabric = sr_fabric()
+    v1 = fabric.functions["v1"]
+    with pytest.raises(ModelError, match=r"other.correlation: port .* is also a port of v1, which is SR-unaware"):
+        fabric.add_function(ServiceFunction("other", v1.ingress, (v1.egress[0], 15)))

@@ -101,6 +101,6 @@ def test_line_places_functions_in_order() -> None:
 def test_every_experiment_is_registered_with_a_quick_grid() -> None:
     experiments = registry()
     assert list(experiments) == ["calibration", "ovs-chain", "ns-chain", "firewall", "shaper", "sfc-throughput",
-                                 "sr-vs-rules"]
+                                 "sr-vs-rules", "sr-proxy"]
     for experiment in experiments.values():
         assert 0 < experiment.count(Settings.choose(True, False)) <= experiment.count(Settings())
