@@ -430,7 +430,8 @@ def _chain_message(error: SrfabricError, plan: Plan) -> str:
 def _host_port(host: Host, fabric: Fabric, project: str) -> Record:
     switch = fabric.switches.get(host.dpid)
     return {"id": discovered_port_id(host.mac), "name": host.name, "project_id": project, "tenant_id": project,
-            "mac_address": mac_to_str(host.mac), "fixed_ips": [{"ip_address": host.ip, "subnet_id": None}],
+            "mac_address": mac_to_str(host.mac),
+            "fixed_ips": [{"ip_address": address, "subnet_id": None} for address in (host.ip, *host.ip6)],
             "device_owner": "compute:srfabric", "device_id": host.name,
             "binding:profile": {"switch": switch.name if switch else host.dpid, "port": host.port},
             "status": "ACTIVE", "admin_state_up": True, "srfabric:discovered": True}

@@ -28,7 +28,7 @@ from typing import Any
 from srfabric.codecs.macaddr import mac_from_str
 from srfabric.errors import ModelError
 from srfabric.model.chain import MAX_PATHS, Alternative, Chain, FlowClassifier
-from srfabric.model.fabric import Endpoint, Fabric, Host, ServiceFunction
+from srfabric.model.fabric import Endpoint, Fabric, Host, ServiceFunction, check_ipv6
 from srfabric.rules.entries import ipv4_number
 from srfabric.rules.lb_split import reverse_fields
 
@@ -83,7 +83,9 @@ def port_host(fabric: Fabric, port: Record, switches: dict[int, tuple[str, str]]
     if where is None or not ips or not port.get("mac_address"):
         return None
     name = port["name"] or f"port-{port['id'][:8]}"
-    return Host(name, _mac_from_str(port["mac_address"], "mac_address"), ips[0], *where)
+    ip6 = tuple(str(ipaddress.IPv6Address(ip["ip_address"])) for ip in port.get("fixed_ips", [])
+                if _is_routable_ipv6(ip.get("ip_address")))
+    return Host(name, _mac_from_str(port["mac_address"], "mac_address"), ips[0], *where, ip6)
 
 
 def port_hosts(fabric: Fabric, ports: dict[str, Record], switches: dict[int, tuple[str, str]]) -> dict[str, Host]:
@@ -100,12 +102,21 @@ def _is_ipv4(text: Any) -> bool:
     return True
 
 
+def _is_routable_ipv6(text: Any) -> bool:
+    """An IPv6 address a dual-stack host is reached at across the fabric (not link-local, multicast...)."""
+    try:
+        check_ipv6("ip6", text)
+    except (ModelError, TypeError):
+        return False
+    return True
+
+
 def host_of_port(fabric: Fabric, hosts: list[Host], port: Record) -> str | None:
     """The host a port stands for: the one at its attachment, or with its address."""
     where = attachment(fabric, port)
     ips = {ip.get("ip_address") for ip in port.get("fixed_ips", [])}
     for host in hosts:
-        if (host.dpid, host.port) == where or host.ip in ips:
+        if (host.dpid, host.port) == where or host.ip in ips or ips.intersection(host.ip6):
             return host.name
     return None
 
@@ -117,7 +128,7 @@ def _host_by_prefix(hosts: list[Host], prefix: str | None) -> str | None:
     if network.num_addresses != 1:
         return None
     for host in hosts:
-        if host.ip == str(network.network_address):
+        if host.ip == str(network.network_address) or str(network.network_address) in host.ip6:
             return host.name
     return None
 

@@ -125,6 +125,7 @@ class Controller(Discovery, Taking):
         # flooded out of them (a link that still carries frames one way would teach hosts in the wrong place),
         # until LLDP both ways brings the link back or the carrier goes down.
         self._quarantine: set[tuple[int, int]] = set()
+        self._unclaimed_ip6: dict[tuple[int, int, int], set[str]] = {}  # (MAC, switch, port): ND before ARP
         self._dormant_up: dict[tuple[int, int], int] = {}  # a dormant link's port -> when its carrier came back
         self._down_ports: set[tuple[int, int]] = set()  # service functions' ports whose carrier is down
         self._flow_links: dict[tuple[int, EntryKey], frozenset[tuple[int, int]]] = {}  # reactive entry -> its links
@@ -465,6 +466,8 @@ class Controller(Discovery, Taking):
                 self._lldp_in(conn, in_port, data)
             elif ethertype == 0x0806:
                 self._arp_in(conn, in_port, data)
+            elif ethertype == 0x86DD:
+                self._nd_in(conn, in_port, data)
         except SrfabricError as error:
             log.info("switch %#x port %d: ignored frame: %s", conn.dpid, in_port, error)
 

@@ -11,10 +11,13 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from srfabric.controller.neighbours import SOLICIT, parse_nd
 from srfabric.controller.packets import ARP_REQUEST, lldp_frame, parse_arp, parse_lldp
-from srfabric.model.fabric import Fabric, Host
+from srfabric.errors import ModelError
+from srfabric.model.fabric import Fabric, Host, check_ipv6
 from srfabric.southbound.channel import SwitchConnection
 from srfabric.southbound.ofbind import packet_out
 
@@ -33,6 +36,7 @@ class Discovery:
     _lldp_seen: dict[tuple[int, int], int]
     _aged: dict[frozenset[tuple[int, int]], int]
     _quarantine: set[tuple[int, int]]
+    _unclaimed_ip6: dict[tuple[int, int, int], set[str]]
     _dormant_up: dict[tuple[int, int], int]
     _dirty: asyncio.Event
     _urgent: asyncio.Event
@@ -111,7 +115,11 @@ class Discovery:
         if (known is None or (known.mac, known.dpid, known.port) != (arp.sender_mac, conn.dpid, in_port)) \
                 and not (proxied and (moved or arp.sender_ip == self.fabric.gateway_ip)):
             name = self.config.host_names.get(arp.sender_mac, known.name if known else f"host-{arp.sender_ip}")
-            self.fabric.add_host(Host(name, arp.sender_mac, arp.sender_ip, conn.dpid, in_port))
+            # IPv6 addresses its Neighbour Discovery showed before its ARP did are its own too.
+            ip6 = known.ip6 if known is not None and (known.dpid, known.port) == (conn.dpid, in_port) else ()
+            waiting = sorted(self._unclaimed_ip6.pop((arp.sender_mac, conn.dpid, in_port), set()))
+            ip6 += tuple(a for a in waiting if a not in ip6 and self.fabric.host_by_ip6(a) is None)
+            self.fabric.add_host(Host(name, arp.sender_mac, arp.sender_ip, conn.dpid, in_port, ip6))
             self._dirty.set()
         if arp.sender_ip == arp.target_ip:
             return  # gratuitous: learning was all
@@ -125,6 +133,45 @@ class Discovery:
             out = self.switches.get(target.dpid)
             if out is not None:
                 out.send(packet_out(target.port, data))
+
+    def _nd_in(self, conn: SwitchConnection, in_port: int, data: bytes) -> None:
+        """IPv6's ARP: a dual-stack host's addresses are learned from its solicitations (their source) and
+        advertisements (their target), added to the host its IPv4 ARP taught (same MAC, same port); a
+        solicitation for a known address is answered, others are flooded to host ports, and an advertisement
+        goes back to the host that asked."""
+        nd = parse_nd(data)
+        here = (conn.dpid, in_port)
+        if (self.fabric.port_role(*here) != "host" and here not in self.fabric.proxied_ports()) \
+                or here in self._quarantine:
+            return
+        learned = nd.src if nd.kind == SOLICIT else nd.target
+        mac = nd.lladdr if nd.lladdr is not None else nd.eth_src
+        owner = next((h for h in self.fabric.hosts.values() if (h.mac, h.dpid, h.port) == (mac, *here)), None)
+        if self._routable(learned) and self.fabric.host_by_ip6(learned) is None:
+            if owner is not None:
+                self.fabric.add_host(replace(owner, ip6=(*owner.ip6, learned)))
+                self._dirty.set()
+            elif len(self._unclaimed_ip6) < 4096:  # until its ARP says which host it is (bounded: hosts' words)
+                self._unclaimed_ip6.setdefault((mac, *here), set()).add(learned)
+        if nd.kind == SOLICIT:
+            target = self.fabric.host_by_ip6(nd.target)
+            if target is not None:
+                conn.send(packet_out(in_port, nd.advert_for(target.mac)))
+            else:
+                self._flood_to_hosts(data, exclude=here)
+            return
+        asker = next((h for h in self.fabric.hosts.values() if h.mac == nd.eth_dst), None)
+        out = self.switches.get(asker.dpid) if asker is not None else None
+        if asker is not None and out is not None:
+            out.send(packet_out(asker.port, data))
+
+    @staticmethod
+    def _routable(text: str) -> bool:
+        try:
+            check_ipv6("ip6", text)
+        except ModelError:
+            return False
+        return True
 
     def _flood_to_hosts(self, data: bytes, exclude: tuple[int, int]) -> None:
         for dpid, conn in self.switches.items():

@@ -27,6 +27,7 @@ class HostSpec:
     mac: int
     switch: str
     port: int
+    ip6: str | None = None  # a dual-stack host's IPv6 address (``TopoSpec.ipv6``)
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,7 @@ class TopoSpec:
     functions: dict[str, FunctionSpec] = field(default_factory=dict)
     links: list[LinkSpec] = field(default_factory=list)
     gateway: str | None = None  # the host that takes IPv4 to no host of the fabric (an uplink router)
+    ipv6: bool = False  # hosts added from now on are dual-stack: fd00::<n>/64 beside 10.0.0.<n>
     _used: dict[str, set[int]] = field(default_factory=dict)
 
     def add_switch(self, name: str, role: Role = "edge", dpid: int | None = None) -> None:
@@ -92,7 +94,8 @@ class TopoSpec:
 
     def add_host(self, name: str, switch: str, port: int | None = None) -> HostSpec:
         number = len(self.hosts) + 1
-        host = HostSpec(name, f"10.0.0.{number}", number, switch, self._port(switch, port))
+        host = HostSpec(name, f"10.0.0.{number}", number, switch, self._port(switch, port),
+                        f"fd00::{number:x}" if self.ipv6 else None)
         self.hosts[name] = host
         return host
 
@@ -112,7 +115,8 @@ class TopoSpec:
         for link in self.links:
             fabric.add_link((self.dpid(link.a), link.a_port), (self.dpid(link.b), link.b_port))
         for host in self.hosts.values():
-            fabric.add_host(Host(host.name, host.mac, host.ip, self.dpid(host.switch), host.port))
+            fabric.add_host(Host(host.name, host.mac, host.ip, self.dpid(host.switch), host.port,
+                                 (host.ip6,) if host.ip6 else ()))
         for fn in self.functions.values():
             dpid = self.dpid(fn.switch)
             fabric.add_function(ServiceFunction(fn.name, (dpid, fn.ingress_port), (dpid, fn.egress_port)))

@@ -33,7 +33,7 @@ from srfabric.rules.pipeline import IPV4_ETHERTYPE, IPV6_ETHERTYPE, MPLS_ETHERTY
 NIBBLE_MASK = 0xF << COUNT_SHIFT
 VLAN_PRESENT = 0x1000
 TT_PCP = 7  # 802.1Q priority of time-triggered frames
-IPV6_TC = 1  # MPLS traffic class of a labelled IPv6 frame
+IPV6_PCP = 1  # 802.1Q priority of the pushed tag of an IPv6 frame (the label hides its ethertype)
 TT_DSCP = 56  # CS7: the IPv4 counterpart of priority 7, for the header that has no priority field
 
 
@@ -135,10 +135,12 @@ class MplsRules:
         return (
             PushVlan(0x8100),
             SetField("vlan_vid", header.vlan_vid | VLAN_PRESENT),
+            # The label hides the ethertype that popping it must restore: the tag's priority 1 marks IPv6. (Not
+            # the label's traffic class: Open vSwitch's set_mpls_ttl at a transit switch rewrites the whole
+            # label stack entry from whichever frame made its cached flow, so a mark there does not last.)
+            *((SetField("vlan_pcp", IPV6_PCP),) if ipv6 else ()),
             PushMpls(MPLS_ETHERTYPE),
             SetField("mpls_label", label),
-            # The label hides the ethertype that popping it must restore: traffic class 1 marks IPv6.
-            *((SetField("mpls_tc", IPV6_TC),) if ipv6 else ()),
             SetMplsTtl(header.ttl),
             SetField("eth_dst", header.eth_dst),
             Output(first_port),
@@ -176,13 +178,13 @@ class MplsRules:
         return exhausted, (PopVlan(), PopMpls(IPV4_ETHERTYPE))
 
     def exhausted_ipv6(self) -> tuple[Match, tuple[Action, ...]] | None:
-        exhausted = match(eth_type=MPLS_ETHERTYPE, mpls_ttl=0, mpls_tc=IPV6_TC, vlan_vid=(VLAN_PRESENT, VLAN_PRESENT))
+        exhausted = match(eth_type=MPLS_ETHERTYPE, mpls_ttl=0, vlan_pcp=IPV6_PCP, vlan_vid=(VLAN_PRESENT, VLAN_PRESENT))
         return exhausted, (PopVlan(), PopMpls(IPV6_ETHERTYPE))
 
     def last_step(self, port: int, ipv6: bool = False) -> Match:
         ((field, ofs, width),) = slot_location(1)  # the first slot lies in one field (the destination MAC)
         return match(eth_type=MPLS_ETHERTYPE, mpls_ttl=1, vlan_vid=(VLAN_PRESENT, VLAN_PRESENT),
-                     **({"mpls_tc": IPV6_TC} if ipv6 else {}), **{field: (port << ofs, ((1 << width) - 1) << ofs)})
+                     **({"vlan_pcp": IPV6_PCP} if ipv6 else {}), **{field: (port << ofs, ((1 << width) - 1) << ofs)})
 
     def forged(self) -> list[Match]:
         return [match(eth_type=MPLS_ETHERTYPE), match(vlan_vid=(VLAN_PRESENT, VLAN_PRESENT))]

@@ -28,9 +28,11 @@ from srfabric.testbed.net import Testbed, function_args, learning_pings, termina
 from srfabric.testbed.running import Running
 
 
-def line_spec(functions: int, placed_on: tuple[str, ...] = ("s2",), dpid_base: int = 0x100) -> TopoSpec:
-    """h1 - s1 - s2 - s3 - h2, with functions v1..vN dealt in turn to the switches ``placed_on``."""
-    spec = TopoSpec()
+def line_spec(functions: int, placed_on: tuple[str, ...] = ("s2",), dpid_base: int = 0x100,
+              ipv6: bool = False) -> TopoSpec:
+    """h1 - s1 - s2 - s3 - h2, with functions v1..vN dealt in turn to the switches ``placed_on`` (dual-stack
+    hosts with ``ipv6``)."""
+    spec = TopoSpec(ipv6=ipv6)
     for name in ("s1", "s2", "s3"):
         spec.add_switch(name, "edge", dpid=dpid_base + int(name[1]))
     spec.add_link("s1", "s2")
@@ -164,12 +166,14 @@ class ApiLab(Running):
         with self.serve.client() as client:
             while True:
                 by_ip = {ip["ip_address"]: p["id"] for p in client.list("ports") for ip in p["fixed_ips"]}
-                if all(host.ip in by_ip for host in self.spec.hosts.values()):
+                if all(host.ip in by_ip and (host.ip6 is None or host.ip6 in by_ip)
+                       for host in self.spec.hosts.values()):
                     self.ports.update({name: by_ip[host.ip] for name, host in self.spec.hosts.items()})
                     return
                 if time.monotonic() > deadline:
                     raise SrfabricError("hosts", f"not all of {sorted(self.spec.hosts)} learned within {timeout} s")
                 for name, peer in learning_pings(self.spec):
+                    # Dual-stack hosts ping over IPv6 once they are known: Neighbour Discovery adds the address.
                     self.testbed.node(name).cmd(f"ping -c1 -W1 {peer} >/dev/null 2>&1 &")
                 time.sleep(1.0)
 

@@ -161,6 +161,13 @@ class Testbed(Running):
             gro = "on" if self.switch_kind == "xdp" else "off"
             for intf in node.intfList():
                 node.cmd(f"ethtool -K {intf.name} tx off rx off tso off gso off gro {gro} >/dev/null 2>&1")
+        for host in self.spec.hosts.values():
+            if host.ip6 is not None:  # dual-stack: its global address only (no link-local chatter, no DAD)
+                intf = self.net.get(host.name).defaultIntf().name
+                node = self.net.get(host.name)
+                node.cmd(f"sysctl -qw net.ipv6.conf.{intf}.addr_gen_mode=1 net.ipv6.conf.{intf}.accept_ra=0 "
+                         f"net.ipv6.conf.{intf}.disable_ipv6=0")
+                node.cmd(f"ip -6 addr add {host.ip6}/64 dev {intf} nodad")
 
     def node(self, name: str) -> Any:
         return self.net.get(name)
@@ -240,9 +247,18 @@ def wait_for_discovery(runner: ControllerThread, spec: TopoSpec) -> None:
 
 
 def learning_pings(spec: TopoSpec) -> list[tuple[str, str]]:
-    """Each host and the address it pings once, so that its ARP request tells the controller where it is."""
+    """Each host and the address it pings once, so that its ARP request tells the controller where it is;
+    a dual-stack host also pings another one's IPv6 address (its Neighbour Solicitation adds its own).
+
+    >>> from srfabric.model.topo import TopoSpec
+    >>> t = TopoSpec(ipv6=True); t.add_switch("s1"); _ = t.add_host("h1", "s1"); _ = t.add_host("h2", "s1")
+    >>> learning_pings(t)
+    [('h1', '10.0.0.2'), ('h2', '10.0.0.1'), ('h1', 'fd00::2'), ('h2', 'fd00::1')]
+    """
     names = list(spec.hosts)
-    return [(name, spec.hosts[names[(index + 1) % len(names)]].ip) for index, name in enumerate(names)]
+    pings = [(name, spec.hosts[names[(index + 1) % len(names)]].ip) for index, name in enumerate(names)]
+    six = [name for name in names if spec.hosts[name].ip6]
+    return pings + [(name, str(spec.hosts[six[(index + 1) % len(six)]].ip6)) for index, name in enumerate(six)]
 
 
 def wait_for_hosts(runner: ControllerThread, spec: TopoSpec) -> None:

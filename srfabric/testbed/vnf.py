@@ -4,7 +4,7 @@ It runs inside a Mininet node's namespace as ``python -m srfabric.testbed.vnf``.
 Frames are forwarded as they are (source-routing header included), in both
 directions, with AF_PACKET sockets. Per flow key (``udp:5001``, ``tcp:5201``,
 ``icmp``) it counts packets and, to prove the order of functions, notes the
-DSCP value the frame arrived with before stamping its own mark into it. The
+DSCP value the frame arrived with before stamping its own mark into it (IPv6: in the traffic class). The
 counters are written as JSON to ``--stats`` every half second and on exit.
 """
 
@@ -31,8 +31,8 @@ AUXDATA = struct.Struct("IIIHHHH")
 PROTO_NAMES = {1: "icmp", 6: "tcp", 17: "udp"}
 
 
-def ipv4_offset(frame: bytes | bytearray) -> int | None:
-    """Where the IPv4 header starts, skipping VLAN tags and an MPLS label stack."""
+def ip_offset(frame: bytes | bytearray) -> int | None:
+    """Where the IPv4 or IPv6 header starts, skipping VLAN tags and an MPLS label stack."""
     offset = 12
     while offset + 2 <= len(frame):
         ethertype = int.from_bytes(frame[offset : offset + 2], "big")
@@ -46,27 +46,42 @@ def ipv4_offset(frame: bytes | bytearray) -> int | None:
                 offset += 4
                 if bottom:
                     break
-            if offset + 20 > len(frame) or frame[offset] >> 4 != 4 or (frame[offset] & 0x0F) < 5:
-                return None
-            return offset if offset + (frame[offset] & 0x0F) * 4 <= len(frame) else None
-        if ethertype != 0x0800 or offset + 20 > len(frame):
-            return None
-        return offset if offset + (frame[offset] & 0x0F) * 4 <= len(frame) else None
+            return _whole_header(frame, offset)
+        return _whole_header(frame, offset) if ethertype in (0x0800, 0x86DD) else None
     return None
 
 
+def _whole_header(frame: bytes | bytearray, offset: int) -> int | None:
+    if offset + 20 > len(frame):
+        return None
+    version = frame[offset] >> 4
+    if version == 4:
+        ihl = frame[offset] & 0x0F
+        return offset if ihl >= 5 and offset + ihl * 4 <= len(frame) else None
+    return offset if version == 6 and offset + 40 <= len(frame) else None
+
+
 def flow_key(frame: bytes | bytearray, ip: int) -> str:
-    proto = frame[ip + 9]
-    name = PROTO_NAMES.get(proto, f"ip{proto}")
+    """``udp:5001``-style key; IPv6 (no extension headers) as ``tcp6:5201``."""
+    six = frame[ip] >> 4 == 6
+    proto = frame[ip + 6] if six else frame[ip + 9]
+    name = PROTO_NAMES.get(proto, f"ip{proto}") + ("6" if six else "")
     if proto in (6, 17):
-        header = (frame[ip] & 0x0F) * 4
+        header = 40 if six else (frame[ip] & 0x0F) * 4
         if ip + header + 4 <= len(frame):
             return f"{name}:{int.from_bytes(frame[ip + header + 2 : ip + header + 4], 'big')}"
     return name
 
 
 def stamp_dscp(frame: bytearray, ip: int, mark: int) -> int:
-    """Replace the DSCP with ``mark``, fix the header checksum, return the previous DSCP."""
+    """Replace the DSCP (IPv6: the traffic class's top six bits) with ``mark``, fix an IPv4 header's
+    checksum, return the previous DSCP."""
+    if frame[ip] >> 4 == 6:
+        traffic_class = (frame[ip] & 0x0F) << 4 | frame[ip + 1] >> 4
+        stamped = (mark << 2) | (traffic_class & 0x03)
+        frame[ip] = (frame[ip] & 0xF0) | stamped >> 4
+        frame[ip + 1] = (frame[ip + 1] & 0x0F) | (stamped & 0x0F) << 4
+        return traffic_class >> 2
     previous = frame[ip + 1] >> 2
     frame[ip + 1] = (mark << 2) | (frame[ip + 1] & 0x03)
     header = (frame[ip] & 0x0F) * 4
@@ -151,7 +166,7 @@ def run(ingress: str, egress: str, mark: int, stats: Path, name: str) -> None:
                     counters.dropped["lldp"] += 1  # link-local: a bridge never forwards it
                     continue
                 try:
-                    ip = ipv4_offset(frame)
+                    ip = ip_offset(frame)
                     if ip is not None:
                         previous = stamp_dscp(frame, ip, mark) if mark else None
                         counters.note(direction, flow_key(frame, ip), previous)

@@ -28,7 +28,7 @@ from srfabric.rules.entries import (
     SetMplsTtl,
     match_fields,
 )
-from srfabric.rules.pipeline import DELIVER, HOST_IN, IPV4_ETHERTYPE, PORT_IN, TERMINATE
+from srfabric.rules.pipeline import DELIVER, HOST_IN, IPV4_ETHERTYPE, IPV6_ETHERTYPE, PORT_IN, TERMINATE
 from srfabric.xdp import layout
 
 # Fields of the classifier key, with their width in bits.
@@ -142,6 +142,10 @@ def xdp_tables(entries: Iterable[FlowEntry], groups: Iterable[GroupEntry] = ()) 
         if kind in BUILT_IN or kind is None and not entry.actions:
             continue
         fields = match_fields(entry.match)
+        if fields.get("eth_type", (0, None))[0] == IPV6_ETHERTYPE:
+            raise XdpTableError(_name(entry), "IPv6 is not in the XDP data plane (it forwards IPv4; a host's IPv6 "
+                                              "frames are dropped, forged ones counted as such): run a dual-stack "
+                                              "fabric on Open vSwitch")
         if entry.table == PORT_IN and kind == Kind.PORT:
             if "in_port" in fields:
                 tables.trusted_ports.add(fields["in_port"][0])

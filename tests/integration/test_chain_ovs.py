@@ -93,20 +93,23 @@ def test_transit_entries_do_not_grow_with_chains(scenario: Scenario) -> None:
 
 SCAPY_SEND = """
 import sys
-from scapy.all import Ether, IP, UDP, Dot1Q, sendp
+from scapy.all import Ether, IP, IPv6, UDP, Dot1Q, sendp
 from scapy.contrib.mpls import MPLS
 kind, src, dst, vid, label, ttl, ip_src, ip_dst = sys.argv[1:9]
+network = IPv6(src="fd00::1", dst="fd00::4") if sys.argv[10] == "IPv6" else IP(src=ip_src, dst=ip_dst)
 if kind == "mac-nibble":
-    frame = Ether(src=src, dst=dst) / IP(src=ip_src, dst=ip_dst) / UDP(sport=7777, dport=7777) / (b"x" * 32)
+    frame = Ether(src=src, dst=dst) / network / UDP(sport=7777, dport=7777) / (b"x" * 32)
 else:
     frame = (Ether(src=src, dst=dst) / Dot1Q(vlan=int(vid)) / MPLS(label=int(label), ttl=int(ttl), s=1)
-             / IP(src=ip_src, dst=ip_dst) / UDP(sport=7777, dport=7777) / (b"x" * 32))
+             / network / UDP(sport=7777, dport=7777) / (b"x" * 32))
 sendp(frame, iface=sys.argv[9], count=5, verbose=False)
 """
 
 
-def test_forged_header_from_a_host_is_not_forwarded(scenario: Scenario) -> None:
-    """h1 writes a header for s1 -> s2 -> s5 -> h3 itself; s1 must drop it, h3 must not see it."""
+@pytest.mark.parametrize("family", ["IPv4", "IPv6"])
+def test_forged_header_from_a_host_is_not_forwarded(scenario: Scenario, family: str) -> None:
+    """h1 writes a header for s1 -> s2 -> s5 -> h3 itself, over IPv4 or IPv6; s1 must drop it and count it, h3
+    must not see it."""
     assert scenario.testbed is not None
     hosts = scenario.spec.hosts
     ports = [3, 2, 4]  # the TSN paper's path 1 -> 2 -> 5 to host 3
@@ -117,13 +120,13 @@ def test_forged_header_from_a_host_is_not_forwarded(scenario: Scenario) -> None:
         src, vid, label, ttl = "00:00:00:00:00:01", header.vlan_vid, header.labels[0], header.ttl
         dst = header.wire()["eth_dst"]
     capture = scenario.testbed.popen("h3", ["timeout", "4", "tcpdump", "-l", "-i", "h3-eth0", "-n", "-p",
-                                            "udp port 7777 or vlan or mpls"],
+                                            "udp port 7777 or vlan or mpls or ip6"],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     time.sleep(1.0)
     drops_before = scenario.entry_counts()["s1"]["forged_drops"]
     sent = scenario.testbed.node("h1").popen(
         ["/usr/bin/python3", "-c", SCAPY_SEND, scenario.codec, src, dst, str(vid), str(label), str(ttl),
-         hosts["h1"].ip, hosts["h4"].ip, "h1-eth0"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+         hosts["h1"].ip, hosts["h4"].ip, "h1-eth0", family], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     assert sent.wait(30) == 0, sent.stdout.read() if sent.stdout else ""
     out, err = capture.communicate(timeout=10)
     assert b"listening on" in err, err  # the capture ran
