@@ -17,6 +17,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 from srfabric.api import checks, stream_checks
@@ -377,6 +378,10 @@ class SfcService:
             fabric.remove_host(name)
         for host in plan.hosts.values():
             if host.dpid in fabric.switches:
+                # IPv6 addresses its Neighbour Discovery taught the controller stay beside the declared ones.
+                kept = fabric.hosts.get(host.name)
+                if kept is not None and (kept.mac, kept.dpid, kept.port) == (host.mac, host.dpid, host.port):
+                    host = replace(host, ip6=(*host.ip6, *(a for a in kept.ip6 if a not in host.ip6)))
                 fabric.add_host(host)
         self._hosts = set(plan.hosts)
 
@@ -386,9 +391,11 @@ class SfcService:
         if self._changing:  # a change holds the database (SQLite: its write lock) until its barriers are in
             self._learned_meanwhile = True
             return
-        known = {port["mac_address"] for port in self.snapshot["ports"].values()}
-        learned = [host for name, host in fabric.hosts.items()
-                   if name not in self._hosts and mac_to_str(host.mac) not in known]
+        ports = {port["mac_address"]: port for port in self.snapshot["ports"].values()}
+        # New hosts, and learned ones whose addresses grew since they were kept (Neighbour Discovery after ARP).
+        learned = [host for name, host in fabric.hosts.items() if name not in self._hosts and (
+            (port := ports.get(mac_to_str(host.mac))) is None or port.get("srfabric:discovered")
+            and [ip["ip_address"] for ip in port["fixed_ips"]] != [host.ip, *host.ip6])]
         switches: dict[int, tuple[str, str]] = {dpid: (s.name, str(s.role)) for dpid, s in fabric.switches.items()}
         if not learned and (fabric.links, switches) == (self.snapshot.links, self.snapshot.switches):
             return

@@ -42,7 +42,8 @@ def fabric_view(controller: Controller, labels: dict[str, str] | None = None) ->
         "switches": [{"dpid": dpid, "name": sw.name, "role": sw.role, "connected": dpid in controller.switches}
                      for dpid, sw in sorted(fabric.switches.items())],
         "links": links,
-        "hosts": [{"name": h.name, "ip": h.ip, "mac": mac_to_str(h.mac), "dpid": h.dpid, "port": h.port}
+        "hosts": [{"name": h.name, "ip": h.ip, "ip6": list(h.ip6), "mac": mac_to_str(h.mac), "dpid": h.dpid,
+                   "port": h.port}
                   for h in sorted(fabric.hosts.values(), key=lambda h: h.name)],
         "functions": [{"name": f.name, "label": labels.get(f.name, f.name), "ingress": _end(f.ingress),
                        "egress": _end(f.egress), "up": f.name not in fabric.functions_down}

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from srfabric.controller.controller import ControllerConfig
 
 log = logging.getLogger("srfabric.controller.controller")  # one logger for the controller's own story
+MAX_IP6 = 8  # IPv6 addresses one host may have: each costs an entry at every ingress
+MAX_UNCLAIMED = 1024  # (MAC, port)s whose IPv6 addresses wait for their ARP
 
 
 class Discovery:
@@ -118,7 +120,7 @@ class Discovery:
             # IPv6 addresses its Neighbour Discovery showed before its ARP did are its own too.
             ip6 = known.ip6 if known is not None and (known.dpid, known.port) == (conn.dpid, in_port) else ()
             waiting = sorted(self._unclaimed_ip6.pop((arp.sender_mac, conn.dpid, in_port), set()))
-            ip6 += tuple(a for a in waiting if a not in ip6 and self.fabric.host_by_ip6(a) is None)
+            ip6 += tuple(a for a in waiting if a not in ip6 and self.fabric.host_by_ip6(a) is None)[:MAX_IP6]
             self.fabric.add_host(Host(name, arp.sender_mac, arp.sender_ip, conn.dpid, in_port, ip6))
             self._dirty.set()
         if arp.sender_ip == arp.target_ip:
@@ -147,14 +149,12 @@ class Discovery:
         learned = nd.src if nd.kind == SOLICIT else nd.target
         mac = nd.lladdr if nd.lladdr is not None else nd.eth_src
         owner = next((h for h in self.fabric.hosts.values() if (h.mac, h.dpid, h.port) == (mac, *here)), None)
-        if self._routable(learned) and self.fabric.host_by_ip6(learned) is None:
-            if owner is not None:
-                self.fabric.add_host(replace(owner, ip6=(*owner.ip6, learned)))
-                self._dirty.set()
-            elif len(self._unclaimed_ip6) < 4096:  # until its ARP says which host it is (bounded: hosts' words)
-                self._unclaimed_ip6.setdefault((mac, *here), set()).add(learned)
+        if self._routable(learned):
+            self._claim(owner, learned, (mac, *here))
         if nd.kind == SOLICIT:
             target = self.fabric.host_by_ip6(nd.target)
+            if nd.src == "::" and target is not None and (target.mac == mac or (target.dpid, target.port) == here):
+                return  # its owner checking it is still unique (DAD): an answer would make it give it up
             if target is not None:
                 conn.send(packet_out(in_port, nd.advert_for(target.mac)))
             else:
@@ -164,6 +164,23 @@ class Discovery:
         out = self.switches.get(asker.dpid) if asker is not None else None
         if asker is not None and out is not None:
             out.send(packet_out(asker.port, data))
+
+    def _claim(self, owner: Host | None, address: str, where: tuple[int, int, int]) -> None:
+        """``address`` is ``owner``'s now (taken from any host that had it, as ARP moves an IPv4 address), or,
+        with no host known there yet, kept for the host that ARP will show at ``where`` (MAC, switch, port)."""
+        if owner is None:
+            waiting = self._unclaimed_ip6.get(where)
+            if (waiting is None and len(self._unclaimed_ip6) < MAX_UNCLAIMED) or (
+                    waiting is not None and len(waiting) < MAX_IP6):
+                self._unclaimed_ip6.setdefault(where, set()).add(address)
+            return
+        if address in owner.ip6 or len(owner.ip6) >= MAX_IP6:
+            return
+        before = self.fabric.host_by_ip6(address)
+        if before is not None:
+            self.fabric.add_host(replace(before, ip6=tuple(a for a in before.ip6 if a != address)))
+        self.fabric.add_host(replace(self.fabric.hosts[owner.name], ip6=(*owner.ip6, address)))
+        self._dirty.set()
 
     @staticmethod
     def _routable(text: str) -> bool:

@@ -41,7 +41,8 @@ class NdPacket:
         """
         unspecified = self.src == "::"
         dst = ALL_NODES if unspecified else self.src
-        eth_dst = 0x333300000001 if unspecified else self.eth_src
+        # To the asker's own MAC (its option), not the frame's source: a switch may have rewritten that.
+        eth_dst = 0x333300000001 if unspecified else self.lladdr if self.lladdr is not None else self.eth_src
         flags = OVERRIDE | (0 if unspecified else SOLICITED)
         return nd_frame(ADVERT, self.target, dst, self.target, mac, mac, eth_dst, flags)
 

@@ -6,6 +6,7 @@ diff what a switch has against what it should have.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -316,14 +317,22 @@ def chain_placement(fabric: Fabric, chain: Chain, codec: str, sre: set[int] | No
 def _steering(fabric: Fabric, chain: Chain, rules: CodecRules, sre: set[int], what: str) -> Placement:
     """``chain_placement`` up to the chain's end: its destination, or its last function."""
     source = fabric.hosts[chain.source]
-    endpoints = dict([chain_address(fabric, chain, "source")])
+    # Past the ingress the chain's frames are known by their addresses too: one set of entries per pair of
+    # them (a dual-stack host may have several IPv6 addresses; IPv4 hosts have one).
+    variants = [dict(pair) for pair in itertools.product(
+        chain_addresses(fabric, chain, "source"),
+        chain_addresses(fabric, chain, "destination") if chain.destination is not None else [("", 0)])]
+    for endpoints in variants:
+        endpoints.pop("", None)
     matches = chain_matches(fabric, chain)
-    if chain.destination is not None:
-        endpoints.update([chain_address(fabric, chain, "destination")])
+
+    def entries_along(route: Route) -> list[tuple[int, FlowEntry]]:
+        return [placed for endpoints in variants
+                for placed in chain_route_entries(fabric, route, chain, matches, rules, sre, what, endpoints)]
+
     if not chain.grouped:
         route = chain_route(fabric, chain, chain.paths()[0].functions)
-        return Placement(chain_route_entries(fabric, route, chain, matches, rules, sre, what, endpoints), [],
-                         crossed(fabric, [route]))
+        return Placement(entries_along(route), [], crossed(fabric, [route]))
     later: list[tuple[int, FlowEntry, int]] = []  # past the ingress: (switch, entry, its way's weight)
     routes: list[Route] = []
 
@@ -331,7 +340,7 @@ def _steering(fabric: Fabric, chain: Chain, rules: CodecRules, sre: set[int], wh
         """The ingress entry's actions for ``route``; the later pathlets' entries are kept in ``later``."""
         first: tuple[Action, ...] = ()
         routes.append(route)
-        for dpid, entry in chain_route_entries(fabric, route, chain, matches, rules, sre, what, endpoints):
+        for dpid, entry in entries_along(route):
             if entry.table == HOST_IN and match_fields(entry.match)["in_port"][0] == source.port \
                     and dpid == source.dpid:  # not a continuation after an SR-unaware function
                 first = entry.actions
@@ -406,21 +415,21 @@ def chain_matches(fabric: Fabric, chain: Chain, in_port: int | None = None) -> l
     matches = classifier_matches(chain.classifier, in_port=port)
     if chain.destination is None or chain.classifier.destination_ip_prefix:
         return matches
-    name, destination = chain_address(fabric, chain, "destination")
-    return [extended(m, **{name: destination}) for m in matches]
+    return [extended(m, **{name: value}) for m in matches
+            for name, value in chain_addresses(fabric, chain, "destination")]
 
 
-def chain_address(fabric: Fabric, chain: Chain, end: str) -> tuple[str, int]:
-    """The match field and value of the chain's ``end`` ("source" or "destination") host's address, of the
-    classifier's family (a dual-stack host's first IPv6 address)."""
+def chain_addresses(fabric: Fabric, chain: Chain, end: str) -> list[tuple[str, int]]:
+    """The match field and value of each address of the chain's ``end`` ("source" or "destination") host, of
+    the classifier's family (a dual-stack host may have several IPv6 addresses)."""
     host = fabric.hosts[getattr(chain, end)]
     side = "src" if end == "source" else "dst"
     if chain.classifier.ethertype == "IPv4":
-        return f"ipv4_{side}", _ip(host.ip)
+        return [(f"ipv4_{side}", _ip(host.ip))]
     if not host.ip6:
         raise RoutingError(end, f"host {host.name} has no IPv6 address known yet (learned from its Neighbour "
                                 "Discovery, or given in its port's fixed_ips), which an IPv6 classifier needs")
-    return f"ipv6_{side}", ipv6_number(host.ip6[0])
+    return [(f"ipv6_{side}", ipv6_number(address)) for address in host.ip6]
 
 
 def chain_route_entries(fabric: Fabric, route: Route, chain: Chain, matches: list[Match], rules: CodecRules,

@@ -150,3 +150,64 @@ def test_an_address_seen_before_the_hosts_arp_is_its_own_once_the_arp_comes() ->
     controller._arp_in(conn, h1.port, arp.to_bytes())  # type: ignore[arg-type]
     learned = controller.fabric.host_by_ip6("fd00::1")
     assert learned is not None and (learned.mac, learned.ip) == (h1.mac, h1.ip)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+@pytest.mark.parametrize("proxy", [False, True])
+def test_every_address_of_a_host_with_several_crosses_the_whole_chain(codec: str, proxy: bool) -> None:
+    fabric = dual_stack()
+    for name, extra in (("h1", "fd00::a1"), ("h16", "fd00::b0")):
+        fabric.add_host(replace(fabric.hosts[name], ip6=(*fabric.hosts[name].ip6, extra)))
+    if proxy:
+        for name in ("v1", "v4", "v7"):
+            fabric.add_function(replace(fabric.functions[name], proxy=True))
+    state = compile_state(fabric, [Chain("six", TCP6, ("v1", "v4", "v7"), "h1", "h16", 1)], codec)
+    h1, h16 = fabric.hosts["h1"], fabric.hosts["h16"]
+    for src in h1.ip6:
+        for dst in h16.ip6:
+            packet = Packet(eth_src=h1.mac, eth_dst=h16.mac, eth_type=0x86DD, ip_proto=6, tp_src=1, tp_dst=5201,
+                            ipv6_src=ipv6_number(src), ipv6_dst=ipv6_number(dst))
+            result = walk(fabric, state.entries, packet, h1.dpid, h1.port, groups=state.groups)
+            assert result.functions == ["v1", "v4", "v7"] and [n for n, _ in result.delivered] == ["h16"], (src, dst)
+
+
+def controller_with(fabric: Fabric) -> tuple[Controller, list[tuple[int, object]], dict[int, SimpleNamespace]]:
+    controller = Controller()
+    controller.fabric = fabric
+    sent: list[tuple[int, object]] = []
+    conns = {dpid: SimpleNamespace(dpid=dpid, ports=[], send=lambda m, d=dpid: sent.append((d, m)))
+             for dpid in fabric.switches}
+    controller.switches = conns  # type: ignore[assignment]
+    return controller, sent, conns
+
+
+def test_neighbour_discovery_moves_addresses_lets_owners_check_them_and_is_bounded() -> None:
+    controller, sent, conns = controller_with(dual_stack())
+    h1, h2 = controller.fabric.hosts["h1"], controller.fabric.hosts["h2"]
+    # h1 checks its own address (DAD, from ::): the controller keeps quiet.
+    probe = nd_frame(SOLICIT, "::", "ff02::1:ff00:1", h1.ip6[0], h1.mac, h1.mac, 0x3333FF000001)
+    controller._nd_in(conns[h1.dpid], h1.port, probe)  # type: ignore[arg-type]
+    assert sent == []
+    # h2 takes over h1's address (as ARP moves an IPv4 one).
+    advert = nd_frame(ADVERT, h1.ip6[0], "ff02::1", h1.ip6[0], h2.mac, h2.mac, 0x333300000001)
+    controller._nd_in(conns[h2.dpid], h2.port, advert)  # type: ignore[arg-type]
+    assert controller.fabric.hosts["h1"].ip6 == () and h1.ip6[0] in controller.fabric.hosts["h2"].ip6
+    # No host gets more than a few addresses, however many it claims.
+    for index in range(100):
+        claim = nd_frame(SOLICIT, f"fd00::1:{index:x}", "ff02::1:ff00:10", "fd00::10", h1.mac, h1.mac,
+                         0x3333FF000010)
+        controller._nd_in(conns[h1.dpid], h1.port, claim)  # type: ignore[arg-type]
+    assert len(controller.fabric.hosts["h1"].ip6) == 8
+
+
+def test_an_advert_to_an_sr_unaware_function_goes_to_its_own_mac() -> None:
+    fabric = dual_stack()
+    fabric.add_function(replace(fabric.functions["v4"], proxy=True))
+    controller, sent, conns = controller_with(fabric)
+    egress, router = fabric.functions["v4"].egress, 0xF2AA00000001
+    h16 = fabric.hosts["h16"]
+    # Under mac-nibble its frames reach the controller with a plain source MAC; its option says who it is.
+    ask = nd_frame(SOLICIT, "fd00::99", "ff02::1:ff00:10", h16.ip6[0], router, 0x025352000001, 0x3333FF000010)
+    controller._nd_in(conns[egress[0]], egress[1], ask)  # type: ignore[arg-type]
+    [(_, message)] = sent
+    assert parse_nd(message.data).eth_dst == router  # type: ignore[attr-defined]

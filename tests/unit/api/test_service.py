@@ -72,3 +72,34 @@ def test_an_sr_unaware_pair_becomes_a_proxied_function_with_its_ports_macs(tmp_p
     forward, back = functions[made["pair"]], functions[made["pair"] + "~rev"]
     assert (forward.proxy, forward.mac, forward.rewrites) == (True, 0x02000000000A, frozenset({"ip_src"}))
     assert (back.proxy, back.mac, back.rewrites) == (True, 0x02000000000B, frozenset({"ip_dst"}))
+
+
+def test_ipv6_addresses_learned_after_a_host_are_kept_and_not_lost_to_api_changes(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    repo = Repository(open_database(f"sqlite:///{tmp_path}/api.db"))
+    controller = Controller()
+    service = SfcService(repo, controller)
+    fabric = controller.fabric
+
+    async def scenario() -> None:
+        await service.start()
+        fabric.add_switch(Switch(1, "s1"))
+        await service.create("ports", {"name": "h2", "mac_address": "00:00:00:00:00:0b",
+                                       "fixed_ips": [{"ip_address": "10.0.0.2"}],
+                                       "binding_profile": {"switch": 1, "port": 3}})  # declared by the API
+        ends = [await service.create("ports", {"name": f"v-{n}", "device_id": "v", "binding_profile": {
+            "switch": 1, "port": n}}) for n in (4, 5)]
+        await service.create("port_pairs", {"ingress": ends[0]["id"], "egress": ends[1]["id"]})  # places h2
+        fabric.add_host(Host("h1", 0x0A, "10.0.0.1", 1, 2))  # learned: kept as a port at the next sync
+        await controller.sync()
+        for name, address in (("h1", "fd00::1"), ("h2", "fd00::2")):  # their Neighbour Discovery, later
+            fabric.add_host(replace(fabric.hosts[name], ip6=(address,)))
+        await controller.sync()
+        pairs = service.find_all("port_pairs", {}, [])
+        await service.create("port_pair_groups", {"port_pairs": [pairs[0]["id"]]})  # a change that places again
+
+    asyncio.run(scenario())
+    assert fabric.hosts["h2"].ip6 == ("fd00::2",)  # the declared host kept what it learned
+    kept = {p["name"]: [ip["ip_address"] for ip in p["fixed_ips"]] for p in repo.load()["ports"].values()}
+    assert kept["h1"] == ["10.0.0.1", "fd00::1"]  # the learned host's port lists its new address
