@@ -17,6 +17,7 @@ from srfabric.rules.codec_rules import rules_for
 from srfabric.rules.compile import chain_placement, without_dead_functions
 from srfabric.rules.entries import Kind
 from srfabric.rules.headers import pathlet_steps, sre_switches
+from srfabric.rules.proxy import proxy_segments
 from srfabric.southbound.ofctl_text import action_text
 
 TABLE_NAMES = {0: "port-in", 1: "host-in", 2: "decode", 3: "terminate", 4: "deliver"}
@@ -73,7 +74,10 @@ def chain_view(controller: Controller, chain: Chain, labels: dict[str, str] | No
         rules, sre = rules_for(codec), sre_switches(fabric)
         for alternative in live.paths():
             route = chain_route(fabric, live, alternative.functions)
-            steps = pathlet_steps(route, rules, sre, f"chain {chain.name}")
+            what, ipv6 = f"chain {chain.name}", chain.classifier.ethertype == "IPv6"
+            # A header per pathlet, and a new run of them after each SR-unaware function (the proxy's).
+            steps = [step for segment, _ in proxy_segments(fabric, route, what) if segment.hops
+                     for step in pathlet_steps(segment, rules, sre, what, ipv6)]
             view["paths"].append({
                 "functions": [labels.get(name, name) for name in alternative.functions],
                 "function_ids": list(alternative.functions), "weight": alternative.weight,

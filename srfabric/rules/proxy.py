@@ -139,11 +139,10 @@ def kept_matches(matches: list[Match], rewritten: set[str], in_port: int) -> lis
     return kept
 
 
-def proxied_chain_entries(fabric: Fabric, route: Route, chain: Chain, matches: list[Match], rules: CodecRules,
-                          sre: set[int], what: str, endpoints: dict[str, int]) -> list[tuple[int, FlowEntry]]:
-    """A chain's entries along a route through SR-unaware functions: one run of headers per segment."""
+def proxy_segments(fabric: Fabric, route: Route, what: str) -> list[tuple[Route, ServiceFunction | None]]:
+    """``route`` cut after each hop into an SR-unaware function (the function that segment ends in), and the
+    rest (None): the route itself when it enters none."""
     proxied = {f.ingress: f for f in fabric.functions.values() if f.proxy}
-    ipv6 = chain.classifier.ethertype == "IPv6"
     segments: list[tuple[Route, ServiceFunction | None]] = []
     entry, start = route.entry, 0
     crossed: set[str] = set()
@@ -157,6 +156,14 @@ def proxied_chain_entries(fabric: Fabric, route: Route, chain: Chain, matches: l
             segments.append((Route(entry, route.hops[start : index + 1], function.ingress), function))
             entry, start = function.egress, index + 1
     segments.append((Route(entry, route.hops[start:], route.delivery), None))
+    return segments
+
+
+def proxied_chain_entries(fabric: Fabric, route: Route, chain: Chain, matches: list[Match], rules: CodecRules,
+                          sre: set[int], what: str, endpoints: dict[str, int]) -> list[tuple[int, FlowEntry]]:
+    """A chain's entries along a route through SR-unaware functions: one run of headers per segment."""
+    ipv6 = chain.classifier.ethertype == "IPv6"
+    segments = proxy_segments(fabric, route, what)
     placed: list[tuple[int, FlowEntry]] = []
     rewritten: set[str] = set()
     for index, (segment, function) in enumerate(segments):

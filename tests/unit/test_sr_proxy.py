@@ -266,3 +266,19 @@ def test_a_port_is_of_an_sr_aware_function_or_of_an_sr_unaware_one_not_both() ->
     v1 = fabric.functions["v1"]
     with pytest.raises(ModelError, match=r"other.correlation: port .* is also a port of v1, which is SR-unaware"):
         fabric.add_function(ServiceFunction("other", v1.ingress, (v1.egress[0], 15)))
+
+
+def test_the_chain_view_shows_a_new_run_of_headers_after_each_sr_unaware_function() -> None:
+    from srfabric.api.views import chain_view
+    from srfabric.controller.controller import Controller
+
+    controller = Controller()
+    controller.fabric = sr_fabric()
+    view = chain_view(controller, Chain("c", UDP, ("v1", "v4"), "h1", "h16", 1))
+    starts = [(p["switch"], p["in_port"]) for p in view["paths"][0]["pathlets"]]
+    functions = controller.fabric.functions
+    names = {d: s.name for d, s in controller.fabric.switches.items()}
+    h1 = controller.fabric.hosts["h1"]
+    assert starts == [(names[h1.dpid], h1.port), (names[functions["v1"].egress[0]], functions["v1"].egress[1]),
+                      (names[functions["v4"].egress[0]], functions["v4"].egress[1])]
+    assert view["unrouted"] is None
