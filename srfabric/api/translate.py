@@ -28,7 +28,7 @@ from typing import Any
 from srfabric.codecs.macaddr import mac_from_str
 from srfabric.errors import ModelError
 from srfabric.model.chain import MAX_PATHS, Alternative, Chain, FlowClassifier
-from srfabric.model.fabric import Endpoint, Fabric, Host, ServiceFunction, check_ipv6
+from srfabric.model.fabric import Endpoint, Fabric, Host, ServiceFunction, is_routable_ipv6
 from srfabric.rules.entries import ipv4_number
 from srfabric.rules.lb_split import reverse_fields
 
@@ -84,7 +84,7 @@ def port_host(fabric: Fabric, port: Record, switches: dict[int, tuple[str, str]]
         return None
     name = port["name"] or f"port-{port['id'][:8]}"
     ip6 = tuple(str(ipaddress.IPv6Address(ip["ip_address"])) for ip in port.get("fixed_ips", [])
-                if _is_routable_ipv6(ip.get("ip_address")))
+                if is_routable_ipv6(ip.get("ip_address")))
     return Host(name, _mac_from_str(port["mac_address"], "mac_address"), ips[0], *where, ip6)
 
 
@@ -98,15 +98,6 @@ def _is_ipv4(text: Any) -> bool:
     try:
         ipv4_number(text)  # cached: every change of the API translates every port again
     except (ValueError, TypeError):  # not an address, or not even hashable
-        return False
-    return True
-
-
-def _is_routable_ipv6(text: Any) -> bool:
-    """An IPv6 address a dual-stack host is reached at across the fabric (not link-local, multicast...)."""
-    try:
-        check_ipv6("ip6", text)
-    except (ModelError, TypeError):
         return False
     return True
 

@@ -74,7 +74,7 @@ def chain_view(controller: Controller, chain: Chain, labels: dict[str, str] | No
         rules, sre = rules_for(codec), sre_switches(fabric)
         for alternative in live.paths():
             route = chain_route(fabric, live, alternative.functions)
-            what, ipv6 = f"chain {chain.name}", chain.classifier.ethertype == "IPv6"
+            what, ipv6 = f"chain {chain.name}", chain.classifier.ipv6
             # A header per pathlet, and a new run of them after each SR-unaware function (the proxy's).
             steps = [step for segment, _ in proxy_segments(fabric, route, what) if segment.hops
                      for step in pathlet_steps(segment, rules, sre, what, ipv6)]

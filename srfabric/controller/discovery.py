@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING
 
 from srfabric.controller.neighbours import SOLICIT, parse_nd
 from srfabric.controller.packets import ARP_REQUEST, lldp_frame, parse_arp, parse_lldp
-from srfabric.errors import ModelError
-from srfabric.model.fabric import Fabric, Host, check_ipv6
+from srfabric.model.fabric import Fabric, Host, is_routable_ipv6
 from srfabric.southbound.channel import SwitchConnection
 from srfabric.southbound.ofbind import packet_out
 
@@ -149,7 +148,7 @@ class Discovery:
         learned = nd.src if nd.kind == SOLICIT else nd.target
         mac = nd.lladdr if nd.lladdr is not None else nd.eth_src
         owner = next((h for h in self.fabric.hosts.values() if (h.mac, h.dpid, h.port) == (mac, *here)), None)
-        if self._routable(learned):
+        if is_routable_ipv6(learned):
             self._claim(owner, learned, (mac, *here))
         if nd.kind == SOLICIT:
             target = self.fabric.host_by_ip6(nd.target)
@@ -181,14 +180,6 @@ class Discovery:
             self.fabric.add_host(replace(before, ip6=tuple(a for a in before.ip6 if a != address)))
         self.fabric.add_host(replace(self.fabric.hosts[owner.name], ip6=(*owner.ip6, address)))
         self._dirty.set()
-
-    @staticmethod
-    def _routable(text: str) -> bool:
-        try:
-            check_ipv6("ip6", text)
-        except ModelError:
-            return False
-        return True
 
     def _flood_to_hosts(self, data: bytes, exclude: tuple[int, int]) -> None:
         for dpid, conn in self.switches.items():

@@ -42,7 +42,7 @@ class FlowClassifier:
             if prefix is None:
                 continue
             try:
-                (ipaddress.IPv4Network if self.ethertype == "IPv4" else ipaddress.IPv6Network)(prefix, strict=False)
+                (ipaddress.IPv6Network if self.ipv6 else ipaddress.IPv4Network)(prefix, strict=False)
             except ValueError:
                 raise ModelError(name, f"{prefix!r} is not an {self.ethertype} prefix") from None
         for name in ("source_port_range", "destination_port_range"):
@@ -54,6 +54,11 @@ class FlowClassifier:
             low, high = span
             if not 0 <= low <= high <= 65535:
                 raise ModelError(name, f"{low}..{high} is not a range within 0..65535")
+
+    @property
+    def ipv6(self) -> bool:
+        """Whether it classifies IPv6 (else IPv4)."""
+        return self.ethertype == "IPv6"
 
     @property
     def key(self) -> str:

@@ -44,6 +44,15 @@ def check_ipv6(field_name: str, text: str) -> ipaddress.IPv6Address:
     return address
 
 
+def is_routable_ipv6(text: object) -> bool:
+    """Whether ``text`` is an IPv6 address ``check_ipv6`` takes (anything else, not even text: False)."""
+    try:
+        check_ipv6("ip6", str(text))
+    except ModelError:
+        return False
+    return True
+
+
 @dataclass(frozen=True)
 class Switch:
     """A switch; ``sre`` says whether it may (re-)encapsulate (edges by default)."""

@@ -51,7 +51,7 @@ def classifier_matches(classifier: FlowClassifier, in_port: int | None = None) -
     [(('eth_type', 2048, None), ('in_port', 3, None), ('ip_proto', 17, None), ('udp_dst', 5001, None))]
     """
     classifier.validate()
-    ipv6 = classifier.ethertype == "IPv6"
+    ipv6 = classifier.ipv6
     family = "ipv6" if ipv6 else "ipv4"
     fields: dict[str, int | tuple[int, int]] = {"eth_type": IPV6_ETHERTYPE if ipv6 else IPV4_ETHERTYPE}
     if in_port is not None:

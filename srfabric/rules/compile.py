@@ -54,7 +54,6 @@ from srfabric.rules.pipeline import (
     DELIVER,
     HOST_IN,
     ICMPV6,
-    IPV4_ETHERTYPE,
     IPV6_ETHERTYPE,
     LLDP_ETHERTYPE,
     ND_ADVERT,
@@ -73,10 +72,10 @@ from srfabric.rules.pipeline import (
 )
 from srfabric.rules.proxy import (
     balanced_continuations,
-    crosses_proxy,
     proxied_chain_entries,
     proxy_hint,
     proxy_port_entries,
+    proxy_segments,
 )
 from srfabric.rules.time_triggered import best_effort_first, tt_base_entries
 
@@ -319,11 +318,8 @@ def _steering(fabric: Fabric, chain: Chain, rules: CodecRules, sre: set[int], wh
     source = fabric.hosts[chain.source]
     # Past the ingress the chain's frames are known by their addresses too: one set of entries per pair of
     # them (a dual-stack host may have several IPv6 addresses; IPv4 hosts have one).
-    variants = [dict(pair) for pair in itertools.product(
-        chain_addresses(fabric, chain, "source"),
-        chain_addresses(fabric, chain, "destination") if chain.destination is not None else [("", 0)])]
-    for endpoints in variants:
-        endpoints.pop("", None)
+    ends = ("source", "destination") if chain.destination is not None else ("source",)
+    variants = [dict(pair) for pair in itertools.product(*(chain_addresses(fabric, chain, end) for end in ends))]
     matches = chain_matches(fabric, chain)
 
     def entries_along(route: Route) -> list[tuple[int, FlowEntry]]:
@@ -371,7 +367,7 @@ def _steering(fabric: Fabric, chain: Chain, rules: CodecRules, sre: set[int], wh
 
     ingress_cookie = cookie(Kind.CHAIN, chain.chain_id)
     # IPv6: the select group's hash spreads the flows (the split works on IPv4's fields).
-    balanced = len(paths) > 1 and bool(chain.lb_fields) and chain.classifier.ethertype == "IPv4"
+    balanced = len(paths) > 1 and bool(chain.lb_fields) and not chain.classifier.ipv6
     splits = [balanced_split(m, chain, _ip(source.ip), [p.weight for p in paths]) for m in matches] if balanced else []
     if splits and all(parts is not None for parts in splits):
         # The named fields pick the path: one masked entry per value of their low bits (see ``lb_split``).
@@ -424,7 +420,7 @@ def chain_addresses(fabric: Fabric, chain: Chain, end: str) -> list[tuple[str, i
     the classifier's family (a dual-stack host may have several IPv6 addresses)."""
     host = fabric.hosts[getattr(chain, end)]
     side = "src" if end == "source" else "dst"
-    if chain.classifier.ethertype == "IPv4":
+    if not chain.classifier.ipv6:
         return [(f"ipv4_{side}", _ip(host.ip))]
     if not host.ip6:
         raise RoutingError(end, f"host {host.name} has no IPv6 address known yet (learned from its Neighbour "
@@ -438,9 +434,10 @@ def chain_route_entries(fabric: Fabric, route: Route, chain: Chain, matches: lis
     its last function: where a header runs out, the next one is chosen by matching the chain's classifier and
     source, and without a destination address that match would also take frames of other chains, or the
     chain's own frames on their way on from its last function, whose headers run out there too."""
-    if crosses_proxy(fabric, route):  # one run of headers per segment between SR-unaware functions
-        return proxied_chain_entries(fabric, route, chain, matches, rules, sre, what, endpoints)
-    steps = pathlet_steps(route, rules, sre, what, chain.classifier.ethertype == "IPv6")
+    segments = proxy_segments(fabric, route, what)
+    if len(segments) > 1:  # one run of headers per segment between SR-unaware functions
+        return proxied_chain_entries(fabric, segments, chain, matches, rules, sre, what, endpoints)
+    steps = pathlet_steps(route, rules, sre, what, chain.classifier.ipv6)
     if chain.destination is None and len(steps) > 1:
         raise RoutingError(what, f"a chain without a destination must fit one header: its {len(route.hops)} hops "
                                  f"from its source to its last function need {len(steps)} (at most "
@@ -521,8 +518,7 @@ def topology_tables(fabric: Fabric, codec: str, problems: list[SrfabricError] | 
     group_ids = route_group_ids(fabric)
     for host in sorted(fabric.hosts.values(), key=lambda h: h.name):
         what = f"host {host.name}"
-        dst = [match(eth_type=IPV4_ETHERTYPE, ipv4_dst=_ip(host.ip))]
-        dst6 = [match(eth_type=IPV6_ETHERTYPE, ipv6_dst=ipv6_number(address)) for address in host.ip6]
+        dst, *dst6 = host_addresses(host, "dst")  # its IPv4 address, then its IPv6 ones
         placed: list[tuple[int, FlowEntry]] = []
         groups: list[tuple[int, GroupEntry]] = []
         with _reported(problems, what):
@@ -530,7 +526,7 @@ def topology_tables(fabric: Fabric, codec: str, problems: list[SrfabricError] | 
                 found = memo.routes.get((host.name, dpid))
                 if found is None or not found[2] <= fabric.links.keys():
                     route = host_route(fabric, (dpid, 0), host.name)
-                    v4 = host_route_entries(route, dst, rules, sre, group_ids[host.dpid], what)
+                    v4 = host_route_entries(route, [dst], rules, sre, group_ids[host.dpid], what)
                     v6 = host_route_entries(route, dst6, rules, sre, group_ids[host.dpid] | IPV6_ROUTES, what,
                                             ipv6=True)  # a group of its own: an MPLS header says which family
                     found = memo.routes[(host.name, dpid)] = (v4[0] + v6[0], v4[1] + v6[1],

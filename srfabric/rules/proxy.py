@@ -117,12 +117,6 @@ def proxy_port_entries(fabric: Fabric, rules: CodecRules, tt_queue: int | None =
     return placed
 
 
-def crosses_proxy(fabric: Fabric, route: Route) -> bool:
-    """Whether the route enters an SR-unaware function."""
-    ingresses = {f.ingress for f in fabric.functions.values() if f.proxy}
-    return any((hop.dpid, hop.port) in ingresses for hop in route.hops)
-
-
 def kept_matches(matches: list[Match], rewritten: set[str], in_port: int) -> list[Match]:
     """``matches`` as frames come back from a function: on its egress port, without the fields rewritten.
 
@@ -159,11 +153,12 @@ def proxy_segments(fabric: Fabric, route: Route, what: str) -> list[tuple[Route,
     return segments
 
 
-def proxied_chain_entries(fabric: Fabric, route: Route, chain: Chain, matches: list[Match], rules: CodecRules,
-                          sre: set[int], what: str, endpoints: dict[str, int]) -> list[tuple[int, FlowEntry]]:
-    """A chain's entries along a route through SR-unaware functions: one run of headers per segment."""
-    ipv6 = chain.classifier.ethertype == "IPv6"
-    segments = proxy_segments(fabric, route, what)
+def proxied_chain_entries(fabric: Fabric, segments: list[tuple[Route, ServiceFunction | None]], chain: Chain,
+                          matches: list[Match], rules: CodecRules, sre: set[int], what: str,
+                          endpoints: dict[str, int]) -> list[tuple[int, FlowEntry]]:
+    """A chain's entries along a route through SR-unaware functions (its ``proxy_segments``): one run of
+    headers per segment."""
+    ipv6 = chain.classifier.ipv6
     placed: list[tuple[int, FlowEntry]] = []
     rewritten: set[str] = set()
     for index, (segment, function) in enumerate(segments):
