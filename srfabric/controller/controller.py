@@ -34,15 +34,16 @@ from srfabric.model.fabric import Fabric, Role, ServiceFunction
 from srfabric.model.stream import SteeredStream
 from srfabric.rules.compile_cache import CompileCache
 from srfabric.rules.entries import EntryKey, FlowEntry, GroupEntry, Kind, Match, kind_of
-from srfabric.rules.reactive import RouteCache, flow_entries, reactive_groups, reactive_tables
+from srfabric.rules.reactive import FlowPlan, FlowStep, RouteCache, reactive_groups, reactive_tables
 from srfabric.southbound.channel import OpenFlowServer, SwitchConnection, port_down
 from srfabric.southbound.ofbind import (
+    flow_add,
     group_delete,
     group_mod,
     wire_cookie,
 )
 from srfabric.southbound.readback import group_from_ofp, match_from_ofp
-from srfabric.southbound.wire import PacketIn, flow_add_packed, flow_delete_packed, packet_out_packed
+from srfabric.southbound.wire import PacketIn, flow_add_packed, flow_delete_packed, step_flow_add, step_packet_out
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +65,7 @@ class ControllerConfig:
     gateway: str | None = None  # the address of the host that takes IPv4 to no host of the fabric (rules/gateway.py)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class FlowSetup:
     """One reactive flow setup as the controller saw it (times from the configured clock, in ns)."""
 
@@ -386,17 +387,23 @@ class Controller(Discovery, Taking):
             self._quarantine = {end for end in self._quarantine if end[0] != conn.dpid}
             self._dirty.set()
 
+    def _on_packet_in(self, conn: SwitchConnection, msg: PacketIn) -> None:
+        """A packet-in, as its switch's read loop reads it: a new flow (reactive), or a frame for discovery."""
+        if self.following:
+            return  # the leader handles the switches' reports
+        if self.config.reactive and msg.data[12:14] == b"\x08\x00":
+            try:
+                self._flow_in(conn, msg.in_port, msg.data, msg.received_ns, msg.msg_len)
+            except SrfabricError as error:
+                log.info("switch %#x: no flow set up: %s", conn.dpid, error)
+        else:
+            self._packet_in(conn, msg.in_port, msg.data)
+
     async def _on_message(self, conn: SwitchConnection, msg: Any) -> None:
         if self.following:
             return  # the leader handles the switches' reports; ports' states are read again on taking over
         if isinstance(msg, PacketIn):
-            if self.config.reactive and msg.data[12:14] == b"\x08\x00":
-                try:
-                    self._flow_in(conn, msg.in_port, msg.data, msg.received_ns, msg.msg_len)
-                except SrfabricError as error:
-                    log.info("switch %#x: no flow set up: %s", conn.dpid, error)
-            else:
-                self._packet_in(conn, msg.in_port, msg.data)
+            self._on_packet_in(conn, msg)
         elif isinstance(msg, parser.OFPPortStatus):
             desc = msg.desc
             self._port_status(conn.dpid, desc.port_no, msg.reason == ofp.OFPPR_DELETE,
@@ -482,43 +489,35 @@ class Controller(Discovery, Taking):
         flow = parse_five_tuple(data)
         misses = self._routes.misses
         begin = clock()
-        placed = flow_entries(self.fabric, flow, (conn.dpid, in_port), self.config.codec, self.config.steering,
-                              self._routes, self.config.flow_idle_timeout)
+        plan = self._routes.plan(self.fabric, flow.dst, (conn.dpid, in_port), self.config.codec, self.config.steering)
+        placed = plan.entries(flow, self.config.flow_idle_timeout)
         header_ns = clock() - begin
         searched = self._routes.misses > misses
-        self._remember_links(conn.dpid, in_port, flow, placed)
         *later, (_, first) = placed
-        further = {dpid for dpid, _ in later}
-        missing = further - set(self.switches)
+        if not later:  # source routing in one pathlet: one flow-mod and the packet, no barrier
+            self._flow_first_packet(conn, in_port, data, first, plan, flow, received_ns, header_ns, bytes_up, 0,
+                                    searched)
+            return
+        switches = self.switches
+        missing = {dpid for dpid, _ in later if dpid not in switches}
         if missing:
             raise SrfabricError("switch", f"{min(missing):#x} on the flow's path is not connected")
         bytes_down = 0
-        for dpid, entry in later:
-            msg = self._flow_message(dpid, entry)
-            self.switches[dpid].send(msg)
+        for step, (dpid, entry) in zip(plan.steps, later, strict=False):
+            msg = self._flow_message(dpid, entry, plan, step)
+            switches[dpid].send(msg)
             bytes_down += len(msg.buf)
-        # Switches further on must hold their entry before the packet can reach them: a barrier each.
-        targets = [self.switches[dpid] for dpid in sorted(further)]
+        # Switches further on must hold their entry before the packet can reach them: a barrier each. The
+        # ingress entry's links are known now, so that a link lost meanwhile stops it (``_forget_flows_over``).
+        self._flow_links[(conn.dpid, first.key)] = plan.links
+        targets = [switches[dpid] for dpid in sorted({dpid for dpid, _ in later})]
         barriers = 8 * len(targets)
-        send_first = partial(self._flow_first_packet, conn, in_port, data, first, flow, received_ns, header_ns,
-                             bytes_up + barriers, bytes_down + barriers, len({dpid for dpid, _ in placed}), searched)
-        if not targets:
-            send_first()
-            return
+        send_first = partial(self._flow_first_packet, conn, in_port, data, first, plan, flow, received_ns,
+                             header_ns, bytes_up + barriers, bytes_down + barriers, searched)
         task = asyncio.create_task(self._after_barriers([target.start_barrier() for target in targets], conn.dpid,
                                                         send_first))
         self._flow_tasks.add(task)
         task.add_done_callback(self._flow_tasks.discard)
-
-    def _remember_links(self, dpid: int, in_port: int, flow: FiveTuple, placed: list[tuple[int, FlowEntry]]) -> None:
-        """The fabric links a new flow's route crosses, kept with its entries: a link lost drops them."""
-        destination = self._routes.destination(self.fabric, flow.dst)
-        if destination is None:
-            return
-        route = self._routes.route(self.fabric, (dpid, in_port), destination)  # the one just used, cached
-        links = frozenset((hop.dpid, hop.port) for hop in route.hops)
-        for switch, entry in placed:
-            self._flow_links[(switch, entry.key)] = links
 
     def _forget_flows_over(self, lost: set[tuple[int, int]]) -> None:
         """Drop the reactive entries whose route crossed a lost link (either direction): the next sync takes
@@ -537,25 +536,28 @@ class Controller(Discovery, Taking):
             return
         send_first()
 
-    def _flow_first_packet(self, conn: SwitchConnection, in_port: int, data: bytes, first: FlowEntry, flow: FiveTuple,
-                           received_ns: int, header_ns: int, bytes_up: int, bytes_down: int, switches: int,
+    def _flow_first_packet(self, conn: SwitchConnection, in_port: int, data: bytes, first: FlowEntry, plan: FlowPlan,
+                           flow: FiveTuple, received_ns: int, header_ns: int, bytes_up: int, bytes_down: int,
                            searched: bool) -> None:
         """The ingress entry and the first packet leave together (``send_all``): one wake-up of the switch. Not if
         a link on the route was lost while the switches further on confirmed (the flow's next packet starts
         again)."""
-        if (conn.dpid, first.key) not in self._flow_links:
+        if len(plan.steps) > 1 and (conn.dpid, first.key) not in self._flow_links:
             return
-        mod, out = self._flow_message(conn.dpid, first), packet_out_packed(in_port, first.actions, data)
+        step = plan.steps[-1]
+        mod, out = self._flow_message(conn.dpid, first, plan, step), step_packet_out(in_port, step, data)
         conn.send_all((mod, out))
         self.setups.append(FlowSetup(conn.dpid, flow, received_ns, header_ns, self.config.clock(), bytes_up,
-                                     bytes_down + len(mod.buf) + len(out.buf), len(out.buf), switches, searched))
+                                     bytes_down + len(mod.buf) + len(out.buf), len(out.buf), plan.switches, searched))
 
-    def _flow_message(self, dpid: int, entry: FlowEntry) -> Any:
-        """One reactive entry's flow-mod, remembered as installed on ``dpid``."""
-        msg = flow_add_packed(entry)
+    def _flow_message(self, dpid: int, entry: FlowEntry, plan: FlowPlan, step: FlowStep) -> Any:
+        """One reactive entry's flow-mod, remembered as installed on ``dpid`` with the links its route crosses."""
+        msg = step_flow_add(entry, step) or flow_add(entry)
         self.flow_mods[dpid] = self.flow_mods.get(dpid, 0) + 1
-        self.flows.setdefault(dpid, {})[entry.key] = entry
-        self.installed.setdefault(dpid, {})[entry.key] = wire_cookie(entry)
+        key = entry.key
+        self.flows.setdefault(dpid, {})[key] = entry
+        self.installed.setdefault(dpid, {})[key] = wire_cookie(entry)
+        self._flow_links[(dpid, key)] = plan.links
         return msg
 
     def request_sync(self) -> None:

@@ -112,7 +112,7 @@ VLAN_TPIDS = (0x8100, 0x88A8)
 MPLS_TYPES = (0x8847, 0x8848)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FiveTuple:
     """What identifies an IPv4 flow; ports are 0 for protocols without them."""
 

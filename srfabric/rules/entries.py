@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import ipaddress
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import IntEnum
-from functools import cached_property, lru_cache
+from functools import lru_cache
 
 from srfabric.codecs.macaddr import mac_to_str
 
@@ -224,9 +224,13 @@ Action = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FlowEntry:
-    """One flow entry. No actions and no ``goto`` means drop (the entry still counts)."""
+    """One flow entry. No actions and no ``goto`` means drop (the entry still counts).
+
+    Slotted: a reactive controller keeps one per flow, tens of thousands, and the
+    garbage collector walks each one it finds young.
+    """
 
     table: int
     priority: int
@@ -235,6 +239,7 @@ class FlowEntry:
     goto: int | None = None
     cookie: int = 0
     idle_timeout: int = 0  # seconds without a packet before the switch removes it and says so; 0: never
+    _digest: int | None = field(default=None, init=False, repr=False, compare=False)  # ``digest``, once worked out
 
     @property
     def kind(self) -> Kind | None:
@@ -245,15 +250,50 @@ class FlowEntry:
         """What identifies the entry inside a switch (OpenFlow's strict match)."""
         return self.table, self.priority, self.match
 
-    @cached_property
+    @property
     def digest(self) -> int:
         """CRC-32 of the whole entry's text: the same in every process (``hash`` is salted per process).
 
         Kept once worked out (the entry is frozen): every sync compares a switch's entries by it. The
         actions' text is kept per action list, which many entries share (every reactive flow of a route).
         """
-        text = f"{self.table} {self.priority} {self.match!r} {_actions_text(self.actions)} {self.goto} {self.cookie}"
-        return zlib.crc32(text.encode())
+        if self._digest is None:
+            digest = DigestParts.of(self.table, self.priority, self.actions, self.goto, self.cookie).digest(self.match)
+            object.__setattr__(self, "_digest", digest)
+            return digest
+        return self._digest
+
+
+@dataclass(frozen=True)
+class DigestParts:
+    """An entry digest's text but for the match, as a CRC of what comes before it and the bytes after it:
+    entries made by the thousand that differ only in their match (reactive flows) share one.
+
+    >>> parts = DigestParts.of(1, 100, (), None, 0)
+    >>> e = FlowEntry(1, 100, match(in_port=3))
+    >>> parts.digest(e.match) == zlib.crc32(f"1 100 {e.match!r} () None 0".encode()) == e.digest
+    True
+    """
+
+    before: int
+    after: bytes
+
+    @staticmethod
+    def of(table: int, priority: int, actions: tuple[Action, ...], goto: int | None, cookie: int) -> DigestParts:
+        return DigestParts(zlib.crc32(f"{table} {priority} ".encode()),
+                           f" {_actions_text(actions)} {goto} {cookie}".encode())
+
+    def digest(self, fields: Match, text: str | None = None) -> int:
+        """The digest of the entry with match ``fields``, whose ``repr`` the caller may have written (``text``)."""
+        return zlib.crc32(self.after, zlib.crc32((repr(fields) if text is None else text).encode(), self.before))
+
+    def entry(self, table: int, priority: int, fields: Match, actions: tuple[Action, ...], cookie: int,
+              idle_timeout: int, text: str | None = None) -> FlowEntry:
+        """The entry (without ``goto``) these parts were made for, with ``fields`` as its match and its digest
+        already kept; ``text``, if given, must be ``repr(fields)``."""
+        made = FlowEntry(table, priority, fields, actions, None, cookie, idle_timeout)
+        object.__setattr__(made, "_digest", self.digest(fields, text))  # as ``FlowEntry.digest`` keeps it
+        return made
 
 
 @lru_cache(maxsize=4096)

@@ -9,12 +9,27 @@ path gets an entry, which is what the control-traffic comparison is about.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import cached_property
+
 from srfabric.controller.packets import FiveTuple
 from srfabric.errors import RoutingError
 from srfabric.model.fabric import Endpoint, Fabric, Host
 from srfabric.routing.paths import Route, host_route
 from srfabric.rules.codec_rules import CodecRules, rules_for
-from srfabric.rules.entries import FlowEntry, GroupEntry, Kind, Match, Output, ToController, cookie, ipv4_number, match
+from srfabric.rules.entries import (
+    Action,
+    DigestParts,
+    FlowEntry,
+    GroupEntry,
+    Kind,
+    Match,
+    Output,
+    ToController,
+    cookie,
+    ipv4_number,
+    match,
+)
 from srfabric.rules.headers import ROUTE_GROUPS, PathletSteps, pathlet_steps, sre_switches, steps_entries
 from srfabric.rules.pipeline import HOST_IN, IPV4_ETHERTYPE, PORT_IN, PRIO_FLOW, PRIO_ROUTE
 
@@ -38,6 +53,27 @@ def flow_match(flow: FiveTuple, in_port: int) -> Match:
     if ports is None:
         return fields
     return (*fields, (ports[0], flow.dport, None), (ports[1], flow.sport, None))
+
+
+_MATCH_TEXT = (f"(('eth_type', {IPV4_ETHERTYPE}, None), ('in_port', %d, None), ('ip_proto', %d, None), "
+               "('ipv4_dst', %d, None), ('ipv4_src', %d, None)")
+_PORTS_TEXT = {proto: f", ('{dst}', %d, None), ('{src}', %d, None)" for proto, (dst, src) in PORT_FIELDS.items()}
+
+
+def flow_match_text(flow: FiveTuple, in_port: int) -> tuple[Match, str]:
+    """``flow_match`` and its ``repr``, written from a template: an entry's digest is taken over that text,
+    and every new flow's entry needs one.
+
+    >>> for proto in (1, 6, 17):
+    ...     fields, text = flow_match_text(FiveTuple("10.0.0.1", "10.0.0.2", proto, 4000, 80), 3)
+    ...     assert text == repr(fields), (text, repr(fields))
+    """
+    fields = flow_match(flow, in_port)
+    values = (in_port, flow.proto, fields[3][1], fields[4][1])
+    ports = _PORTS_TEXT.get(flow.proto)
+    if ports is None:
+        return fields, _MATCH_TEXT % values + ")"
+    return fields, (_MATCH_TEXT + ports) % (*values, flow.dport, flow.sport) + ")"
 
 
 def reactive_tables(tables: dict[int, list[FlowEntry]], steering: str) -> dict[int, list[FlowEntry]]:
@@ -69,6 +105,7 @@ class RouteCache:
         self._graph: object = None
         self._routes: dict[tuple[Endpoint, str, Endpoint], Route] = {}
         self._steps: dict[tuple[Endpoint, str, Endpoint, str], PathletSteps] = {}
+        self._plans: dict[tuple[Endpoint, str, str, str], FlowPlan] = {}
         self._hosts: dict[str, Host] = {}
         self._sre: set[int] = set()
         self.misses = 0  # routes searched for (not found kept), since the cache was made
@@ -76,7 +113,7 @@ class RouteCache:
     def _current(self, fabric: Fabric) -> None:
         graph = fabric.graph()
         if graph is not self._graph:
-            self._graph, self._routes, self._steps = graph, {}, {}
+            self._graph, self._routes, self._steps, self._plans = graph, {}, {}, {}
             self._hosts = {}
             for host in fabric.hosts.values():
                 self._hosts.setdefault(host.ip, host)  # the first one, as ``Fabric.host_by_ip`` finds it
@@ -117,6 +154,80 @@ class RouteCache:
             found = self._steps[key] = pathlet_steps(route, rules, self._sre, what)
         return route, found
 
+    def plan(self, fabric: Fabric, ip: str, entry: Endpoint, codec: str, steering: str) -> FlowPlan:
+        """The plan of new flows to ``ip`` entering at ``entry``, kept: the one lookup of a cached flow's setup."""
+        self._current(fabric)
+        key = (entry, ip, codec, steering)
+        found = self._plans.get(key)
+        if found is None:
+            destination = self.destination(fabric, ip)
+            if destination is None:
+                raise RoutingError("ipv4_dst", f"{ip} is not a known host, and no gateway is known")
+            found = self._plans[key] = flow_plan(fabric, entry, destination, codec, steering, self)
+        return found
+
+
+@dataclass(frozen=True, eq=False)
+class FlowStep:
+    """One entry every flow along a route gets: the switch, table and priority, the port the flow arrives on
+    there (its match's ``in_port``; the rest of the match is the flow's own) and the actions.
+
+    Compared by identity: a plan's steps are made once and kept, and whatever is worked out per step (its
+    digest's parts here, its instructions' bytes on the wire) is looked up by the step without hashing its
+    actions.
+    """
+
+    dpid: int
+    table: int
+    priority: int
+    in_port: int
+    actions: tuple[Action, ...]
+
+    @cached_property
+    def parts(self) -> DigestParts:
+        return DigestParts.of(self.table, self.priority, self.actions, None, FLOW_COOKIE)
+
+
+@dataclass(frozen=True)
+class FlowPlan:
+    """What every new flow from one place to one host shares: its entries but for the flow's own fields, the
+    ingress switch's last (see ``flow_entries``), and the fabric links they cross (a link lost drops them)."""
+
+    steps: tuple[FlowStep, ...]
+    links: frozenset[tuple[int, int]]
+    switches: int  # how many switches get an entry
+
+    def entries(self, flow: FiveTuple, idle_timeout: int = 0) -> list[tuple[int, FlowEntry]]:
+        """``flow``'s entries: each step with the flow's exact match."""
+        placed = []
+        for step in self.steps:
+            fields, text = flow_match_text(flow, step.in_port)
+            placed.append((step.dpid, step.parts.entry(step.table, step.priority, fields, step.actions, FLOW_COOKIE,
+                                                       idle_timeout, text)))
+        return placed
+
+
+FLOW_COOKIE = cookie(Kind.FLOW)
+
+
+def flow_plan(fabric: Fabric, entry: Endpoint, destination: Host, codec: str, steering: str,
+              routes: RouteCache) -> FlowPlan:
+    """The plan of every flow from ``entry`` (switch, port) to ``destination``; ``routes`` keeps it."""
+    if steering == "hop-by-hop":
+        route = routes.route(fabric, entry, destination)
+        steps = [FlowStep(dpid, PORT_IN, PRIO_FLOW, in_port, (Output(out_port),))
+                 for dpid, in_port, out_port in route.visits()]
+    else:
+        what = f"flows from {entry[0]:#x}:{entry[1]} to {destination.ip}"
+        route, pathlets = routes.steps(fabric, entry, destination, rules_for(codec), what)
+        # Placed with a match of the ingress port alone: each later pathlet's entry names its own.
+        placed = steps_entries(route, pathlets, [match(in_port=entry[1])], Kind.FLOW, 0)
+        steps = [FlowStep(dpid, e.table, e.priority, dict((n, v) for n, v, _ in e.match)["in_port"], e.actions)
+                 for dpid, e in placed]
+    # Both lists start with the ingress switch's entry (the first visit, the first pathlet): move it last.
+    ordered = tuple(steps[1:] + steps[:1])
+    return FlowPlan(ordered, frozenset((hop.dpid, hop.port) for hop in route.hops), len({s.dpid for s in ordered}))
+
 
 def flow_entries(
     fabric: Fabric, flow: FiveTuple, entry: Endpoint, codec: str, steering: str, routes: RouteCache | None = None,
@@ -126,8 +237,8 @@ def flow_entries(
 
     The entry at the ingress switch comes last, so that a switch later on the
     path never sees the flow before its own entry was sent. ``routes`` keeps
-    routes between calls. With ``idle_timeout`` (seconds) each entry goes once
-    no packet has matched it for that long.
+    routes (and their plans) between calls. With ``idle_timeout`` (seconds) each
+    entry goes once no packet has matched it for that long.
 
     Examples
     --------
@@ -141,18 +252,4 @@ def flow_entries(
     5
     """
     routes = routes if routes is not None else RouteCache()
-    destination = routes.destination(fabric, flow.dst)
-    if destination is None:
-        raise RoutingError("ipv4_dst", f"{flow.dst} is not a known host, and no gateway is known")
-    what = f"flow {flow.src}->{flow.dst}"
-    if steering == "hop-by-hop":
-        route = routes.route(fabric, entry, destination)
-        placed = [(dpid, FlowEntry(PORT_IN, PRIO_FLOW, flow_match(flow, in_port), (Output(out_port),),
-                                   cookie=cookie(Kind.FLOW), idle_timeout=idle_timeout))
-                  for dpid, in_port, out_port in route.visits()]
-    else:
-        # The flow's match already names both addresses, so later pathlets need no extra endpoints.
-        route, steps = routes.steps(fabric, entry, destination, rules_for(codec), what)
-        placed = steps_entries(route, steps, [flow_match(flow, entry[1])], Kind.FLOW, 0, idle_timeout=idle_timeout)
-    # Both lists start with the ingress switch's entry (the first visit, the first pathlet): move it last.
-    return placed[1:] + placed[:1]
+    return routes.plan(fabric, flow.dst, entry, codec, steering).entries(flow, idle_timeout)

@@ -22,10 +22,11 @@ from os_ken.ofproto import ofproto_v1_3_parser as parser
 
 from srfabric.errors import SrfabricError
 from srfabric.southbound.ofbind import PROTOCOL
-from srfabric.southbound.wire import HEADER, PackedMessage, parse_packet_in
+from srfabric.southbound.wire import HEADER, PackedMessage, PacketIn, parse_packet_in
 
 log = logging.getLogger(__name__)
 READ_SIZE = 1 << 16
+RECENT = 4096  # sent messages kept to name in an error report
 
 
 class SwitchError(SrfabricError):
@@ -83,8 +84,12 @@ class SwitchConnection:
         self._waiting: dict[int, asyncio.Future[Any]] = {}
         self._multipart: dict[int, list[Any]] = {}
         self._errors: list[tuple[int, str]] = []
-        self._recent: dict[int, Any] = {}  # xid -> what was sent, to explain errors
+        # What was sent lately, to explain errors: slot ``xid % RECENT`` holds (xid, message), so that keeping
+        # one costs no more than a list store (dropping a dict's oldest key one at a time grows costly).
+        self._recent: list[tuple[int, Any]] = [(0, None)] * RECENT
         self._out = bytearray()  # written once per turn of the event loop (``send_all``)
+        # Packet-ins go here, called as they are read, when set; else to the read loop's ``deliver``.
+        self.on_packet_in: Callable[[SwitchConnection, PacketIn], None] | None = None
         self.closed = asyncio.Event()
 
     def _next_xid(self) -> int:
@@ -112,9 +117,7 @@ class SwitchConnection:
             msg.set_xid(xid)
             msg.serialize()
             out += msg.buf
-            self._recent[xid] = msg  # described only if the switch reports an error for it
-            if len(self._recent) > 4096:
-                self._recent.pop(next(iter(self._recent)))
+            self._recent[xid % RECENT] = (xid, msg)  # described only if the switch reports an error for it
             xids.append(xid)
         self.counters.bytes_sent += len(out) - before
         self.counters.messages_sent += len(msgs)
@@ -203,27 +206,30 @@ class SwitchConnection:
             self.bridge_name = name
 
     async def read_loop(self, deliver: Callable[[SwitchConnection, Any], Awaitable[None]]) -> None:
-        buffer = bytearray()
+        pending = b""
         try:
             while True:
                 chunk = await self.reader.read(READ_SIZE)
                 if not chunk:
                     break
                 received_ns = self.clock()
-                buffer += chunk
-                offset = 0
+                data = pending + chunk if pending else chunk
+                offset, end = 0, len(data)
                 # Every whole message of what has arrived, before the next read: a batch of packet-ins is
                 # handled in one turn of the event loop, and its answers leave in one write.
-                while len(buffer) - offset >= HEADER.size:
-                    version, msg_type, length, xid = HEADER.unpack_from(buffer, offset)
+                while end - offset >= HEADER.size:
+                    version, msg_type, length, xid = HEADER.unpack_from(data, offset)
                     if length < HEADER.size:
                         raise SwitchError("length", f"switch sent a message of length {length}")
-                    if len(buffer) - offset < length:
+                    if end - offset < length:
                         break
-                    raw = bytes(buffer[offset:offset + length])
+                    raw = data[offset:offset + length]
                     offset += length
-                    await self._receive(raw, version, msg_type, length, xid, received_ns, deliver)
-                del buffer[:offset]
+                    if msg_type == ofp.OFPT_PACKET_IN and version == ofp.OFP_VERSION and self.on_packet_in:
+                        self._packet_in(raw, length, received_ns)  # the hot path of reactive setup: no await
+                    else:
+                        await self._receive(raw, version, msg_type, length, xid, received_ns, deliver)
+                pending = data[offset:]
         except (ConnectionError, SwitchError) as error:
             log.info("switch %#x: connection ended: %s", self.dpid, error)
         finally:
@@ -231,6 +237,15 @@ class SwitchConnection:
             for future in self._waiting.values():
                 if not future.done():
                     future.set_exception(SwitchError("switch", f"{self.dpid:#x} disconnected"))
+
+    def _packet_in(self, raw: bytes, length: int, received_ns: int) -> None:
+        """A packet-in to ``on_packet_in``, parsed without os-ken objects."""
+        self.counters.bytes_received += length
+        self.counters.messages_received += 1
+        try:
+            self.on_packet_in(self, parse_packet_in(raw, received_ns))  # type: ignore[misc]
+        except (SrfabricError, ValueError, KeyError, struct.error) as error:
+            log.info("switch %#x: ignored a packet-in: %s", self.dpid, error)
 
     async def _receive(self, raw: bytes, version: int, msg_type: int, length: int, xid: int, received_ns: int,
                        deliver: Callable[[SwitchConnection, Any], Awaitable[None]]) -> None:
@@ -262,7 +277,7 @@ class SwitchConnection:
             reply.serialize()
             self.writer.write(reply.buf)
         elif isinstance(msg, parser.OFPErrorMsg):
-            sent = describe(self._recent.get(xid))
+            sent = describe(self._sent(xid))
             if sent.startswith(("OFPFlowMod", "OFPGroupMod")):  # packet-out errors (LLDP, ARP) say nothing of tables
                 self._errors.append((xid, f"OFPT_ERROR type={msg.type} code={msg.code} for {sent}"))
             future = self._waiting.get(xid)
@@ -288,6 +303,11 @@ class SwitchConnection:
         else:
             await deliver(self, msg)
 
+    def _sent(self, xid: int) -> Any:
+        """The message sent with ``xid``, if it is among the last ``RECENT``; else None."""
+        kept, msg = self._recent[xid % RECENT]
+        return msg if kept == xid else None
+
     def _resolve(self, xid: int, value: Any) -> None:
         future = self._waiting.get(xid)
         if future is not None and not future.done():
@@ -306,6 +326,7 @@ class OpenFlowServer:
     on_message: Callable[[SwitchConnection, Any], Awaitable[None]]
     on_gone: Callable[[SwitchConnection], Awaitable[None]]
     clock: Callable[[], int] = time.perf_counter_ns
+    on_packet_in: Callable[[SwitchConnection, PacketIn], None] | None = None  # else packet-ins go to on_message
     connections: set[SwitchConnection] = field(default_factory=set)
     _server: asyncio.Server | None = None
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
@@ -316,6 +337,7 @@ class OpenFlowServer:
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         conn = SwitchConnection(reader, writer, self.clock)
+        conn.on_packet_in = self.on_packet_in
         self.connections.add(conn)
         reading = asyncio.create_task(conn.read_loop(self.on_message))
         self._tasks.add(reading)

@@ -13,8 +13,10 @@ to os-ken. Tests check the bytes against os-ken's.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import itemgetter
 from typing import Any
 
 from os_ken.ofproto import ofproto_v1_3 as ofp
@@ -22,6 +24,7 @@ from os_ken.ofproto import ofproto_v1_3_parser as parser
 
 from srfabric.errors import DecodingError
 from srfabric.rules.entries import Action, FlowEntry, Match
+from srfabric.rules.reactive import FlowStep
 from srfabric.southbound.ofbind import bind_action, flow_add, flow_delete, wire_cookie
 
 # OXM basic class (0x8000) field numbers and value widths in bytes, from OpenFlow 1.3.5 table 12.
@@ -41,7 +44,7 @@ PACKET_OUT_HEAD = struct.Struct("!BBHIIIH6x")  # header, buffer_id, in_port, act
 PACKET_IN_HEAD = struct.Struct("!BBHIIHBBQ")
 
 
-@dataclass
+@dataclass(slots=True)
 class PackedMessage:
     """Pre-packed bytes that a ``SwitchConnection`` sends like an os-ken message (xid patched in)."""
 
@@ -58,18 +61,37 @@ class PackedMessage:
 WIDTH_FORMAT = {1: "B", 2: "H", 4: "I"}
 
 
+@dataclass(frozen=True)
+class MatchPlan:
+    """How an unmasked match of given fields packs: ``template`` holds the match header and each field's OXM
+    header, with a slot after each for its value, in OXM order; ``order`` takes the values into it."""
+
+    order: Callable[[tuple[int, ...]], tuple[int, ...]]
+    body: struct.Struct
+    template: list[int]
+    pad: bytes
+
+    def pack(self, values: tuple[int, ...]) -> bytes:
+        filled = self.template.copy()
+        filled[3::2] = self.order(values)
+        return self.body.pack(*filled) + self.pad
+
+
 @lru_cache(maxsize=1024)
-def _match_plan(names: tuple[str, ...]) -> tuple[tuple[int, ...], struct.Struct, tuple[int, ...], bytes] | None:
-    """For an unmasked match of these fields: the fields' order by OXM code, one ``struct`` for the whole
-    body, each field's OXM header and the padding; None when a field has no code or no struct width here."""
+def _match_plan(names: tuple[str, ...]) -> MatchPlan | None:
+    """The plan for an unmasked match of these fields; None when a field has no code or no struct width here."""
     if any(OXM_FIELDS.get(name, (0, 0))[1] not in WIDTH_FORMAT for name in names):
         return None
     codes = [OXM_FIELDS[name] for name in names]
     order = tuple(sorted(range(len(names)), key=lambda i: codes[i][0]))
     layout = "".join("I" + WIDTH_FORMAT[codes[i][1]] for i in order)
-    headers = tuple(OXM_CLASS << 16 | codes[i][0] << 9 | codes[i][1] for i in order)
     length = MATCH_HEAD.size + sum(4 + codes[i][1] for i in order)
-    return order, struct.Struct("!HH" + layout), headers, bytes(-length % 8)
+    template = [ofp.OFPMT_OXM, length]
+    for i in order:
+        template += (OXM_CLASS << 16 | codes[i][0] << 9 | codes[i][1], 0)
+    take: Callable[[tuple[int, ...]], tuple[int, ...]] = (
+        itemgetter(*order) if len(order) > 1 else lambda values: values)
+    return MatchPlan(take, struct.Struct("!HH" + layout), template, bytes(-length % 8))
 
 
 def pack_match(fields: Match) -> bytes | None:
@@ -81,14 +103,12 @@ def pack_match(fields: Match) -> bytes | None:
     >>> pack_match(fields) == _pack_match_slowly(fields)  # one struct call, fields in OXM order
     True
     """
-    if all(mask is None for _, _, mask in fields):
-        plan = _match_plan(tuple(name for name, _, _ in fields))
-        if plan is not None:  # the common case (every reactive flow's match): one struct call
-            order, body, headers, pad = plan
-            values: list[int] = [ofp.OFPMT_OXM, body.size]
-            for header, index in zip(headers, order, strict=True):
-                values += (header, fields[index][1])
-            return body.pack(*values) + pad
+    if fields:
+        names, values, masks = zip(*fields, strict=True)
+        if masks.count(None) == len(masks):
+            plan = _match_plan(names)
+            if plan is not None:  # the common case (every reactive flow's match): one struct call
+                return plan.pack(values)
     return _pack_match_slowly(fields)
 
 
@@ -158,6 +178,26 @@ def packet_out_packed(in_port: int, actions: tuple[Action, ...], data: bytes) ->
     length = PACKET_OUT_HEAD.size + len(packed) + len(data)
     head = PACKET_OUT_HEAD.pack(ofp.OFP_VERSION, ofp.OFPT_PACKET_OUT, length, 0, ofp.OFP_NO_BUFFER, in_port,
                                 len(packed))
+    return PackedMessage(bytearray(head + packed + data), "OFPPacketOut")
+
+
+@lru_cache(maxsize=8192)
+def _step_bytes(step: FlowStep) -> tuple[bytes, bytes]:
+    """A reactive step's instructions and its actions alone (for the first packet's packet-out), looked up by
+    the step itself (compared by identity) rather than by hashing its actions for every flow."""
+    return _instructions(step.actions, None), _action_list(step.actions)
+
+
+def step_flow_add(entry: FlowEntry, step: FlowStep) -> PackedMessage | None:
+    """``pack_flow_add`` for a reactive flow's entry made from ``step`` (``FlowPlan.entries``)."""
+    return _pack_flow_mod(entry, ofp.OFPFC_ADD, wire_cookie(entry), _step_bytes(step)[0])
+
+
+def step_packet_out(in_port: int, step: FlowStep, data: bytes) -> PackedMessage:
+    """``packet_out_packed`` with ``step``'s actions: a reactive flow's first packet, sent on along its entry."""
+    packed = _step_bytes(step)[1]
+    head = PACKET_OUT_HEAD.pack(ofp.OFP_VERSION, ofp.OFPT_PACKET_OUT, PACKET_OUT_HEAD.size + len(packed) + len(data),
+                                0, ofp.OFP_NO_BUFFER, in_port, len(packed))
     return PackedMessage(bytearray(head + packed + data), "OFPPacketOut")
 
 

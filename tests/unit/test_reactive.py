@@ -10,7 +10,7 @@ import pytest
 from srfabric.controller.packets import FiveTuple, parse_five_tuple
 from srfabric.errors import DecodingError, RoutingError
 from srfabric.model.topo import fat_tree
-from srfabric.rules.entries import Kind
+from srfabric.rules.entries import FlowEntry, Kind
 from srfabric.rules.hop_by_hop import compile_tables
 from srfabric.rules.reactive import RouteCache, flow_entries, reactive_tables
 from srfabric.rules.simulate import Packet, walk
@@ -110,3 +110,31 @@ def test_kept_pathlets_give_the_same_entries_as_working_them_out_again() -> None
                 flow = FiveTuple(h1.ip, fabric.hosts[dst].ip, 17, sport, 5001)
                 kept = flow_entries(fabric, flow, (h1.dpid, h1.port), codec, "source-routing", routes)
                 assert kept == flow_entries(fabric, flow, (h1.dpid, h1.port), codec, "source-routing")
+
+
+@pytest.mark.parametrize("steering", STEERINGS)
+@pytest.mark.parametrize("proto", [1, 6, 17])
+def test_a_planned_entry_keeps_the_digest_it_would_be_given_afresh(steering: str, proto: int) -> None:
+    """Entries made from a kept plan carry a digest written from a template; a sync compares it with the
+    one any equal entry works out, so the two must agree."""
+    fabric = fat_tree(4).to_fabric()
+    h1, h16 = fabric.hosts["h1"], fabric.hosts["h16"]
+    for codec in ("mac-nibble", "mac-vlan-mpls"):
+        flow = FiveTuple(h1.ip, h16.ip, proto, 40000, 5001)
+        for _, entry in flow_entries(fabric, flow, (h1.dpid, h1.port), codec, steering, idle_timeout=30):
+            afresh = FlowEntry(entry.table, entry.priority, entry.match, entry.actions, entry.goto, entry.cookie,
+                               entry.idle_timeout)
+            assert afresh == entry and afresh.digest == entry.digest
+
+
+def test_plans_are_kept_per_place_and_destination() -> None:
+    fabric = fat_tree(4).to_fabric()
+    routes = RouteCache()
+    h1, h16 = fabric.hosts["h1"], fabric.hosts["h16"]
+    plan = routes.plan(fabric, h16.ip, (h1.dpid, h1.port), "mac-nibble", "source-routing")
+    assert routes.plan(fabric, h16.ip, (h1.dpid, h1.port), "mac-nibble", "source-routing") is plan
+    assert routes.misses == 1
+    hop_by_hop = routes.plan(fabric, h16.ip, (h1.dpid, h1.port), "mac-nibble", "hop-by-hop")
+    assert routes.misses == 1  # the same route, planned for the other steering
+    assert [step.dpid for step in hop_by_hop.steps][-1] == h1.dpid == plan.steps[-1].dpid  # ingress last
+    assert plan.links == hop_by_hop.links and len(plan.links) == 4 and hop_by_hop.switches == 5

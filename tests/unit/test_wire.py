@@ -15,9 +15,16 @@ from srfabric.model.topo import fat_tree
 from srfabric.rules.compile import compile_fabric
 from srfabric.rules.entries import FlowEntry
 from srfabric.rules.hop_by_hop import compile_hop_by_hop
-from srfabric.rules.reactive import flow_entries
+from srfabric.rules.reactive import RouteCache, flow_entries
 from srfabric.southbound.ofbind import PROTOCOL, flow_add, flow_delete, packet_out_actions
-from srfabric.southbound.wire import pack_flow_add, pack_flow_delete, packet_out_packed, parse_packet_in
+from srfabric.southbound.wire import (
+    pack_flow_add,
+    pack_flow_delete,
+    packet_out_packed,
+    parse_packet_in,
+    step_flow_add,
+    step_packet_out,
+)
 
 
 def entries() -> list[FlowEntry]:
@@ -93,3 +100,26 @@ def test_packet_in_parses_like_os_ken(extra: bytes) -> None:
 def test_bad_packet_ins_are_refused_by_name(raw: bytes) -> None:
     with pytest.raises(DecodingError, match="packet_in"):
         parse_packet_in(raw)
+
+
+def test_messages_packed_from_a_plans_steps_equal_os_kens_bytes() -> None:
+    fabric = fat_tree(4).to_fabric()
+    h1, h16 = fabric.hosts["h1"], fabric.hosts["h16"]
+    routes = RouteCache()
+    frame = bytes(range(60))
+    checked = 0
+    for codec, steering in (("mac-nibble", "source-routing"), ("mac-vlan-mpls", "source-routing"),
+                            ("mac-nibble", "hop-by-hop")):
+        plan = routes.plan(fabric, h16.ip, (h1.dpid, h1.port), codec, steering)
+        for proto in (1, 6, 17):
+            flow = FiveTuple(h1.ip, h16.ip, proto, 1234, 80)
+            for step, (_, entry) in zip(plan.steps, plan.entries(flow, 30), strict=True):
+                for fast, reference in ((step_flow_add(entry, step), flow_add(entry)),
+                                        (step_packet_out(3, step, frame), packet_out_actions(3, entry.actions, frame))):
+                    assert fast is not None
+                    reference.set_xid(7)
+                    reference.serialize()
+                    fast.set_xid(7)
+                    assert bytes(fast.buf) == bytes(reference.buf), entry
+                    checked += 1
+    assert checked == 2 * 3 * (1 + 1 + 5)
