@@ -32,6 +32,7 @@ import uvloop
 
 from srfabric.bench.of_emulator import EmulatedFabric, Tally
 from srfabric.bench.output import machine, run_folder, write_csv, write_json
+from srfabric.controller.heap import freeze_heap
 from srfabric.errors import SrfabricError
 from srfabric.lab.stats import percentile
 from srfabric.model.topo import fat_tree
@@ -131,6 +132,7 @@ async def sweep(steering: str, rates: tuple[float, ...], seconds: float, k: int 
         await asyncio.sleep(0.3)  # links first: a host's port must not look like a fabric port
         fabric.announce_hosts()
         await _line(process, 30)  # every link and host known, first sync done
+        freeze_heap()  # no full collection of this process's heap in a step: it would show as slow setups
         say(f"capacity {steering}: warming up")
         await _step(fabric, process.pid, steering, rates[0], 1.0)
         for rate in rates:
