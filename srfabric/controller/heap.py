@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import gc
 
-MIDDLE_EVERY = 1  # young collections between two of the middle generation, after the first (Python's default: 10)
+MIDDLE_EVERY = 1  # the middle generation's threshold: it is collected once more young collections than this ran
 
 
 def freeze_heap() -> int:
@@ -31,8 +31,8 @@ def freeze_heap() -> int:
     """
     gc.collect()
     gc.freeze()
-    # A collection of the middle generation walks what survived the young one since the last: collected every
-    # second young collection, it walks a few hundred objects, not thousands, so each pause stays short.
+    # A collection of the middle generation walks what survived the young one since the last: collected after
+    # every two young collections (Python's default: ten), it walks what survived those two, so each pause is short.
     young, _, old = gc.get_threshold()
     gc.set_threshold(young, MIDDLE_EVERY, old)
     if _freeze_survivors not in gc.callbacks:
