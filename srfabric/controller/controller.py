@@ -136,7 +136,8 @@ class Controller(Discovery, Taking):
         self.generation: int | None = None  # the role generation it leads with (None: roles are not used)
         self.generation_seen: Callable[[], int] = lambda: 0  # a follower's SLAVE requests carry the leader's
         self.on_deposed: Callable[[str], None] | None = None  # told when a switch shows that another instance leads
-        self.server = OpenFlowServer(self._on_ready, self._on_message, self._on_gone, self.config.clock)
+        self.server = OpenFlowServer(self._on_ready, self._on_message, self._on_gone, self.config.clock,
+                                     self._on_packet_in)
         self._lock = asyncio.Lock()
         self._dirty = asyncio.Event()
         self._urgent = asyncio.Event()  # a link or function went down: sync at once, cutting the settling short
@@ -489,7 +490,7 @@ class Controller(Discovery, Taking):
         flow = parse_five_tuple(data)
         misses = self._routes.misses
         begin = clock()
-        plan = self._routes.plan(self.fabric, flow.dst, (conn.dpid, in_port), self.config.codec, self.config.steering)
+        plan = self._routes.plan(self.fabric, flow, (conn.dpid, in_port), self.config.codec, self.config.steering)
         placed = plan.entries(flow, self.config.flow_idle_timeout)
         header_ns = clock() - begin
         searched = self._routes.misses > misses

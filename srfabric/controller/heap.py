@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import gc
 
-MIDDLE_EVERY = 1  # the middle generation's threshold: it is collected once more young collections than this ran
-
 
 def freeze_heap() -> int:
     """Collect once, then exempt every object alive now from later collections; returns how many.
@@ -31,10 +29,6 @@ def freeze_heap() -> int:
     """
     gc.collect()
     gc.freeze()
-    # A collection of the middle generation walks what survived the young one since the last: collected after
-    # every two young collections (Python's default: ten), it walks what survived those two, so each pause is short.
-    young, _, old = gc.get_threshold()
-    gc.set_threshold(young, MIDDLE_EVERY, old)
     if _freeze_survivors not in gc.callbacks:
         gc.callbacks.append(_freeze_survivors)
     return gc.get_freeze_count()

@@ -105,7 +105,7 @@ class RouteCache:
         self._graph: object = None
         self._routes: dict[tuple[Endpoint, str, Endpoint], Route] = {}
         self._steps: dict[tuple[Endpoint, str, Endpoint, str], PathletSteps] = {}
-        self._plans: dict[tuple[Endpoint, str, str, str], FlowPlan] = {}
+        self._plans: dict[tuple[Endpoint, str, int, int, str, str], FlowPlan] = {}
         self._hosts: dict[str, Host] = {}
         self._sre: set[int] = set()
         self.misses = 0  # routes searched for (not found kept), since the cache was made
@@ -154,16 +154,17 @@ class RouteCache:
             found = self._steps[key] = pathlet_steps(route, rules, self._sre, what)
         return route, found
 
-    def plan(self, fabric: Fabric, ip: str, entry: Endpoint, codec: str, steering: str) -> FlowPlan:
-        """The plan of new flows to ``ip`` entering at ``entry``, kept: the one lookup of a cached flow's setup."""
-        self._current(fabric)
-        key = (entry, ip, codec, steering)
+    def plan(self, fabric: Fabric, flow: FiveTuple, entry: Endpoint, codec: str, steering: str) -> FlowPlan:
+        """The plan of new flows like ``flow`` entering at ``entry``: kept per destination host (flows to any
+        address beyond the gateway share the gateway's), so a cached flow's setup is two lookups."""
+        destination = self.destination(fabric, flow.dst)
+        if destination is None:
+            raise RoutingError("ipv4_dst", f"{flow.dst} is not a known host, and no gateway is known")
+        key = (entry, destination.name, destination.dpid, destination.port, codec, steering)
         found = self._plans.get(key)
         if found is None:
-            destination = self.destination(fabric, ip)
-            if destination is None:
-                raise RoutingError("ipv4_dst", f"{ip} is not a known host, and no gateway is known")
-            found = self._plans[key] = flow_plan(fabric, entry, destination, codec, steering, self)
+            what = f"flow {flow.src}->{flow.dst}"
+            found = self._plans[key] = flow_plan(fabric, entry, destination, codec, steering, self, what)
         return found
 
 
@@ -211,14 +212,14 @@ FLOW_COOKIE = cookie(Kind.FLOW)
 
 
 def flow_plan(fabric: Fabric, entry: Endpoint, destination: Host, codec: str, steering: str,
-              routes: RouteCache) -> FlowPlan:
-    """The plan of every flow from ``entry`` (switch, port) to ``destination``; ``routes`` keeps it."""
+              routes: RouteCache, what: str) -> FlowPlan:
+    """The plan of every flow from ``entry`` (switch, port) to ``destination``, with the route ``routes`` keeps;
+    a route that cannot be encoded raises, naming ``what``."""
     if steering == "hop-by-hop":
         route = routes.route(fabric, entry, destination)
         steps = [FlowStep(dpid, PORT_IN, PRIO_FLOW, in_port, (Output(out_port),))
                  for dpid, in_port, out_port in route.visits()]
     else:
-        what = f"flows from {entry[0]:#x}:{entry[1]} to {destination.ip}"
         route, pathlets = routes.steps(fabric, entry, destination, rules_for(codec), what)
         # Placed with a match of the ingress port alone: each later pathlet's entry names its own.
         placed = steps_entries(route, pathlets, [match(in_port=entry[1])], Kind.FLOW, 0)
@@ -252,4 +253,4 @@ def flow_entries(
     5
     """
     routes = routes if routes is not None else RouteCache()
-    return routes.plan(fabric, flow.dst, entry, codec, steering).entries(flow, idle_timeout)
+    return routes.plan(fabric, flow, entry, codec, steering).entries(flow, idle_timeout)

@@ -244,7 +244,7 @@ class SwitchConnection:
         self.counters.messages_received += 1
         try:
             self.on_packet_in(self, parse_packet_in(raw, received_ns))  # type: ignore[misc]
-        except (SrfabricError, ValueError, KeyError, struct.error) as error:
+        except (SrfabricError, ValueError, KeyError, AttributeError, struct.error) as error:
             log.info("switch %#x: ignored a packet-in: %s", self.dpid, error)
 
     async def _receive(self, raw: bytes, version: int, msg_type: int, length: int, xid: int, received_ns: int,

@@ -10,6 +10,7 @@ import pytest
 from srfabric.controller.packets import FiveTuple, parse_five_tuple
 from srfabric.errors import DecodingError, RoutingError
 from srfabric.model.topo import fat_tree
+from srfabric.routing.paths import host_route
 from srfabric.rules.entries import FlowEntry, Kind
 from srfabric.rules.hop_by_hop import compile_tables
 from srfabric.rules.reactive import RouteCache, flow_entries, reactive_tables
@@ -131,10 +132,38 @@ def test_plans_are_kept_per_place_and_destination() -> None:
     fabric = fat_tree(4).to_fabric()
     routes = RouteCache()
     h1, h16 = fabric.hosts["h1"], fabric.hosts["h16"]
-    plan = routes.plan(fabric, h16.ip, (h1.dpid, h1.port), "mac-nibble", "source-routing")
-    assert routes.plan(fabric, h16.ip, (h1.dpid, h1.port), "mac-nibble", "source-routing") is plan
+    flow = FiveTuple(h1.ip, h16.ip, 17, 4000, 5000)
+    plan = routes.plan(fabric, flow, (h1.dpid, h1.port), "mac-nibble", "source-routing")
+    assert routes.plan(fabric, replace(flow, sport=4001), (h1.dpid, h1.port), "mac-nibble", "source-routing") is plan
     assert routes.misses == 1
-    hop_by_hop = routes.plan(fabric, h16.ip, (h1.dpid, h1.port), "mac-nibble", "hop-by-hop")
+    hop_by_hop = routes.plan(fabric, flow, (h1.dpid, h1.port), "mac-nibble", "hop-by-hop")
     assert routes.misses == 1  # the same route, planned for the other steering
     assert [step.dpid for step in hop_by_hop.steps][-1] == h1.dpid == plan.steps[-1].dpid  # ingress last
     assert plan.links == hop_by_hop.links and len(plan.links) == 4 and hop_by_hop.switches == 5
+
+
+def test_flows_beyond_the_gateway_share_the_gateways_plan() -> None:
+    """Hosts may send to any address: those beyond the fabric must not each keep a plan of their own."""
+    fabric = fat_tree(4).to_fabric()
+    h1, h16 = fabric.hosts["h1"], fabric.hosts["h16"]
+    fabric.set_gateway(h16.ip)
+    routes = RouteCache()
+    plans = {id(routes.plan(fabric, FiveTuple(h1.ip, f"198.18.0.{n}", 17, 4000, 53), (h1.dpid, h1.port), "mac-nibble",
+                            "source-routing")) for n in range(1, 200)}
+    assert len(plans) == 1 and len(routes._plans) == 1
+
+
+def test_an_unencodable_route_is_refused_naming_the_flow() -> None:
+    fabric = fat_tree(4).to_fabric()
+    h1, h2 = fabric.hosts["h1"], fabric.hosts["h3"]
+    first_hop = host_route(fabric, (h1.dpid, h1.port), "h3").hops[0]
+    fabric.remove_link((first_hop.dpid, first_hop.port))
+    far = first_hop.arrival
+    fabric.remove_link(far)
+    fabric.add_link((first_hop.dpid, 21), far)  # a port mac-nibble cannot write (1..15)
+    flow = FiveTuple(h1.ip, h2.ip, 17, 4000, 5000)
+    routes = RouteCache()
+    for _ in range(2):  # refused each time, never kept
+        with pytest.raises(RoutingError, match=f"flow {h1.ip}->{h2.ip}"):
+            routes.plan(fabric, flow, (h1.dpid, h1.port), "mac-nibble", "source-routing")
+    assert not routes._plans

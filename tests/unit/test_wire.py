@@ -110,7 +110,7 @@ def test_messages_packed_from_a_plans_steps_equal_os_kens_bytes() -> None:
     checked = 0
     for codec, steering in (("mac-nibble", "source-routing"), ("mac-vlan-mpls", "source-routing"),
                             ("mac-nibble", "hop-by-hop")):
-        plan = routes.plan(fabric, h16.ip, (h1.dpid, h1.port), codec, steering)
+        plan = routes.plan(fabric, FiveTuple(h1.ip, h16.ip, 17, 1, 2), (h1.dpid, h1.port), codec, steering)
         for proto in (1, 6, 17):
             flow = FiveTuple(h1.ip, h16.ip, proto, 1234, 80)
             for step, (_, entry) in zip(plan.steps, plan.entries(flow, 30), strict=True):
