@@ -84,9 +84,11 @@ class SwitchConnection:
         self._waiting: dict[int, asyncio.Future[Any]] = {}
         self._multipart: dict[int, list[Any]] = {}
         self._errors: list[tuple[int, str]] = []
-        # What was sent lately, to explain errors: slot ``xid % RECENT`` holds (xid, message), so that keeping
-        # one costs no more than a list store (dropping a dict's oldest key one at a time grows costly).
-        self._recent: list[tuple[int, Any]] = [(0, None)] * RECENT
+        # What was sent lately, to explain errors: slot ``xid % RECENT`` holds (xid, name, bytes) of a packed
+        # message or (xid, message, None) of os-ken's, so that keeping one costs no more than a list store
+        # (dropping a dict's oldest key one at a time grows costly), and a reactive flow's messages are not
+        # kept as objects the garbage collector walks.
+        self._recent: list[tuple[int, Any, bytearray | None]] = [(0, None, None)] * RECENT
         self._out = bytearray()  # written once per turn of the event loop (``send_all``)
         # Packet-ins go here, called as they are read, when set; else to the read loop's ``deliver``.
         self.on_packet_in: Callable[[SwitchConnection, PacketIn], None] | None = None
@@ -117,7 +119,8 @@ class SwitchConnection:
             msg.set_xid(xid)
             msg.serialize()
             out += msg.buf
-            self._recent[xid % RECENT] = (xid, msg)  # described only if the switch reports an error for it
+            # Described only if the switch reports an error for it.
+            self._recent[xid % RECENT] = (xid, msg.name, msg.buf) if type(msg) is PackedMessage else (xid, msg, None)
             xids.append(xid)
         self.counters.bytes_sent += len(out) - before
         self.counters.messages_sent += len(msgs)
@@ -305,8 +308,10 @@ class SwitchConnection:
 
     def _sent(self, xid: int) -> Any:
         """The message sent with ``xid``, if it is among the last ``RECENT``; else None."""
-        kept, msg = self._recent[xid % RECENT]
-        return msg if kept == xid else None
+        kept, msg, buf = self._recent[xid % RECENT]
+        if kept != xid:
+            return None
+        return msg if buf is None else PackedMessage(buf, msg)
 
     def _resolve(self, xid: int, value: Any) -> None:
         future = self._waiting.get(xid)
