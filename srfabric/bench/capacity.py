@@ -42,7 +42,7 @@ FULL_RATES = (500.0, 1000.0, 1500.0, 2000.0, 3000.0, 4000.0, 5000.0, 6000.0, 700
               15000.0, 20000.0)
 QUICK_RATES = (500.0, 2000.0)
 P99_GOAL_MS = 5.0
-STEP_SECONDS = 10.0  # per offered rate: one hiccup of the machine (tens of ms) then weighs under 1 % of a step
+STEP_SECONDS = 10.0  # per offered rate: a stall of the machine of a few ms then delays under 1 % of a step's flows
 GOAL_FLOWS_PER_S = 10_000.0
 GOAL_RATIO = 3.0
 SET_UP_SHARE = 0.99  # a step counts only if this share of its flows was set up

@@ -157,15 +157,18 @@ def test_packet_ins_read_from_a_switch_set_flows_up_without_a_coroutine_each() -
         controller.switches[conn.dpid] = conn
         raw = b"".join(packet_in_bytes(a.port, udp_frame(spec.hosts[d].mac, a.mac, a.ip, spec.hosts[d].ip, 4000, 5009))
                        for d in ("h2", "h3", "h16"))
-        reader.feed_data(raw[:50])
-        reader.feed_data(raw[50:])
-        reader.feed_eof()
         awaited: list[Any] = []
 
         async def deliver(_: Any, msg: Any) -> None:
             awaited.append(msg)
 
-        await conn.read_loop(deliver)
+        reading = asyncio.create_task(conn.read_loop(deliver))
+        reader.feed_data(raw[:50])  # a message cut across two reads
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        reader.feed_data(raw[50:])
+        reader.feed_eof()
+        await reading
         await asyncio.sleep(0)  # the turn's write
         return len(controller.setups), len(awaited), conn.counters.messages_sent
 
