@@ -504,7 +504,7 @@ class Controller(Discovery, Taking):
         if missing:
             raise SrfabricError("switch", f"{min(missing):#x} on the flow's path is not connected")
         bytes_down = 0
-        for step, (dpid, entry) in zip(plan.steps, later, strict=False):
+        for step, (dpid, entry) in zip(plan.steps[:-1], later, strict=True):
             msg = self._flow_message(dpid, entry, plan, step)
             switches[dpid].send(msg)
             bytes_down += len(msg.buf)

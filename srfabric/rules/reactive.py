@@ -221,7 +221,8 @@ def flow_plan(fabric: Fabric, entry: Endpoint, destination: Host, codec: str, st
                  for dpid, in_port, out_port in route.visits()]
     else:
         route, pathlets = routes.steps(fabric, entry, destination, rules_for(codec), what)
-        # Placed with a match of the ingress port alone: each later pathlet's entry names its own.
+        # Placed with a match of the ingress port alone, each later pathlet's entry naming its own in_port: a
+        # flow's match names both addresses, so later pathlets need no extra endpoints.
         placed = steps_entries(route, pathlets, [match(in_port=entry[1])], Kind.FLOW, 0)
         steps = [FlowStep(dpid, e.table, e.priority, dict((n, v) for n, v, _ in e.match)["in_port"], e.actions)
                  for dpid, e in placed]
