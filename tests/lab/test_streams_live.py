@@ -84,10 +84,12 @@ def test_streams_on_the_live_fabric(lab: ApiLab) -> None:
         # The stream's frames cross the path in the time-triggered class; other traffic stays best effort.
         received = send(lab, 5001, 40, offset_ns=schedule["streams"][0]["offset_ns"])
         assert received["frames"] == 40, received
+        # A flow's first frames go up to ovs-vswitchd (not counted; see ``packets_in_class``): under the lab's
+        # emulated CPU the next frame, 4 ms later, can come before its datapath flow is in, so two may be missing.
         for port in ports:
-            assert packets_in_class(port, TT) >= 39, port
+            assert packets_in_class(port, TT) >= 38, port
         assert send(lab, 5002, 20)["frames"] == 20
-        assert packets_in_class("s1-eth3", BE) >= 19
+        assert packets_in_class("s1-eth3", BE) >= 18
         assert packets_in_class("s1-eth3", TT) < 59
 
         # Re-route: one entry, at the talker's edge only; the gates move with one common base time.
