@@ -109,7 +109,7 @@ def test_streams_on_the_live_fabric(lab: ApiLab) -> None:
         gone = subprocess.run(["tc", "qdisc", "show", "dev", "s2-eth2"], capture_output=True, text=True).stdout
         assert "taprio" not in gone  # the old path's port is free again
         assert send(lab, 5001, 20, offset_ns=schedule["streams"][0]["offset_ns"])["frames"] == 20
-        assert packets_in_class("s3-eth2", TT) >= 19
+        assert packets_in_class("s3-eth2", TT) >= 18  # two may take the slow path, as above
 
         # Re-schedule to a 50 % duty cycle: no flow entry anywhere, every gated port's new list at one base time.
         flows_before = lab.dump_flows()

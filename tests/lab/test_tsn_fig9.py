@@ -11,7 +11,9 @@ from srfabric.lab.run import lookup, run_experiment
 
 def test_latency_falls_as_the_gate_opens_longer_and_matches_the_modelled_wait(
         kernel_ovs: None, tmp_path: Path) -> None:
-    summary, folder = run_experiment(lookup("tsn-fig9"), Settings(1, 1.0, True), tmp_path, show=False)
+    # Three runs a point, each point's median kept: one run that a burst in the emulated guest slowed (a CI run
+    # once measured a 53 us wait where the model gives 20) is outvoted.
+    summary, folder = run_experiment(lookup("tsn-fig9"), Settings(3, 1.0, True), tmp_path, show=False)
     means = {r["schedule"]: r for r in summary["points"] if r["metric"] == "mean_us"}
     assert set(means) == {"none", "200:800", "500:500", "800:200"}
     base = means["none"]["median"]
