@@ -174,7 +174,11 @@ def _action_list(actions: tuple[Action, ...]) -> bytes:
 def packet_out_packed(in_port: int, actions: tuple[Action, ...], data: bytes) -> PackedMessage:
     """``ofbind.packet_out_actions``'s message, hand-packed: the same bytes, faster (a reactive
     flow's first packet goes back with one of these)."""
-    packed = _action_list(actions)
+    return _packet_out(in_port, _action_list(actions), data)
+
+
+def _packet_out(in_port: int, packed: bytes, data: bytes) -> PackedMessage:
+    """A packet-out of ``data`` from ``in_port`` with the packed action list ``packed``."""
     length = PACKET_OUT_HEAD.size + len(packed) + len(data)
     head = PACKET_OUT_HEAD.pack(ofp.OFP_VERSION, ofp.OFPT_PACKET_OUT, length, 0, ofp.OFP_NO_BUFFER, in_port,
                                 len(packed))
@@ -195,10 +199,7 @@ def step_flow_add(entry: FlowEntry, step: FlowStep) -> PackedMessage | None:
 
 def step_packet_out(in_port: int, step: FlowStep, data: bytes) -> PackedMessage:
     """``packet_out_packed`` with ``step``'s actions: a reactive flow's first packet, sent on along its entry."""
-    packed = _step_bytes(step)[1]
-    head = PACKET_OUT_HEAD.pack(ofp.OFP_VERSION, ofp.OFPT_PACKET_OUT, PACKET_OUT_HEAD.size + len(packed) + len(data),
-                                0, ofp.OFP_NO_BUFFER, in_port, len(packed))
-    return PackedMessage(bytearray(head + packed + data), "OFPPacketOut")
+    return _packet_out(in_port, _step_bytes(step)[1], data)
 
 
 def flow_add_packed(entry: FlowEntry) -> Any:
