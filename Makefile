@@ -14,7 +14,7 @@ test: bootstrap lint typecheck
 	$(PY) -m pytest -q -p no:cacheprovider
 
 unit: bootstrap
-	$(PY) -m pytest -q -p no:cacheprovider -m "not integration"
+	$(PY) -m pytest -q -p no:cacheprovider -m "not integration and not system"
 
 integration: bootstrap
 	$(PY) -m pytest -q -p no:cacheprovider -m integration

@@ -2,9 +2,8 @@
 
 ``http.client`` builds a request header by header and parses every response's headers
 with the ``email`` package. Here a request is one ``sendall`` and a response is a status
-line, a few header lines and a body read by ``Content-Length`` or in chunks: against
-uvicorn this halved the client's CPU per request (0.13 to 0.06 ms), which is a tenth of
-a chain deployment's time when each request takes about a millisecond.
+line, a few header lines and a body read by ``Content-Length`` or in chunks: less of the
+client's CPU per request, which ``bench deploy`` counts in a chain's deployment time.
 
 Example
 -------

@@ -14,9 +14,9 @@ from srfabric.errors import SrfabricError
 from srfabric.model.chain import Chain
 from srfabric.routing.paths import chain_route
 from srfabric.rules.codec_rules import rules_for
-from srfabric.rules.compile import chain_placement, without_dead_functions
 from srfabric.rules.entries import Kind
 from srfabric.rules.headers import pathlet_steps, sre_switches
+from srfabric.rules.placement import chain_placement, without_dead_functions
 from srfabric.rules.proxy import proxy_segments
 from srfabric.southbound.ofctl_text import action_text
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from srfabric.lab.fabric_topos import chain_between, line
+from srfabric.rules.compile import compile_fabric
 from srfabric.rules.entries import Kind
-from srfabric.rules.hop_by_hop import compile_tables
 
 BARRIER_BYTES = 8  # an OpenFlow header and nothing else, each way
 
@@ -96,7 +96,7 @@ def chain_state(lengths: list[int], switches: int = 5) -> list[dict[str, Any]]:
         for name, codec, steering in (("sr_mac_nibble", "mac-nibble", "source-routing"),
                                       ("sr_mac_vlan_mpls", "mac-vlan-mpls", "source-routing"),
                                       ("hop_by_hop", "mac-nibble", "hop-by-hop")):
-            tables = compile_tables(fabric, [chain], codec, steering)
+            tables = compile_fabric(fabric, [chain], codec, steering=steering)
             row[name] = sum(1 for entries in tables.values() for e in entries if e.kind == Kind.CHAIN)
         rows.append(row)
     return rows

@@ -82,11 +82,3 @@ class MacNibbleCodec:
 
     def remaining(self, header: NibbleHeader) -> int:
         return header.hop_count
-
-    def decode_all(self, header: NibbleHeader) -> list[int]:
-        """Read every port still in the header, in the order switches use them."""
-        ports = []
-        while self.remaining(header):
-            port, header = self.decode(header)
-            ports.append(port)
-        return ports

@@ -32,7 +32,7 @@ from srfabric.errors import ModelError, SrfabricError
 from srfabric.model.chain import Chain
 from srfabric.model.fabric import Fabric, Role, ServiceFunction
 from srfabric.model.stream import SteeredStream
-from srfabric.rules.compile_cache import CompileCache
+from srfabric.rules.compile import CompileCache
 from srfabric.rules.entries import EntryKey, FlowEntry, GroupEntry, Kind, Match, kind_of
 from srfabric.rules.reactive import FlowPlan, FlowStep, RouteCache, reactive_groups, reactive_tables
 from srfabric.southbound.channel import OpenFlowServer, SwitchConnection, port_down
@@ -569,12 +569,6 @@ class Controller(Discovery, Taking):
         """Empty the route cache, so that each pair's next new flow searches its path again."""
         self._routes = RouteCache()
 
-    def forget_flows(self) -> None:
-        """Drop every reactive entry; the next sync removes them from the switches."""
-        self.flows.clear()
-        self._flow_links.clear()
-        self._dirty.set()
-
     # -- observation -------------------------------------------------------------------
     async def group_descriptions(self, dpid: int) -> list[GroupEntry | None]:
         """Every group the switch holds, as rule objects (None for one with an action srfabric does not send)."""
@@ -595,4 +589,3 @@ class Controller(Discovery, Taking):
             await asyncio.sleep(0.05)
         await self.sync()
 
-Waiter = Callable[[], Awaitable[None]]

@@ -56,9 +56,6 @@ class PowerLaw:
     loss: float
     r2: float
 
-    def predict(self, n: float) -> float:
-        return self.t_in * (1 - self.loss) ** n
-
 
 def fit_power_law(lengths: Sequence[float], throughputs: Sequence[float]) -> PowerLaw:
     """Fit the loss per hop ``l`` of the study's rule of thumb.

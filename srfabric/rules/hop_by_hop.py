@@ -15,8 +15,7 @@ from srfabric.errors import ModelError, RoutingError, SrfabricError
 from srfabric.model.chain import Chain
 from srfabric.model.fabric import Fabric
 from srfabric.routing.paths import Route, chain_route, host_route
-from srfabric.rules.compile import _ip, _reported, _Tables, chain_matches, compile_fabric, without_dead_functions
-from srfabric.rules.entries import FlowEntry, Kind, Output, SetField, ToController, cookie, match
+from srfabric.rules.entries import FlowEntry, Kind, Output, SetField, ToController, cookie, ipv4_number, match
 from srfabric.rules.pipeline import (
     ARP_ETHERTYPE,
     IPV4_ETHERTYPE,
@@ -29,6 +28,8 @@ from srfabric.rules.pipeline import (
     PRIO_MISS,
     PRIO_ROUTE,
 )
+from srfabric.rules.placement import chain_matches, without_dead_functions
+from srfabric.rules.tables import Tables, reported
 
 STEERING_NAMES = ("source-routing", "hop-by-hop")
 
@@ -61,7 +62,7 @@ def _chain_entries(fabric: Fabric, route: Route, chain: Chain) -> list[tuple[int
 def compile_hop_by_hop(
     fabric: Fabric, chains: Sequence[Chain], problems: list[SrfabricError] | None = None
 ) -> dict[int, list[FlowEntry]]:
-    """Every entry every switch holds under rule-based steering, sorted like ``compile_fabric``'s.
+    """Every entry every switch holds under rule-based steering, sorted like the compile engine's (``compile``).
 
     Examples
     --------
@@ -70,26 +71,26 @@ def compile_hop_by_hop(
     >>> sum(1 for e in tables[0x301] if e.kind == Kind.ROUTE)
     16
     """
-    tables = _Tables(fabric.switches)
+    tables = Tables(fabric.switches)
     for dpid in fabric.switches:
         tables.add_all([(dpid, entry) for entry in _base_entries()], "fabric")
     for host in sorted(fabric.hosts.values(), key=lambda h: h.name):
         what = f"host {host.name}"
-        dst = match(eth_type=IPV4_ETHERTYPE, ipv4_dst=_ip(host.ip))
-        with _reported(problems, what):
+        dst = match(eth_type=IPV4_ETHERTYPE, ipv4_dst=ipv4_number(host.ip))
+        with reported(problems, what):
             placed = [(dpid, FlowEntry(PORT_IN, PRIO_ROUTE, dst, (Output(_first_port(host_route(fabric, (dpid, 0),
                                                                                                    host.name))),),
                                        cookie=cookie(Kind.ROUTE))) for dpid in fabric.switches]
             tables.add_all(placed, what)
     gateway = fabric.gateway()
     if gateway is not None:  # everything else: each switch's next hop towards the gateway, below the hosts'
-        with _reported(problems, "gateway"):
+        with reported(problems, "gateway"):
             tables.add_all([(dpid, FlowEntry(PORT_IN, PRIO_GATEWAY, match(eth_type=IPV4_ETHERTYPE),
                                              (Output(_first_port(host_route(fabric, (dpid, 0), gateway.name))),),
                                              cookie=cookie(Kind.ROUTE))) for dpid in fabric.switches], "gateway")
     for chain in chains:
         what = f"chain {chain.name}"
-        with _reported(problems, what):
+        with reported(problems, what):
             chain.validate(set(fabric.hosts), set(fabric.functions))
             if chain.destination is None:
                 raise ModelError("steering", f"chain {chain.name} has no destination: hop-by-hop rules follow a "
@@ -111,13 +112,3 @@ def compile_hop_by_hop(
             tables.add_all(entries, what)
     return tables.sorted()
 
-
-def compile_tables(
-    fabric: Fabric, chains: Sequence[Chain], codec: str, steering: str, problems: list[SrfabricError] | None = None
-) -> dict[int, list[FlowEntry]]:
-    """The tables for the configured steering: source routing with ``codec``, or hop-by-hop rules."""
-    if steering == "hop-by-hop":
-        return compile_hop_by_hop(fabric, chains, problems)
-    if steering != "source-routing":
-        raise ModelError("steering", f"{steering!r} is not one of {', '.join(STEERING_NAMES)}")
-    return compile_fabric(fabric, chains, codec, problems)

@@ -13,10 +13,12 @@ import copy
 import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import assert_never
 
 from srfabric.errors import SrfabricError
 from srfabric.model.fabric import Fabric
 from srfabric.rules.entries import (
+    Action,
     Bucket,
     FlowEntry,
     Group,
@@ -177,44 +179,45 @@ class FakeSwitch:
             table = entry.goto
         return result
 
-    def _apply(self, action: object, packet: Packet, in_port: int, result: SwitchResult) -> None:
-        if isinstance(action, Output):
-            result.outputs.append((action.port, copy.deepcopy(packet)))
-        elif isinstance(action, OutputBits):
-            value = packet.read(action.field, in_port)
-            assert value is not None, action.field
-            result.outputs.append((_bits(value, action.ofs, action.nbits), copy.deepcopy(packet)))
-        elif isinstance(action, LoadBits):
-            value = packet.read(action.field, in_port) or 0
-            mask = ((1 << action.nbits) - 1) << action.ofs
-            packet.write(action.field, (value & ~mask) | (action.value << action.ofs))
-        elif isinstance(action, MoveBits):
-            src = _bits(packet.read(action.src, in_port) or 0, action.src_ofs, action.nbits)
-            dst = packet.read(action.dst, in_port) or 0
-            mask = ((1 << action.nbits) - 1) << action.dst_ofs
-            packet.write(action.dst, (dst & ~mask) | (src << action.dst_ofs))
-        elif isinstance(action, SetField):
-            packet.write(action.field, action.value)
-        elif isinstance(action, PushVlan):
-            packet.vlans.insert(0, 0)
-        elif isinstance(action, PopVlan):
-            packet.vlans.pop(0)
-        elif isinstance(action, PushMpls):
-            packet.mpls.insert(0, [0, 64, 0])  # label, TTL, traffic class
-        elif isinstance(action, PopMpls):
-            packet.mpls.pop(0)
-            if not packet.mpls:
-                packet.eth_type = action.ethertype
-        elif isinstance(action, SetMplsTtl):
-            packet.mpls[0][1] = action.ttl
-        elif isinstance(action, ToController):
-            result.to_controller = True
-        elif isinstance(action, SetQueue):
-            packet.queue = action.queue_id
-        elif isinstance(action, Group):
-            self._group(action.group_id, packet, in_port, result)
-        else:
-            raise SrfabricError("action", f"the fake switch cannot run {action!r}")
+    def _apply(self, action: Action, packet: Packet, in_port: int, result: SwitchResult) -> None:
+        match action:
+            case Output(port):
+                result.outputs.append((port, copy.deepcopy(packet)))
+            case OutputBits(field, ofs, nbits):
+                value = packet.read(field, in_port)
+                assert value is not None, field
+                result.outputs.append((_bits(value, ofs, nbits), copy.deepcopy(packet)))
+            case LoadBits(field, ofs, nbits, loaded):
+                value = packet.read(field, in_port) or 0
+                mask = ((1 << nbits) - 1) << ofs
+                packet.write(field, (value & ~mask) | (loaded << ofs))
+            case MoveBits(src_field, src_ofs, dst_field, dst_ofs, nbits):
+                src = _bits(packet.read(src_field, in_port) or 0, src_ofs, nbits)
+                dst = packet.read(dst_field, in_port) or 0
+                mask = ((1 << nbits) - 1) << dst_ofs
+                packet.write(dst_field, (dst & ~mask) | (src << dst_ofs))
+            case SetField(field, value):
+                packet.write(field, value)
+            case PushVlan():
+                packet.vlans.insert(0, 0)
+            case PopVlan():
+                packet.vlans.pop(0)
+            case PushMpls():
+                packet.mpls.insert(0, [0, 64, 0])  # label, TTL, traffic class
+            case PopMpls(ethertype):
+                packet.mpls.pop(0)
+                if not packet.mpls:
+                    packet.eth_type = ethertype
+            case SetMplsTtl(ttl):
+                packet.mpls[0][1] = ttl
+            case ToController():
+                result.to_controller = True
+            case SetQueue(queue_id):
+                packet.queue = queue_id
+            case Group(group_id):
+                self._group(group_id, packet, in_port, result)
+            case _:
+                assert_never(action)
 
 
     def _group(self, group_id: int, packet: Packet, in_port: int, result: SwitchResult) -> None:

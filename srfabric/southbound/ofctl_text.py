@@ -11,13 +11,15 @@ Examples
 
 from __future__ import annotations
 
-from srfabric.errors import SrfabricError
+from typing import assert_never
+
 from srfabric.rules.entries import (
     IPV4_FIELDS,
     IPV6_FIELDS,
     MAC_FIELDS,
     Action,
     FlowEntry,
+    Group,
     LoadBits,
     MoveBits,
     Output,
@@ -79,7 +81,10 @@ def action_text(action: Action) -> str:
             return "controller"
         case SetQueue(queue_id):
             return f"set_queue:{queue_id}"
-    raise SrfabricError("action", f"{action!r} has no ovs-ofctl form")
+        case Group(group_id):
+            return f"group:{group_id}"
+        case _:
+            assert_never(action)
 
 
 def flow_text(entry: FlowEntry) -> str:

@@ -14,6 +14,7 @@ from os_ken.ofproto import ofproto_v1_3 as ofp
 from os_ken.ofproto import ofproto_v1_3_parser as parser
 
 from srfabric.codecs.macaddr import mac_from_str
+from srfabric.errors import SrfabricError
 from srfabric.rules.entries import (
     IPV4_FIELDS,
     IPV6_FIELDS,
@@ -66,8 +67,22 @@ def match_from_ofp(ofp_match: Any) -> Match:
     return match(**fields)
 
 
-def action_from_ofp(action: Any) -> Action | None:
-    """Our rule object for an os-ken action; None for actions that have none (the Nicira ones)."""
+class UnreadableAction(SrfabricError):
+    """An action that has no rule object here (the Nicira ones, which srfabric sends only in decode entries)."""
+
+    def __init__(self, action: Any) -> None:
+        super().__init__("action", f"{type(action).__name__} has no rule object to read it into")
+
+
+def action_from_ofp(action: Any) -> Action:
+    """Our rule object for an os-ken action; ``UnreadableAction`` names one that has none.
+
+    >>> action_from_ofp(parser.OFPActionOutput(3))
+    Output(port=3)
+    >>> action_from_ofp(parser.NXActionRegLoad(0, "reg0", 1))
+    Traceback (most recent call last):
+    srfabric.southbound.readback.UnreadableAction: action: NXActionRegLoad has no rule object to read it into
+    """
     if isinstance(action, parser.OFPActionOutput):
         return ToController() if action.port == ofp.OFPP_CONTROLLER else Output(action.port)
     if isinstance(action, parser.OFPActionSetField):
@@ -86,7 +101,7 @@ def action_from_ofp(action: Any) -> Action | None:
         return Group(action.group_id)
     if isinstance(action, parser.OFPActionSetQueue):
         return SetQueue(action.queue_id)
-    return None
+    raise UnreadableAction(action)
 
 
 def group_from_ofp(desc: Any) -> GroupEntry | None:
@@ -96,8 +111,9 @@ def group_from_ofp(desc: Any) -> GroupEntry | None:
         return None
     buckets = []
     for bucket in desc.buckets:
-        actions = [action_from_ofp(a) for a in bucket.actions]
-        if any(a is None for a in actions):
-            return None
-        buckets.append(Bucket(tuple(a for a in actions if a is not None), bucket.weight if kind == "select" else 0))
+        try:
+            actions = tuple(action_from_ofp(a) for a in bucket.actions)
+        except UnreadableAction:
+            return None  # not one srfabric sent: the caller treats it as another's
+        buckets.append(Bucket(actions, bucket.weight if kind == "select" else 0))
     return GroupEntry(desc.group_id, kind, tuple(buckets))

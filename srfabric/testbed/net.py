@@ -25,6 +25,26 @@ from srfabric.model.topo import TopoSpec
 from srfabric.testbed.running import Running
 
 
+class ControllerTarget:
+    """Where the switches find a controller: the part of Mininet's ``RemoteController`` they use, without its
+    node. ``RemoteController`` starts a shell and checks the port with telnet, reading its pty with no timeout
+    (a fresh-clone test run hung there); srfabric waits on its own controller's view of the switches instead."""
+
+    protocol = "tcp"
+
+    def __init__(self, name: str, ip: str = "127.0.0.1", port: int = 6653) -> None:
+        self.name, self.ip, self.port = name, ip, port
+
+    def IP(self) -> str:  # noqa: N802  (Mininet's name)
+        return self.ip
+
+    def start(self) -> None:
+        """Nothing to start: the controller runs outside Mininet."""
+
+    def stop(self) -> None:
+        """Nothing to stop."""
+
+
 def ovs_running() -> bool:
     """True when ovs-vswitchd answers (the bootstrap starts it; a reboot stops it)."""
     try:
@@ -103,7 +123,7 @@ class Testbed(Running):
     def start(self) -> None:
         from mininet.log import setLogLevel
         from mininet.net import Mininet
-        from mininet.node import OVSSwitch, RemoteController
+        from mininet.node import OVSSwitch
 
         setLogLevel("error")
         if self.switch_kind == "xdp":
@@ -117,7 +137,7 @@ class Testbed(Running):
                       autoStaticArp=False, waitConnected=False, **extra)
         self.net = net
         for index, port in enumerate(self.controller_ports):
-            net.addController(f"c{index}", controller=RemoteController, ip="127.0.0.1", port=port)
+            net.addController(f"c{index}", controller=ControllerTarget, ip="127.0.0.1", port=port)
         for sw in self.spec.switches.values():
             net.addSwitch(sw.name, dpid=f"{sw.dpid:016x}")
         for host in self.spec.hosts.values():

@@ -133,14 +133,3 @@ def random_streams(
         src, dst = rng.sample(hosts, 2)
         streams.append(Stream(f"f{index + 1}", src, dst, period_ns, size_bytes))
     return streams
-
-
-def paper_topology(model: str, index: int, seed: int = 0) -> Network:
-    """The 24-host, 6-switch topologies of the quality evaluation (3 RRG, 2 ER, 3 BA)."""
-    if model == "rrg":
-        return random_regular(6, 24, degree=(3, 4, 5)[index % 3] if index % 3 != 0 else 3, seed=seed + index)
-    if model == "er":
-        return erdos_renyi(6, 24, links=38, seed=seed + index)
-    if model == "ba":
-        return barabasi_albert(6, 24, attach=(1, 2, 3)[index % 3], seed=seed + index)
-    raise ModelError("model", f"must be one of {', '.join(TOPOLOGY_MODELS)}, got {model!r}")

@@ -23,7 +23,7 @@ from srfabric.rules.entries import (
     match,
 )
 from srfabric.southbound.ofbind import DIGEST_MASK, PROTOCOL, wire_cookie
-from srfabric.southbound.readback import GROUP_TYPE_NAMES, action_from_ofp, match_from_ofp
+from srfabric.southbound.readback import GROUP_TYPE_NAMES, UnreadableAction, action_from_ofp, match_from_ofp
 from srfabric.southbound.wire import HEADER, pack_match
 
 FEATURES = struct.Struct("!QIBB2xII")
@@ -62,10 +62,10 @@ def parse_flow_mod(raw: bytes) -> FlowMod:
             goto = instruction.table_id
         elif isinstance(instruction, parser.OFPInstructionActions):
             for action in instruction.actions:
-                ours = action_from_ofp(action)
-                complete = complete and ours is not None
-                if ours is not None:
-                    actions.append(ours)
+                try:
+                    actions.append(action_from_ofp(action))
+                except UnreadableAction:
+                    complete = False  # a decode entry's Nicira actions: the agent runs its own decode
     # The cookie's digest bits only say what was sent; the entry keeps the controller's own cookie.
     entry = FlowEntry(msg.table_id, msg.priority, match_from_ofp(msg.match), tuple(actions), goto,
                       msg.cookie & ~DIGEST_MASK)
@@ -75,7 +75,7 @@ def parse_flow_mod(raw: bytes) -> FlowMod:
 def _actions(raw: bytes, offset: int, end: int, what: str) -> list[Action | None]:
     """The actions in ``raw[offset:end]``; anything malformed is a ``DecodingError`` (os-ken's parser raises
     whatever it meets: assertion, value, struct or bare errors)."""
-    actions = []
+    actions: list[Action | None] = []
     while offset < end:
         if offset + 8 > end:
             raise DecodingError(what, f"an action at byte {offset} runs past the end of its list")
@@ -87,7 +87,10 @@ def _actions(raw: bytes, offset: int, end: int, what: str) -> list[Action | None
             action = parser.OFPAction.parser(bytes(raw[:offset + length]), offset)
         except Exception as error:  # noqa: BLE001 - os-ken raises plain Exception for some malformed payloads
             raise DecodingError(what, f"the action at byte {offset} cannot be parsed: {error}") from None
-        actions.append(action_from_ofp(action))
+        try:
+            actions.append(action_from_ofp(action))
+        except UnreadableAction:
+            actions.append(None)
         offset += length
     return actions
 

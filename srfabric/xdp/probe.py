@@ -59,7 +59,3 @@ class Probe:
             ports[0] if ports else None,
             result.data,
         )
-
-    def cost_ns(self, frame: bytes, repeat: int) -> float:
-        """Mean nanoseconds per run over ``repeat`` runs inside the kernel."""
-        return float(prog_test_run(self.fd, frame, repeat=repeat, ingress_ifindex=self.ingress_ifindex).duration_ns)

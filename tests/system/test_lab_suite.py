@@ -17,6 +17,7 @@ pytestmark = pytest.mark.skipif(shutil.which(QEMU) is None or shutil.which("ovs-
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.timeout(1800)  # the guest's own limit is 1,500 s: this one only catches a hang outside it
 def test_lab_tests_pass_on_a_taprio_kernel() -> None:
     command = guest_command([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", "tests/lab"],
                             cwd=str(ROOT))

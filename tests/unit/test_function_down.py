@@ -12,7 +12,7 @@ from srfabric.errors import RoutingError
 from srfabric.model import Alternative, Chain, FlowClassifier
 from srfabric.model.fabric import ServiceFunction
 from srfabric.model.topo import tsn_fig1
-from srfabric.rules.compile import chain_placement
+from srfabric.rules.placement import chain_placement
 
 
 def balanced() -> tuple[Controller, Chain]:

@@ -9,8 +9,9 @@ import pytest
 from srfabric.errors import RoutingError
 from srfabric.lab.fabric_topos import chain_between, line
 from srfabric.model import Chain, FlowClassifier
+from srfabric.rules.compile import compile_fabric
 from srfabric.rules.entries import Kind
-from srfabric.rules.hop_by_hop import compile_hop_by_hop, compile_tables
+from srfabric.rules.hop_by_hop import compile_hop_by_hop
 from srfabric.rules.simulate import Packet, walk
 
 
@@ -41,10 +42,10 @@ def test_chain_crosses_its_functions_and_arrives_unchanged(n: int) -> None:
 def test_every_switch_on_the_route_holds_chain_state() -> None:
     spec = line(5, 10)
     fabric = spec.to_fabric()
-    one = compile_tables(fabric, [chain_between(spec, "c", ("v1", "v10"), 1)], "mac-nibble", "hop-by-hop")
+    one = compile_fabric(fabric, [chain_between(spec, "c", ("v1", "v10"), 1)], "mac-nibble", steering="hop-by-hop")
     assert all(any(e.kind == Kind.CHAIN for e in entries) for entries in one.values())
-    source_routed = compile_tables(fabric, [chain_between(spec, "c", ("v1", "v10"), 1)], "mac-nibble",
-                                   "source-routing")
+    source_routed = compile_fabric(fabric, [chain_between(spec, "c", ("v1", "v10"), 1)], "mac-nibble",
+                                   steering="source-routing")
     assert sum(any(e.kind == Kind.CHAIN for e in entries) for entries in source_routed.values()) < 5
 
 
@@ -59,4 +60,4 @@ def test_a_route_entering_a_switch_twice_by_one_port_is_refused_by_name() -> Non
 
 def test_unknown_steering_is_refused() -> None:
     with pytest.raises(Exception, match="steering"):
-        compile_tables(line().to_fabric(), [], "mac-nibble", "magic")
+        compile_fabric(line().to_fabric(), [], "mac-nibble", steering="magic")

@@ -11,8 +11,8 @@ from srfabric.controller.packets import FiveTuple, parse_five_tuple
 from srfabric.errors import DecodingError, RoutingError
 from srfabric.model.topo import fat_tree
 from srfabric.routing.paths import host_route
+from srfabric.rules.compile import compile_fabric
 from srfabric.rules.entries import FlowEntry, Kind
-from srfabric.rules.hop_by_hop import compile_tables
 from srfabric.rules.reactive import RouteCache, flow_entries, reactive_tables
 from srfabric.rules.simulate import Packet, walk
 
@@ -38,7 +38,7 @@ def with_flows(tables, placed):
 def test_first_packet_goes_to_the_controller_then_the_flow_is_delivered_unchanged(
         steering: str, codec: str, src: str, dst: str, switches: int) -> None:
     fabric = fat_tree(4).to_fabric()
-    tables = reactive_tables(compile_tables(fabric, [], codec, steering), steering)
+    tables = reactive_tables(compile_fabric(fabric, [], codec, steering=steering), steering)
     sent = packet(fabric, src, dst)
     entry = (fabric.hosts[src].dpid, fabric.hosts[src].port)
     first = walk(fabric, tables, sent, *entry)
@@ -58,7 +58,7 @@ def test_first_packet_goes_to_the_controller_then_the_flow_is_delivered_unchange
 def test_chains_stay_proactive_and_default_routes_go() -> None:
     fabric = fat_tree(4).to_fabric()
     for steering in STEERINGS:
-        tables = reactive_tables(compile_tables(fabric, [], "mac-nibble", steering), steering)
+        tables = reactive_tables(compile_fabric(fabric, [], "mac-nibble", steering=steering), steering)
         assert not any(e.kind == Kind.ROUTE for entries in tables.values() for e in entries)
 
 

@@ -223,7 +223,7 @@ def test_hop_by_hop_addresses_frames_to_a_proxied_router() -> None:
 
 
 def test_a_functions_time_triggered_mark_is_cleared_like_a_hosts() -> None:
-    from srfabric.rules.compile_cache import CompileCache
+    from srfabric.rules.compile import CompileCache
 
     fabric = sr_fabric()
     state = CompileCache("mac-nibble", tt_queue=6).state(fabric, [])

@@ -11,8 +11,7 @@ from srfabric.errors import ModelError, RoutingError
 from srfabric.model.fabric import Fabric
 from srfabric.model.stream import SteeredStream
 from srfabric.model.topo import TopoSpec, tsn_fig1
-from srfabric.rules.compile import SwitchState
-from srfabric.rules.compile_cache import CompileCache
+from srfabric.rules.compile import CompileCache, SwitchState
 from srfabric.rules.entries import FlowEntry, Kind
 from srfabric.rules.simulate import Packet, walk
 from srfabric.rules.time_triggered import BE_QUEUE

@@ -15,9 +15,8 @@ from srfabric.lab.iperf import Traffic
 from srfabric.lab.plot import lines, pyplot, save
 from srfabric.lab.topologies import NamespaceChain, chain_gbps
 from srfabric.model.chain import Chain, FlowClassifier
-from srfabric.rules.compile import compile_state
+from srfabric.rules.compile import compile_fabric, compile_state
 from srfabric.rules.entries import Kind
-from srfabric.rules.hop_by_hop import compile_tables
 
 Row = dict[str, Any]
 STEERINGS = ("source-routing", "hop-by-hop")
@@ -55,7 +54,7 @@ def state_vs_chains(counts: tuple[int, ...] = (1, 10, 100)) -> list[dict[str, An
                 state = compile_state(fabric, chains, "mac-nibble")
                 tables, groups = state.entries, state.groups
             else:
-                tables, groups = compile_tables(fabric, chains, "mac-nibble", steering), {}
+                tables, groups = compile_fabric(fabric, chains, "mac-nibble", steering=steering), {}
             per_switch = {sw.name: len(tables[sw.dpid]) for sw in spec.switches.values()}
             with_chain = sum(1 for entries in tables.values() if any(e.kind == Kind.CHAIN for e in entries))
             rows.append({"steering": steering, "chains": count, "entries_max": max(per_switch.values()),

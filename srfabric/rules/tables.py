@@ -1,0 +1,108 @@
+"""Per-switch tables under construction: entries and groups collected all or nothing, with the checks that keep
+two chains (or streams) from fighting over one packet. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from srfabric.errors import ModelError, SrfabricError
+from srfabric.rules.entries import EntryKey, FlowEntry, GroupEntry, Kind, Match, match_fields
+
+
+def matches_overlap(a: Match, b: Match) -> bool:
+    """Whether some packet matches both: every field the two share agrees under both masks.
+
+    >>> from srfabric.rules.entries import match
+    >>> matches_overlap(match(udp_dst=5001), match(udp_dst=(5000, 0xFFF8)))
+    True
+    >>> matches_overlap(match(udp_dst=5001), match(udp_dst=5002))
+    False
+    """
+    fields_a = match_fields(a)
+    for name, value, mask in b:
+        if name in fields_a:
+            other_value, other_mask = fields_a[name]
+            common = (mask if mask is not None else -1) & (other_mask if other_mask is not None else -1)
+            if value & common != other_value & common:
+                return False
+    return True
+
+
+class Tables:
+    """Collects entries and groups per switch and refuses two different ones with one key."""
+
+    def __init__(self, dpids: Iterable[int]) -> None:
+        self.entries: dict[int, dict[EntryKey, FlowEntry]] = {d: {} for d in dpids}
+        self.groups: dict[int, dict[int, GroupEntry]] = {d: {} for d in dpids}
+
+    def add_all(self, placed: list[tuple[int, FlowEntry]], what: str, groups: Sequence[tuple[int, GroupEntry]] = (),
+                check_overlap: bool = True, hint: str = "") -> None:
+        """Add entries (and the groups they use) all or nothing, so a conflicting chain leaves no half of itself.
+
+        Two chain entries of one priority whose matches can both hit one packet
+        would leave the choice to the switch: that is refused too, unless
+        ``check_overlap`` is off (the caller checked when the chain was added).
+        """
+        for dpid, group in groups:
+            old_group = self.groups[dpid].get(group.group_id)
+            if old_group is not None and old_group != group:
+                raise ModelError(what, f"group {group.group_id} on switch {dpid:#x} is taken by another chain")
+        for dpid, entry in placed:
+            old = self.entries[dpid].get(entry.key)
+            if old is not None and old != entry:
+                raise ModelError(what, f"conflicts with an existing entry on switch {dpid:#x} "
+                                       f"(cookie {old.cookie:#x}){hint}")
+            if entry.kind not in (Kind.CHAIN, Kind.STREAM) or not check_overlap:
+                continue
+            for other in self.entries[dpid].values():
+                if (other.kind == entry.kind and other.cookie != entry.cookie and other.table == entry.table
+                        and other.priority == entry.priority and matches_overlap(other.match, entry.match)):
+                    raise ModelError(what, f"its classifier overlaps another {entry.kind.name.lower()}'s "
+                                           f"(cookie {other.cookie:#x}) "
+                                           f"on switch {dpid:#x}; make them disjoint{hint}")
+        for dpid, entry in placed:
+            self.entries[dpid][entry.key] = entry
+        for dpid, group in groups:
+            self.groups[dpid][group.group_id] = group
+
+    def sorted(self) -> dict[int, list[FlowEntry]]:
+        """Each switch's entries by (table, priority, match): the same inputs give the same lists."""
+        return {dpid: sorted(entries.values(), key=entry_order) for dpid, entries in self.entries.items()}
+
+    def copy(self) -> Tables:
+        other = Tables(())
+        other.entries = {dpid: dict(entries) for dpid, entries in self.entries.items()}
+        other.groups = {dpid: dict(groups) for dpid, groups in self.groups.items()}
+        return other
+
+    def sorted_groups(self) -> dict[int, list[GroupEntry]]:
+        return {dpid: [groups[i] for i in sorted(groups)] for dpid, groups in self.groups.items() if groups}
+
+
+def entry_order(entry: FlowEntry) -> tuple[int, int, Match]:
+    """How a switch's entries are listed: by table, then highest priority first, then match."""
+    return entry.table, -entry.priority, entry.match
+
+
+@contextmanager
+def reported(problems: list[SrfabricError] | None, what: str) -> Iterator[None]:
+    """Run a block that places one host's or chain's entries; an error in it is raised, or, with
+    ``problems`` given, recorded under ``what`` so that the rest still compiles."""
+    try:
+        yield
+    except SrfabricError as error:
+        if problems is None:
+            raise
+        problems.append(type(error)(what, error.message if error.field == what else str(error)))
+
+
+
+@dataclass
+class SwitchState:
+    """What every switch should hold: flow entries sorted by (table, priority, match), and groups by id."""
+
+    entries: dict[int, list[FlowEntry]]
+    groups: dict[int, list[GroupEntry]] = field(default_factory=dict)
