@@ -81,7 +81,7 @@ def read_description(path: Path) -> dict[str, Any]:
     return data
 
 
-def _node_port(ports: list[dict[str, Any]], name: str, field: str) -> str:
+def node_port(ports: list[dict[str, Any]], name: str, field: str) -> str:
     for port in ports:
         if name in (port["name"], port["device_id"]):
             return str(port["id"])
@@ -105,9 +105,9 @@ def create_chain(client: SfcClient, data: dict[str, Any], name: str) -> dict[str
     """The paper's four steps: flow classifier, port pairs, port pair groups, port chain."""
     ports = client.list("ports")
     classifier = {"name": f"{name}-fc", **data.get("match_fields", {}),
-                  "logical_source_port": _node_port(ports, data["source"], "source")}
+                  "logical_source_port": node_port(ports, data["source"], "source")}
     if "destination" in data:
-        classifier["logical_destination_port"] = _node_port(ports, data["destination"], "destination")
+        classifier["logical_destination_port"] = node_port(ports, data["destination"], "destination")
     pairs = []
     existing = {(p["ingress"], p["egress"]): p for p in client.list("port_pairs")}
     for index, step in enumerate(data["chain"]):

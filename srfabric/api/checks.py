@@ -9,57 +9,19 @@ naming the field. Error ``type`` strings are networking-sfc's exception names.
 from __future__ import annotations
 
 import ipaddress
-import uuid
 from typing import Any
 
 from srfabric.api.errors import bad_request, in_use, not_found
+from srfabric.api.records import delete_unless_listed, find, need, no_duplicates, owned, renamed
 from srfabric.api.repository import Record, Snapshot
 
 PROTOCOLS = ("tcp", "udp", "icmp")
 ETHERTYPES = {"ipv4": "IPv4", "ipv6": "IPv6"}
 
 
-def _new_id() -> str:
-    return str(uuid.uuid4())
-
-
-def _owned(body: dict[str, Any], project: str) -> Record:
-    owner = body.get("project_id") or body.get("tenant_id") or project
-    return {"id": _new_id(), "name": body.get("name") or "", "project_id": owner, "tenant_id": owner}
-
-
-NOT_FOUND = {"ports": ("PortNotFound", "Port"), "flow_classifiers": ("FlowClassifierNotFound", "Flow Classifier"),
-             "port_pairs": ("PortPairNotFound", "Port Pair"),
-             "port_pair_groups": ("PortPairGroupNotFound", "Port Pair Group"),
-             "port_chains": ("PortChainNotFound", "Port Chain"),
-             "service_graphs": ("ServiceGraphNotFound", "Service Graph"),
-             "streams": ("StreamNotFound", "Stream")}
-
-
-def find(snap: Snapshot, kind: str, ident: str) -> Record:
-    """The resource, or the kind's own not-found error (404)."""
-    error, what = NOT_FOUND[kind]
-    return _need(snap, kind, ident, error, what)
-
-
-def _need(snap: Snapshot, kind: str, ident: str, error: str, what: str) -> Record:
-    record = snap[kind].get(ident)
-    if record is None:
-        raise not_found(error, what, ident)
-    return record
-
-
-def _no_duplicates(field: str, items: list[str]) -> None:
-    seen = set()
-    for item in items:
-        if item in seen:
-            raise bad_request(f"Invalid input for {field}. Reason: Duplicate items in the list: '{item}'.")
-        seen.add(item)
-
-
 # -- ports ---------------------------------------------------------------------------
 def create_port(snap: Snapshot, body: dict[str, Any], project: str) -> Record:
-    record = {**_owned(body, project), "mac_address": body.get("mac_address") or "",
+    record = {**owned(body, project), "mac_address": body.get("mac_address") or "",
               "fixed_ips": body.get("fixed_ips") or [], "device_owner": body.get("device_owner") or "",
               "device_id": body.get("device_id") or "", "binding:profile": body.get("binding_profile") or {},
               "status": "ACTIVE", "admin_state_up": True, "srfabric:discovered": False}
@@ -124,7 +86,7 @@ def create_flow_classifier(snap: Snapshot, body: dict[str, Any], project: str) -
         if protocol not in PROTOCOLS:
             raise bad_request(f"protocol: Flow Classifier does not support protocol {body['protocol']}. Supported "
                               "protocol values are ['tcp', 'udp', 'icmp'].", "FlowClassifierInvalidProtocol")
-    record = {**_owned(body, project), "description": body.get("description") or "", "ethertype": ethertype,
+    record = {**owned(body, project), "description": body.get("description") or "", "ethertype": ethertype,
               "protocol": protocol, "l7_parameters": {}}
     for side in ("source", "destination"):
         low, high = body.get(f"{side}_port_range_min"), body.get(f"{side}_port_range_max")
@@ -191,36 +153,19 @@ def classifiers_conflict(a: Record, b: Record, logical: bool) -> bool:
     return True
 
 
-def _renamed(snap: Snapshot, kind: str, ident: str, body: dict[str, Any]) -> Record:
-    record = dict(find(snap, kind, ident))
-    for key in ("name", "description"):
-        if body.get(key) is not None:
-            record[key] = body[key]
-    snap[kind][ident] = record
-    return record
-
-
 def update_flow_classifier(snap: Snapshot, ident: str, body: dict[str, Any]) -> Record:
-    return _renamed(snap, "flow_classifiers", ident, body)
-
-
-def _delete_unless_listed(snap: Snapshot, kind: str, ident: str, by: str, error: str, label: str) -> None:
-    """Delete a resource that no ``by`` resource lists (in its ``kind`` field); 409 ``error`` otherwise."""
-    find(snap, kind, ident)
-    if any(ident in record[kind] for record in snap[by].values()):
-        raise in_use(error, f"{label} {ident} in use.")
-    del snap[kind][ident]
+    return renamed(snap, "flow_classifiers", ident, body)
 
 
 def delete_flow_classifier(snap: Snapshot, ident: str) -> None:
-    _delete_unless_listed(snap, "flow_classifiers", ident, "port_chains", "FlowClassifierInUse", "Flow Classifier")
+    delete_unless_listed(snap, "flow_classifiers", ident, "port_chains", "FlowClassifierInUse", "Flow Classifier")
 
 
 # -- port pairs ----------------------------------------------------------------------
 def create_port_pair(snap: Snapshot, body: dict[str, Any], project: str) -> Record:
     ports = {}
     for field in ("ingress", "egress"):
-        ports[field] = _need(snap, "ports", body[field], "PortPairPortNotFound", "Port Pair port")
+        ports[field] = need(snap, "ports", body[field], "PortPairPortNotFound", "Port Pair port")
         if not ports[field]["binding:profile"]:
             raise bad_request(f"{field}: Port Pair {field} port {body[field]} does not belong to a host "
                               "(it has no binding:profile {switch, port}).", f"PortPair{field.title()}NoHost")
@@ -238,23 +183,23 @@ def create_port_pair(snap: Snapshot, body: dict[str, Any], project: str) -> Reco
         raise bad_request(f"service_function_parameters: rewrites are for an SR-unaware function (correlation None); "
                           f"one with correlation {parameters['correlation']} returns the flow untouched.",
                           "PortPairRewritesNeedProxy")
-    record = {**_owned(body, project), "description": body.get("description") or "", "ingress": body["ingress"],
+    record = {**owned(body, project), "description": body.get("description") or "", "ingress": body["ingress"],
               "egress": body["egress"], "service_function_parameters": parameters}
     snap["port_pairs"][record["id"]] = record
     return record
 
 
 def update_port_pair(snap: Snapshot, ident: str, body: dict[str, Any]) -> Record:
-    return _renamed(snap, "port_pairs", ident, body)
+    return renamed(snap, "port_pairs", ident, body)
 
 
 def delete_port_pair(snap: Snapshot, ident: str) -> None:
-    _delete_unless_listed(snap, "port_pairs", ident, "port_pair_groups", "PortPairInUse", "Port Pair")
+    delete_unless_listed(snap, "port_pairs", ident, "port_pair_groups", "PortPairInUse", "Port Pair")
 
 
 # -- port pair groups ----------------------------------------------------------------
 def _check_members(snap: Snapshot, pairs: list[str], tap: bool, group: str | None) -> None:
-    _no_duplicates("port_pairs", pairs)
+    no_duplicates("port_pairs", pairs)
     correlations = set()
     for pair_id in pairs:
         pair = find(snap, "port_pairs", pair_id)
@@ -281,14 +226,14 @@ def create_port_pair_group(snap: Snapshot, body: dict[str, Any], project: str) -
                   or {"ingress_n_tuple": {}, "egress_n_tuple": {}}}
     used = {g["group_id"] for g in snap["port_pair_groups"].values()}
     group_id = next(i for i in range(1, len(used) + 2) if i not in used)
-    record = {**_owned(body, project), "description": body.get("description") or "", "group_id": group_id,
+    record = {**owned(body, project), "description": body.get("description") or "", "group_id": group_id,
               "port_pairs": list(pairs), "port_pair_group_parameters": parameters, "tap_enabled": tap}
     snap["port_pair_groups"][record["id"]] = record
     return record
 
 
 def update_port_pair_group(snap: Snapshot, ident: str, body: dict[str, Any]) -> Record:
-    record = _renamed(snap, "port_pair_groups", ident, body)
+    record = renamed(snap, "port_pair_groups", ident, body)
     if body.get("port_pairs") is not None:
         _check_members(snap, body["port_pairs"], record["tap_enabled"], ident)
         record["port_pairs"] = list(body["port_pairs"])
@@ -296,162 +241,4 @@ def update_port_pair_group(snap: Snapshot, ident: str, body: dict[str, Any]) -> 
 
 
 def delete_port_pair_group(snap: Snapshot, ident: str) -> None:
-    _delete_unless_listed(snap, "port_pair_groups", ident, "port_chains", "PortPairGroupInUse", "Port Pair Group")
-
-
-# -- port chains ---------------------------------------------------------------------
-def _check_groups(snap: Snapshot, groups: list[str], chain: str | None, correlation: str | None) -> None:
-    if not groups:
-        raise bad_request("port_pair_groups: Port Pair Group is not specified in Port Chain.",
-                          "PortPairGroupNotSpecified")
-    _no_duplicates("port_pair_groups", groups)
-    taps = [find(snap, "port_pair_groups", g)["tap_enabled"] for g in groups]
-    if any(a and b for a, b in zip(taps, taps[1:], strict=False)):
-        raise bad_request("port_pair_groups: Consecutive Tap PPG in port-chain is not supported now.",
-                          "ConsecutiveTapPPGNotSupported")
-    if all(taps):
-        raise bad_request("port_pair_groups: a chain needs at least one group that is not a tap.",
-                          "PortPairGroupNotSpecified")
-    for other in snap["port_chains"].values():
-        if other["id"] != chain and other["port_pair_groups"] == groups:
-            raise in_use("InvalidPortPairGroups", f"port_pair_groups: Port Pair Group(s) {groups} in use by Port "
-                                                  f"Chain {other['id']}.")
-    if correlation is not None:
-        for g in groups:
-            for pair_id in snap["port_pair_groups"][g]["port_pairs"]:
-                found = snap["port_pairs"][pair_id]["service_function_parameters"].get("correlation")
-                if found not in (None, correlation):
-                    raise bad_request(f"port_pair_groups: Port Chain attempted creation included a Port Pair Group "
-                                      f"({g}) with a different protocol used as correlation type.",
-                                      "PortChainInconsistentCorrelations")
-
-
-def _check_classifiers(snap: Snapshot, classifiers: list[str], chain: str | None) -> None:
-    _no_duplicates("flow_classifiers", classifiers)
-    for fc_id in classifiers:
-        fc = find(snap, "flow_classifiers", fc_id)
-        for other in snap["port_chains"].values():
-            if other["id"] == chain:
-                continue
-            if fc_id in other["flow_classifiers"]:
-                raise in_use("FlowClassifierInUse", f"flow_classifiers: Flow Classifier {fc_id} in use.")
-            for other_fc in other["flow_classifiers"]:
-                if classifiers_conflict(fc, snap["flow_classifiers"][other_fc], logical=False):
-                    raise bad_request(f"flow_classifiers: Flow Classifier {fc_id} conflicts with Flow Classifier "
-                                      f"{other_fc} in port chain {other['id']}.", "PortChainFlowClassifierInConflict")
-
-
-def create_port_chain(snap: Snapshot, body: dict[str, Any], project: str) -> Record:
-    parameters = {"correlation": "mpls", "symmetric": False, **(body.get("chain_parameters") or {})}
-    groups, classifiers = list(body["port_pair_groups"]), list(body.get("flow_classifiers") or [])
-    _check_groups(snap, groups, None, parameters["correlation"])
-    _check_classifiers(snap, classifiers, None)
-    used = {pc["chain_id"]: pc["id"] for pc in snap["port_chains"].values()}
-    chain_id = body.get("chain_id") or 0
-    if chain_id in used:
-        raise bad_request(f"chain_id: Chain id {chain_id} conflicts with Chain id in port chain {used[chain_id]}.",
-                          "PortChainChainIdInConflict")
-    if chain_id == 0:
-        chain_id = next((i for i in range(1, 65535) if i not in used), 0)
-        if chain_id == 0:
-            raise bad_request("chain_id: no chain id is free in 1..65534.", "PortChainUnavailableChainId")
-    record = {**_owned(body, project), "description": body.get("description") or "", "chain_id": chain_id,
-              "port_pair_groups": groups, "flow_classifiers": classifiers, "chain_parameters": parameters}
-    snap["port_chains"][record["id"]] = record
-    return record
-
-
-def _in_graph(snap: Snapshot, chain: str) -> bool:
-    return any(chain in sg["port_chains"] or any(chain in dsts for dsts in sg["port_chains"].values())
-               for sg in snap["service_graphs"].values())
-
-
-def update_port_chain(snap: Snapshot, ident: str, body: dict[str, Any]) -> Record:
-    record = _renamed(snap, "port_chains", ident, body)
-    steering = body.get("port_pair_groups") is not None or body.get("flow_classifiers") is not None
-    if steering and _in_graph(snap, ident):
-        raise in_use("ServiceGraphPortChainInUse", f"Port Chain {ident} in use.")
-    if body.get("port_pair_groups") is not None:
-        _check_groups(snap, body["port_pair_groups"], ident, None)
-        record["port_pair_groups"] = list(body["port_pair_groups"])
-    if body.get("flow_classifiers") is not None:
-        _check_classifiers(snap, body["flow_classifiers"], ident)
-        record["flow_classifiers"] = list(body["flow_classifiers"])
-    return record
-
-
-def delete_port_chain(snap: Snapshot, ident: str) -> None:
-    find(snap, "port_chains", ident)
-    if _in_graph(snap, ident):
-        raise in_use("ServiceGraphPortChainInUse", f"Port Chain {ident} in use.")
-    del snap["port_chains"][ident]
-
-
-# -- service graphs ------------------------------------------------------------------
-def _valid_uuid(text: str) -> bool:
-    try:
-        uuid.UUID(text)
-    except ValueError:
-        return False
-    return True
-
-
-def create_service_graph(snap: Snapshot, body: dict[str, Any], project: str) -> Record:
-    edges: dict[str, list[str]] = body["port_chains"]
-    for src, dsts in edges.items():
-        if not _valid_uuid(src):
-            raise bad_request(f"port_chains: An invalid UUID was specified: UUID of source Port-Chain is invalid: "
-                              f"{src}. Make sure only valid UUIDs are provided.", "InvalidUUID")
-        for dst in dsts:
-            if not _valid_uuid(dst):
-                raise bad_request(f"port_chains: An invalid UUID was specified: UUID of destination Port-Chain is "
-                                  f"invalid: {dst}. Make sure only valid UUIDs are provided.", "InvalidUUID")
-    chains = set(edges) | {d for dsts in edges.values() for d in dsts}
-    for chain in sorted(chains):
-        find(snap, "port_chains", chain)
-        if _in_graph(snap, chain):
-            raise in_use("ServiceGraphInvalidPortChains", f"port_chains: Some of the Port Chain(s): {chain}, are "
-                                                          "already in use by a Service Graph.")
-    for src, dsts in edges.items():
-        if len(set(dsts)) != len(dsts):
-            raise bad_request(f"port_chains: Port Chain {src} is duplicated on one of the branching points being "
-                              "created.", "ServiceGraphPortChainInConflict")
-        fcs = [fc for dst in dsts for fc in snap["port_chains"][dst]["flow_classifiers"]]
-        for i, a in enumerate(fcs):
-            for b in fcs[i + 1:]:
-                if classifiers_conflict(snap["flow_classifiers"][a], snap["flow_classifiers"][b], logical=False):
-                    raise bad_request(f"port_chains: Flow Classifier {a} conflicts with Flow Classifier {b} on one of "
-                                      "the branching points being created.", "ServiceGraphFlowClassifierInConflict")
-    if _has_loop(edges):
-        raise bad_request("port_chains: Service Graph defined contains at least one port chain loop.",
-                          "ServiceGraphLoopDetected")
-    record = {**_owned(body, project), "description": body.get("description") or "",
-              "port_chains": {src: list(dsts) for src, dsts in edges.items()}}
-    snap["service_graphs"][record["id"]] = record
-    return record
-
-
-def _has_loop(edges: dict[str, list[str]]) -> bool:
-    state: dict[str, int] = {}  # 1: on the current walk, 2: done
-
-    def visit(node: str) -> bool:
-        if state.get(node) == 1:
-            return True
-        if state.get(node) == 2:
-            return False
-        state[node] = 1
-        if any(visit(nxt) for nxt in edges.get(node, [])):
-            return True
-        state[node] = 2
-        return False
-
-    return any(visit(node) for node in list(edges))
-
-
-def update_service_graph(snap: Snapshot, ident: str, body: dict[str, Any]) -> Record:
-    return _renamed(snap, "service_graphs", ident, body)
-
-
-def delete_service_graph(snap: Snapshot, ident: str) -> None:
-    find(snap, "service_graphs", ident)
-    del snap["service_graphs"][ident]
+    delete_unless_listed(snap, "port_pair_groups", ident, "port_chains", "PortPairGroupInUse", "Port Pair Group")

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
-from srfabric.api import checks, stream_checks
+from srfabric.api import chain_checks, checks, records, stream_checks
 from srfabric.api.errors import ApiError, bad_request
 from srfabric.api.leadership import Leadership
 from srfabric.api.repository import NotLeading, Record, Repository, Snapshot
@@ -38,17 +38,17 @@ log = logging.getLogger(__name__)
 CREATE: dict[str, Callable[[Snapshot, dict[str, Any], str], Record]] = {
     "ports": checks.create_port, "flow_classifiers": checks.create_flow_classifier,
     "port_pairs": checks.create_port_pair, "port_pair_groups": checks.create_port_pair_group,
-    "port_chains": checks.create_port_chain, "service_graphs": checks.create_service_graph,
+    "port_chains": chain_checks.create_port_chain, "service_graphs": chain_checks.create_service_graph,
     "streams": stream_checks.create_stream}
 UPDATE: dict[str, Callable[[Snapshot, str, dict[str, Any]], Record]] = {
     "ports": checks.update_port, "flow_classifiers": checks.update_flow_classifier,
     "port_pairs": checks.update_port_pair, "port_pair_groups": checks.update_port_pair_group,
-    "port_chains": checks.update_port_chain, "service_graphs": checks.update_service_graph,
+    "port_chains": chain_checks.update_port_chain, "service_graphs": chain_checks.update_service_graph,
     "streams": stream_checks.update_stream}
 DELETE: dict[str, Callable[[Snapshot, str], None]] = {
     "ports": checks.delete_port, "flow_classifiers": checks.delete_flow_classifier,
     "port_pairs": checks.delete_port_pair, "port_pair_groups": checks.delete_port_pair_group,
-    "port_chains": checks.delete_port_chain, "service_graphs": checks.delete_service_graph,
+    "port_chains": chain_checks.delete_port_chain, "service_graphs": chain_checks.delete_service_graph,
     "streams": stream_checks.delete_stream}
 # Changes of these always reach the controller: chains, and port pairs (their ports become trusted
 # service-function ports at once, so that a later chain update changes only the ingress switch).
@@ -179,7 +179,7 @@ class SfcService:
 
     def show(self, kind: str, ident: str, fields: list[str]) -> Record:
         self._fresh()
-        return select_fields(checks.find(self.snapshot, kind, ident), fields)
+        return select_fields(records.find(self.snapshot, kind, ident), fields)
 
     def fabric_view(self) -> dict[str, Any]:
         """What the controller discovered (``views.fabric_view``) and, with several instances, who leads."""

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from srfabric.api.checks import _owned, _renamed, find
 from srfabric.api.errors import bad_request, in_use
+from srfabric.api.records import find, owned, renamed
 from srfabric.api.repository import Record, Snapshot
 
 MAX_STREAM_ID = 65535
@@ -20,7 +20,7 @@ def create_stream(snap: Snapshot, body: dict[str, Any], project: str) -> Record:
     stream_id = next((i for i in range(1, MAX_STREAM_ID + 1) if i not in used), 0)
     if stream_id == 0:
         raise in_use("StreamUnavailableId", f"stream_id: no id is free in 1..{MAX_STREAM_ID}.")
-    record = {**_owned(body, project), "description": body.get("description") or "", "stream_id": stream_id,
+    record = {**owned(body, project), "description": body.get("description") or "", "stream_id": stream_id,
               "talker": body["talker"], "listener": body["listener"],
               "period_ns": body.get("period_ns") or 1_000_000, "size_bytes": body.get("size_bytes") or 100,
               "max_latency_ns": body.get("max_latency_ns"), "priority": body.get("priority", 7),
@@ -32,7 +32,7 @@ def create_stream(snap: Snapshot, body: dict[str, Any], project: str) -> Record:
 
 
 def update_stream(snap: Snapshot, ident: str, body: dict[str, Any]) -> Record:
-    record = _renamed(snap, "streams", ident, body)
+    record = renamed(snap, "streams", ident, body)
     if body.get("path") is not None:
         record["path"] = list(body["path"])
     return record

@@ -10,7 +10,7 @@ import argparse
 import json
 from typing import Any
 
-from srfabric.api.chain_cli import _node_port, api_command
+from srfabric.api.chain_cli import api_command, node_port
 from srfabric.api.client import SfcClient
 from srfabric.errors import SrfabricError
 
@@ -63,7 +63,7 @@ def _line(stream: dict[str, Any]) -> str:
             f"{slot:<10} {' > '.join(stream['path'])}")
 
 
-def _batch_bodies(client: SfcClient, path: str) -> list[dict[str, Any]]:
+def batch_bodies(client: SfcClient, path: str) -> list[dict[str, Any]]:
     """The request bodies of a batch file, talker and listener named by host (or port) as on the command line."""
     try:
         with open(path, encoding="utf-8") as handle:
@@ -78,8 +78,8 @@ def _batch_bodies(client: SfcClient, path: str) -> list[dict[str, Any]]:
         missing = [role for role in ("talker", "listener") if not isinstance(item.get(role), str)]
         if missing:
             raise SrfabricError(f"file[{index}].{missing[0]}", "must name a host")
-        bodies.append({**item, "talker": _node_port(ports, item["talker"], "talker"),
-                       "listener": _node_port(ports, item["listener"], "listener")})
+        bodies.append({**item, "talker": node_port(ports, item["talker"], "talker"),
+                       "listener": node_port(ports, item["listener"], "listener")})
     return bodies
 
 
@@ -88,15 +88,15 @@ def run(args: argparse.Namespace) -> int:
         if args.action == "create":
             ports = client.list("ports")
             body: dict[str, Any] = {
-                "name": args.name, "talker": _node_port(ports, args.talker, "talker"),
-                "listener": _node_port(ports, args.listener, "listener"), "period_ns": args.period_ns,
+                "name": args.name, "talker": node_port(ports, args.talker, "talker"),
+                "listener": node_port(ports, args.listener, "listener"), "period_ns": args.period_ns,
                 "size_bytes": args.size_bytes, "priority": args.priority}
             optional = {"max_latency_ns": args.max_latency_ns, "udp_destination_port": args.udp_dst,
                         "udp_source_port": args.udp_src, "path": args.path.split(",") if args.path else None}
             body |= {key: value for key, value in optional.items() if value is not None}
             print(_line(client.create("streams", body, "stream")))
         elif args.action == "batch":
-            created, refused = client.create_many("streams", _batch_bodies(client, args.file))
+            created, refused = client.create_many("streams", batch_bodies(client, args.file))
             for stream in created:
                 print(_line(stream))
             for refusal in refused:

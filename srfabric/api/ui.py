@@ -58,7 +58,7 @@ def add_ui_routes(app: FastAPI, service: SfcService, authenticate: Callable[[Req
     async def events() -> StreamingResponse:
         """Server-Sent Events: ``change`` (data: a counter) when the fabric, the chains or what is unrouted
         change; ``tick`` every second."""
-        return StreamingResponse(_events(service), media_type="text/event-stream",
+        return StreamingResponse(event_stream(service), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store"})
 
     @app.get("/ui", include_in_schema=False)
@@ -91,7 +91,7 @@ def add_ui_routes(app: FastAPI, service: SfcService, authenticate: Callable[[Req
         return FileResponse(STATIC / name, media_type=ASSETS[name])
 
 
-async def _events(service: SfcService, interval: float = 0.25) -> AsyncIterator[bytes]:
+async def event_stream(service: SfcService, interval: float = 0.25) -> AsyncIterator[bytes]:
     mark, count, ticks = None, 0, 0
     while True:
         now = change_mark(service.controller)

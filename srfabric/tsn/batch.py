@@ -82,7 +82,7 @@ def admit_batch(admission: Admission, requests: Sequence[Request], max_moves: in
             refused.append(stream.id)
         else:
             admitted.append(stream.id)
-    _swap(admission, by_id, admitted, refused)
+    swap_for_more(admission, by_id, admitted, refused)
     left_out = set(refused)
     result = BatchResult(refused=[r[0].id for r in requests if r[0].id in left_out])
     for request in requests:
@@ -93,7 +93,7 @@ def admit_batch(admission: Admission, requests: Sequence[Request], max_moves: in
     return result
 
 
-def _swap(admission: Admission, by_id: dict[str, Request], admitted: list[str], refused: list[str]) -> None:
+def swap_for_more(admission: Admission, by_id: dict[str, Request], admitted: list[str], refused: list[str]) -> None:
     """Trade one stream of the batch for refused ones while that admits more; batch streams only."""
     improved = True
     while improved and refused:

@@ -44,7 +44,7 @@ class _Block:
 
 
 @dataclass
-class _Model:
+class SurModel:
     problem: Problem
     usable: list[list[int]]
     program: BinaryProgram = field(default_factory=BinaryProgram)
@@ -143,7 +143,7 @@ def load_bound(problem: Problem, usable: list[list[int]], solve: SolveOptions) -
 
     Returns its optimum (an upper bound on the streams S/UR can schedule) and the routes it chose.
     """
-    model = _Model(problem, usable)
+    model = SurModel(problem, usable)
     program = model.program
     epsilon = 1.0 / (len(problem.streams) * problem.max_hops + 1)
     once_first = program.add_rows(len(problem.streams), -np.inf, 1.0)
@@ -217,7 +217,7 @@ def solve_sur(
             return schedule
         if start is None or len(coloured) > len(start.assignments):
             start = Schedule("sur", problem, coloured)
-    model = _Model(problem, usable)
+    model = SurModel(problem, usable)
     if form == "flow":
         _build_flow(model)
     else:
@@ -241,7 +241,7 @@ def solve_sur(
     return schedule
 
 
-def _build_flow(model: _Model) -> None:
+def _build_flow(model: SurModel) -> None:
     problem, program = model.problem, model.program
     slots = problem.slots
     epsilon = 1.0 / (len(problem.streams) * problem.max_hops + 1)
@@ -274,7 +274,7 @@ def _send_indicator(program: BinaryProgram, out_cols: np.ndarray) -> np.ndarray:
     return sends
 
 
-def _build_product(model: _Model) -> None:
+def _build_product(model: SurModel) -> None:
     problem, program = model.problem, model.program
     slots = problem.slots
     epsilon = 1.0 / (len(problem.streams) * len(problem.network.edges) + 1)
@@ -308,7 +308,7 @@ def _build_product(model: _Model) -> None:
             model.blocks.append(_Block(stream, phase, both, sends, route))
 
 
-def _warm(model: _Model, start: Schedule, finder: PathFinder) -> FloatArray | None:
+def _warm(model: SurModel, start: Schedule, finder: PathFinder) -> FloatArray | None:
     """Column values of ``start`` (slots relabelled by load), or None if it does not fit this model."""
     problem, network = model.problem, model.problem.network
     chosen = {a.stream: a for a in start.assignments}

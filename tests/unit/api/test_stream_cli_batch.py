@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from srfabric.api.stream_cli import _batch_bodies
+from srfabric.api.stream_cli import batch_bodies
 from srfabric.errors import SrfabricError
 
 
@@ -24,7 +24,7 @@ class Ports:
 def test_hosts_become_port_ids_and_the_rest_is_kept(tmp_path: Path) -> None:
     path = tmp_path / "streams.json"
     path.write_text(json.dumps([{"talker": "h1", "listener": "h3", "name": "cam", "period_ns": 500_000}]))
-    bodies = _batch_bodies(Ports(), str(path))  # type: ignore[arg-type]
+    bodies = batch_bodies(Ports(), str(path))  # type: ignore[arg-type]
     assert bodies == [{"talker": "p1", "listener": "p3", "name": "cam", "period_ns": 500_000}]
 
 
@@ -38,5 +38,5 @@ def test_a_bad_file_names_what_is_wrong(tmp_path: Path, text: str, message: str)
     path = tmp_path / "streams.json"
     path.write_text(text)
     with pytest.raises(SrfabricError) as error:
-        _batch_bodies(Ports(), str(path))  # type: ignore[arg-type]
+        batch_bodies(Ports(), str(path))  # type: ignore[arg-type]
     assert str(error.value).startswith(message)

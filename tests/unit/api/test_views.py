@@ -81,12 +81,12 @@ def test_a_switch_not_connected_is_shown_without_counters_and_an_unknown_one_is_
 
 
 def test_the_event_stream_says_change_when_the_views_change_and_ticks(tmp_path: Path) -> None:
-    from srfabric.api.ui import _events
+    from srfabric.api.ui import event_stream
 
     service, controller, _ = line_service(tmp_path)
 
     async def until_a_tick() -> list[bytes]:
-        stream, got = _events(service, interval=0.01), []
+        stream, got = event_stream(service, interval=0.01), []
         async for event in stream:
             got.append(event)
             if len(got) == 1:  # a link goes down after the first event

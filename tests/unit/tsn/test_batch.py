@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from srfabric.tsn.batch import _swap, admit_batch, batch_order
+from srfabric.tsn.batch import admit_batch, batch_order, swap_for_more
 from srfabric.tsn.generators import erdos_renyi, random_regular, random_streams
 from srfabric.tsn.incremental import Admission, schedule_incremental
 from srfabric.tsn.model import Network, Stream
@@ -44,7 +44,7 @@ def test_a_swap_lets_two_refused_streams_in_for_one() -> None:
     requests = {s.id: (s, 1, None) for s in (Stream("ac", "a", "c"), Stream("bc", "b", "c"), Stream("ad", "a", "d"))}
     assert admission.admit(requests["ac"][0]) is not None  # as if the order had put it first
     admitted, refused = ["ac"], ["bc", "ad"]
-    _swap(admission, requests, admitted, refused)
+    swap_for_more(admission, requests, admitted, refused)
     assert sorted(admitted) == ["ad", "bc"] and refused == ["ac"]
     assert sorted(admission.admitted) == ["ad", "bc"]
 

@@ -120,12 +120,12 @@ def test_bad_options_name_the_field() -> None:
 def test_a_loop_beside_a_route_is_ignored_when_reading_paths() -> None:
     import numpy as np
 
-    from srfabric.tsn.ilp_sur import _Model
+    from srfabric.tsn.ilp_sur import SurModel
     from srfabric.tsn.paths import PathFinder
 
     problem = detour_problem()
     finder = PathFinder(problem.network, problem.max_hops)
-    model = _Model(problem, [finder.usable_edges(s.src, s.dst) for s in problem.streams])
+    model = SurModel(problem, [finder.usable_edges(s.src, s.dst) for s in problem.streams])
     usable = model.usable[0]
     net = problem.network
     hot_edges = [("a1", "S1"), ("S1", "S3"), ("S3", "S1"), ("S1", "S2"), ("S2", "b1")]

@@ -1,0 +1,65 @@
+"""What every resource kind's checks share: new ids and owners, finding a resource (or its kind's 404), and
+the renames and in-use deletes networking-sfc does alike for every kind. Pure."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from srfabric.api.errors import bad_request, in_use, not_found
+from srfabric.api.repository import Record, Snapshot
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+def owned(body: dict[str, Any], project: str) -> Record:
+    owner = body.get("project_id") or body.get("tenant_id") or project
+    return {"id": new_id(), "name": body.get("name") or "", "project_id": owner, "tenant_id": owner}
+
+
+NOT_FOUND = {"ports": ("PortNotFound", "Port"), "flow_classifiers": ("FlowClassifierNotFound", "Flow Classifier"),
+             "port_pairs": ("PortPairNotFound", "Port Pair"),
+             "port_pair_groups": ("PortPairGroupNotFound", "Port Pair Group"),
+             "port_chains": ("PortChainNotFound", "Port Chain"),
+             "service_graphs": ("ServiceGraphNotFound", "Service Graph"),
+             "streams": ("StreamNotFound", "Stream")}
+
+
+def find(snap: Snapshot, kind: str, ident: str) -> Record:
+    """The resource, or the kind's own not-found error (404)."""
+    error, what = NOT_FOUND[kind]
+    return need(snap, kind, ident, error, what)
+
+
+def need(snap: Snapshot, kind: str, ident: str, error: str, what: str) -> Record:
+    record = snap[kind].get(ident)
+    if record is None:
+        raise not_found(error, what, ident)
+    return record
+
+
+def no_duplicates(field: str, items: list[str]) -> None:
+    seen = set()
+    for item in items:
+        if item in seen:
+            raise bad_request(f"Invalid input for {field}. Reason: Duplicate items in the list: '{item}'.")
+        seen.add(item)
+
+
+def renamed(snap: Snapshot, kind: str, ident: str, body: dict[str, Any]) -> Record:
+    record = dict(find(snap, kind, ident))
+    for key in ("name", "description"):
+        if body.get(key) is not None:
+            record[key] = body[key]
+    snap[kind][ident] = record
+    return record
+
+
+def delete_unless_listed(snap: Snapshot, kind: str, ident: str, by: str, error: str, label: str) -> None:
+    """Delete a resource that no ``by`` resource lists (in its ``kind`` field); 409 ``error`` otherwise."""
+    find(snap, kind, ident)
+    if any(ident in record[kind] for record in snap[by].values()):
+        raise in_use(error, f"{label} {ident} in use.")
+    del snap[kind][ident]
