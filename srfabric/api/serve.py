@@ -62,7 +62,8 @@ async def serve(args: argparse.Namespace) -> None:
     from srfabric.api.repository import Repository
     from srfabric.api.service import SfcService
     from srfabric.api.store import open_database
-    from srfabric.controller.controller import Controller, ControllerConfig
+    from srfabric.controller.config import ControllerConfig
+    from srfabric.controller.controller import Controller
     from srfabric.controller.heap import freeze_heap
 
     token = token_from(args)

@@ -29,7 +29,8 @@ from typing import Any
 
 from srfabric.bench.cpu_latency import cpu_latency_held
 from srfabric.bench.new_flows import Endpoint, PlannedFlow, flow_plan, write_plan
-from srfabric.controller.controller import Controller, FlowSetup
+from srfabric.controller.config import FlowSetup
+from srfabric.controller.controller import Controller
 from srfabric.controller.packets import parse_five_tuple
 from srfabric.errors import DecodingError, SrfabricError
 from srfabric.lab.fabric import LabFabric

@@ -9,7 +9,8 @@ from typing import Any, TypeVar
 
 import uvloop
 
-from srfabric.controller.controller import Controller, ControllerConfig
+from srfabric.controller.config import ControllerConfig
+from srfabric.controller.controller import Controller
 from srfabric.controller.heap import freeze_heap
 
 T = TypeVar("T")

@@ -23,8 +23,11 @@ from srfabric.rules.entries import (
     Bucket,
     Group,
     GroupEntry,
+    LoadBits,
     Match,
+    MoveBits,
     Output,
+    OutputBits,
     PopMpls,
     PopVlan,
     PushMpls,
@@ -68,7 +71,7 @@ def match_from_ofp(ofp_match: Any) -> Match:
 
 
 class UnreadableAction(SrfabricError):
-    """An action that has no rule object here (the Nicira ones, which srfabric sends only in decode entries)."""
+    """An action that has no rule object here (none that srfabric sends)."""
 
     def __init__(self, action: Any) -> None:
         super().__init__("action", f"{type(action).__name__} has no rule object to read it into")
@@ -79,9 +82,11 @@ def action_from_ofp(action: Any) -> Action:
 
     >>> action_from_ofp(parser.OFPActionOutput(3))
     Output(port=3)
-    >>> action_from_ofp(parser.NXActionRegLoad(0, "reg0", 1))
+    >>> action_from_ofp(parser.NXActionRegLoad((44 << 6) | 3, "eth_src", 1))
+    LoadBits(field='eth_src', ofs=44, nbits=4, value=1)
+    >>> action_from_ofp(parser.OFPActionCopyTtlIn())
     Traceback (most recent call last):
-    srfabric.southbound.readback.UnreadableAction: action: NXActionRegLoad has no rule object to read it into
+    srfabric.southbound.readback.UnreadableAction: action: OFPActionCopyTtlIn has no rule object to read it into
     """
     if isinstance(action, parser.OFPActionOutput):
         return ToController() if action.port == ofp.OFPP_CONTROLLER else Output(action.port)
@@ -101,6 +106,13 @@ def action_from_ofp(action: Any) -> Action:
         return Group(action.group_id)
     if isinstance(action, parser.OFPActionSetQueue):
         return SetQueue(action.queue_id)
+    # Nicira's: a bit span is (offset << 6) | (bits - 1), as ``nicira_ext.ofs_nbits`` packs it.
+    if isinstance(action, parser.NXActionRegLoad):
+        return LoadBits(action.dst, action.ofs_nbits >> 6, (action.ofs_nbits & 0x3F) + 1, action.value)
+    if isinstance(action, parser.NXActionOutputReg):
+        return OutputBits(action.src, action.ofs_nbits >> 6, (action.ofs_nbits & 0x3F) + 1)
+    if isinstance(action, parser.NXActionRegMove):
+        return MoveBits(action.src_field, action.src_ofs, action.dst_field, action.dst_ofs, action.n_bits)
     raise UnreadableAction(action)
 
 

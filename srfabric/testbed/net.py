@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from srfabric.codecs.macaddr import mac_to_str
-from srfabric.controller.controller import ControllerConfig
+from srfabric.controller.config import ControllerConfig
 from srfabric.controller.runner import ControllerThread
 from srfabric.model.fabric import ServiceFunction
 from srfabric.model.topo import TopoSpec

@@ -65,10 +65,10 @@ def parse_flow_mod(raw: bytes) -> FlowMod:
                 try:
                     actions.append(action_from_ofp(action))
                 except UnreadableAction:
-                    complete = False  # a decode entry's Nicira actions: the agent runs its own decode
+                    complete = False
     # The cookie's digest bits only say what was sent; the entry keeps the controller's own cookie.
     entry = FlowEntry(msg.table_id, msg.priority, match_from_ofp(msg.match), tuple(actions), goto,
-                      msg.cookie & ~DIGEST_MASK)
+                      msg.cookie & ~DIGEST_MASK, msg.idle_timeout)
     return FlowMod(msg.command, msg.table_id, entry, complete)
 
 

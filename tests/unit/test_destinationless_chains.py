@@ -137,7 +137,8 @@ def test_a_chain_with_a_destination_leaves_traffic_to_other_hosts_alone(codec: s
 
 
 def test_reactive_setup_refuses_a_chain_without_destination_by_name() -> None:
-    from srfabric.controller.controller import Controller, ControllerConfig
+    from srfabric.controller.config import ControllerConfig
+    from srfabric.controller.controller import Controller
 
     controller = Controller(ControllerConfig(reactive=True))
     controller.fabric = demo_fabric()

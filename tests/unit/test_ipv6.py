@@ -5,11 +5,11 @@ Checked by walking packets (behaviour, not flow text)."""
 from __future__ import annotations
 
 from dataclasses import replace
-from types import SimpleNamespace
 
 import pytest
 
-from srfabric.controller.controller import Controller
+from srfabric.controller.config import ControllerConfig
+from srfabric.controller.core import ControllerCore
 from srfabric.controller.neighbours import ADVERT, SOLICIT, nd_frame, parse_nd
 from srfabric.errors import ModelError, RoutingError
 from srfabric.model import Chain, FlowClassifier
@@ -17,6 +17,7 @@ from srfabric.model.fabric import Fabric
 from srfabric.rules.compile import compile_state
 from srfabric.rules.entries import ipv6_number
 from srfabric.rules.simulate import Packet, Walk, walk
+from tests.unit.controller.fake_switches import FakeSwitches, connected
 from tests.unit.test_rules_walk import CODECS, demo_fabric
 
 TCP6 = FlowClassifier(ethertype="IPv6", protocol="tcp", destination_port_range=(5201, 5201))
@@ -113,24 +114,20 @@ def test_ipv6_classifiers_are_checked_and_need_the_hosts_ipv6_address() -> None:
 
 
 def test_the_controller_learns_ipv6_addresses_from_neighbour_discovery_and_answers() -> None:
-    controller = Controller()
-    controller.fabric = demo_fabric()
+    controller, switches = controller_with(demo_fabric())
     h1, h16 = controller.fabric.hosts["h1"], controller.fabric.hosts["h16"]
-    sent: list[tuple[int, object]] = []
-    conns = {dpid: SimpleNamespace(dpid=dpid, ports=[], send=lambda m, d=dpid: sent.append((d, m)))
-             for dpid in controller.fabric.switches}
-    controller.switches = conns  # type: ignore[assignment]
+    sent: list[tuple[int, int, bytes]] = []
     ask = nd_frame(SOLICIT, "fd00::1", "ff02::1:ff00:10", "fd00::10", h1.mac, h1.mac, 0x3333FF000010)
-    controller._nd_in(conns[h1.dpid], h1.port, ask)  # type: ignore[arg-type]
+    sent += switches.effects(controller.packet_in(h1.dpid, h1.port, ask))
     assert controller.fabric.hosts["h1"].ip6 == ("fd00::1",)
     answer = nd_frame(ADVERT, "fd00::10", "fd00::1", "fd00::10", h16.mac, h16.mac, h1.mac, 0x60000000)
-    controller._nd_in(conns[h16.dpid], h16.port, answer)  # type: ignore[arg-type]
+    sent += switches.effects(controller.packet_in(h16.dpid, h16.port, answer))
     assert controller.fabric.hosts["h16"].ip6 == ("fd00::10",)
-    assert [d for d, _ in sent][-1] == h1.dpid  # the advertisement went back to the host that asked
+    assert [d for d, _, _ in sent][-1] == h1.dpid  # the advertisement went back to the host that asked
     sent.clear()
-    controller._nd_in(conns[h1.dpid], h1.port, ask)  # type: ignore[arg-type]  # known now: answered at once
-    [(dpid, message)] = sent
-    reply = parse_nd(message.data)  # type: ignore[attr-defined]
+    sent += switches.effects(controller.packet_in(h1.dpid, h1.port, ask))  # known now: answered at once
+    [(dpid, _, frame)] = sent
+    reply = parse_nd(frame)
     assert dpid == h1.dpid and (reply.kind, reply.target, reply.lladdr, reply.eth_dst) == (
         ADVERT, "fd00::10", h16.mac, h1.mac)
 
@@ -138,16 +135,13 @@ def test_the_controller_learns_ipv6_addresses_from_neighbour_discovery_and_answe
 def test_an_address_seen_before_the_hosts_arp_is_its_own_once_the_arp_comes() -> None:
     from srfabric.controller.packets import ARP_REQUEST, ArpPacket
 
-    controller = Controller()
-    controller.fabric = demo_fabric()
+    controller, switches = controller_with(demo_fabric())
     h1 = controller.fabric.hosts.pop("h1")
-    conn = SimpleNamespace(dpid=h1.dpid, ports=[], send=lambda m: None)
-    controller.switches = {h1.dpid: conn}  # type: ignore[dict-item]
     ask = nd_frame(SOLICIT, "fd00::1", "ff02::1:ff00:10", "fd00::10", h1.mac, h1.mac, 0x3333FF000010)
-    controller._nd_in(conn, h1.port, ask)  # type: ignore[arg-type]
+    switches.effects(controller.packet_in(h1.dpid, h1.port, ask))
     assert controller.fabric.host_by_ip6("fd00::1") is None  # no host to give it to yet
     arp = ArpPacket(ARP_REQUEST, h1.mac, h1.ip, 0, "10.0.0.2", h1.mac, 0xFFFFFFFFFFFF)
-    controller._arp_in(conn, h1.port, arp.to_bytes())  # type: ignore[arg-type]
+    switches.effects(controller.packet_in(h1.dpid, h1.port, arp.to_bytes()))
     learned = controller.fabric.host_by_ip6("fd00::1")
     assert learned is not None and (learned.mac, learned.ip) == (h1.mac, h1.ip)
 
@@ -171,43 +165,44 @@ def test_every_address_of_a_host_with_several_crosses_the_whole_chain(codec: str
             assert result.functions == ["v1", "v4", "v7"] and [n for n, _ in result.delivered] == ["h16"], (src, dst)
 
 
-def controller_with(fabric: Fabric) -> tuple[Controller, list[tuple[int, object]], dict[int, SimpleNamespace]]:
-    controller = Controller()
+def controller_with(fabric: Fabric) -> tuple[ControllerCore, FakeSwitches]:
+    """The decision core over ``fabric``, every switch connected; its packet-outs land in fake switches."""
+    controller = ControllerCore(ControllerConfig())
     controller.fabric = fabric
-    sent: list[tuple[int, object]] = []
-    conns = {dpid: SimpleNamespace(dpid=dpid, ports=[], send=lambda m, d=dpid: sent.append((d, m)))
-             for dpid in fabric.switches}
-    controller.switches = conns  # type: ignore[assignment]
-    return controller, sent, conns
+    switches = FakeSwitches()
+    connected(controller, switches, {dpid: [] for dpid in fabric.switches})
+    return controller, switches
 
 
 def test_neighbour_discovery_moves_addresses_lets_owners_check_them_and_is_bounded() -> None:
-    controller, sent, conns = controller_with(dual_stack())
+    sent: list[tuple[int, int, bytes]] = []
+    controller, switches = controller_with(dual_stack())
     h1, h2 = controller.fabric.hosts["h1"], controller.fabric.hosts["h2"]
     # h1 checks its own address (DAD, from ::): the controller keeps quiet.
     probe = nd_frame(SOLICIT, "::", "ff02::1:ff00:1", h1.ip6[0], h1.mac, h1.mac, 0x3333FF000001)
-    controller._nd_in(conns[h1.dpid], h1.port, probe)  # type: ignore[arg-type]
+    sent += switches.effects(controller.packet_in(h1.dpid, h1.port, probe))
     assert sent == []
     # h2 takes over h1's address (as ARP moves an IPv4 one).
     advert = nd_frame(ADVERT, h1.ip6[0], "ff02::1", h1.ip6[0], h2.mac, h2.mac, 0x333300000001)
-    controller._nd_in(conns[h2.dpid], h2.port, advert)  # type: ignore[arg-type]
+    sent += switches.effects(controller.packet_in(h2.dpid, h2.port, advert))
     assert controller.fabric.hosts["h1"].ip6 == () and h1.ip6[0] in controller.fabric.hosts["h2"].ip6
     # No host gets more than a few addresses, however many it claims.
     for index in range(100):
         claim = nd_frame(SOLICIT, f"fd00::1:{index:x}", "ff02::1:ff00:10", "fd00::10", h1.mac, h1.mac,
                          0x3333FF000010)
-        controller._nd_in(conns[h1.dpid], h1.port, claim)  # type: ignore[arg-type]
+        sent += switches.effects(controller.packet_in(h1.dpid, h1.port, claim))
     assert len(controller.fabric.hosts["h1"].ip6) == 8
 
 
 def test_an_advert_to_an_sr_unaware_function_goes_to_its_own_mac() -> None:
     fabric = dual_stack()
     fabric.add_function(replace(fabric.functions["v4"], proxy=True))
-    controller, sent, conns = controller_with(fabric)
+    sent: list[tuple[int, int, bytes]] = []
+    controller, switches = controller_with(fabric)
     egress, router = fabric.functions["v4"].egress, 0xF2AA00000001
     h16 = fabric.hosts["h16"]
     # Under mac-nibble its frames reach the controller with a plain source MAC; its option says who it is.
     ask = nd_frame(SOLICIT, "fd00::99", "ff02::1:ff00:10", h16.ip6[0], router, 0x025352000001, 0x3333FF000010)
-    controller._nd_in(conns[egress[0]], egress[1], ask)  # type: ignore[arg-type]
-    [(_, message)] = sent
-    assert parse_nd(message.data).eth_dst == router  # type: ignore[attr-defined]
+    sent += switches.effects(controller.packet_in(egress[0], egress[1], ask))
+    [(_, _, frame)] = sent
+    assert parse_nd(frame).eth_dst == router

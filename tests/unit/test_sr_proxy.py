@@ -236,19 +236,17 @@ def test_a_functions_time_triggered_mark_is_cleared_like_a_hosts() -> None:
 
 
 def test_the_controller_learns_a_nats_address_at_its_port_and_never_moves_a_host_there() -> None:
-    from types import SimpleNamespace
-
-    from srfabric.controller.controller import Controller
+    from srfabric.controller.config import ControllerConfig
+    from srfabric.controller.core import ControllerCore
     from srfabric.controller.packets import ARP_REQUEST, ArpPacket
 
-    controller = Controller()
+    controller = ControllerCore(ControllerConfig())
     controller.fabric = sr_fabric()
     egress = controller.fabric.functions["v4"].egress
-    conn = SimpleNamespace(dpid=egress[0], send=lambda message: None)
 
     def ask(mac: int, ip: str) -> None:
         frame = ArpPacket(ARP_REQUEST, mac, ip, 0, controller.fabric.hosts["h16"].ip, mac, 0xFFFFFFFFFFFF)
-        controller._arp_in(conn, egress[1], frame.to_bytes())  # type: ignore[arg-type]
+        controller.packet_in(egress[0], egress[1], frame.to_bytes())
 
     ask(0x02BB00000002, NAT_ADDRESS)
     ask(0x02BB00000003, NAT_ADDRESS)  # the NAT came back with another MAC: updated

@@ -13,7 +13,8 @@ from srfabric.api.repository import Repository
 from srfabric.api.service import SfcService
 from srfabric.api.store import open_database
 from srfabric.codecs.macaddr import mac_to_str
-from srfabric.controller.controller import Controller, ControllerConfig
+from srfabric.controller.config import ControllerConfig
+from srfabric.controller.controller import Controller
 from srfabric.model.topo import tsn_fig1
 from srfabric.southbound.taprio import RecordingGates
 from srfabric.tsn.live import CycleConfig

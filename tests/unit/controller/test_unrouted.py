@@ -3,40 +3,40 @@ and routed again by itself when a path returns."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 import pytest
 
 from srfabric.api.service import unrouted
-from srfabric.controller.controller import Controller
+from srfabric.controller.config import ControllerConfig
+from srfabric.controller.core import ControllerCore
 from srfabric.errors import SrfabricError
 from tests.unit.test_rules_walk import demo_fabric, sfp_chains
 
 
 def test_a_chain_without_a_path_is_reported_once_and_repaired_when_a_path_returns(
         caplog: pytest.LogCaptureFixture) -> None:
-    controller = Controller()
+    controller = ControllerCore(ControllerConfig())
     controller.fabric = demo_fabric()
     controller.chains = {chain.name: chain for chain in sfp_chains(3)}
     edge = controller.fabric.hosts["h16"].dpid
     cut = {a: b for a, b in controller.fabric.links.items() if a[0] == edge}
 
-    async def scenario() -> tuple[list[str], list[str], list[str]]:
-        await controller.sync()  # no switch is connected: sync compiles, and sends nothing
+    def scenario() -> tuple[list[str], list[str], list[str]]:
+        assert controller.plan_sync() == []  # no switch is connected: a sync compiles, and sends nothing
         before = [p.field for p in controller.problems]
         for end in cut:
             controller.fabric.remove_link(end)
-        await controller.sync()
-        await controller.sync()  # the same problems again: not logged again
+        controller.plan_sync()
+        controller.plan_sync()  # the same problems again: not logged again
         during = sorted(p.field for p in controller.problems)
         for a, b in cut.items():
             controller.fabric.add_link(a, b)
-        await controller.sync()
+        controller.plan_sync()
         return before, during, [p.field for p in controller.problems]
 
     with caplog.at_level(logging.WARNING, logger="srfabric.controller.controller"):
-        before, during, after = asyncio.run(scenario())
+        before, during, after = scenario()
     assert before == [] and after == []
     assert {f"chain SFP{i}" for i in (1, 2, 3)} <= set(during)
     said = [r.getMessage() for r in caplog.records]

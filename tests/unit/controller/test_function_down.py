@@ -3,11 +3,10 @@ reported; the function rejoins when both its ports are up again."""
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
-from srfabric.controller.controller import Controller
+from srfabric.controller.config import ControllerConfig
+from srfabric.controller.core import ControllerCore
 from srfabric.errors import RoutingError
 from srfabric.model import Alternative, Chain, FlowClassifier
 from srfabric.model.fabric import ServiceFunction
@@ -15,8 +14,8 @@ from srfabric.model.topo import tsn_fig1
 from srfabric.rules.placement import chain_placement
 
 
-def balanced() -> tuple[Controller, Chain]:
-    controller = Controller()
+def balanced() -> tuple[ControllerCore, Chain]:
+    controller = ControllerCore(ControllerConfig())
     controller.fabric = tsn_fig1().to_fabric()
     controller.fabric.add_function(ServiceFunction("a", (1, 8), (1, 9)))
     controller.fabric.add_function(ServiceFunction("b", (1, 10), (1, 11)))
@@ -31,25 +30,25 @@ def test_a_dead_function_leaves_the_group_and_rejoins() -> None:
     fabric = controller.fabric
     both = chain_placement(fabric, chain, "mac-nibble")
     assert [g.type for _, g in both.groups] == ["select"]
-    controller._port_status(1, 9, deleted=False, down=True)  # a's egress
+    controller.port_status(1, 9, deleted=False, down=True)  # a's egress
     assert fabric.functions_down == {"a"}
     alone = chain_placement(fabric, chain, "mac-nibble")
     assert alone.groups == [] and alone == chain_placement(fabric, Chain(
         "c", FlowClassifier(), ("b",), "h1", "h3", chain_id=7), "mac-nibble")  # all of it through b
-    controller._port_status(1, 8, deleted=False, down=True)
-    controller._port_status(1, 9, deleted=False, down=False)
+    controller.port_status(1, 8, deleted=False, down=True)
+    controller.port_status(1, 9, deleted=False, down=False)
     assert fabric.functions_down == {"a"}  # its ingress is still down
-    controller._port_status(1, 8, deleted=False, down=False)
+    controller.port_status(1, 8, deleted=False, down=False)
     assert fabric.functions_down == set() and chain_placement(fabric, chain, "mac-nibble") == both
 
 
 def test_a_chain_whose_every_way_is_down_is_reported() -> None:
     controller, chain = balanced()
-    controller._port_status(1, 8, deleted=False, down=True)
-    controller._port_status(1, 11, deleted=True, down=True)
+    controller.port_status(1, 8, deleted=False, down=True)
+    controller.port_status(1, 11, deleted=True, down=True)
     with pytest.raises(RoutingError, match=r"chain c: every way .* crosses one that is down \(a, b\)"):
         chain_placement(controller.fabric, chain, "mac-nibble")
-    asyncio.run(controller.sync())
+    controller.plan_sync()
     assert [(p.field, p.message) for p in controller.problems if p.field == "chain c"] == [
         ("chain c", "every way through its functions crosses one that is down (a, b)")]
 
@@ -59,10 +58,10 @@ def test_hop_by_hop_rules_leave_a_dead_function_out_too() -> None:
 
     controller, chain = balanced()
     fabric = controller.fabric
-    controller._port_status(1, 8, deleted=False, down=True)  # a is down: the chain goes through b
+    controller.port_status(1, 8, deleted=False, down=True)  # a is down: the chain goes through b
     via_b = compile_hop_by_hop(fabric, [Chain("c", FlowClassifier(), ("b",), "h1", "h3", chain_id=7)])
     assert compile_hop_by_hop(fabric, [chain]) == via_b
-    controller._port_status(1, 10, deleted=False, down=True)
+    controller.port_status(1, 10, deleted=False, down=True)
     problems: list = []
     compile_hop_by_hop(fabric, [chain], problems)
     assert [p.field for p in problems] == ["chain c"]

@@ -1,0 +1,191 @@
+"""The controller's decisions, apart from its sockets (in the manner of faucet's ``Valve``): each handler takes
+an event from the switches or the API and returns what to send (``Effects``, ``NewFlow``, ``Push``), and the
+shell (``controller.Controller``) writes it. The clock comes from the config. Pure: no I/O.
+
+>>> from srfabric.model.topo import tsn_fig1
+>>> core = ControllerCore(ControllerConfig())
+>>> core.fabric = tsn_fig1().to_fabric()
+>>> effects = core.switch_ready(1, [1, 2], {}, {})
+>>> [len(send.messages) for send in effects.sends], effects.sync  # an LLDP frame out of each port
+([2], True)
+>>> pushes = core.plan_sync()  # what each connected switch lacks
+>>> [push.dpid for push in pushes]
+[1]
+>>> for push in pushes:  # each switch's barrier reply confirms its push
+...     core.reconciler.confirmed(push)
+>>> core.plan_sync()
+[]
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection
+
+from srfabric.controller.config import ControllerConfig
+from srfabric.controller.flows import NewFlow, ReactiveFlows
+from srfabric.controller.learning import HostLearning
+from srfabric.controller.links import LinkWatch
+from srfabric.controller.outbox import Effects
+from srfabric.controller.reconcile import Held, HeldGroups, Push, Reconciler
+from srfabric.errors import ModelError, SrfabricError
+from srfabric.model.chain import Chain
+from srfabric.model.fabric import Fabric, ServiceFunction, Switch
+from srfabric.model.stream import SteeredStream
+from srfabric.rules.compile import CompileCache
+from srfabric.rules.entries import Match
+from srfabric.rules.reactive import RouteCache, reactive_groups, reactive_tables
+
+log = logging.getLogger("srfabric.controller.controller")  # one logger for the controller's own story
+LLDP, ARP, IPV6 = 0x88CC, 0x0806, 0x86DD
+
+
+class ControllerCore:
+    """The fabric as discovered, the chains and streams asked for, and what every switch holds."""
+
+    def __init__(self, config: ControllerConfig) -> None:
+        self.config = config
+        self.chains: dict[str, Chain] = {}
+        self.streams: dict[str, SteeredStream] = {}
+        self.cache = CompileCache(config.codec, config.steering, config.tt_queue)
+        self.problems: list[SrfabricError] = []  # what the last sync could not route (chains, streams)
+        self.reported: dict[str, str] = {}  # those already in the log: said once, and again once repaired
+        self.ports: dict[int, Collection[int]] = {}  # each connected switch's ports (the connection keeps them)
+        self.reconciler = Reconciler()
+        self.reactive = ReactiveFlows(self.reconciler)
+        fabric = Fabric()
+        fabric.set_gateway(config.gateway)
+        self.links = LinkWatch(fabric, config, self.reactive)
+        self.hosts = HostLearning(fabric, config)
+        self._fabric = fabric
+
+    @property
+    def fabric(self) -> Fabric:
+        return self._fabric
+
+    @fabric.setter
+    def fabric(self, fabric: Fabric) -> None:
+        """A fabric given whole (tests, a testbed that knows its topology)."""
+        self._fabric = self.links.fabric = self.hosts.fabric = fabric
+
+    # -- switches ----------------------------------------------------------------------
+    def switch_named(self, dpid: int, bridge_name: str | None) -> None:
+        """A switch connected: it joins the fabric under its configured name (else its own) and role."""
+        fallback = bridge_name or f"dp{dpid:x}"
+        name, role = self.config.switch_names.get(dpid, (fallback, "edge"))
+        self.fabric.add_switch(Switch(dpid, name, role))
+
+    def switch_ready(self, dpid: int, ports: Collection[int], held: Held, held_groups: HeldGroups) -> Effects:
+        """A switch taken (as MASTER), holding ``held`` and ``held_groups`` as read back: it is synced from now
+        on, and discovery starts on its ports."""
+        self.reconciler.held(dpid, held, held_groups)
+        self.ports[dpid] = ports
+        effects = Effects(sync=True)
+        effects.sends.append(self.hosts.lldp_out(dpid, ports))
+        return effects
+
+    def switch_held(self, dpid: int, ports: Collection[int]) -> None:
+        """A switch held as SLAVE (another instance leads): known, but nothing is sent to it."""
+        self.ports[dpid] = ports
+
+    def switch_released(self, dpid: int) -> None:
+        """A switch to be taken again (a take-over): no sync pushes to it until it is read back."""
+        self.ports.pop(dpid, None)
+
+    def switch_gone(self, dpid: int) -> Effects:
+        self.ports.pop(dpid, None)
+        self.links.switch_gone(dpid)
+        return Effects(sync=True)
+
+    def port_status(self, dpid: int, port: int, deleted: bool, down: bool, live: bool = True) -> Effects:
+        return self.links.port_status(dpid, port, deleted, down, live)
+
+    def packet_in(self, dpid: int, in_port: int, data: bytes) -> Effects:
+        """A frame for discovery (LLDP, ARP, Neighbour Discovery); what cannot be read is logged and ignored."""
+        ethertype = int.from_bytes(data[12:14], "big") if len(data) >= 14 else 0
+        try:
+            if ethertype == LLDP:
+                return self.links.lldp_in(dpid, in_port, data)
+            if ethertype == ARP:
+                return self.hosts.arp_in(dpid, in_port, data, self.ports, self.links.quarantine)
+            if ethertype == IPV6:
+                return self.hosts.nd_in(dpid, in_port, data, self.ports, self.links.quarantine)
+        except SrfabricError as error:
+            log.info("switch %#x port %d: ignored frame: %s", dpid, in_port, error)
+        return Effects()
+
+    def new_flow(self, dpid: int, in_port: int, data: bytes, received_ns: int, bytes_up: int) -> NewFlow:
+        """A reactive setup for a new IPv4 flow's first packet (``SrfabricError`` when it cannot be set up)."""
+        return self.reactive.flow_in(self.fabric, self.config, dpid, in_port, data, received_ns, bytes_up,
+                                     self.ports)
+
+    def flow_removed(self, dpid: int, table: int, priority: int, match: Match, cookie: int) -> None:
+        self.reactive.removed(dpid, table, priority, match, cookie)
+
+    def tick(self, now_ns: int) -> Effects:
+        """Every LLDP interval: age the links that went silent, and send LLDP out of every switch."""
+        down = self.links.age(now_ns, self.ports)
+        effects = Effects(sync=bool(down), urgent=bool(down))
+        effects.sends += [self.hosts.lldp_out(dpid, ports) for dpid, ports in self.ports.items()]
+        return effects
+
+    def forget_routes(self) -> None:
+        """Empty the route cache, so that each pair's next new flow searches its path again."""
+        self.reactive.routes = RouteCache()
+
+    # -- the API's changes -------------------------------------------------------------
+    def add_function(self, function: ServiceFunction) -> Effects:
+        """Declare a service function's ports (they are trusted and never fabric links)."""
+        before = self.fabric.version
+        for end in (function.ingress, function.egress):
+            self.fabric.remove_link(end)
+        self.fabric.add_function(function)
+        return Effects(sync=self.fabric.version != before)  # the API declares every function on every change
+
+    def remove_function(self, name: str) -> Effects:
+        before = self.fabric.version
+        self.fabric.remove_function(name)
+        return Effects(sync=self.fabric.version != before)
+
+    def check_chains(self, chains: dict[str, Chain], check: Collection[str]) -> None:
+        """Raise if a chain named in ``check`` cannot be routed beside the others (or conflicts with them)."""
+        for name in sorted(check):
+            if self.config.reactive and chains[name].destination is None:
+                raise ModelError("reactive", f"chain {name} has no destination: it is sent on from its last "
+                                             "function by the default routes, which reactive setup installs "
+                                             "per flow at hosts' edges only")
+        kept = [chain for name, chain in chains.items() if name not in check]
+        for name in sorted(check):
+            self.cache.state(self.fabric, kept, [], checked=chains[name])
+            kept.append(chains[name])
+
+    def check_streams(self, streams: dict[str, SteeredStream], check: Collection[str]) -> None:
+        """Raise if a stream named in ``check`` cannot be steered beside the others and the chains."""
+        self.cache.state(self.fabric, list(self.chains.values()), [],
+                         streams=[s for name, s in streams.items() if name not in check],
+                         checked_streams=[streams[name] for name in sorted(check)])
+
+    # -- reconciliation ----------------------------------------------------------------
+    def plan_sync(self) -> list[Push]:
+        """What each connected switch lacks of the compiled state, to send with a barrier each."""
+        problems: list[SrfabricError] = []
+        state = self.cache.state(self.fabric, list(self.chains.values()), problems, streams=list(self.streams.values()))
+        self.problems = problems
+        self.note(problems)
+        tables, groups = state.entries, state.groups
+        if self.config.reactive:
+            tables, groups = reactive_tables(tables, self.config.steering), reactive_groups(groups)
+        for dpid, flows in self.reactive.flows.items():  # a new list: the compiled one is kept by the cache
+            tables[dpid] = [*tables.get(dpid, ()), *flows.values()]
+        pushes = [self.reconciler.plan(dpid, tables.get(dpid, []), groups.get(dpid, [])) for dpid in list(self.ports)]
+        return [push for push in pushes if push is not None]
+
+    def note(self, problems: list[SrfabricError]) -> None:
+        """Log each problem once when it appears (or its reason changes) and once when it is gone."""
+        now = {problem.field: problem.message for problem in problems}
+        for what, reason in now.items():
+            if self.reported.get(what) != reason:
+                log.warning("%s is not routed: %s", what, reason)
+        for what in self.reported.keys() - now.keys():
+            log.warning("%s is routed again", what)
+        self.reported = now

@@ -1,0 +1,151 @@
+"""Links and ports as the switches report them: LLDP both ways makes a fabric link, LLDP that stops or a
+carrier that goes takes it down, and a service function whose port loses its carrier leaves its group's load
+balancing. Each handler changes the fabric and says (``Effects``) whether the tables need a sync. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection
+
+from srfabric.controller.config import ControllerConfig
+from srfabric.controller.flows import Link, ReactiveFlows
+from srfabric.controller.outbox import Effects
+from srfabric.controller.packets import parse_lldp
+from srfabric.model.fabric import Fabric, ServiceFunction
+
+log = logging.getLogger("srfabric.controller.controller")  # one logger for the controller's own story
+
+
+class LinkWatch:
+    """When LLDP last arrived on each port, and the ports waiting for it."""
+
+    def __init__(self, fabric: Fabric, config: ControllerConfig, flows: ReactiveFlows) -> None:
+        self.fabric = fabric
+        self.config = config
+        self.flows = flows
+        self.seen: dict[Link, int] = {}  # switch port -> when LLDP last arrived on it (clock ns)
+        self.aged: dict[frozenset[Link], int] = {}  # links taken down for silence -> when
+        # Ends of links taken down for silence: not fabric ports, but no host is learned on them and nothing is
+        # flooded out of them (a link that still carries frames one way would teach hosts in the wrong place),
+        # until LLDP both ways brings the link back or the carrier goes down.
+        self.quarantine: set[Link] = set()
+        self.dormant_up: dict[Link, int] = {}  # a dormant link's port -> when its carrier came back
+        self.down_ports: set[Link] = set()  # service functions' ports whose carrier is down
+
+    def lldp_in(self, dpid: int, in_port: int, data: bytes) -> Effects:
+        peer = parse_lldp(data)
+        here = (dpid, in_port)
+        fabric = self.fabric
+        functions = fabric.function_ports()
+        if peer[0] not in fabric.switches or here in functions or peer in functions:
+            return Effects()
+        if any((h.dpid, h.port) in (here, peer) for h in fabric.hosts.values()):
+            return Effects()  # a port with a learned host never becomes a trusted fabric port
+        self.seen[here] = self.config.clock()
+        if fabric.links.get(here) == peer:
+            return Effects()
+        pair = frozenset((here, peer))
+        aged = self.aged.get(pair)
+        if aged is not None:  # it went silent in one direction: one direction heard again is not enough
+            if self.seen.get(peer, -1) < aged:
+                return Effects()
+            del self.aged[pair]
+            self.quarantine -= pair
+        else:
+            self.seen.pop(peer, None)  # the other direction's time starts now, not at an old sighting
+        for known in (here, peer):
+            self.dormant_up.pop(known, None)
+        log.info("link %#x:%d - %#x:%d is up (%s)", *peer, *here, "LLDP both ways" if aged else "LLDP")
+        fabric.add_link(peer, here)
+        return Effects(sync=True)
+
+    def age(self, now_ns: int, connected: Collection[int]) -> list[Link]:
+        """Take down every link between connected switches on whose either end no LLDP arrived for
+        ``lldp_missed`` intervals (a link first looked at gets the whole time); the ends taken down."""
+        if self.config.lldp_missed <= 0:
+            return []
+        fabric = self.fabric
+        horizon = now_ns - int(self.config.lldp_missed * self.config.lldp_interval * 1e9)
+        down = []
+        for end, peer in list(fabric.links.items()):
+            if end[0] not in connected or peer[0] not in connected or end not in fabric.links:
+                continue  # a switch not connected sends no LLDP; its links go with its connection
+            if self.seen.setdefault(end, now_ns) < horizon:
+                log.warning("link %#x:%d - %#x:%d is down: no LLDP for %d intervals", *peer, *end,
+                            self.config.lldp_missed)
+                fabric.remove_link(end)
+                self.flows.forget_over({end, peer})
+                self.aged[frozenset((end, peer))] = now_ns
+                self.quarantine |= {end, peer}
+                for gone in (end, peer):
+                    self.seen.pop(gone, None)
+                down.append(end)
+        for end, since in list(self.dormant_up.items()):  # carrier back, but no LLDP: not a fabric link now
+            if end not in fabric.dormant:
+                del self.dormant_up[end]
+            elif since < horizon:
+                log.warning("port %#x:%d is up without LLDP: no longer a fabric port", *end)
+                fabric.remove_link(end)
+                del self.dormant_up[end]
+                down.append(end)
+        return down
+
+    def port_status(self, dpid: int, port: int, deleted: bool, down: bool, live: bool = True) -> Effects:
+        """A port went away (its link is forgotten), lost its carrier or was set down (its link is suspended: no
+        path uses it, the ports stay trusted, so the switches at its ends need no change) or is live again (a
+        dormant link waits for LLDP, and is forgotten if none comes; ``age``). A report that is neither
+        (Open vSwitch sends one as a port goes down, before the carrier is gone) changes nothing."""
+        end = (dpid, port)
+        fabric = self.fabric
+        function = fabric.function_ports().get(end)
+        if function is not None:  # a function's port: its pair leaves (or rejoins) its group's load balancing
+            if not (deleted or down or live):
+                return Effects()
+            (self.down_ports.add if deleted or down else self.down_ports.discard)(end)
+            up = self.ports_up(function)
+            if (function.name in fabric.functions_down) == up:
+                log.warning("service function %s is %s", function.name,
+                            "up again" if up else "down (a port lost its carrier)")
+            fabric.set_function_up(function.name, up)
+            return Effects(sync=True, urgent=not up)
+        peer = fabric.links.get(end)
+        urgent = False
+        if deleted or down:  # what the port was is open again; a wait for LLDP after an earlier return is over
+            self.quarantine.discard(end)
+            for known in (end, peer, fabric.dormant.get(end)):
+                if known is not None:
+                    self.dormant_up.pop(known, None)
+            if peer is not None:
+                self.flows.forget_over({end, peer})
+                if not deleted:
+                    log.warning("link %#x:%d - %#x:%d is down: the port lost its carrier", *end, *peer)
+            (fabric.remove_link if deleted else fabric.suspend_link)(end)
+            urgent = True
+        elif end in fabric.dormant and live:
+            if self.config.lldp_missed <= 0:
+                fabric.remove_link(end)  # nothing would time out the wait for LLDP: LLDP re-adds it
+            else:
+                self.dormant_up.setdefault(end, self.config.clock())
+        return Effects(sync=True, urgent=urgent)
+
+    def ports_up(self, function: ServiceFunction) -> bool:
+        return function.ingress not in self.down_ports and function.egress not in self.down_ports
+
+    def switch_gone(self, dpid: int) -> None:
+        """A switch's connection ended: its links go, and what its ports said while it was here is forgotten (a
+        suspended link, a function port down); LLDP and port status say it again once it is back."""
+        fabric = self.fabric
+        lost = {end for pair in fabric.links.items() for end in pair if pair[0][0] == dpid}
+        self.flows.forget_over(lost)
+        for end in [end for end in fabric.links if end[0] == dpid]:
+            fabric.remove_link(end)
+        for end in [end for end in self.seen if end[0] == dpid]:
+            del self.seen[end]
+        for end in [end for end in fabric.dormant if end[0] == dpid]:
+            fabric.remove_link(end)
+        self.down_ports = {end for end in self.down_ports if end[0] != dpid}
+        for function in fabric.functions.values():
+            if self.ports_up(function):
+                fabric.set_function_up(function.name, True)
+        self.quarantine = {end for end in self.quarantine if end[0] != dpid}

@@ -1,0 +1,121 @@
+"""What each switch holds, and the difference from what it should hold: the messages that close it.
+
+The controller remembers each switch's entries (key -> the cookie they were sent with, whose digest bits say
+exactly which entry it is: ``ofbind.wire_cookie``) and groups. A sync compiles what every switch should hold;
+``plan`` gives, per switch, the deletes and adds that close the gap, sent with one barrier; ``confirmed``
+records what the switch then holds. A switch that connects is read back (``held``), so a restarted controller
+changes only what differs: no flush, no duplicates. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from srfabric.rules.entries import EntryKey, FlowEntry, GroupEntry, kind_of
+from srfabric.southbound.ofbind import group_delete, group_mod, wire_cookie
+from srfabric.southbound.wire import flow_add_packed, flow_delete_packed
+
+Held = dict[EntryKey, int]  # entry key -> the cookie it was sent with
+HeldGroups = dict[int, GroupEntry | None]  # group id -> the group (None: one srfabric did not send)
+
+
+@dataclass
+class Push:
+    """One switch's part of a sync: ``messages`` (sent with a barrier), and what the switch holds once the
+    barrier confirms them (``wanted``, ``wanted_groups``) or, if it does not, at least (``held`` kept where
+    wanted, plus ``added`` and ``changed``)."""
+
+    dpid: int
+    messages: list[Any]
+    held: Held
+    wanted: Held
+    added: list[FlowEntry]
+    held_groups: HeldGroups
+    wanted_groups: dict[int, GroupEntry]
+    changed: list[GroupEntry]
+    desired: tuple[list[FlowEntry], list[GroupEntry]]
+
+
+class Reconciler:
+    """Each switch's held entries and groups, and counts of what was sent to it."""
+
+    def __init__(self) -> None:
+        self.installed: dict[int, Held] = {}
+        self.installed_groups: dict[int, HeldGroups] = {}
+        self.sent: dict[int, int] = {}  # flow-mods each switch got in the last sync that changed it (a count)
+        self.flow_mods: dict[int, int] = {}  # flow-mods (adds, deletes) and group-mods each switch got since the start
+        self.flow_mod_kinds: dict[tuple[int, str], int] = {}  # the same by (switch, entry kind)
+        # The last confirmed push per switch: (entries, groups, the held dicts it left). A sync that wants the same
+        # again skips the switch without working out the difference entry by entry. A read-back replaces the
+        # held dicts (so the switch is compared again); a reactive entry is added to them in place, but it joins
+        # the controller's flows, and so the wanted list, at the same moment.
+        self.last: dict[int, tuple[list[FlowEntry], list[GroupEntry], Held, HeldGroups]] = {}
+
+    def held(self, dpid: int, entries: Held, groups: HeldGroups) -> None:
+        """What a connecting switch holds, as read back."""
+        self.installed[dpid] = entries
+        self.installed_groups[dpid] = groups
+
+    def plan(self, dpid: int, desired_list: list[FlowEntry], desired_groups: list[GroupEntry]) -> Push | None:
+        """What to send ``dpid`` so that it holds ``desired_list`` and ``desired_groups``; None when it does."""
+        last = self.last.get(dpid)
+        if (last is not None and last[2] is self.installed.get(dpid) and last[3] is self.installed_groups.get(dpid)
+                and last[0] == desired_list and last[1] == desired_groups):
+            return None  # list equality meets the same entry objects first: cheap when nothing changed
+        desired = {entry.key: entry for entry in desired_list}
+        cookies = {key: wire_cookie(entry) for key, entry in desired.items()}
+        current = self.installed.setdefault(dpid, {})
+        removed = [key for key in current if key not in desired]
+        added = [entry for key, entry in desired.items() if current.get(key) != cookies[key]]
+        groups = {group.group_id: group for group in desired_groups}
+        current_groups = self.installed_groups.setdefault(dpid, {})
+        changed = [group for gid, group in groups.items() if current_groups.get(gid, False) != group]
+        dropped = [gid for gid in current_groups if gid not in groups]
+        if not removed and not added and not changed and not dropped:
+            self.last[dpid] = (desired_list, desired_groups, current, current_groups)
+            return None
+        # Groups first (entries refer to them), entries next, unused groups last; all with the barrier in one write.
+        messages = [group_mod(group, modify=group.group_id in current_groups) for group in changed]
+        messages += [flow_delete_packed(FlowEntry(*key)) for key in removed]
+        messages += [flow_add_packed(entry) for entry in added]
+        messages += [group_delete(gid) for gid in dropped]
+        self.last.pop(dpid, None)
+        self.sent[dpid] = len(removed) + len(added)
+        # Group-mods count with the flow-mods: both change what the switch holds.
+        self.count(dpid, len(removed) + len(added) + len(changed) + len(dropped))
+        for kind in [kind_of(current[key]) for key in removed] + [entry.kind for entry in added]:
+            self.count_kind(dpid, kind.name.lower() if kind is not None else "foreign")
+        if changed or dropped:
+            self.count_kind(dpid, "group", len(changed) + len(dropped))
+        return Push(dpid, messages, current, cookies, added, current_groups, groups, changed,
+                    (desired_list, desired_groups))
+
+    def confirmed(self, push: Push) -> None:
+        """The switch confirmed ``push`` with its barrier: it holds what was wanted."""
+        self.installed[push.dpid] = push.wanted
+        self.installed_groups[push.dpid] = dict(push.wanted_groups)
+        self.last[push.dpid] = (*push.desired, self.installed[push.dpid], self.installed_groups[push.dpid])
+
+    def failed(self, push: Push) -> None:
+        """The switch refused or did not answer: assume the adds landed, so the next sync deletes whatever is not
+        wanted."""
+        self.installed[push.dpid] = {**{k: v for k, v in push.held.items() if k in push.wanted},
+                                     **{entry.key: push.wanted[entry.key] for entry in push.added}}
+        self.installed_groups[push.dpid] = {**{g: v for g, v in push.held_groups.items() if g in push.wanted_groups},
+                                            **{group.group_id: group for group in push.changed}}
+
+    def add(self, dpid: int, key: EntryKey, cookie: int) -> None:
+        """A reactive entry sent outside a sync."""
+        self.installed.setdefault(dpid, {})[key] = cookie
+
+    def forget(self, dpid: int, key: EntryKey) -> None:
+        """An entry the switch let go (idle): what it holds is no longer what was last confirmed."""
+        self.installed.get(dpid, {}).pop(key, None)
+        self.last.pop(dpid, None)
+
+    def count(self, dpid: int, messages: int = 1) -> None:
+        self.flow_mods[dpid] = self.flow_mods.get(dpid, 0) + messages
+
+    def count_kind(self, dpid: int, kind: str, messages: int = 1) -> None:
+        self.flow_mod_kinds[(dpid, kind)] = self.flow_mod_kinds.get((dpid, kind), 0) + messages

@@ -1,0 +1,112 @@
+"""A link whose LLDP stops is taken down after the configured number of intervals, on a clock the test turns;
+it comes back when LLDP sees it again. The decision core is driven by its handlers alone."""
+
+from __future__ import annotations
+
+from srfabric.controller.config import ControllerConfig
+from srfabric.controller.core import ControllerCore
+from srfabric.controller.packets import lldp_frame
+from srfabric.model.fabric import Switch
+
+SECOND = 1_000_000_000
+
+
+def two_switches(now: list[int], missed: int = 3) -> ControllerCore:
+    """Switches 1 and 2, connected, with port 1:5 cabled to 2:6 (learned from LLDP at time 0)."""
+    core = ControllerCore(ControllerConfig(lldp_interval=1.0, lldp_missed=missed, clock=lambda: now[0]))
+    for dpid, ports in ((1, [5, 8, 9]), (2, [6])):
+        core.fabric.add_switch(Switch(dpid, f"s{dpid}"))
+        core.switch_ready(dpid, ports, {}, {})
+    core.packet_in(2, 6, lldp_frame(1, 5))
+    core.packet_in(1, 5, lldp_frame(2, 6))
+    return core
+
+
+def age(core: ControllerCore, now_ns: int) -> list[tuple[int, int]]:
+    """The link ends an LLDP tick at ``now_ns`` takes down."""
+    return core.links.age(now_ns, core.ports)
+
+
+def test_a_silent_link_goes_down_after_the_missed_intervals_and_comes_back() -> None:
+    now = [0]
+    core = two_switches(now)
+    assert core.fabric.links == {(1, 5): (2, 6), (2, 6): (1, 5)}
+    now[0] = 2 * SECOND
+    core.packet_in(2, 6, lldp_frame(1, 5))  # only one direction still heard
+    now[0] = 3 * SECOND
+    assert age(core, now[0]) == []  # 3 s without LLDP on 1:5 is not more than 3 intervals yet
+    now[0] = 3 * SECOND + 1
+    effects = core.tick(now[0])  # one silent direction takes the link down, and asks for a sync at once
+    assert core.fabric.links == {} and effects.sync and effects.urgent
+    now[0] = 4 * SECOND
+    core.packet_in(2, 6, lldp_frame(1, 5))
+    assert core.fabric.links == {}  # heard one way again, as before: not enough, it went silent one way
+    now[0] = 5 * SECOND
+    core.packet_in(1, 5, lldp_frame(2, 6))
+    assert core.fabric.links == {(2, 6): (1, 5), (1, 5): (2, 6)}  # both ways since: back
+    assert age(core, now[0] + 2 * SECOND) == []
+
+
+def test_links_of_unconnected_switches_and_aging_off_are_left_alone() -> None:
+    now = [0]
+    core = two_switches(now)
+    core.switch_released(2)  # not connected: it sends no LLDP, and its links go with its connection
+    assert age(core, 60 * SECOND) == []
+    off = two_switches(now, missed=0)
+    assert age(off, 60 * SECOND) == [] and len(off.fabric.links) == 2
+
+
+def test_a_link_that_loses_its_carrier_is_suspended_and_its_ports_stay_trusted() -> None:
+    now = [0]
+    core = two_switches(now)
+    fabric = core.fabric
+    core.port_status(1, 5, deleted=False, down=True)
+    assert fabric.links == {} and fabric.dormant == {(1, 5): (2, 6), (2, 6): (1, 5)}
+    assert fabric.port_role(1, 5) == fabric.port_role(2, 6) == "fabric" and fabric.trusted_ports(1) == [5]
+    now[0] = 10 * SECOND
+    core.port_status(1, 5, deleted=False, down=False)  # carrier back: LLDP has 3 intervals to confirm
+    core.packet_in(2, 6, lldp_frame(1, 5))
+    assert fabric.links == {(1, 5): (2, 6), (2, 6): (1, 5)} and fabric.dormant == {}
+    assert age(core, now[0] + 2 * SECOND) == []  # 1:5's time started when the link came back
+    # Carrier back without LLDP (re-cabled to a host, say): after the missed intervals, a host port again.
+    core.port_status(1, 5, deleted=False, down=True)
+    now[0] = 20 * SECOND
+    core.port_status(1, 5, deleted=False, down=False)
+    assert age(core, now[0] + 3 * SECOND) == []
+    assert age(core, now[0] + 3 * SECOND + 1) == [(1, 5)]
+    assert fabric.dormant == {} and fabric.port_role(1, 5) == "host"
+
+
+def test_a_deleted_port_forgets_its_link_at_once() -> None:
+    core = two_switches([0])
+    core.port_status(2, 6, deleted=True, down=True)
+    assert core.fabric.links == {} and core.fabric.dormant == {}
+
+
+def test_ports_of_a_link_gone_silent_learn_no_host_until_the_link_is_back() -> None:
+    from srfabric.controller.packets import ARP_REQUEST, ArpPacket
+
+    now = [0]
+    core = two_switches(now)
+    age(core, 4 * SECOND)  # silent both ways since 0
+    assert core.fabric.links == {} and core.links.quarantine == {(1, 5), (2, 6)}
+    request = ArpPacket(ARP_REQUEST, 0x0A, "10.0.0.9", 0, "10.0.0.1", 0x0A, 0xFFFFFFFFFFFF).to_bytes()
+    core.packet_in(2, 6, request)  # a host's request that crossed the link
+    assert core.fabric.hosts == {}
+    now[0] = 5 * SECOND
+    core.packet_in(2, 6, lldp_frame(1, 5))
+    core.packet_in(1, 5, lldp_frame(2, 6))
+    assert len(core.fabric.links) == 2 and core.links.quarantine == set()
+
+
+def test_a_switch_that_goes_away_takes_its_suspended_links_and_function_marks() -> None:
+    from srfabric.model.fabric import ServiceFunction
+
+    now = [0]
+    core = two_switches(now)
+    core.fabric.add_function(ServiceFunction("fw", (1, 8), (1, 9)))
+    core.port_status(1, 5, deleted=False, down=True)
+    core.port_status(1, 8, deleted=False, down=True)
+    assert core.fabric.dormant and core.fabric.functions_down == {"fw"}
+    core.switch_gone(1)
+    assert core.fabric.dormant == {} and core.fabric.functions_down == set()
