@@ -20,23 +20,16 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from os_ken.ofproto import ofproto_v1_3 as ofp
-from os_ken.ofproto import ofproto_v1_3_parser as parser
-
+from srfabric.controller.channels import SwitchChannels
 from srfabric.controller.config import ControllerConfig, EntryStats, FlowSetup
 from srfabric.controller.core import ControllerCore
-from srfabric.controller.flows import NewFlow
-from srfabric.controller.outbox import Effects
 from srfabric.controller.reconcile import Push
-from srfabric.controller.taking import STALE, read_back, take_master, take_slave
 from srfabric.errors import ModelError, SrfabricError
 from srfabric.model.chain import Chain
 from srfabric.model.fabric import Fabric, ServiceFunction
 from srfabric.model.stream import SteeredStream
 from srfabric.rules.entries import FlowEntry, GroupEntry
-from srfabric.southbound.channel import OpenFlowServer, SwitchConnection, SwitchError, port_down
-from srfabric.southbound.readback import group_from_ofp, match_from_ofp
-from srfabric.southbound.wire import PacketIn
+from srfabric.southbound.readback import group_from_ofp
 
 log = logging.getLogger(__name__)
 
@@ -44,22 +37,52 @@ log = logging.getLogger(__name__)
 class Controller:
     def __init__(self, config: ControllerConfig | None = None) -> None:
         self.core = ControllerCore(config or ControllerConfig())
-        self.switches: dict[int, SwitchConnection] = {}
-        # A follower (another instance leads, ``srfabric/api/leadership.py``): its switches hold it as SLAVE,
-        # it reads back and sends nothing, until ``lead``. A leader with roles takes them as MASTER.
-        self.following = False
-        self.generation: int | None = None  # the role generation it leads with (None: roles are not used)
-        self.generation_seen: Callable[[], int] = lambda: 0  # a follower's SLAVE requests carry the leader's
-        self.on_deposed: Callable[[str], None] | None = None  # told when a switch shows that another instance leads
-        self.server = OpenFlowServer(self._on_ready, self._on_message, self._on_gone, self.config.clock,
-                                     self._on_packet_in)
         self._lock = asyncio.Lock()
         self._dirty = asyncio.Event()
         self._urgent = asyncio.Event()  # a link or function went down: sync at once, cutting the settling short
+        self.channels = SwitchChannels(self.core, self._dirty, self._urgent)
+        self.switches = self.channels.switches  # connected switches by datapath id
+        self.server = self.channels.server
         self._tasks: list[asyncio.Task[None]] = []
-        self._flow_tasks: set[asyncio.Task[None]] = set()  # new flows waiting for barriers (``_after_barriers``)
 
     # -- the core's state, read through --------------------------------------------------
+    # -- roles, kept by the channels (``SwitchChannels``) ------------------------------------
+    @property
+    def following(self) -> bool:
+        return self.channels.following
+
+    @following.setter
+    def following(self, following: bool) -> None:
+        self.channels.following = following
+
+    @property
+    def generation(self) -> int | None:
+        return self.channels.generation
+
+    @generation.setter
+    def generation(self, generation: int | None) -> None:
+        self.channels.generation = generation
+
+    @property
+    def generation_seen(self) -> Callable[[], int]:
+        return self.channels.generation_seen
+
+    @generation_seen.setter
+    def generation_seen(self, seen: Callable[[], int]) -> None:
+        self.channels.generation_seen = seen
+
+    @property
+    def on_deposed(self) -> Callable[[str], None] | None:
+        return self.channels.on_deposed
+
+    @on_deposed.setter
+    def on_deposed(self, told: Callable[[str], None] | None) -> None:
+        self.channels.on_deposed = told
+
+    async def lead(self, generation: int) -> None:
+        """Stop following and take every connected switch as MASTER (``SwitchChannels.lead``)."""
+        await self.channels.lead(generation)
+
     @property
     def config(self) -> ControllerConfig:
         return self.core.config
@@ -108,34 +131,23 @@ class Controller:
     async def start(self, host: str = "127.0.0.1", port: int = 6653) -> int:
         bound = await self.server.start(host, port)
         self._tasks.append(asyncio.create_task(self._sync_loop()))
-        self._tasks.append(asyncio.create_task(self._lldp_loop()))
+        self._tasks.append(asyncio.create_task(self.channels.lldp_loop()))
         return bound
 
     async def stop(self) -> None:
-        tasks = [*self._tasks, *self._flow_tasks]
+        tasks = [*self._tasks, *self.channels.flow_tasks]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await self.server.stop()
 
-    def _do(self, effects: Effects, origin: SwitchConnection | None = None) -> None:
-        """Write what the core asked for; a reply to a switch's own frame goes back on its connection."""
-        for send in effects.sends:
-            conn = origin if origin is not None and origin.dpid == send.dpid else self.switches.get(send.dpid)
-            if conn is not None and send.messages:
-                conn.send_all(send.messages)
-        if effects.urgent:
-            self._urgent.set()
-        if effects.sync:
-            self._dirty.set()
-
     # -- northbound --------------------------------------------------------------------
     def add_function(self, function: ServiceFunction) -> None:
         """Declare a service function's ports (they are trusted and never fabric links)."""
-        self._do(self.core.add_function(function))
+        self.channels.do(self.core.add_function(function))
 
     def remove_function(self, name: str) -> None:
-        self._do(self.core.remove_function(name))
+        self.channels.do(self.core.remove_function(name))
 
     async def add_chain(self, chain: Chain) -> None:
         """Install a chain; returns once every switch confirmed its entries with a barrier.
@@ -251,120 +263,6 @@ class Controller:
                 await self.sync()
             except SrfabricError as error:
                 log.warning("sync failed: %s", error)
-
-    async def _lldp_loop(self) -> None:
-        while True:
-            await asyncio.sleep(self.config.lldp_interval)
-            if self.following:
-                continue  # a SLAVE may not send packets; the leader discovers
-            effects = self.core.tick(self.config.clock())
-            for send in effects.sends:
-                with contextlib.suppress(Exception):
-                    self._do(Effects([send]))
-            self._do(Effects(sync=effects.sync, urgent=effects.urgent))
-
-    # -- switch events -----------------------------------------------------------------
-    async def _on_ready(self, conn: SwitchConnection) -> None:
-        self.core.switch_named(conn.dpid, conn.bridge_name)
-        if self.following:
-            if not await take_slave(conn, self.generation_seen, lambda: self.following):
-                return  # gone meanwhile
-            if self.following:  # (``lead`` may have begun meanwhile: then this switch is led below)
-                self.switches[conn.dpid] = conn
-                self.core.switch_held(conn.dpid, conn.ports)
-                return
-        await self._master_of(conn)
-
-    async def _master_of(self, conn: SwitchConnection) -> None:
-        """Take the switch (as MASTER when roles are used), learn what it holds, and start discovering. A
-        switch that calls this leader's generation stale has a newer leader: this one steps down."""
-        try:
-            await take_master(conn, self.generation)
-        except SwitchError as error:
-            if error.refused == STALE:
-                self.following = True
-                if self.on_deposed is not None:
-                    self.on_deposed(f"switch {conn.dpid:#x} holds a newer generation than {self.generation}")
-            raise
-        held, held_groups = await read_back(conn)
-        self.switches[conn.dpid] = conn
-        self._do(self.core.switch_ready(conn.dpid, conn.ports, held, held_groups), conn)
-
-    async def lead(self, generation: int) -> None:
-        """Stop following: take every connected switch as MASTER with ``generation`` (its old leader, if still
-        connected, becomes SLAVE), read back what each holds, and note the ports that are down now (a
-        follower ignores port reports). The caller has given the controller its chains and streams before
-        (a sync then sends only what differs)."""
-        self.following, self.generation = False, generation
-        held = list(self.switches.values())
-        self.switches.clear()  # back once read back: no sync pushes to a switch whose table is not known yet
-        for conn in held:
-            self.core.switch_released(conn.dpid)
-        results = await asyncio.gather(*(self._master_of(conn) for conn in held), return_exceptions=True)
-        for conn, result in zip(held, results, strict=True):
-            if isinstance(result, Exception):  # gone meanwhile: it is taken again when it connects again
-                log.warning("switch %#x: not taken over: %s", conn.dpid, result)
-        for dpid, conn in list(self.switches.items()):
-            for port, info in conn.ports.items():
-                if info.down:
-                    self._do(self.core.port_status(dpid, port, False, True, False))
-
-    async def _on_gone(self, conn: SwitchConnection) -> None:
-        if self.switches.get(conn.dpid) is conn:
-            del self.switches[conn.dpid]
-            self._do(self.core.switch_gone(conn.dpid))
-
-    def _on_packet_in(self, conn: SwitchConnection, msg: PacketIn) -> None:
-        """A packet-in, as its switch's read loop reads it: a new flow (reactive), or a frame for discovery."""
-        if self.following:
-            return  # the leader handles the switches' reports
-        if self.config.reactive and msg.data[12:14] == b"\x08\x00":
-            try:
-                new = self.core.new_flow(conn.dpid, msg.in_port, msg.data, msg.received_ns, msg.msg_len)
-            except SrfabricError as error:
-                log.info("switch %#x: no flow set up: %s", conn.dpid, error)
-                return
-            if not new.barriers:
-                self._first_packet(conn, new)
-                return
-            # The later switches' entries now; the ingress entry waits for their barrier replies in a task of its
-            # own: the switch's read loop goes on, and must, since a barrier reply from a switch whose own read
-            # loop waited here would never be read.
-            switches = self.switches
-            for send in new.later:
-                switches[send.dpid].send_all(send.messages)
-            waits = [switches[dpid].start_barrier() for dpid in new.barriers]
-            task = asyncio.create_task(self._after_barriers(waits, conn, new))
-            self._flow_tasks.add(task)
-            task.add_done_callback(self._flow_tasks.discard)
-        else:
-            self._do(self.core.packet_in(conn.dpid, msg.in_port, msg.data), conn)
-
-    def _first_packet(self, conn: SwitchConnection, new: NewFlow) -> None:
-        messages = self.core.reactive.first_packet(new)
-        if messages is not None:
-            conn.send_all(messages)
-            self.core.reactive.sent(new, messages, self.config.clock())
-
-    async def _after_barriers(self, waits: list[Awaitable[None]], conn: SwitchConnection, new: NewFlow) -> None:
-        try:
-            await asyncio.gather(*waits)
-        except SrfabricError as error:
-            log.info("switch %#x: no flow set up: %s", conn.dpid, error)
-            return
-        self._first_packet(conn, new)
-
-    async def _on_message(self, conn: SwitchConnection, msg: Any) -> None:
-        if self.following:
-            return  # the leader handles the switches' reports; ports' states are read again on taking over
-        if isinstance(msg, PacketIn):
-            self._on_packet_in(conn, msg)
-        elif isinstance(msg, parser.OFPPortStatus):
-            desc = msg.desc
-            self._do(self.core.port_status(conn.dpid, desc.port_no, msg.reason == ofp.OFPPR_DELETE, port_down(desc),
-                                           bool(desc.state & ofp.OFPPS_LIVE)))
-        elif isinstance(msg, parser.OFPFlowRemoved):
-            self.core.flow_removed(conn.dpid, msg.table_id, msg.priority, match_from_ofp(msg.match), msg.cookie)
 
     # -- observation -------------------------------------------------------------------
     async def group_descriptions(self, dpid: int) -> list[GroupEntry | None]:

@@ -1,0 +1,168 @@
+"""The switches' side of the controller's shell: the OpenFlow server, one connection per switch, controller
+roles when several instances share the switches, and each switch event handed to the decision core, whose
+answer is written back (``do``). Asks for a sync through the events it is given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from os_ken.ofproto import ofproto_v1_3 as ofp
+from os_ken.ofproto import ofproto_v1_3_parser as parser
+
+from srfabric.controller.core import ControllerCore
+from srfabric.controller.flows import NewFlow
+from srfabric.controller.outbox import Effects
+from srfabric.controller.taking import STALE, read_back, take_master, take_slave
+from srfabric.errors import SrfabricError
+from srfabric.southbound.channel import OpenFlowServer, SwitchConnection, SwitchError, port_down
+from srfabric.southbound.readback import match_from_ofp
+from srfabric.southbound.wire import PacketIn
+
+log = logging.getLogger("srfabric.controller.controller")  # one logger for the controller's own story
+
+
+class SwitchChannels:
+    def __init__(self, core: ControllerCore, dirty: asyncio.Event, urgent: asyncio.Event) -> None:
+        self.core = core
+        self.config = core.config
+        self.switches: dict[int, SwitchConnection] = {}
+        # A follower (another instance leads, ``srfabric/api/leadership.py``): its switches hold it as SLAVE,
+        # it reads back and sends nothing, until ``lead``. A leader with roles takes them as MASTER.
+        self.following = False
+        self.generation: int | None = None  # the role generation it leads with (None: roles are not used)
+        self.generation_seen: Callable[[], int] = lambda: 0  # a follower's SLAVE requests carry the leader's
+        self.on_deposed: Callable[[str], None] | None = None  # told when a switch shows that another instance leads
+        self.server = OpenFlowServer(self.on_ready, self.on_message, self.on_gone, self.config.clock,
+                                     self.on_packet_in)
+        self.dirty = dirty  # set: the tables need a sync
+        self.urgent = urgent  # set: at once (a link or function went down), cutting the settling short
+        self.flow_tasks: set[asyncio.Task[None]] = set()  # new flows waiting for barriers (``after_barriers``)
+
+    def do(self, effects: Effects, origin: SwitchConnection | None = None) -> None:
+        """Write what the core asked for; a reply to a switch's own frame goes back on its connection."""
+        for send in effects.sends:
+            conn = origin if origin is not None and origin.dpid == send.dpid else self.switches.get(send.dpid)
+            if conn is not None and send.messages:
+                conn.send_all(send.messages)
+        if effects.urgent:
+            self.urgent.set()
+        if effects.sync:
+            self.dirty.set()
+
+    async def lldp_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.lldp_interval)
+            if self.following:
+                continue  # a SLAVE may not send packets; the leader discovers
+            effects = self.core.tick(self.config.clock())
+            for send in effects.sends:
+                with contextlib.suppress(Exception):
+                    self.do(Effects([send]))
+            self.do(Effects(sync=effects.sync, urgent=effects.urgent))
+
+    async def on_ready(self, conn: SwitchConnection) -> None:
+        self.core.switch_named(conn.dpid, conn.bridge_name)
+        if self.following:
+            if not await take_slave(conn, self.generation_seen, lambda: self.following):
+                return  # gone meanwhile
+            if self.following:  # (``lead`` may have begun meanwhile: then this switch is led below)
+                self.switches[conn.dpid] = conn
+                self.core.switch_held(conn.dpid, conn.ports)
+                return
+        await self.master_of(conn)
+
+    async def master_of(self, conn: SwitchConnection) -> None:
+        """Take the switch (as MASTER when roles are used), learn what it holds, and start discovering. A
+        switch that calls this leader's generation stale has a newer leader: this one steps down."""
+        try:
+            await take_master(conn, self.generation)
+        except SwitchError as error:
+            if error.refused == STALE:
+                self.following = True
+                if self.on_deposed is not None:
+                    self.on_deposed(f"switch {conn.dpid:#x} holds a newer generation than {self.generation}")
+            raise
+        held, held_groups = await read_back(conn)
+        self.switches[conn.dpid] = conn
+        self.do(self.core.switch_ready(conn.dpid, conn.ports, held, held_groups), conn)
+
+    async def lead(self, generation: int) -> None:
+        """Stop following: take every connected switch as MASTER with ``generation`` (its old leader, if still
+        connected, becomes SLAVE), read back what each holds, and note the ports that are down now (a
+        follower ignores port reports). The caller has given the controller its chains and streams before
+        (a sync then sends only what differs)."""
+        self.following, self.generation = False, generation
+        held = list(self.switches.values())
+        self.switches.clear()  # back once read back: no sync pushes to a switch whose table is not known yet
+        for conn in held:
+            self.core.switch_released(conn.dpid)
+        results = await asyncio.gather(*(self.master_of(conn) for conn in held), return_exceptions=True)
+        for conn, result in zip(held, results, strict=True):
+            if isinstance(result, Exception):  # gone meanwhile: it is taken again when it connects again
+                log.warning("switch %#x: not taken over: %s", conn.dpid, result)
+        for dpid, conn in list(self.switches.items()):
+            for port, info in conn.ports.items():
+                if info.down:
+                    self.do(self.core.port_status(dpid, port, False, True, False))
+
+    async def on_gone(self, conn: SwitchConnection) -> None:
+        if self.switches.get(conn.dpid) is conn:
+            del self.switches[conn.dpid]
+            self.do(self.core.switch_gone(conn.dpid))
+
+    def on_packet_in(self, conn: SwitchConnection, msg: PacketIn) -> None:
+        """A packet-in, as its switch's read loop reads it: a new flow (reactive), or a frame for discovery."""
+        if self.following:
+            return  # the leader handles the switches' reports
+        if self.config.reactive and msg.data[12:14] == b"\x08\x00":
+            try:
+                new = self.core.new_flow(conn.dpid, msg.in_port, msg.data, msg.received_ns, msg.msg_len)
+            except SrfabricError as error:
+                log.info("switch %#x: no flow set up: %s", conn.dpid, error)
+                return
+            if not new.barriers:
+                self.first_packet(conn, new)
+                return
+            # The later switches' entries now; the ingress entry waits for their barrier replies in a task of its
+            # own: the switch's read loop goes on, and must, since a barrier reply from a switch whose own read
+            # loop waited here would never be read.
+            switches = self.switches
+            for send in new.later:
+                switches[send.dpid].send_all(send.messages)
+            waits = [switches[dpid].start_barrier() for dpid in new.barriers]
+            task = asyncio.create_task(self.after_barriers(waits, conn, new))
+            self.flow_tasks.add(task)
+            task.add_done_callback(self.flow_tasks.discard)
+        else:
+            self.do(self.core.packet_in(conn.dpid, msg.in_port, msg.data), conn)
+
+    def first_packet(self, conn: SwitchConnection, new: NewFlow) -> None:
+        messages = self.core.reactive.first_packet(new)
+        if messages is not None:
+            conn.send_all(messages)
+            self.core.reactive.sent(new, messages, self.config.clock())
+
+    async def after_barriers(self, waits: list[Awaitable[None]], conn: SwitchConnection, new: NewFlow) -> None:
+        try:
+            await asyncio.gather(*waits)
+        except SrfabricError as error:
+            log.info("switch %#x: no flow set up: %s", conn.dpid, error)
+            return
+        self.first_packet(conn, new)
+
+    async def on_message(self, conn: SwitchConnection, msg: Any) -> None:
+        if self.following:
+            return  # the leader handles the switches' reports; ports' states are read again on taking over
+        if isinstance(msg, PacketIn):
+            self.on_packet_in(conn, msg)
+        elif isinstance(msg, parser.OFPPortStatus):
+            desc = msg.desc
+            self.do(self.core.port_status(conn.dpid, desc.port_no, msg.reason == ofp.OFPPR_DELETE, port_down(desc),
+                                           bool(desc.state & ofp.OFPPS_LIVE)))
+        elif isinstance(msg, parser.OFPFlowRemoved):
+            self.core.flow_removed(conn.dpid, msg.table_id, msg.priority, match_from_ofp(msg.match), msg.cookie)
