@@ -8,6 +8,8 @@ from typing import Any
 
 from srfabric.api.errors import bad_request, in_use, not_found
 from srfabric.api.repository import Record, Snapshot
+from srfabric.codecs.macaddr import mac_to_str
+from srfabric.model.fabric import Fabric, Host
 
 
 def new_id() -> str:
@@ -63,3 +65,39 @@ def delete_unless_listed(snap: Snapshot, kind: str, ident: str, by: str, error: 
     if any(ident in record[kind] for record in snap[by].values()):
         raise in_use(error, f"{label} {ident} in use.")
     del snap[kind][ident]
+
+
+def discovered_port_id(mac: int) -> str:
+    """A learned host's port id: the same for the same MAC address across restarts."""
+    return str(uuid.uuid5(uuid.NAMESPACE_OID, f"srfabric-host-{mac:012x}"))
+
+
+def select_fields(record: Record, fields: list[str]) -> Record:
+    return {k: v for k, v in record.items() if k in fields} if fields else record
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)
+
+
+def matches_filters(record: Record, filters: dict[str, list[str]]) -> bool:
+    """Neutron's list filters: one key's values are alternatives, keys all apply, unknown keys are ignored."""
+    for key, values in filters.items():
+        if key not in record or isinstance(record[key], (dict, list)):
+            continue
+        if _text(record[key]).lower() not in {v.lower() for v in values}:
+            return False
+    return True
+
+
+def host_port_record(host: Host, fabric: Fabric, project: str) -> Record:
+    """A learned host as the port record that keeps it (``srfabric:discovered``), so a restart routes as before."""
+    switch = fabric.switches.get(host.dpid)
+    return {"id": discovered_port_id(host.mac), "name": host.name, "project_id": project, "tenant_id": project,
+            "mac_address": mac_to_str(host.mac),
+            "fixed_ips": [{"ip_address": address, "subnet_id": None} for address in (host.ip, *host.ip6)],
+            "device_owner": "compute:srfabric", "device_id": host.name,
+            "binding:profile": {"switch": switch.name if switch else host.dpid, "port": host.port},
+            "status": "ACTIVE", "admin_state_up": True, "srfabric:discovered": True}

@@ -15,21 +15,20 @@ import asyncio
 import contextlib
 import logging
 import time
-import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from typing import Any
 
 from srfabric.api import chain_checks, checks, records, stream_checks
 from srfabric.api.errors import ApiError, bad_request
 from srfabric.api.leadership import Leadership
+from srfabric.api.records import host_port_record, matches_filters, select_fields
 from srfabric.api.repository import NotLeading, Record, Repository, Snapshot
 from srfabric.api.streams import StreamService
 from srfabric.api.translate import Plan, port_host, translate
 from srfabric.codecs.macaddr import mac_to_str
 from srfabric.controller.controller import Controller
 from srfabric.errors import SrfabricError
-from srfabric.model.fabric import Fabric, Host, Switch
+from srfabric.model.fabric import Fabric, Switch
 from srfabric.southbound.taprio import Gates
 from srfabric.tsn.live import CycleConfig
 
@@ -57,31 +56,6 @@ LIST_PARAMETERS = {"fields", "sort_key", "sort_dir", "limit", "marker", "page_re
 FOLLOWER_READ_AGE_S = 0.2  # a follower's reads are at most this old
 
 
-def discovered_port_id(mac: int) -> str:
-    """A learned host's port id: the same for the same MAC address across restarts."""
-    return str(uuid.uuid5(uuid.NAMESPACE_OID, f"srfabric-host-{mac:012x}"))
-
-
-def select_fields(record: Record, fields: list[str]) -> Record:
-    return {k: v for k, v in record.items() if k in fields} if fields else record
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return "" if value is None else str(value)
-
-
-def matches_filters(record: Record, filters: dict[str, list[str]]) -> bool:
-    """Neutron's list filters: one key's values are alternatives, keys all apply, unknown keys are ignored."""
-    for key, values in filters.items():
-        if key not in record or isinstance(record[key], (dict, list)):
-            continue
-        if _text(record[key]).lower() not in {v.lower() for v in values}:
-            return False
-    return True
-
-
 class SfcService:
     """networking-sfc's resources on one controller, kept in ``repo``."""
 
@@ -92,14 +66,12 @@ class SfcService:
         self.leadership = leadership  # None: the only instance on its database, always leading
         self._loaded_at = 0.0  # when a follower last read the database
         self.controller = controller
-        self.streams = StreamService(self, cycle, gates)
+        self.streams = StreamService(controller, lambda: self.snapshot, cycle, gates)
         self.project = project
         self.snapshot = Snapshot()
         self._changing = False  # a change's transaction is open: what the controller learns is kept after it
         self._learned_meanwhile = False
         self.lock = asyncio.Lock()
-        self._functions: set[str] = set()
-        self._hosts: set[str] = set()
         controller.config.on_synced = self._on_synced
 
     # -- start ---------------------------------------------------------------------------
@@ -358,32 +330,12 @@ class SfcService:
             plan = translate(snap.resources, self.controller.fabric, snap.switches)
         except SrfabricError as error:
             raise bad_request(str(error), "SfcBadRequest") from None
-        self._place(plan)
+        self.controller.place(plan.functions, plan.hosts)
         changed = [name for name, chain in plan.chains.items() if self.controller.chains.get(name) != chain]
         try:
             await self.controller.replace_chains(plan.chains, check=changed if check else None, meanwhile=meanwhile)
         except SrfabricError as error:
             raise bad_request(_chain_message(error, plan), "SfcBadRequest") from None
-
-    def _place(self, plan: Plan) -> None:
-        """Service functions and hosts the API knows of, in the controller's fabric."""
-        for name in self._functions - set(plan.functions):
-            self.controller.remove_function(name)
-        for function in plan.functions.values():
-            with contextlib.suppress(SrfabricError):  # a port that is a fabric link: the chain check reports it
-                self.controller.add_function(function)
-        self._functions = set(plan.functions)
-        fabric = self.controller.fabric
-        for name in self._hosts - set(plan.hosts):
-            fabric.remove_host(name)
-        for host in plan.hosts.values():
-            if host.dpid in fabric.switches:
-                # IPv6 addresses its Neighbour Discovery taught the controller stay beside the declared ones.
-                kept = fabric.hosts.get(host.name)
-                if kept is not None and (kept.mac, kept.dpid, kept.port) == (host.mac, host.dpid, host.port):
-                    host = replace(host, ip6=(*host.ip6, *(a for a in kept.ip6 if a not in host.ip6)))
-                fabric.add_host(host)
-        self._hosts = set(plan.hosts)
 
     # -- what the controller learned -----------------------------------------------------
     def _on_synced(self, fabric: Fabric) -> None:
@@ -393,7 +345,7 @@ class SfcService:
             return
         ports = {port["mac_address"]: port for port in self.snapshot["ports"].values()}
         # New hosts, and learned ones whose addresses grew since they were kept (Neighbour Discovery after ARP).
-        learned = [host for name, host in fabric.hosts.items() if name not in self._hosts and (
+        learned = [host for name, host in fabric.hosts.items() if name not in self.controller.core.declared_hosts and (
             (port := ports.get(mac_to_str(host.mac))) is None or port.get("srfabric:discovered")
             and [ip["ip_address"] for ip in port["fixed_ips"]] != [host.ip, *host.ip6])]
         switches: dict[int, tuple[str, str]] = {dpid: (s.name, str(s.role)) for dpid, s in fabric.switches.items()}
@@ -401,7 +353,7 @@ class SfcService:
             return
         try:
             with self.repo.transaction() as db:
-                records = [_host_port(host, fabric, self.project) for host in learned]
+                records = [host_port_record(host, fabric, self.project) for host in learned]
                 for record in records:
                     self.repo.save(db, "ports", record, created=record["id"] not in self.snapshot["ports"])
                 self.repo.save_fabric(db, dict(fabric.links), switches)
@@ -413,32 +365,9 @@ class SfcService:
             log.exception("could not keep the learned fabric")
 
 
-def unrouted(problem: SrfabricError) -> dict[str, Any]:
-    """One thing the last sync could not route, with its reason; a chain names its port chain (a chain's name
-    starts with its port chain's id), a stream its name. The controller routes it again by itself once a path
-    returns."""
-    kind, _, name = problem.field.partition(" ")
-    found: dict[str, Any] = {"what": problem.field, "reason": problem.message}
-    if kind == "chain":
-        found["port_chain"] = name.split("/")[0]
-    elif kind == "stream":
-        found["stream"] = name
-    return found
-
-
 def _chain_message(error: SrfabricError, plan: Plan) -> str:
     """The error in the API's terms: a chain's internal name becomes its port chain's id."""
     text = str(error)
     for name, owner in plan.owner.items():
         text = text.replace(f"chain {name}", f"port chain {owner}")
     return text
-
-
-def _host_port(host: Host, fabric: Fabric, project: str) -> Record:
-    switch = fabric.switches.get(host.dpid)
-    return {"id": discovered_port_id(host.mac), "name": host.name, "project_id": project, "tenant_id": project,
-            "mac_address": mac_to_str(host.mac),
-            "fixed_ips": [{"ip_address": address, "subnet_id": None} for address in (host.ip, *host.ip6)],
-            "device_owner": "compute:srfabric", "device_id": host.name,
-            "binding:profile": {"switch": switch.name if switch else host.dpid, "port": host.port},
-            "status": "ACTIVE", "admin_state_up": True, "srfabric:discovered": True}

@@ -16,11 +16,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from srfabric.api.errors import ApiError, bad_request, in_use
 from srfabric.api.repository import Record, Snapshot
 from srfabric.api.translate import port_host, translate
+from srfabric.controller.controller import Controller
 from srfabric.errors import ModelError, RoutingError, SrfabricError
 from srfabric.model.stream import SteeredStream
 from srfabric.rules.streams import check_path_ends, switch_path
@@ -30,9 +31,6 @@ from srfabric.tsn.live import CycleConfig, LivePlanner, Refused, network_from_fa
 from srfabric.tsn.model import Stream
 from srfabric.tsn.render import to_taprio, to_yang
 from srfabric.tsn.schedule import Assignment
-
-if TYPE_CHECKING:
-    from srfabric.api.service import SfcService
 
 log = logging.getLogger(__name__)
 TT_PRIORITY = 7
@@ -49,11 +47,14 @@ class LastChange:
 
 
 class StreamService:
-    """The streams of one :class:`SfcService`; every method runs under its lock."""
+    """The streams of one API service (``SfcService``, whose lock every method runs under): ``current`` gives
+    its snapshot, ``controller`` installs the streams."""
 
-    def __init__(self, sfc: SfcService, cycle: CycleConfig | None = None, gates: Gates | None = None,
-                 clock: Callable[[], int] = tai_now_ns, lead_ns: int = 200_000_000, max_moves: int = 2) -> None:
-        self.sfc = sfc
+    def __init__(self, controller: Controller, current: Callable[[], Snapshot], cycle: CycleConfig | None = None,
+                 gates: Gates | None = None, clock: Callable[[], int] = tai_now_ns, lead_ns: int = 200_000_000,
+                 max_moves: int = 2) -> None:
+        self.controller = controller
+        self.current = current
         self.cycle = cycle or CycleConfig()
         self.gates = gates or RecordingGates()
         self.clock = clock
@@ -67,22 +68,22 @@ class StreamService:
     # -- the scheduler's view of the fabric ---------------------------------------------
     def planner(self, snap: Snapshot | None = None) -> LivePlanner:
         """The planner for the fabric as it is now, holding the kept streams' slots (rebuilt on a topology change)."""
-        fabric = self.sfc.controller.fabric
+        fabric = self.controller.fabric
         if self._planned is None or self._planned[0] != fabric.topology_version:
             try:
                 planner = LivePlanner(network_from_fabric(fabric, self.cycle), self.cycle)
             except ModelError as error:
                 raise bad_request(f"fabric: the scheduler cannot use it: {error}", "StreamBadFabric") from None
-            for record in (snap or self.sfc.snapshot)["streams"].values():
+            for record in (snap or self.current())["streams"].values():
                 if record["slot"] is None:
                     continue
                 try:
-                    stream, path = self._stream(snap or self.sfc.snapshot, record), self._full_path(snap, record)
+                    stream, path = self._stream(snap or self.current(), record), self._full_path(snap, record)
                     planner.place(stream, Assignment(record["id"], record["slot"], path, record["phase"] or 0))
                 except (ApiError, SrfabricError) as error:
                     log.warning("stream %s keeps no slot on this topology: %s", record["id"], error)
             try:
-                planner.set_duty((snap or self.sfc.snapshot).duty_percent)
+                planner.set_duty((snap or self.current()).duty_percent)
             except ModelError as error:
                 log.warning("the kept duty cycle is not used: %s", error)
             self._planned = (fabric.topology_version, planner)
@@ -90,8 +91,8 @@ class StreamService:
 
     def _host(self, snap: Snapshot, port_id: str, role: str) -> str:
         port = snap["ports"].get(port_id)
-        host = port_host(self.sfc.controller.fabric, port, snap.switches) if port else None
-        if host is None or host.name not in self.sfc.controller.fabric.hosts:
+        host = port_host(self.controller.fabric, port, snap.switches) if port else None
+        if host is None or host.name not in self.controller.fabric.hosts:
             raise bad_request(f"{role}: port {port_id} is not a host attached to the fabric (it needs a MAC, an "
                               "IPv4 address and a binding:profile switch and port that the controller knows).")
         return host.name
@@ -106,8 +107,8 @@ class StreamService:
 
     def _full_path(self, snap: Snapshot | None, record: Record) -> tuple[str, ...]:
         """Talker, the record's switches, listener; each switch known and linked to the one before."""
-        snap = snap or self.sfc.snapshot
-        fabric = self.sfc.controller.fabric
+        snap = snap or self.current()
+        fabric = self.controller.fabric
         try:
             switch_path(fabric, record["path"])
             ends = self._host(snap, record["talker"], "talker"), self._host(snap, record["listener"], "listener")
@@ -117,12 +118,17 @@ class StreamService:
             raise bad_request(str(error)) from None
         return (ends[0], *record["path"], ends[1])
 
+    def _declare(self, snap: Snapshot) -> None:
+        """The snapshot's service functions and hosts, in the controller's fabric (streams need its hosts)."""
+        plan = translate(snap.resources, self.controller.fabric, snap.switches)
+        self.controller.place(plan.functions, plan.hosts)
+
     # -- a change -----------------------------------------------------------------------
     async def apply(self, new: Snapshot, ident: str, meanwhile: Callable[[], None]) -> None:
         """Admit, move or free stream ``ident`` as ``new`` says, install it, then gate; on failure nothing stays."""
-        self.sfc._place(translate(new.resources, self.sfc.controller.fabric, new.switches))
+        self._declare(new)
         planner = self.planner()
-        old = self.sfc.snapshot["streams"].get(ident)
+        old = self.current()["streams"].get(ident)
         self.moved = []
         undo = self._replan(planner, new, ident, old)
         await self._install(planner, new, [ident], [ident], undo, meanwhile)
@@ -131,7 +137,7 @@ class StreamService:
         """Admit the new streams ``idents`` of ``new`` together (:meth:`LivePlanner.admit_batch`), install
         them, then gate; the refused ones leave ``new`` and are returned with their reasons. 409 (nothing
         changed) when none is admitted; on any failure nothing stays."""
-        self.sfc._place(translate(new.resources, self.sfc.controller.fabric, new.switches))
+        self._declare(new)
         planner = self.planner()
         self.moved = []
         undo, refused = self._replan_batch(planner, new, idents)
@@ -159,7 +165,7 @@ class StreamService:
         """Steer every stream of ``new`` (confirming ``changed``; one of ``must`` that cannot be steered is the
         answer), then gate every port at one base time; on failure ``undo`` puts the planner back and the
         previous streams and gates are restored."""
-        previous = (dict(self.sfc.controller.streams), list(self.gcls))
+        previous = (dict(self.controller.streams), list(self.gcls))
         try:
             steered = self._all_steered(new, must)
             gcls = self._named(planner, 0)
@@ -168,7 +174,7 @@ class StreamService:
             except ModelError as error:
                 raise in_use("StreamGatesRefused", str(error)) from None
             try:
-                sent = await self.sfc.controller.replace_streams(
+                sent = await self.controller.replace_streams(
                     steered, check=[name for name in changed if name in steered] or None, meanwhile=meanwhile)
             except SrfabricError as error:
                 raise bad_request(str(error), "StreamNotInstalled") from None
@@ -183,10 +189,10 @@ class StreamService:
                 raise in_use("StreamGatesRefused", str(error)) from None
         except BaseException:
             undo()
-            if self.sfc.controller.streams != previous[0]:
+            if self.controller.streams != previous[0]:
                 await self._restore(*previous)
             raise
-        names = self.sfc.controller.fabric.switches
+        names = self.controller.fabric.switches
         self.last = LastChange({names[d].name if d in names else hex(d): n for d, n in sorted(sent.items()) if n},
                                sorted(g.interface for g in gcls), base_time, list(self.moved))
         self.gcls = gcls
@@ -220,17 +226,17 @@ class StreamService:
     def _named(self, planner: LivePlanner, base_time_ns: int) -> list[PortGcl]:
         """The planner's lists, each on the interface the switch itself names for that port (``s1-eth3``
         under Mininet); the planner's network numbers ports as the switches do."""
-        by_name = {switch.name: dpid for dpid, switch in self.sfc.controller.fabric.switches.items()}
+        by_name = {switch.name: dpid for dpid, switch in self.controller.fabric.switches.items()}
         gcls = planner.gcls(base_time_ns)
         for gcl in gcls:
             if gcl.node in by_name:
                 port = planner.network.port(gcl.node, gcl.peer)
-                gcl.interface = self.sfc.controller.port_name(by_name[gcl.node], port) or gcl.interface
+                gcl.interface = self.controller.port_name(by_name[gcl.node], port) or gcl.interface
         return gcls
 
     async def _restore(self, streams: dict[str, SteeredStream], gcls: list[PortGcl]) -> None:
         try:
-            await self.sfc.controller.replace_streams(streams)
+            await self.controller.replace_streams(streams)
             self.gates.apply(gcls)
         except SrfabricError:
             log.exception("could not put the previous streams and gates back")
@@ -350,9 +356,9 @@ class StreamService:
         """Install the kept streams where they were (their slots and paths), with fresh gates."""
         if not snap["streams"]:
             return
-        self.sfc._place(translate(snap.resources, self.sfc.controller.fabric, snap.switches))
+        self._declare(snap)
         planner = self.planner(snap)
-        await self.sfc.controller.replace_streams(self._all_steered(snap, must=[]))
+        await self.controller.replace_streams(self._all_steered(snap, must=[]))
         self.gcls = self._named(planner, next_base_time(self.clock(), self.cycle.cycle_ns, self.lead_ns))
         self.gates.apply(self.gcls)
 

@@ -23,6 +23,19 @@ from srfabric.southbound.ofctl_text import action_text
 TABLE_NAMES = {0: "port-in", 1: "host-in", 2: "decode", 3: "terminate", 4: "deliver"}
 
 
+def unrouted(problem: SrfabricError) -> dict[str, Any]:
+    """One thing the last sync could not route, with its reason; a chain names its port chain (a chain's name
+    starts with its port chain's id), a stream its name. The controller routes it again by itself once a path
+    returns."""
+    kind, _, name = problem.field.partition(" ")
+    found: dict[str, Any] = {"what": problem.field, "reason": problem.message}
+    if kind == "chain":
+        found["port_chain"] = name.split("/")[0]
+    elif kind == "stream":
+        found["stream"] = name
+    return found
+
+
 def _end(end: tuple[int, int]) -> dict[str, int]:
     return {"dpid": end[0], "port": end[1]}
 
@@ -31,7 +44,6 @@ def fabric_view(controller: Controller, labels: dict[str, str] | None = None) ->
     """Switches (connected or kept), links (each direction, ``up`` or ``down``: its carrier went and no path
     uses it), hosts, service functions (``up`` unless a port lost its carrier; ``label`` from ``labels``, the
     reverse direction of a symmetric pair left out: it is the same box), what is not routed, and the gateway."""
-    from srfabric.api.service import unrouted
     from srfabric.api.translate import REVERSE
 
     labels = labels or {}
@@ -125,7 +137,7 @@ async def switch_view(controller: Controller, dpid: int) -> dict[str, Any]:
                             "connected": dpid in controller.switches, "tables": {}, "forged_dropped": 0}
     if dpid not in controller.switches:
         return view
-    stats = await controller.entry_stats(dpid)
+    stats = await controller.channels.entry_stats(dpid)
     for entry in sorted(stats, key=lambda e: (e.table, -e.priority)):
         kind = entry.kind
         view["tables"].setdefault(TABLE_NAMES.get(entry.table, str(entry.table)), []).append(

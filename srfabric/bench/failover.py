@@ -160,11 +160,11 @@ def switch_tables(scenario: Scenario) -> dict[int, tuple[list[tuple[int, int, in
 
     def groups(dpid: int) -> list[str]:
         try:
-            return sorted(repr(group) for group in runner.call(controller.group_descriptions(dpid)))
+            return sorted(repr(group) for group in runner.call(controller.channels.group_descriptions(dpid)))
         except SrfabricError:
             return []
 
-    return {dpid: (sorted((s.table, s.priority, s.cookie) for s in runner.call(controller.entry_stats(dpid))),
+    return {dpid: (sorted((s.table, s.priority, s.cookie) for s in runner.call(controller.channels.entry_stats(dpid))),
                    groups(dpid)) for dpid in sorted(controller.switches)}
 
 

@@ -14,13 +14,15 @@ from typing import Any
 from os_ken.ofproto import ofproto_v1_3 as ofp
 from os_ken.ofproto import ofproto_v1_3_parser as parser
 
+from srfabric.controller.config import EntryStats
 from srfabric.controller.core import ControllerCore
 from srfabric.controller.flows import NewFlow
 from srfabric.controller.outbox import Effects
 from srfabric.controller.taking import STALE, read_back, take_master, take_slave
 from srfabric.errors import SrfabricError
+from srfabric.rules.entries import GroupEntry
 from srfabric.southbound.channel import OpenFlowServer, SwitchConnection, SwitchError, port_down
-from srfabric.southbound.readback import match_from_ofp
+from srfabric.southbound.readback import group_from_ofp, match_from_ofp
 from srfabric.southbound.wire import PacketIn
 
 log = logging.getLogger("srfabric.controller.controller")  # one logger for the controller's own story
@@ -166,3 +168,14 @@ class SwitchChannels:
                                            bool(desc.state & ofp.OFPPS_LIVE)))
         elif isinstance(msg, parser.OFPFlowRemoved):
             self.core.flow_removed(conn.dpid, msg.table_id, msg.priority, match_from_ofp(msg.match), msg.cookie)
+
+    # -- observation -------------------------------------------------------------------
+    async def group_descriptions(self, dpid: int) -> list[GroupEntry | None]:
+        """Every group the switch holds, as rule objects (None for one with an action srfabric does not send)."""
+        return [group_from_ofp(g) for g in await self.switches[dpid].group_desc()]
+
+    async def entry_stats(self, dpid: int) -> list[EntryStats]:
+        """Every entry the switch holds, with its counters, read over OpenFlow."""
+        conn = self.switches[dpid]
+        return [EntryStats(s.table_id, s.priority, s.cookie, s.packet_count, s.byte_count)
+                for s in await conn.flow_stats()]

@@ -17,19 +17,18 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from srfabric.controller.channels import SwitchChannels
-from srfabric.controller.config import ControllerConfig, EntryStats, FlowSetup
+from srfabric.controller.config import ControllerConfig, FlowSetup
 from srfabric.controller.core import ControllerCore
 from srfabric.controller.reconcile import Push
 from srfabric.errors import ModelError, SrfabricError
 from srfabric.model.chain import Chain
-from srfabric.model.fabric import Fabric, ServiceFunction
+from srfabric.model.fabric import Fabric, Host, ServiceFunction
 from srfabric.model.stream import SteeredStream
-from srfabric.rules.entries import FlowEntry, GroupEntry
-from srfabric.southbound.readback import group_from_ofp
+from srfabric.rules.entries import FlowEntry
 
 log = logging.getLogger(__name__)
 
@@ -149,6 +148,10 @@ class Controller:
     def remove_function(self, name: str) -> None:
         self.channels.do(self.core.remove_function(name))
 
+    def place(self, functions: Mapping[str, ServiceFunction], hosts: Mapping[str, Host]) -> None:
+        """The service functions and hosts the API declares (``ControllerCore.place``)."""
+        self.channels.do(self.core.place(functions, hosts))
+
     async def add_chain(self, chain: Chain) -> None:
         """Install a chain; returns once every switch confirmed its entries with a barrier.
 
@@ -263,17 +266,6 @@ class Controller:
                 await self.sync()
             except SrfabricError as error:
                 log.warning("sync failed: %s", error)
-
-    # -- observation -------------------------------------------------------------------
-    async def group_descriptions(self, dpid: int) -> list[GroupEntry | None]:
-        """Every group the switch holds, as rule objects (None for one with an action srfabric does not send)."""
-        return [group_from_ofp(g) for g in await self.switches[dpid].group_desc()]
-
-    async def entry_stats(self, dpid: int) -> list[EntryStats]:
-        """Every entry the switch holds, with its counters, read over OpenFlow."""
-        conn = self.switches[dpid]
-        return [EntryStats(s.table_id, s.priority, s.cookie, s.packet_count, s.byte_count)
-                for s in await conn.flow_stats()]
 
     async def wait_until(self, condition: Callable[[], bool], timeout: float, what: str) -> None:
         loop = asyncio.get_running_loop()

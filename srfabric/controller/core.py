@@ -19,8 +19,10 @@ shell (``controller.Controller``) writes it. The clock comes from the config. Pu
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
+from dataclasses import replace
 
 from srfabric.controller.config import ControllerConfig
 from srfabric.controller.flows import NewFlow, ReactiveFlows
@@ -30,7 +32,7 @@ from srfabric.controller.outbox import Effects
 from srfabric.controller.reconcile import Held, HeldGroups, Push, Reconciler
 from srfabric.errors import ModelError, SrfabricError
 from srfabric.model.chain import Chain
-from srfabric.model.fabric import Fabric, ServiceFunction, Switch
+from srfabric.model.fabric import Fabric, Host, ServiceFunction, Switch
 from srfabric.model.stream import SteeredStream
 from srfabric.rules.compile import CompileCache
 from srfabric.rules.entries import Match
@@ -51,6 +53,8 @@ class ControllerCore:
         self.problems: list[SrfabricError] = []  # what the last sync could not route (chains, streams)
         self.reported: dict[str, str] = {}  # those already in the log: said once, and again once repaired
         self.ports: dict[int, Collection[int]] = {}  # each connected switch's ports (the connection keeps them)
+        self.declared_functions: set[str] = set()  # service functions and hosts the API declared (``place``)
+        self.declared_hosts: set[str] = set()
         self.reconciler = Reconciler()
         self.reactive = ReactiveFlows(self.reconciler)
         fabric = Fabric()
@@ -146,6 +150,28 @@ class ControllerCore:
         before = self.fabric.version
         self.fabric.remove_function(name)
         return Effects(sync=self.fabric.version != before)
+
+    def place(self, functions: Mapping[str, ServiceFunction], hosts: Mapping[str, Host]) -> Effects:
+        """The service functions and hosts the API declares, in the fabric: those it no longer declares leave
+        (learned hosts stay), a declared host keeps the IPv6 addresses Neighbour Discovery taught beside its own."""
+        effects = Effects()
+        for name in self.declared_functions - set(functions):
+            effects.merge(self.remove_function(name))
+        for function in functions.values():
+            with contextlib.suppress(SrfabricError):  # a port that is a fabric link: the chain check reports it
+                effects.merge(self.add_function(function))
+        self.declared_functions = set(functions)
+        fabric = self.fabric
+        for name in self.declared_hosts - set(hosts):
+            fabric.remove_host(name)
+        for host in hosts.values():
+            if host.dpid in fabric.switches:
+                kept = fabric.hosts.get(host.name)
+                if kept is not None and (kept.mac, kept.dpid, kept.port) == (host.mac, host.dpid, host.port):
+                    host = replace(host, ip6=(*host.ip6, *(a for a in kept.ip6 if a not in host.ip6)))
+                fabric.add_host(host)
+        self.declared_hosts = set(hosts)
+        return effects
 
     def check_chains(self, chains: dict[str, Chain], check: Collection[str]) -> None:
         """Raise if a chain named in ``check`` cannot be routed beside the others (or conflicts with them)."""

@@ -160,5 +160,5 @@ class LabFabric:
     def entries_per_switch(self) -> dict[str, int]:
         """Flow entries each switch reports over OpenFlow."""
         names = {sw.dpid: sw.name for sw in self.spec.switches.values()}
-        return {names[dpid]: len(self.runner.call(self.controller.entry_stats(dpid)))
+        return {names[dpid]: len(self.runner.call(self.controller.channels.entry_stats(dpid)))
                 for dpid in sorted(self.controller.switches)}

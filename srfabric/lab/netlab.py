@@ -16,7 +16,7 @@ import time
 from types import TracebackType
 
 from srfabric.errors import SrfabricError
-from srfabric.testbed.net import terminate
+from srfabric.procs import terminate
 
 OVS_DATAPATH = "netdev"  # no OVS kernel module here: the userspace datapath
 

@@ -24,7 +24,8 @@ from typing import Any
 from srfabric.api.client import SfcClient
 from srfabric.errors import SrfabricError
 from srfabric.model.topo import TopoSpec
-from srfabric.testbed.net import Testbed, function_args, learning_pings, terminate
+from srfabric.procs import terminate
+from srfabric.testbed.net import Testbed, function_args, learning_pings
 from srfabric.testbed.running import Running
 
 

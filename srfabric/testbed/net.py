@@ -22,6 +22,7 @@ from srfabric.controller.config import ControllerConfig
 from srfabric.controller.runner import ControllerThread
 from srfabric.model.fabric import ServiceFunction
 from srfabric.model.topo import TopoSpec
+from srfabric.procs import terminate
 from srfabric.testbed.running import Running
 
 
@@ -232,18 +233,6 @@ def spec_functions(spec: TopoSpec) -> list[ServiceFunction]:
         ServiceFunction(fn.name, (spec.dpid(fn.switch), fn.ingress_port), (spec.dpid(fn.switch), fn.egress_port))
         for fn in spec.functions.values()
     ]
-
-
-def terminate(process: subprocess.Popen[Any], sig: int = signal.SIGTERM, timeout: float = 5) -> None:
-    """Ask a process to end with ``sig``; kill it if it has not ended within ``timeout`` seconds."""
-    if process.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            process.send_signal(sig)
-        try:
-            process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout)
 
 
 def start_controller(runner: ControllerThread, spec: TopoSpec) -> int:

@@ -125,7 +125,7 @@ class Scenario(Running):
         counts = {}
         for dpid in sorted(self.controller.switches):
             name = self.controller.fabric.switches[dpid].name
-            stats = self.runner.call(self.controller.entry_stats(dpid))
+            stats = self.runner.call(self.controller.channels.entry_stats(dpid))
             kinds = Counter(s.kind.name.lower() if s.kind else "foreign" for s in stats)
             forged = sum(s.packets for s in stats if s.kind == Kind.SECURITY)
             counts[name] = {"total": len(stats), "forged_drops": forged, **kinds}

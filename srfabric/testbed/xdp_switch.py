@@ -13,7 +13,7 @@ from typing import Any
 
 from mininet.node import Switch
 
-from srfabric.testbed.net import terminate
+from srfabric.procs import terminate
 
 
 def agent_args(dpid: int, controller: str, codec: str, ports: dict[int, str], name: str) -> list[str]:

@@ -34,8 +34,8 @@ def check_expiry(lab: NetLab, fabric: LabFabric) -> None:
 
     def flow_entries() -> int:
         """Reactive entries the switches report."""
-        return sum(1 for dpid in controller.switches for stats in fabric.runner.call(controller.entry_stats(dpid))
-                   if stats.kind == Kind.FLOW)
+        return sum(1 for dpid in controller.switches
+                   for stats in fabric.runner.call(controller.channels.entry_stats(dpid)) if stats.kind == Kind.FLOW)
 
     send_flows(lab, fabric, flow_plan(sorted(fabric.spec.hosts), 4, 100.0, seed=3), FLOW_PORT)
     assert flow_entries() >= 4  # every new flow holds an entry (hop-by-hop: one per switch on its path)
