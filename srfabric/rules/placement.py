@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, replace
+from functools import partial
 
 from srfabric.errors import RoutingError
 from srfabric.model.chain import Chain
-from srfabric.model.fabric import Fabric
+from srfabric.model.fabric import Fabric, Host
 from srfabric.routing.paths import Route, chain_route, tap_route
 from srfabric.rules.base import crossed
 from srfabric.rules.classify import classifier_matches
@@ -135,30 +136,22 @@ def _steering(fabric: Fabric, chain: Chain, rules: CodecRules, sre: set[int], wh
         return [placed for endpoints in variants
                 for placed in chain_route_entries(fabric, route, chain, matches, rules, sre, what, endpoints)]
 
-    if not chain.grouped:
-        route = chain_route(fabric, chain, chain.paths()[0].functions)
-        return Placement(entries_along(route), [], crossed(fabric, [route]))
-    later: list[tuple[int, FlowEntry, int]] = []  # past the ingress: (switch, entry, its way's weight)
-    routes: list[Route] = []
-
-    def header_actions(route: Route, weight: int = 1) -> tuple[Action, ...]:
-        """The ingress entry's actions for ``route``; the later pathlets' entries are kept in ``later``."""
-        first: tuple[Action, ...] = ()
-        routes.append(route)
-        for dpid, entry in entries_along(route):
-            if entry.table == HOST_IN and match_fields(entry.match)["in_port"][0] == source.port \
-                    and dpid == source.dpid:  # not a continuation after an SR-unaware function
-                first = entry.actions
-            else:
-                later.append((dpid, entry, weight))
-        return first
-
-    select_id, all_id = group_ids(chain.chain_id)
     paths = chain.paths()
-    headers = [header_actions(chain_route(fabric, chain, p.functions), p.weight) for p in paths]
-    copies: list[Bucket] = []
-    for tap in chain.taps:
-        copies.append(Bucket(header_actions(tap_route(fabric, chain, tap))))
+    if not chain.grouped:
+        route = chain_route(fabric, chain, paths[0].functions)
+        return Placement(entries_along(route), [], crossed(fabric, [route]))
+    # Each way (a path, then a tap's copy) cut at the ingress: the header its bucket writes, and the entries
+    # past the ingress with the way's weight.
+    ways = [(partial(chain_route, fabric, chain, p.functions), p.weight) for p in paths]
+    ways += [(partial(tap_route, fabric, chain, tap), 1) for tap in chain.taps]
+    routes: list[Route] = []
+    headers: list[tuple[Action, ...]] = []
+    later: list[tuple[int, FlowEntry, int]] = []
+    for route_of, weight in ways:
+        routes.append(route_of())
+        header, past = at_ingress(source, entries_along(routes[-1]), weight)
+        headers.append(header)
+        later += past
     # Ways that share an SR-unaware function and part after it are balanced again where it hands frames back.
     placed, groups = balanced_continuations(fabric, chain, later, what)
     for tap in chain.taps:
@@ -166,21 +159,47 @@ def _steering(fabric: Fabric, chain: Chain, rules: CodecRules, sre: set[int], wh
         # A tap returns its copy on its egress port: the copy ends there.
         placed.append((egress[0], FlowEntry(PORT_IN, PRIO_PORT + 1, match(in_port=egress[1]), (),
                                             cookie=cookie(Kind.MISS))))
+    entries, ingress_groups = ingress_entries(chain, source, matches, headers[:len(paths)],
+                                              tuple(Bucket(header) for header in headers[len(paths):]))
+    return Placement(placed + entries, groups + ingress_groups, crossed(fabric, routes))
+
+
+def at_ingress(source: Host, placed: list[tuple[int, FlowEntry]], weight: int
+               ) -> tuple[tuple[Action, ...], list[tuple[int, FlowEntry, int]]]:
+    """One way's entries cut at the chain's ingress: the ingress entry's actions (the header the way's bucket
+    writes), and the entries past it with the way's ``weight``."""
+    first: tuple[Action, ...] = ()
+    later = []
+    for dpid, entry in placed:
+        if entry.table == HOST_IN and match_fields(entry.match)["in_port"][0] == source.port \
+                and dpid == source.dpid:  # not a continuation after an SR-unaware function
+            first = entry.actions
+        else:
+            later.append((dpid, entry, weight))
+    return first, later
+
+
+def ingress_entries(chain: Chain, source: Host, matches: list[Match], headers: list[tuple[Action, ...]],
+                    copies: tuple[Bucket, ...]) -> tuple[list[tuple[int, FlowEntry]], list[tuple[int, GroupEntry]]]:
+    """The chain's entries at its ingress, and their groups: a select group over the ways (or, with
+    ``lb_fields``, one masked entry per value of their low bits: ``lb_split``), each in an all group that also
+    sends every tap its copy when the chain has taps."""
+    groups: list[tuple[int, GroupEntry]] = []
 
     def with_copies(main: tuple[Action, ...], group_id: int) -> tuple[Action, ...]:
-        """``main``, or with taps an all group that also sends each tap its copy."""
         if not copies:
             return main
         groups.append((source.dpid, GroupEntry(group_id, "all", (Bucket(main), *copies))))
         return (Group(group_id),)
 
+    paths = chain.paths()
     ingress_cookie = cookie(Kind.CHAIN, chain.chain_id)
+    placed: list[tuple[int, FlowEntry]] = []
     # IPv6: the select group's hash spreads the flows (the split works on IPv4's fields).
     balanced = len(paths) > 1 and bool(chain.lb_fields) and not chain.classifier.ipv6
     weights = [p.weight for p in paths]
     splits = [balanced_split(m, chain, ipv4_number(source.ip), weights) for m in matches] if balanced else []
     if splits and all(parts is not None for parts in splits):
-        # The named fields pick the path: one masked entry per value of their low bits (see ``lb_split``).
         actions: dict[int, tuple[Action, ...]] = {}
         for parts in splits:
             for part, index in parts or ():
@@ -188,7 +207,8 @@ def _steering(fabric: Fabric, chain: Chain, rules: CodecRules, sre: set[int], wh
                     actions[index] = with_copies(headers[index], tap_group_id(chain.chain_id, index))
                 placed.append((source.dpid, FlowEntry(HOST_IN, PRIO_CHAIN + chain.priority, part, actions[index],
                                                       cookie=ingress_cookie)))
-        return Placement(placed, groups, crossed(fabric, routes))
+        return placed, groups
+    select_id, all_id = group_ids(chain.chain_id)
     if len(paths) > 1:
         buckets = tuple(Bucket(header, p.weight) for header, p in zip(headers, paths, strict=True))
         groups.append((source.dpid, GroupEntry(select_id, "select", buckets)))
@@ -196,10 +216,9 @@ def _steering(fabric: Fabric, chain: Chain, rules: CodecRules, sre: set[int], wh
     else:
         main = headers[0]
     ingress_actions = with_copies(main, all_id)
-    for m in matches:
-        placed.append((source.dpid, FlowEntry(HOST_IN, PRIO_CHAIN + chain.priority, m, ingress_actions,
-                                              cookie=ingress_cookie)))
-    return Placement(placed, groups, crossed(fabric, routes))
+    placed += [(source.dpid, FlowEntry(HOST_IN, PRIO_CHAIN + chain.priority, m, ingress_actions,
+                                       cookie=ingress_cookie)) for m in matches]
+    return placed, groups
 
 
 def balanced_split(m: Match, chain: Chain, source_ip: int, weights: list[int]) -> list[tuple[Match, int]] | None:
