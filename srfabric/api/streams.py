@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from srfabric.api.errors import ApiError, bad_request, in_use
@@ -26,6 +27,7 @@ from srfabric.errors import ModelError, RoutingError, SrfabricError
 from srfabric.model.stream import SteeredStream
 from srfabric.rules.streams import check_path_ends, switch_path
 from srfabric.southbound.taprio import Gates, RecordingGates, next_base_time, tai_now_ns
+from srfabric.tsn.changes import StreamAsk, StreamChange, change_batch, change_one
 from srfabric.tsn.gcl import PortGcl
 from srfabric.tsn.live import CycleConfig, LivePlanner, Refused, network_from_fabric
 from srfabric.tsn.model import Stream
@@ -242,92 +244,62 @@ class StreamService:
             log.exception("could not put the previous streams and gates back")
 
     def _replan(self, planner: LivePlanner, new: Snapshot, ident: str, old: Record | None) -> Callable[[], None]:
-        """Change the planner for one stream and fill in its record in ``new``; returns how to undo it."""
+        """Change the planner for one stream (``changes.change_one``) and fill in its record in ``new``; returns
+        how to undo it."""
         record = new["streams"].get(ident)
         try:
-            if record is None:  # deleted
-                if old is not None and ident in planner.streams:
-                    kept = planner.admission.admitted[ident][0]
-                    stream = planner.streams[ident][0]
-                    planner.remove(ident)
-                    return lambda: planner.place(stream, kept)
-                return lambda: None
-            if record["priority"] != TT_PRIORITY:
-                path = self._full_path(new, record) if record["path"] else self._shortest(planner, new, record)
-                new["streams"][ident] = {**record, "path": list(path[1:-1]), "slot": None, "phase": None}
-                return lambda: None
-            if old is None:
-                stream = self._stream(new, record)
-                paths = [self._full_path(new, record)] if record["path"] else None
-                where = {name: (planner.streams[name][0], planner.admission.admitted[name][0])
-                         for name in planner.streams}
-                placed, moved = planner.admit_with_repair(stream, paths, self.max_moves)
-                _placed(new, record, placed)
-                for assignment in moved:  # made room: their records follow (new slot or path, same request)
-                    _placed(new, new["streams"][assignment.stream], assignment)
-                self.moved = [assignment.stream for assignment in moved]
-
-                def unadmit() -> None:
-                    planner.remove(ident)
-                    for assignment in moved:
-                        planner.remove(assignment.stream)
-                        planner.place(*where[assignment.stream])
-
-                return unadmit
-            if record["path"] != old["path"] and ident not in planner.admission.admitted:
-                # It lost its slot (its old path broke): admitted afresh on the new path.
-                _placed(new, record, planner.admit(self._stream(new, record), [self._full_path(new, record)]))
-                return lambda: planner.remove(ident)
-            if record["path"] != old["path"]:
-                before = planner.admission.admitted[ident][0]
-                _placed(new, record, planner.move(ident, self._full_path(new, record)))
-                stream = planner.streams[ident][0]
-
-                def back() -> None:
-                    planner.remove(ident)
-                    planner.place(stream, before)
-
-                return back
-            return lambda: None
+            change = change_one(planner, ident, None if record is None else partial(self._ask, new, record),
+                                old is None, record is not None and old is not None and record["path"] != old["path"],
+                                self.max_moves)
         except Refused as error:
             raise in_use("StreamNotAdmitted", str(error)) from None
         except SrfabricError as error:
             raise bad_request(str(error), "StreamBadRequest") from None
+        self._fill(new, change)
+        return change.undo
 
     def _replan_batch(self, planner: LivePlanner, new: Snapshot, idents: list[str]
                       ) -> tuple[Callable[[], None], dict[str, str]]:
         """Admit new streams together: best-effort classes are pinned to their paths, time-triggered ones
-        go to the planner as one batch; fills their records in ``new`` and drops the refused ones."""
+        go to the planner as one batch (``changes.change_batch``); fills their records in ``new`` and drops the
+        refused ones."""
         timed = []
         for ident in idents:
             record = new["streams"][ident]
             if record["priority"] != TT_PRIORITY:
                 self._replan(planner, new, ident, None)  # nothing to undo: no slot
                 continue
-            paths = [self._full_path(new, record)] if record["path"] else None
-            timed.append((self._stream(new, record), paths))
+            timed.append(self._ask(new, record))
         try:
-            result, refused, undo = planner.admit_batch(timed, self.max_moves)
+            change = change_batch(planner, timed, self.max_moves)
         except SrfabricError as error:
             raise bad_request(str(error), "StreamBadRequest") from None
-        for ident, placed in result.placed.items():
-            _placed(new, new["streams"][ident], placed)
-        for assignment in result.moved:  # made room: their records follow (new slot or path, same request)
-            _placed(new, new["streams"][assignment.stream], assignment)
-        self.moved = [assignment.stream for assignment in result.moved]
-        for ident in refused:
+        self._fill(new, change)
+        for ident in change.refused:
             del new["streams"][ident]
-        if len(refused) == len(idents):
-            undo()
-            raise in_use("StreamNotAdmitted", "; ".join(f"{new_id}: {why}" for new_id, why in refused.items()))
-        return undo, refused
+        if len(change.refused) == len(idents):
+            change.undo()
+            raise in_use("StreamNotAdmitted", "; ".join(f"{new_id}: {why}" for new_id, why in change.refused.items()))
+        return change.undo, change.refused
 
-    def _shortest(self, planner: LivePlanner, snap: Snapshot, record: Record) -> tuple[str, ...]:
+    def _ask(self, snap: Snapshot, record: Record) -> StreamAsk:
+        """What the record asks, its ports resolved to the fabric's hosts (``ApiError`` naming a port that is
+        none)."""
+        timed = record["priority"] == TT_PRIORITY
+        if not timed and record["path"]:
+            return StreamAsk(None, self._full_path(snap, record), False)
         stream = self._stream(snap, record)
-        paths = planner.admission.finder.k_shortest(stream.src, stream.dst, 1)
-        if not paths:
-            raise ModelError("path", f"no path from {stream.src} to {stream.dst}")
-        return paths[0]
+        return StreamAsk(stream, self._full_path(snap, record) if record["path"] else None, timed)
+
+    def _fill(self, new: Snapshot, change: StreamChange) -> None:
+        """The records of ``new`` follow the change: a slot and phase, or a pinned path; moved streams too."""
+        for ident, path in change.pinned.items():
+            new["streams"][ident] = {**new["streams"][ident], "path": list(path[1:-1]), "slot": None, "phase": None}
+        for ident, placed in change.placed.items():
+            _placed(new, new["streams"][ident], placed)
+        for assignment in change.moved:  # made room: their records follow (new slot or path, same request)
+            _placed(new, new["streams"][assignment.stream], assignment)
+        self.moved = [assignment.stream for assignment in change.moved]
 
     def _all_steered(self, snap: Snapshot, must: list[str]) -> dict[str, SteeredStream]:
         """Every stream's steering; one that cannot be steered any more (its path broke) is left out and

@@ -1,0 +1,102 @@
+"""A stream change decided on the live planner (``live.LivePlanner``): the API hands in what is asked (streams
+with their ends resolved to hosts), and gets back where each changed or moved stream now sits, and how to undo
+it; or ``Refused`` saying why not. The planner is the only state it changes. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from srfabric.errors import ModelError
+from srfabric.tsn.live import LivePlanner
+from srfabric.tsn.model import Stream
+from srfabric.tsn.schedule import Assignment
+
+Path = tuple[str, ...]  # talker, switches, listener
+
+
+@dataclass(frozen=True)
+class StreamAsk:
+    """One stream as asked: ``stream`` (None for a best-effort one pinned to the path it names), the full path
+    asked for (None: any of the k shortest), and whether it is time-triggered (a slot on every hop)."""
+
+    stream: Stream | None
+    path: Path | None
+    timed: bool
+
+
+@dataclass
+class StreamChange:
+    """Where the change put its streams (``placed``: a slot; ``pinned``: a best-effort stream's path), the admitted
+    streams it moved to make room, the batch members it refused (with why), and how to undo it."""
+
+    placed: dict[str, Assignment] = field(default_factory=dict)
+    pinned: dict[str, Path] = field(default_factory=dict)
+    moved: list[Assignment] = field(default_factory=list)
+    refused: dict[str, str] = field(default_factory=dict)
+    undo: Callable[[], None] = lambda: None
+
+
+def change_one(planner: LivePlanner, ident: str, ask: Callable[[], StreamAsk] | None, new: bool, path_changed: bool,
+               max_moves: int) -> StreamChange:
+    """Stream ``ident`` deleted (``ask`` None), created (``new``), put on another path, or left as it is.
+    ``ask`` is read only when the change needs it."""
+    if ask is None:
+        if not new and ident in planner.streams:
+            kept, stream = planner.admission.admitted[ident][0], planner.streams[ident][0]
+            planner.remove(ident)
+            return StreamChange(undo=lambda: planner.place(stream, kept))
+        return StreamChange()
+    asked = ask()
+    if not asked.timed:
+        return StreamChange(pinned={ident: asked.path or shortest(planner, asked.stream)})
+    assert asked.stream is not None
+    if new:
+        where = {name: (planner.streams[name][0], planner.admission.admitted[name][0]) for name in planner.streams}
+        placed, moved = planner.admit_with_repair(asked.stream, paths(asked), max_moves)
+
+        def unadmit() -> None:
+            planner.remove(ident)
+            for assignment in moved:
+                planner.remove(assignment.stream)
+                planner.place(*where[assignment.stream])
+
+        return StreamChange(placed={ident: placed}, moved=moved, undo=unadmit)
+    if path_changed:
+        path = asked.path or (asked.stream.src, asked.stream.dst)  # no switch named: the ends alone
+        if ident not in planner.admission.admitted:  # it lost its slot (its old path broke): admitted afresh
+            return StreamChange(placed={ident: planner.admit(asked.stream, [path])},
+                                undo=lambda: planner.remove(ident))
+        before, stream = planner.admission.admitted[ident][0], planner.streams[ident][0]
+
+        def back() -> None:
+            planner.remove(ident)
+            planner.place(stream, before)
+
+        return StreamChange(placed={ident: planner.move(ident, path)}, undo=back)
+    return StreamChange()
+
+
+def change_batch(planner: LivePlanner, asks: list[StreamAsk], max_moves: int) -> StreamChange:
+    """New time-triggered streams admitted together (``LivePlanner.admit_batch``): as many as there is room for,
+    the others in ``refused``."""
+    requests = []
+    for asked in asks:
+        assert asked.stream is not None and asked.timed
+        requests.append((asked.stream, paths(asked)))
+    result, refused, undo = planner.admit_batch(requests, max_moves)
+    return StreamChange(placed=dict(result.placed), moved=list(result.moved), refused=refused, undo=undo)
+
+
+def paths(asked: StreamAsk) -> list[Path] | None:
+    return [asked.path] if asked.path is not None else None
+
+
+def shortest(planner: LivePlanner, stream: Stream | None) -> Path:
+    """The stream's shortest path on the planner's network."""
+    assert stream is not None
+    found = planner.admission.finder.k_shortest(stream.src, stream.dst, 1)
+    if not found:
+        raise ModelError("path", f"no path from {stream.src} to {stream.dst}")
+    return found[0]
