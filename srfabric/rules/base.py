@@ -28,6 +28,7 @@ from srfabric.rules.headers import (
     host_addresses,
     host_route_entries,
     route_group_ids,
+    route_ingresses,
     sre_switches,
 )
 from srfabric.rules.pipeline import (
@@ -172,7 +173,7 @@ def topology_tables(fabric: Fabric, codec: str, problems: list[SrfabricError] | 
                 entries = best_effort_first(entries + tt_base_entries(rules, dpid in sre, tt_queue))
             kept = memo.switch_entries[dpid] = (trusted, entries)
         tables.add_all([(dpid, entry) for entry in kept[1]], "fabric")
-    ingress = sorted({host.dpid for host in fabric.hosts.values()})
+    ingress = sorted(route_ingresses(fabric) & fabric.switches.keys())
     group_ids = route_group_ids(fabric)
     for host in sorted(fabric.hosts.values(), key=lambda h: h.name):
         what = f"host {host.name}"

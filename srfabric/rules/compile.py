@@ -21,7 +21,7 @@ from srfabric.model.stream import SteeredStream
 from srfabric.rules.base import TopologyMemo, function_port_entries, topology_tables
 from srfabric.rules.codec_rules import rules_for
 from srfabric.rules.entries import EntryKey, FlowEntry
-from srfabric.rules.headers import sre_switches
+from srfabric.rules.headers import route_ingresses, sre_switches
 from srfabric.rules.hop_by_hop import STEERING_NAMES, compile_hop_by_hop
 from srfabric.rules.placement import Placement, chain_placement
 from srfabric.rules.proxy import proxy_hint
@@ -51,8 +51,8 @@ class CompileCache:
         self.rules = rules_for(codec)
         self.steering = steering
         self.tt_queue = tt_queue
-        # (topology version, tables, their problems, the SRE switches): all decided by switches, links and hosts
-        self._base: tuple[int, Tables, list[SrfabricError], set[int]] | None = None
+        # ((topology version, the switches holding default routes), tables, their problems, the SRE switches)
+        self._base: tuple[tuple[int, frozenset[int]], Tables, list[SrfabricError], set[int]] | None = None
         self._memo = TopologyMemo()  # switches' fixed entries and host routes, kept while only links are lost
         # chain name -> (the chain, fabric version last checked at, what it depends on, its placement)
         self.placements: dict[str, tuple[Chain, int, PlacementKey, Placement]] = {}
@@ -60,10 +60,12 @@ class CompileCache:
         self._sorted: dict[int, tuple[dict[EntryKey, FlowEntry], list[FlowEntry]]] = {}
 
     def _base_tables(self, fabric: Fabric) -> tuple[Tables, list[SrfabricError], set[int]]:
-        if self._base is None or self._base[0] != fabric.topology_version:
+        # Service leaves hold default routes too: the base changes with the SR-unaware functions' switches.
+        version = (fabric.topology_version, frozenset(route_ingresses(fabric)))
+        if self._base is None or self._base[0] != version:
             problems: list[SrfabricError] = []
             tables = topology_tables(fabric, self.codec, problems, self.tt_queue, self._memo)
-            self._base = (fabric.topology_version, tables, problems, sre_switches(fabric))
+            self._base = (version, tables, problems, sre_switches(fabric))
         return self._base[1], self._base[2], self._base[3]
 
     def placement(self, fabric: Fabric, chain: Chain, sre: set[int] | None = None) -> Placement:

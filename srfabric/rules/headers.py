@@ -191,6 +191,22 @@ def host_route_entries(
             for at, entry in placed], [(ingress, group)]
 
 
+def route_ingresses(fabric: Fabric) -> set[int]:
+    """Switches that hold default routes (to every host, and to the gateway): those with hosts, and service
+    leaves, where an SR-unaware function hands frames back as a host would. Transit switches hold none.
+
+    >>> from srfabric.model.topo import tsn_fig1
+    >>> from srfabric.model.fabric import ServiceFunction
+    >>> fabric = tsn_fig1().to_fabric()
+    >>> hosts = route_ingresses(fabric)
+    >>> fabric.add_function(ServiceFunction("nat", (2, 8), (2, 9), proxy=True))
+    >>> sorted(route_ingresses(fabric) - hosts)
+    [2]
+    """
+    return {host.dpid for host in fabric.hosts.values()} | {
+        function.egress[0] for function in fabric.functions.values() if function.proxy}
+
+
 def sre_switches(fabric: Fabric) -> set[int]:
     """Switches that may write headers: SRE-marked ones and every switch with hosts."""
     with_hosts = {host.dpid for host in fabric.hosts.values()}

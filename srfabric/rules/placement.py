@@ -106,14 +106,8 @@ def chain_placement(fabric: Fabric, chain: Chain, codec: str, sre: set[int] | No
     # No destination: the chain ends at its last function, whose switch sends frames on by destination address.
     exits: list[tuple[int, FlowEntry]] = []
     routes: list[Route] = []
-    # An SR-unaware last function hands frames back as a host would: the default routes take them from there.
-    with_hosts = {host.dpid for host in fabric.hosts.values()}
-    for path in chain.paths():
-        last = fabric.functions[path.functions[-1]]
-        if last.proxy and last.egress[0] not in with_hosts:
-            raise RoutingError(what, f"its last function {last.name} is SR-unaware and hands frames back to switch "
-                                     f"{last.egress[0]:#x}, which holds no default routes (no host is attached "
-                                     "to it); give the chain a destination, or attach the function to an edge")
+    # An SR-unaware last function hands frames back as a host would: the default routes its switch holds
+    # (``route_ingresses``: a service leaf's too) take them from there.
     for egress in sorted({last.egress for path in chain.paths()
                           if not (last := fabric.functions[path.functions[-1]]).proxy}):
         for placed, exit_routes in (exit_entries(fabric, egress, rules, sre, what),

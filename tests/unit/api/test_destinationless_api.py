@@ -65,7 +65,8 @@ def test_a_classifier_with_only_a_source_port_makes_a_chain_that_ends_at_its_fun
     assert chain["paths"][0]["delivery"] == {"dpid": 3, "port": 4}  # where v1 hands frames back
 
 
-def test_the_function_switch_must_write_headers_and_a_symmetric_chain_needs_a_destination(tmp_path: Path) -> None:
+def test_an_sr_aware_functions_switch_must_write_headers_and_a_symmetric_chain_needs_a_destination(
+        tmp_path: Path) -> None:
     service, _, ids = service_with_function(tmp_path, 2)  # s2 cannot write the next header
 
     async def create(protocol: str, **parameters: Any) -> None:
@@ -77,7 +78,8 @@ def test_the_function_switch_must_write_headers_and_a_symmetric_chain_needs_a_de
         asyncio.run(create("tcp"))
     with pytest.raises(ApiError, match=r"chain_parameters.symmetric.*nowhere to start"):
         asyncio.run(create("udp", chain_parameters={"symmetric": True}))
-    with pytest.raises(ApiError, match=r"its last function .* is SR-unaware and hands frames back to switch 0x2, "
-                                       r"which holds no default routes"):
-        asyncio.run(create("icmp", port_pair_groups=[ids["proxied"]]))
     assert service.find_all("port_chains", {}, []) == []
+    # An SR-unaware function hands frames back as a host would: its switch holds default routes (a service leaf).
+    asyncio.run(create("icmp", port_pair_groups=[ids["proxied"]]))
+    [chain] = chains_view(service.controller, service.labels())
+    assert chain["unrouted"] is None
