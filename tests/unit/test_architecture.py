@@ -11,22 +11,8 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from srfabric.rules.entries import (
-    Action,
-    Group,
-    LoadBits,
-    MoveBits,
-    Output,
-    OutputBits,
-    PopMpls,
-    PopVlan,
-    PushMpls,
-    PushVlan,
-    SetField,
-    SetMplsTtl,
-    SetQueue,
-    ToController,
-)
+from srfabric.rules import entries as e
+from srfabric.rules.entries import Action
 from srfabric.southbound.ofbind import bind_action
 from srfabric.southbound.ofctl_text import action_text
 from srfabric.southbound.readback import action_from_ofp
@@ -75,9 +61,10 @@ def test_files_and_controller_classes_stay_small() -> None:
     assert classes == []
 
 
-ONE_OF_EACH: list[Action] = [Output(3), OutputBits("eth_src", 4, 4), LoadBits("eth_src", 44, 4, 2),
-                             MoveBits("eth_src", 0, "reg0", 8, 4), SetField("eth_dst", 0x0A), PushVlan(), PopVlan(),
-                             PushMpls(), PopMpls(), SetMplsTtl(7), ToController(), SetQueue(6), Group(9)]
+ONE_OF_EACH: list[Action] = [e.Output(3), e.OutputBits("eth_src", 4, 4), e.LoadBits("eth_src", 44, 4, 2),
+                             e.MoveBits("eth_src", 0, "reg0", 8, 4), e.SetField("eth_dst", 0x0A), e.PushVlan(),
+                             e.PopVlan(), e.PushMpls(), e.PopMpls(), e.SetMplsTtl(7), e.ToController(), e.SetQueue(6),
+                             e.Group(9)]
 
 
 def test_the_sample_holds_every_kind_of_action() -> None:
