@@ -248,7 +248,7 @@ class StreamService:
         how to undo it."""
         record = new["streams"].get(ident)
         try:
-            change = change_one(planner, ident, None if record is None else partial(self._ask, new, record),
+            change = change_one(planner, ident, None if record is None else self._ask(new, record),
                                 old is None, record is not None and old is not None and record["path"] != old["path"],
                                 self.max_moves)
         except Refused as error:
@@ -283,13 +283,10 @@ class StreamService:
         return change.undo, change.refused
 
     def _ask(self, snap: Snapshot, record: Record) -> StreamAsk:
-        """What the record asks, its ports resolved to the fabric's hosts (``ApiError`` naming a port that is
-        none)."""
-        timed = record["priority"] == TT_PRIORITY
-        if not timed and record["path"]:
-            return StreamAsk(None, self._full_path(snap, record), False)
-        stream = self._stream(snap, record)
-        return StreamAsk(stream, self._full_path(snap, record) if record["path"] else None, timed)
+        """What the record asks; its ports are resolved to the fabric's hosts only as the change needs them
+        (``ApiError`` naming a port that is none)."""
+        return StreamAsk(partial(self._stream, snap, record), partial(self._full_path, snap, record),
+                         bool(record["path"]), record["priority"] == TT_PRIORITY)
 
     def _fill(self, new: Snapshot, change: StreamChange) -> None:
         """The records of ``new`` follow the change: a slot and phase, or a pinned path; moved streams too."""

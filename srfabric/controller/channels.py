@@ -61,7 +61,11 @@ class SwitchChannels:
             await asyncio.sleep(self.config.lldp_interval)
             if self.following:
                 continue  # a SLAVE may not send packets; the leader discovers
-            effects = self.core.tick(self.config.clock())
+            try:
+                effects = self.core.tick(self.config.clock())
+            except Exception:  # noqa: BLE001 - one bad tick must not end discovery and aging for good
+                log.exception("LLDP tick failed")
+                continue
             for send in effects.sends:
                 with contextlib.suppress(Exception):
                     self.do(Effects([send]))
@@ -123,25 +127,28 @@ class SwitchChannels:
             return  # the leader handles the switches' reports
         if self.config.reactive and msg.data[12:14] == b"\x08\x00":
             try:
-                new = self.core.new_flow(conn.dpid, msg.in_port, msg.data, msg.received_ns, msg.msg_len)
+                self.new_flow(conn, msg)
             except SrfabricError as error:
                 log.info("switch %#x: no flow set up: %s", conn.dpid, error)
-                return
-            if not new.barriers:
-                self.first_packet(conn, new)
-                return
-            # The later switches' entries now; the ingress entry waits for their barrier replies in a task of its
-            # own: the switch's read loop goes on, and must, since a barrier reply from a switch whose own read
-            # loop waited here would never be read.
-            switches = self.switches
-            for send in new.later:
-                switches[send.dpid].send_all(send.messages)
-            waits = [switches[dpid].start_barrier() for dpid in new.barriers]
-            task = asyncio.create_task(self.after_barriers(waits, conn, new))
-            self.flow_tasks.add(task)
-            task.add_done_callback(self.flow_tasks.discard)
         else:
             self.do(self.core.packet_in(conn.dpid, msg.in_port, msg.data), conn)
+
+    def new_flow(self, conn: SwitchConnection, msg: PacketIn) -> None:
+        """Set a new flow up: its first packet goes on at once when its ingress entry is all it needs; else the
+        later switches' entries go now, and the ingress entry waits for their barrier replies in a task of its
+        own: the switch's read loop goes on, and must, since a barrier reply from a switch whose own read loop
+        waited here would never be read."""
+        new = self.core.new_flow(conn.dpid, msg.in_port, msg.data, msg.received_ns, msg.msg_len)
+        if not new.barriers:
+            self.first_packet(conn, new)
+            return
+        switches = self.switches
+        for send in new.later:
+            switches[send.dpid].send_all(send.messages)
+        waits = [switches[dpid].start_barrier() for dpid in new.barriers]
+        task = asyncio.create_task(self.after_barriers(waits, conn, new))
+        self.flow_tasks.add(task)
+        task.add_done_callback(self.flow_tasks.discard)
 
     def first_packet(self, conn: SwitchConnection, new: NewFlow) -> None:
         messages = self.core.reactive.first_packet(new)

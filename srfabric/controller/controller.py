@@ -149,8 +149,15 @@ class Controller:
         self.channels.do(self.core.remove_function(name))
 
     def place(self, functions: Mapping[str, ServiceFunction], hosts: Mapping[str, Host]) -> None:
-        """The service functions and hosts the API declares (``ControllerCore.place``)."""
-        self.channels.do(self.core.place(functions, hosts))
+        """The service functions and hosts the API declares (``ControllerCore.place``); a host it refuses still
+        leaves the functions placed before it, and a sync to follow them."""
+        before = self.core.fabric.version
+        try:
+            self.channels.do(self.core.place(functions, hosts))
+        except SrfabricError:
+            if self.core.fabric.version != before:
+                self._dirty.set()
+            raise
 
     async def add_chain(self, chain: Chain) -> None:
         """Install a chain; returns once every switch confirmed its entries with a barrier.

@@ -18,11 +18,13 @@ Path = tuple[str, ...]  # talker, switches, listener
 
 @dataclass(frozen=True)
 class StreamAsk:
-    """One stream as asked: ``stream`` (None for a best-effort one pinned to the path it names), the full path
-    asked for (None: any of the k shortest), and whether it is time-triggered (a slot on every hop)."""
+    """One stream as asked, looked up only as far as a change needs it: ``stream()`` (its ends resolved to hosts),
+    ``full_path()`` (talker, the switches named, listener), whether it names switches, and whether it is
+    time-triggered (a slot on every hop; else only pinned to a path). Each look-up may raise, naming the field."""
 
-    stream: Stream | None
-    path: Path | None
+    stream: Callable[[], Stream]
+    full_path: Callable[[], Path]
+    named: bool
     timed: bool
 
 
@@ -38,23 +40,22 @@ class StreamChange:
     undo: Callable[[], None] = lambda: None
 
 
-def change_one(planner: LivePlanner, ident: str, ask: Callable[[], StreamAsk] | None, new: bool, path_changed: bool,
+def change_one(planner: LivePlanner, ident: str, asked: StreamAsk | None, new: bool, path_changed: bool,
                max_moves: int) -> StreamChange:
-    """Stream ``ident`` deleted (``ask`` None), created (``new``), put on another path, or left as it is.
-    ``ask`` is read only when the change needs it."""
-    if ask is None:
+    """Stream ``ident`` deleted (``asked`` None), created (``new``), put on another path, or left as it is."""
+    if asked is None:
         if not new and ident in planner.streams:
             kept, stream = planner.admission.admitted[ident][0], planner.streams[ident][0]
             planner.remove(ident)
             return StreamChange(undo=lambda: planner.place(stream, kept))
         return StreamChange()
-    asked = ask()
     if not asked.timed:
-        return StreamChange(pinned={ident: asked.path or shortest(planner, asked.stream)})
-    assert asked.stream is not None
+        return StreamChange(pinned={ident: asked.full_path() if asked.named else shortest(planner, asked.stream())})
     if new:
+        stream = asked.stream()
+        paths = [asked.full_path()] if asked.named else None
         where = {name: (planner.streams[name][0], planner.admission.admitted[name][0]) for name in planner.streams}
-        placed, moved = planner.admit_with_repair(asked.stream, paths(asked), max_moves)
+        placed, moved = planner.admit_with_repair(stream, paths, max_moves)
 
         def unadmit() -> None:
             planner.remove(ident)
@@ -63,19 +64,19 @@ def change_one(planner: LivePlanner, ident: str, ask: Callable[[], StreamAsk] | 
                 planner.place(*where[assignment.stream])
 
         return StreamChange(placed={ident: placed}, moved=moved, undo=unadmit)
-    if path_changed:
-        path = asked.path or (asked.stream.src, asked.stream.dst)  # no switch named: the ends alone
-        if ident not in planner.admission.admitted:  # it lost its slot (its old path broke): admitted afresh
-            return StreamChange(placed={ident: planner.admit(asked.stream, [path])},
-                                undo=lambda: planner.remove(ident))
-        before, stream = planner.admission.admitted[ident][0], planner.streams[ident][0]
+    if not path_changed:
+        return StreamChange()
+    if ident not in planner.admission.admitted:  # it lost its slot (its old path broke): admitted afresh
+        stream = asked.stream()
+        return StreamChange(placed={ident: planner.admit(stream, [asked.full_path()])},
+                            undo=lambda: planner.remove(ident))
+    before, moving = planner.admission.admitted[ident][0], planner.streams[ident][0]
 
-        def back() -> None:
-            planner.remove(ident)
-            planner.place(stream, before)
+    def back() -> None:
+        planner.remove(ident)
+        planner.place(moving, before)
 
-        return StreamChange(placed={ident: planner.move(ident, path)}, undo=back)
-    return StreamChange()
+    return StreamChange(placed={ident: planner.move(ident, asked.full_path())}, undo=back)
 
 
 def change_batch(planner: LivePlanner, asks: list[StreamAsk], max_moves: int) -> StreamChange:
@@ -83,19 +84,14 @@ def change_batch(planner: LivePlanner, asks: list[StreamAsk], max_moves: int) ->
     the others in ``refused``."""
     requests = []
     for asked in asks:
-        assert asked.stream is not None and asked.timed
-        requests.append((asked.stream, paths(asked)))
+        paths = [asked.full_path()] if asked.named else None
+        requests.append((asked.stream(), paths))
     result, refused, undo = planner.admit_batch(requests, max_moves)
     return StreamChange(placed=dict(result.placed), moved=list(result.moved), refused=refused, undo=undo)
 
 
-def paths(asked: StreamAsk) -> list[Path] | None:
-    return [asked.path] if asked.path is not None else None
-
-
-def shortest(planner: LivePlanner, stream: Stream | None) -> Path:
+def shortest(planner: LivePlanner, stream: Stream) -> Path:
     """The stream's shortest path on the planner's network."""
-    assert stream is not None
     found = planner.admission.finder.k_shortest(stream.src, stream.dst, 1)
     if not found:
         raise ModelError("path", f"no path from {stream.src} to {stream.dst}")
