@@ -20,7 +20,7 @@ integration: bootstrap
 	$(PY) -m pytest -q -p no:cacheprovider -m integration
 
 lint: bootstrap
-	$(VENV)/bin/ruff check srfabric tests
+	$(VENV)/bin/ruff check srfabric tests integrations
 
 typecheck: bootstrap
 	$(VENV)/bin/mypy

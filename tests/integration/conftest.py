@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -15,7 +16,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if shutil.which("ovs-vsctl") is None:
         missing.append("Open vSwitch")
     for item in items:
-        if "integration" in str(item.fspath):
+        if "integration" in Path(str(item.fspath)).parts:  # tests/integration (not, say, integrations/)
             item.add_marker(pytest.mark.integration)
             if missing:
                 item.add_marker(pytest.mark.skip(reason=f"needs {', '.join(missing)}"))

@@ -1,0 +1,166 @@
+"""The driver's journal, as networking-odl keeps one.
+
+Each Neutron change is written as a row of Neutron's own database, in the same transaction as the change
+(``record``, from a driver's precommit): a change Neutron rolls back leaves no row, and one it commits cannot
+be lost. A worker (``Journal.run_once``) sends the rows to srfabric strictly in their order, one at a time:
+before it sends a row it claims it (several API workers share the table), a row that could not be delivered
+waits with exponential backoff and holds back every later row, and a row srfabric refuses is marked failed
+(with the reason) so that the rest can go on. A row whose worker died mid-send is claimed again once its claim
+is ``stale_s`` old; srfabric applies rows idempotently (by Neutron's id), so a row sent twice arrives once.
+The clock and the sender are passed in.
+
+>>> from sqlalchemy import create_engine
+>>> engine = create_engine("sqlite://")
+>>> JOURNAL_METADATA.create_all(engine)
+>>> with engine.begin() as db:
+...     _ = record(db, "port_pair", "p1", "create", {"id": "p1"})
+>>> sent = []
+>>> journal = Journal(engine, lambda entry: (sent.append(entry.object_uuid), (DONE, ""))[1], clock=lambda: 0.0)
+>>> journal.run_once(), sent, journal.counts()
+(1, ['p1'], {'completed': 1})
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import BigInteger, Column, Engine, Float, Integer, MetaData, String, Table, Text, func, select, update
+from sqlalchemy.engine import Connection
+
+JOURNAL_METADATA = MetaData()
+JOURNAL = Table(
+    "srfabric_journal", JOURNAL_METADATA,
+    Column("seqnum", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column("object_type", String(36), nullable=False),
+    Column("object_uuid", String(36), nullable=False),
+    Column("operation", String(16), nullable=False),
+    Column("data", Text, nullable=False),
+    Column("state", String(16), nullable=False, index=True),
+    Column("retry_count", Integer, nullable=False, default=0),
+    Column("not_before", Float, nullable=False, default=0.0),  # the worker's clock, seconds
+    Column("claimed_at", Float, nullable=False, default=0.0),
+    Column("reason", Text, nullable=False, default=""),
+)
+PENDING, PROCESSING, COMPLETED, FAILED = "pending", "processing", "completed", "failed"
+OPERATIONS = ("create", "update", "delete")
+DONE, RETRY, REJECTED = "done", "retry", "rejected"  # what a send can come to
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One journal row as the sender gets it."""
+
+    seqnum: int
+    object_type: str
+    object_uuid: str
+    operation: str
+    data: dict[str, Any]
+
+
+Sender = Callable[[Entry], tuple[str, str]]  # (DONE | RETRY | REJECTED, why)
+
+
+def record(db: Connection, object_type: str, object_uuid: str, operation: str, data: dict[str, Any]) -> int:
+    """Write one change into the journal inside the caller's open transaction; its sequence number."""
+    if operation not in OPERATIONS:
+        raise ValueError(f"operation: {operation!r} is not one of {', '.join(OPERATIONS)}")
+    result = db.execute(JOURNAL.insert().values(object_type=object_type, object_uuid=object_uuid,
+                                                operation=operation, data=json.dumps(data, sort_keys=True),
+                                                state=PENDING, retry_count=0, not_before=0.0, claimed_at=0.0,
+                                                reason=""))
+    key = result.inserted_primary_key
+    assert key is not None
+    return int(key[0])
+
+
+class Journal:
+    """Sends the journal's rows in order with ``send``; ``run_once`` is one pass of the worker."""
+
+    def __init__(self, engine: Engine, send: Sender, clock: Callable[[], float] = time.monotonic,
+                 backoff_min_s: float = 0.1, backoff_max_s: float = 60.0, stale_s: float = 30.0) -> None:
+        self.engine = engine
+        self.send = send
+        self.clock = clock
+        self.backoff_min_s, self.backoff_max_s = backoff_min_s, backoff_max_s
+        self.stale_s = stale_s
+
+    def run_once(self, limit: int = 1000) -> int:
+        """Send rows in order until one must wait (backoff, or another worker holds it) or none is left; the
+        number completed."""
+        done = 0
+        while done < limit:
+            entry = self._claim_head()
+            if entry is None:
+                return done
+            outcome, why = self.send(entry)
+            self._settle(entry, outcome, why)
+            if outcome == RETRY:
+                return done
+            done += outcome == DONE
+        return done
+
+    def wait_s(self) -> float | None:
+        """How long until the head row may be tried again (0: now); None when nothing is waiting."""
+        head = self._head()
+        if head is None:
+            return None
+        now = self.clock()
+        if head.state == PROCESSING:
+            return max(0.0, head.claimed_at + self.stale_s - now)
+        return max(0.0, head.not_before - now)
+
+    def counts(self) -> dict[str, int]:
+        with self.engine.connect() as db:
+            rows = db.execute(select(JOURNAL.c.state, func.count()).group_by(JOURNAL.c.state)).all()
+        return {state: count for state, count in rows}
+
+    def failed(self) -> list[tuple[int, str, str, str]]:
+        """Rows srfabric refused: (sequence number, type, id, why)."""
+        with self.engine.connect() as db:
+            rows = db.execute(select(JOURNAL.c.seqnum, JOURNAL.c.object_type, JOURNAL.c.object_uuid, JOURNAL.c.reason)
+                              .where(JOURNAL.c.state == FAILED).order_by(JOURNAL.c.seqnum)).all()
+        return [(int(s), t, u, r) for s, t, u, r in rows]
+
+    def _head(self) -> Any:
+        with self.engine.connect() as db:
+            return db.execute(select(JOURNAL).where(JOURNAL.c.state.in_((PENDING, PROCESSING)))
+                              .order_by(JOURNAL.c.seqnum).limit(1)).first()
+
+    def _claim_head(self) -> Entry | None:
+        """The oldest unsent row, claimed for this worker; None when it must wait or there is none."""
+        head = self._head()
+        if head is None:
+            return None
+        now = self.clock()
+        if head.state == PENDING and head.not_before > now:
+            return None  # backing off: every later row waits too, to keep the order
+        if head.state == PROCESSING and head.claimed_at + self.stale_s > now:
+            return None  # another worker is sending it
+        with self.engine.begin() as db:  # the claim: only one worker's update finds the row as it was
+            claimed = db.execute(update(JOURNAL).where(JOURNAL.c.seqnum == head.seqnum,
+                                                       JOURNAL.c.state == head.state,
+                                                       JOURNAL.c.claimed_at == head.claimed_at)
+                                 .values(state=PROCESSING, claimed_at=now)).rowcount
+        if claimed != 1:
+            return None
+        return Entry(int(head.seqnum), head.object_type, head.object_uuid, head.operation, json.loads(head.data))
+
+    def _settle(self, entry: Entry, outcome: str, why: str) -> None:
+        now = self.clock()
+        with self.engine.begin() as db:
+            row = JOURNAL.c
+            if outcome == DONE:
+                db.execute(update(JOURNAL).where(row.seqnum == entry.seqnum).values(state=COMPLETED, reason=""))
+            elif outcome == REJECTED:
+                db.execute(update(JOURNAL).where(row.seqnum == entry.seqnum).values(state=FAILED, reason=why))
+            elif outcome == RETRY:
+                tries = db.execute(select(row.retry_count).where(row.seqnum == entry.seqnum)).scalar_one() + 1
+                delay = min(self.backoff_max_s, self.backoff_min_s * 2 ** (tries - 1))
+                db.execute(update(JOURNAL).where(row.seqnum == entry.seqnum)
+                           .values(state=PENDING, retry_count=tries, not_before=now + delay, reason=why))
+            else:
+                raise ValueError(f"outcome: {outcome!r} is not one of {DONE}, {RETRY}, {REJECTED}")
