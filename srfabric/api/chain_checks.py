@@ -67,7 +67,8 @@ def create_port_chain(snap: Snapshot, body: dict[str, Any], project: str) -> Rec
         chain_id = next((i for i in range(1, 65535) if i not in used), 0)
         if chain_id == 0:
             raise bad_request("chain_id: no chain id is free in 1..65534.", "PortChainUnavailableChainId")
-    record = {**owned(body, project), "description": body.get("description") or "", "chain_id": chain_id,
+    record = {**owned(snap, "port_chains", body, project),
+              "description": body.get("description") or "", "chain_id": chain_id,
               "port_pair_groups": groups, "flow_classifiers": classifiers, "chain_parameters": parameters}
     snap["port_chains"][record["id"]] = record
     return record
@@ -137,7 +138,8 @@ def create_service_graph(snap: Snapshot, body: dict[str, Any], project: str) -> 
     if _has_loop(edges):
         raise bad_request("port_chains: Service Graph defined contains at least one port chain loop.",
                           "ServiceGraphLoopDetected")
-    record = {**owned(body, project), "description": body.get("description") or "",
+    record = {**owned(snap, "service_graphs", body, project),
+              "description": body.get("description") or "",
               "port_chains": {src: list(dsts) for src, dsts in edges.items()}}
     snap["service_graphs"][record["id"]] = record
     return record

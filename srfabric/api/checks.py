@@ -21,7 +21,8 @@ ETHERTYPES = {"ipv4": "IPv4", "ipv6": "IPv6"}
 
 # -- ports ---------------------------------------------------------------------------
 def create_port(snap: Snapshot, body: dict[str, Any], project: str) -> Record:
-    record = {**owned(body, project), "mac_address": body.get("mac_address") or "",
+    record = {**owned(snap, "ports", body, project),
+              "mac_address": body.get("mac_address") or "",
               "fixed_ips": body.get("fixed_ips") or [], "device_owner": body.get("device_owner") or "",
               "device_id": body.get("device_id") or "", "binding:profile": body.get("binding_profile") or {},
               "status": "ACTIVE", "admin_state_up": True, "srfabric:discovered": False}
@@ -86,7 +87,8 @@ def create_flow_classifier(snap: Snapshot, body: dict[str, Any], project: str) -
         if protocol not in PROTOCOLS:
             raise bad_request(f"protocol: Flow Classifier does not support protocol {body['protocol']}. Supported "
                               "protocol values are ['tcp', 'udp', 'icmp'].", "FlowClassifierInvalidProtocol")
-    record = {**owned(body, project), "description": body.get("description") or "", "ethertype": ethertype,
+    record = {**owned(snap, "flow_classifiers", body, project),
+              "description": body.get("description") or "", "ethertype": ethertype,
               "protocol": protocol, "l7_parameters": {}}
     for side in ("source", "destination"):
         low, high = body.get(f"{side}_port_range_min"), body.get(f"{side}_port_range_max")
@@ -183,7 +185,8 @@ def create_port_pair(snap: Snapshot, body: dict[str, Any], project: str) -> Reco
         raise bad_request(f"service_function_parameters: rewrites are for an SR-unaware function (correlation None); "
                           f"one with correlation {parameters['correlation']} returns the flow untouched.",
                           "PortPairRewritesNeedProxy")
-    record = {**owned(body, project), "description": body.get("description") or "", "ingress": body["ingress"],
+    record = {**owned(snap, "port_pairs", body, project),
+              "description": body.get("description") or "", "ingress": body["ingress"],
               "egress": body["egress"], "service_function_parameters": parameters}
     snap["port_pairs"][record["id"]] = record
     return record
@@ -226,7 +229,8 @@ def create_port_pair_group(snap: Snapshot, body: dict[str, Any], project: str) -
                   or {"ingress_n_tuple": {}, "egress_n_tuple": {}}}
     used = {g["group_id"] for g in snap["port_pair_groups"].values()}
     group_id = next(i for i in range(1, len(used) + 2) if i not in used)
-    record = {**owned(body, project), "description": body.get("description") or "", "group_id": group_id,
+    record = {**owned(snap, "port_pair_groups", body, project),
+              "description": body.get("description") or "", "group_id": group_id,
               "port_pairs": list(pairs), "port_pair_group_parameters": parameters, "tap_enabled": tap}
     snap["port_pair_groups"][record["id"]] = record
     return record

@@ -16,9 +16,15 @@ def new_id() -> str:
     return str(uuid.uuid4())
 
 
-def owned(body: dict[str, Any], project: str) -> Record:
+def owned(snap: Snapshot, kind: str, body: dict[str, Any], project: str) -> Record:
+    """A new record's id (the body's, when it names one that no record of ``kind`` has; else a fresh one), name
+    and owner."""
+    ident = body.get("id")
+    if ident and ident in snap[kind]:
+        error, what = NOT_FOUND[kind]
+        raise in_use(error.replace("NotFound", "Exists"), f"{what} {ident} exists already.")
     owner = body.get("project_id") or body.get("tenant_id") or project
-    return {"id": new_id(), "name": body.get("name") or "", "project_id": owner, "tenant_id": owner}
+    return {"id": ident or new_id(), "name": body.get("name") or "", "project_id": owner, "tenant_id": owner}
 
 
 NOT_FOUND = {"ports": ("PortNotFound", "Port"), "flow_classifiers": ("FlowClassifierNotFound", "Flow Classifier"),

@@ -48,6 +48,8 @@ class Strict(BaseModel):
 
 
 class Owned(Strict):
+    # srfabric's own: a creator may choose the id (the Neutron driver keeps Neutron's), unique per kind.
+    id: str | None = OptionalUuid
     name: str = Name
     project_id: str | None = Field(default=None, max_length=255)
     tenant_id: str | None = Field(default=None, max_length=255)

@@ -20,7 +20,8 @@ def create_stream(snap: Snapshot, body: dict[str, Any], project: str) -> Record:
     stream_id = next((i for i in range(1, MAX_STREAM_ID + 1) if i not in used), 0)
     if stream_id == 0:
         raise in_use("StreamUnavailableId", f"stream_id: no id is free in 1..{MAX_STREAM_ID}.")
-    record = {**owned(body, project), "description": body.get("description") or "", "stream_id": stream_id,
+    record = {**owned(snap, "streams", body, project),
+              "description": body.get("description") or "", "stream_id": stream_id,
               "talker": body["talker"], "listener": body["listener"],
               "period_ns": body.get("period_ns") or 1_000_000, "size_bytes": body.get("size_bytes") or 100,
               "max_latency_ns": body.get("max_latency_ns"), "priority": body.get("priority", 7),

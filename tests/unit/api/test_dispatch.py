@@ -298,3 +298,12 @@ def test_the_web_view_takes_the_token_once_then_reads_with_the_cookie() -> None:
             assert refused.status_code == 401 and service.calls == []
 
     asyncio.run(go())
+
+
+def test_a_chosen_id_must_be_a_uuid() -> None:
+    service = StubService()
+    response = request(service, "POST", "/v2.0/ports", json={"port": {"id": "not-a-uuid", "name": "p"}})
+    assert response.status_code == 400 and "id" in error_of(response)[2] and service.calls == []
+    good = "0c7a8a0e-4bc1-4b1f-9b0e-0d0f3c2a1b11"
+    assert request(service, "POST", "/v2.0/ports", json={"port": {"id": good}}).status_code == 201
+    assert service.calls[-1][2]["id"] == good

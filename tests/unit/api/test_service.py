@@ -103,3 +103,26 @@ def test_ipv6_addresses_learned_after_a_host_are_kept_and_not_lost_to_api_change
     assert fabric.hosts["h2"].ip6 == ("fd00::2",)  # the declared host kept what it learned
     kept = {p["name"]: [ip["ip_address"] for ip in p["fixed_ips"]] for p in repo.load()["ports"].values()}
     assert kept["h1"] == ["10.0.0.1", "fd00::1"]  # the learned host's port lists its new address
+
+
+def test_a_creator_may_choose_the_id_once_per_kind(tmp_path: Path) -> None:
+    """The Neutron driver keeps Neutron's ids: a create may name a free id; a taken one is a 409 naming it, and a
+    change sent twice (a journal row sent again) cannot make two records."""
+    from srfabric.api.errors import ApiError
+
+    service = SfcService(Repository(open_database(f"sqlite:///{tmp_path}/api.db")), Controller())
+    chosen = "0c7a8a0e-4bc1-4b1f-9b0e-0d0f3c2a1b11"
+
+    async def scenario() -> tuple[str, int, str, str]:
+        await service.start()
+        port = await service.create("ports", {"id": chosen, "name": "v-in"})
+        with pytest.raises(ApiError) as again:
+            await service.create("ports", {"id": chosen, "name": "v-in"})
+        other = await service.create("flow_classifiers", {"id": chosen, "protocol": "udp"})  # ids are per kind
+        return port["id"], again.value.status, again.value.message, other["id"]
+
+    ident, status, message, other = asyncio.run(scenario())
+    assert ident == other == chosen and status == 409 and message == f"Port {chosen} exists already."
+    assert [p["id"] for p in service.find_all("ports", {}, [])] == [chosen]
+    assert [p["id"] for p in Repository(open_database(f"sqlite:///{tmp_path}/api.db")).load()["ports"].values()] \
+        == [chosen]
