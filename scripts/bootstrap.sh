@@ -16,6 +16,8 @@ APT_PACKAGES=(
   chromium chromium-driver
   # A kernel with taprio for QEMU: the rendered gate control lists are checked against it.
   linux-image-amd64 qemu-system-x86 busybox-static
+  # OpenStack Neutron's database for the driver tests (its migrations are MySQL-only).
+  mariadb-server
 )
 VENV=.venv
 
@@ -47,6 +49,18 @@ if [ ! -f "$TSNKIT_VENV/.installed" ] || [ tsnkit-constraints.txt -nt "$TSNKIT_V
   [ -x "$TSNKIT_VENV/bin/python" ] || /usr/bin/python3 -m venv "$TSNKIT_VENV"
   "$TSNKIT_VENV/bin/pip" install -q -c tsnkit-constraints.txt tsnkit scipy
   touch "$TSNKIT_VENV/.installed"
+fi
+
+# OpenStack Neutron 29 with networking-sfc 23 and srfabric's drivers (integrations/neutron): a venv of its own,
+# since Neutron pins a dependency set of its own.
+NEUTRON_VENV=.venv-neutron
+if [ ! -f "$NEUTRON_VENV/.installed" ] || [ integrations/neutron/constraints.txt -nt "$NEUTRON_VENV/.installed" ] \
+    || [ integrations/neutron/pyproject.toml -nt "$NEUTRON_VENV/.installed" ]; then
+  [ -x "$NEUTRON_VENV/bin/python" ] || /usr/bin/python3 -m venv "$NEUTRON_VENV"
+  "$NEUTRON_VENV/bin/pip" install -q -c integrations/neutron/constraints.txt neutron networking-sfc \
+    python-openstackclient python-neutronclient PyMySQL
+  "$NEUTRON_VENV/bin/pip" install -q --no-deps -e integrations/neutron
+  touch "$NEUTRON_VENV/.installed"
 fi
 
 # Open vSwitch runs in userspace here (no kernel module); start it when it is not running.

@@ -32,21 +32,26 @@ def create_port(snap: Snapshot, body: dict[str, Any], project: str) -> Record:
         except ValueError:
             raise bad_request(f"Invalid input for fixed_ips[{index}].ip_address. Reason: "
                               f"'{ip['ip_address']}' is not a valid IP address.") from None
-    _check_binding(record["binding:profile"])
+    record["binding:profile"] = _binding(record["binding:profile"])
     snap["ports"][record["id"]] = record
     return record
 
 
-def _check_binding(profile: dict[str, Any]) -> None:
+def _binding(profile: dict[str, Any]) -> dict[str, Any]:
+    """The profile checked, its port a number: ``openstack port create --binding-profile port=3`` sends text."""
     if not profile:
-        return
+        return profile
     port = profile.get("port")
+    if isinstance(port, str) and port.isdecimal() and len(port) <= 10:
+        port = int(port)
+        profile = {**profile, "port": port}
     if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 0xFFFFFF00:
         raise bad_request(f"Invalid input for binding:profile.port. Reason: {port!r} is not a port number "
                           "(1..4294967040).")
     switch = profile.get("switch")
     if not isinstance(switch, (str, int)) or isinstance(switch, bool) or switch == "":
         raise bad_request("Invalid input for binding:profile.switch. Reason: a switch name or datapath id is needed.")
+    return profile
 
 
 def update_port(snap: Snapshot, ident: str, body: dict[str, Any]) -> Record:
@@ -55,8 +60,7 @@ def update_port(snap: Snapshot, ident: str, body: dict[str, Any]) -> Record:
         if body.get(key) is not None:
             record[key] = body[key]
     if body.get("binding_profile") is not None:
-        _check_binding(body["binding_profile"])
-        record["binding:profile"] = body["binding_profile"]
+        record["binding:profile"] = _binding(body["binding_profile"])
     snap["ports"][ident] = record
     return record
 

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import BigInteger, Column, Engine, Float, Integer, MetaData, String, Table, Text, func, select, update
+from sqlalchemy import BigInteger, Column, Engine, Integer, MetaData, String, Table, Text, func, select, update
 from sqlalchemy.engine import Connection
 
 JOURNAL_METADATA = MetaData()
@@ -41,8 +41,10 @@ JOURNAL = Table(
     Column("data", Text, nullable=False),
     Column("state", String(16), nullable=False, index=True),
     Column("retry_count", Integer, nullable=False, default=0),
-    Column("not_before", Float, nullable=False, default=0.0),  # the worker's clock, seconds
-    Column("claimed_at", Float, nullable=False, default=0.0),
+    # The worker's clock in whole microseconds: a claim matches the value it read exactly (MySQL's FLOAT is single
+    # precision, and comes back rounded).
+    Column("not_before", BigInteger, nullable=False, default=0),
+    Column("claimed_at", BigInteger, nullable=False, default=0),
     Column("reason", Text, nullable=False, default=""),
 )
 PENDING, PROCESSING, COMPLETED, FAILED = "pending", "processing", "completed", "failed"
@@ -69,8 +71,8 @@ def record(db: Connection, object_type: str, object_uuid: str, operation: str, d
     if operation not in OPERATIONS:
         raise ValueError(f"operation: {operation!r} is not one of {', '.join(OPERATIONS)}")
     result = db.execute(JOURNAL.insert().values(object_type=object_type, object_uuid=object_uuid,
-                                                operation=operation, data=json.dumps(data, sort_keys=True),
-                                                state=PENDING, retry_count=0, not_before=0.0, claimed_at=0.0,
+                                                operation=operation, data=json.dumps(data, sort_keys=True, default=str),
+                                                state=PENDING, retry_count=0, not_before=0, claimed_at=0,
                                                 reason=""))
     key = result.inserted_primary_key
     assert key is not None
@@ -103,15 +105,18 @@ class Journal:
             done += outcome == DONE
         return done
 
+    def now_us(self) -> int:
+        return round(self.clock() * 1_000_000)
+
     def wait_s(self) -> float | None:
         """How long until the head row may be tried again (0: now); None when nothing is waiting."""
         head = self._head()
         if head is None:
             return None
-        now = self.clock()
+        now = self.now_us()
         if head.state == PROCESSING:
-            return max(0.0, head.claimed_at + self.stale_s - now)
-        return max(0.0, head.not_before - now)
+            return max(0.0, (head.claimed_at - now) / 1e6 + self.stale_s)
+        return max(0.0, (head.not_before - now) / 1e6)
 
     def counts(self) -> dict[str, int]:
         with self.engine.connect() as db:
@@ -135,10 +140,10 @@ class Journal:
         head = self._head()
         if head is None:
             return None
-        now = self.clock()
+        now = self.now_us()
         if head.state == PENDING and head.not_before > now:
             return None  # backing off: every later row waits too, to keep the order
-        if head.state == PROCESSING and head.claimed_at + self.stale_s > now:
+        if head.state == PROCESSING and head.claimed_at + round(self.stale_s * 1_000_000) > now:
             return None  # another worker is sending it
         with self.engine.begin() as db:  # the claim: only one worker's update finds the row as it was
             claimed = db.execute(update(JOURNAL).where(JOURNAL.c.seqnum == head.seqnum,
@@ -150,7 +155,7 @@ class Journal:
         return Entry(int(head.seqnum), head.object_type, head.object_uuid, head.operation, json.loads(head.data))
 
     def _settle(self, entry: Entry, outcome: str, why: str) -> None:
-        now = self.clock()
+        now = self.now_us()
         with self.engine.begin() as db:
             row = JOURNAL.c
             if outcome == DONE:
@@ -161,6 +166,7 @@ class Journal:
                 tries = db.execute(select(row.retry_count).where(row.seqnum == entry.seqnum)).scalar_one() + 1
                 delay = min(self.backoff_max_s, self.backoff_min_s * 2 ** (tries - 1))
                 db.execute(update(JOURNAL).where(row.seqnum == entry.seqnum)
-                           .values(state=PENDING, retry_count=tries, not_before=now + delay, reason=why))
+                           .values(state=PENDING, retry_count=tries, not_before=now + round(delay * 1_000_000),
+                                   reason=why))
             else:
                 raise ValueError(f"outcome: {outcome!r} is not one of {DONE}, {RETRY}, {REJECTED}")

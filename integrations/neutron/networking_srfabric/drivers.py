@@ -1,0 +1,95 @@
+"""networking-sfc's SFC and flow-classifier drivers and an ML2 mechanism driver named ``srfabric``: each change
+is recorded in the journal inside Neutron's own transaction (its precommit) and the worker is woken after the
+commit (its postcommit), as networking-odl does. The ML2 driver binds the ports that name a fabric switch and
+port in their ``binding:profile``, and shows them in the binding's details."""
+
+from __future__ import annotations
+
+import abc
+import logging
+from typing import Any
+
+from networking_sfc.services.flowclassifier.drivers import base as fc_base
+from networking_sfc.services.sfc.drivers import base as sfc_base
+from neutron_lib.db import api as db_api
+from neutron_lib.plugins.ml2 import api as ml2
+
+from networking_srfabric import config  # noqa: F401  (registers the [srfabric] options)
+from networking_srfabric.journal import record
+from networking_srfabric.worker import worker
+
+LOG = logging.getLogger(__name__)
+
+
+def _journal(context: Any, kind: str, operation: str) -> None:
+    """One row for ``context.current``, in the transaction the change is in."""
+    current = context.current
+    record(context._plugin_context.session.connection(), kind, current["id"], operation, current)
+
+
+def _wake() -> None:
+    worker(db_api.CONTEXT_WRITER.get_engine()).wake()
+
+
+class SrfabricSfcDriver(sfc_base.SfcDriverBase):
+    """Port chains, port pairs, port pair groups and service graphs, journaled for srfabric."""
+
+    def initialize(self) -> None:
+        worker(db_api.CONTEXT_WRITER.get_engine())
+
+    # networking-sfc's legacy calls: the work is in the precommit and postcommit hooks below.
+    def create_port_chain(self, context: Any) -> None: ...
+    def update_port_chain(self, context: Any) -> None: ...
+    def delete_port_chain(self, context: Any) -> None: ...
+    def create_port_pair(self, context: Any) -> None: ...
+    def update_port_pair(self, context: Any) -> None: ...
+    def delete_port_pair(self, context: Any) -> None: ...
+    def create_port_pair_group(self, context: Any) -> None: ...
+    def update_port_pair_group(self, context: Any) -> None: ...
+    def delete_port_pair_group(self, context: Any) -> None: ...
+
+
+class SrfabricFlowClassifierDriver(fc_base.FlowClassifierDriverBase):
+    """Flow classifiers, journaled for srfabric."""
+
+    def initialize(self) -> None:
+        worker(db_api.CONTEXT_WRITER.get_engine())
+
+    def create_flow_classifier(self, context: Any) -> None: ...
+    def update_flow_classifier(self, context: Any) -> None: ...
+    def delete_flow_classifier(self, context: Any) -> None: ...
+
+
+def _hooks(cls: type, kinds: tuple[str, ...]) -> None:
+    """Every kind's create/update/delete precommit records the change; every postcommit wakes the worker."""
+    for kind in kinds:
+        for operation in ("create", "update", "delete"):
+            setattr(cls, f"{operation}_{kind}_precommit",
+                    lambda self, context, k=kind, o=operation: _journal(context, k, o))
+            setattr(cls, f"{operation}_{kind}_postcommit", lambda self, context: _wake())
+
+
+_hooks(SrfabricSfcDriver, ("port_chain", "port_pair", "port_pair_group", "service_graph"))
+_hooks(SrfabricFlowClassifierDriver, ("flow_classifier",))
+abc.update_abstractmethods(SrfabricSfcDriver)  # the hooks set above implement abstract ones
+abc.update_abstractmethods(SrfabricFlowClassifierDriver)
+
+
+class SrfabricMechanismDriver(ml2.MechanismDriver):
+    """Neutron's ports, journaled for srfabric; binds those on a fabric switch port."""
+
+    def initialize(self) -> None:
+        worker(db_api.CONTEXT_WRITER.get_engine())
+
+    def bind_port(self, context: Any) -> None:
+        profile = context.current.get("binding:profile") or {}
+        if "switch" not in profile or "port" not in profile:
+            return  # not on the fabric: another driver may bind it
+        for segment in context.segments_to_bind:
+            context.set_binding(segment[ml2.ID], "other",
+                                {"srfabric_switch": profile["switch"], "srfabric_port": profile["port"]},
+                                status="ACTIVE")
+            return
+
+
+_hooks(SrfabricMechanismDriver, ("port",))
