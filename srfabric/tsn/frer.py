@@ -17,9 +17,13 @@ is taken whatever its number.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 
 SEQ_SPACE = 1 << 16  # the R-TAG's 16-bit sequence number
+COUNTERS = {"passed": "frer-cps-seq-rcvy-passed-packets", "discarded": "frer-cps-seq-rcvy-discarded-packets",
+            "out_of_order": "frer-cps-seq-rcvy-out-of-order-packets", "lost": "frer-cps-seq-rcvy-lost-packets",
+            "rogue": "frer-cps-seq-rcvy-rogue-packets", "resets": "frer-cps-seq-rcvy-resets"}
 
 
 @dataclass
@@ -33,12 +37,7 @@ class VectorRecovery:
     history: int = 0  # SequenceHistory: bit i set when newest - i was seen
     filled: int = 0  # positions of the window that hold a number since the last reset
     last_ns: int | None = None  # when a frame last passed
-    passed: int = 0
-    discarded: int = 0
-    out_of_order: int = 0
-    lost: int = 0
-    rogue: int = 0
-    resets: int = 0
+    counts: Counter[str] = field(default_factory=Counter)  # by the short names of ``COUNTERS``
 
     def __post_init__(self) -> None:
         if not 2 <= self.history_length <= SEQ_SPACE // 2:
@@ -59,45 +58,40 @@ class VectorRecovery:
         if delta >= SEQ_SPACE // 2:
             delta -= SEQ_SPACE  # a number before the newest
         if abs(delta) >= self.history_length:
-            self.rogue += 1
-            self.discarded += 1
+            self.counts["rogue"] += 1
+            self.counts["discarded"] += 1
             return False
         if delta <= 0:
             bit = 1 << -delta
             if self.history & bit:
-                self.discarded += 1  # the other path's copy, or a replay inside the window
+                self.counts["discarded"] += 1  # the other path's copy, or a replay inside the window
                 return False
             self.history |= bit
-            self.out_of_order += 1
+            self.counts["out_of_order"] += 1
             return self._passed(now_ns)
         if delta > 1:
-            self.out_of_order += 1
+            self.counts["out_of_order"] += 1
         # The positions shifted out of the window: those that held a number since the last reset and were never
         # seen are lost.
         low, high = self.history_length - delta, min(self.history_length, self.filled)
         if high > low:
             dropped = self.history >> low & ((1 << (high - low)) - 1)
-            self.lost += high - low - bin(dropped).count("1")
+            self.counts["lost"] += high - low - bin(dropped).count("1")
         self.history = ((self.history << delta) | 1) & ((1 << self.history_length) - 1)
         self.filled = min(self.history_length, self.filled + delta)
         self.newest = sequence
         return self._passed(now_ns)
 
     def _passed(self, now_ns: int) -> bool:
-        self.passed += 1
+        self.counts["passed"] += 1
         self.last_ns = now_ns
         return True
 
     def reset(self) -> None:
         """Take the next frame whatever its number (SequenceRecoveryReset)."""
         self.take_any, self.history = True, 0
-        self.resets += 1
+        self.counts["resets"] += 1
 
     def counters(self) -> dict[str, int]:
         """The counters under ``ieee802-dot1cb-frer``'s names (sequence recovery, per stream)."""
-        return {"frer-cps-seq-rcvy-passed-packets": self.passed,
-                "frer-cps-seq-rcvy-discarded-packets": self.discarded,
-                "frer-cps-seq-rcvy-out-of-order-packets": self.out_of_order,
-                "frer-cps-seq-rcvy-lost-packets": self.lost,
-                "frer-cps-seq-rcvy-rogue-packets": self.rogue,
-                "frer-cps-seq-rcvy-resets": self.resets}
+        return {yang: self.counts[short] for short, yang in COUNTERS.items()}
