@@ -180,19 +180,29 @@ def topology_tables(fabric: Fabric, codec: str, problems: list[SrfabricError] | 
         dst, *dst6 = host_addresses(host, "dst")  # its IPv4 address, then its IPv6 ones
         placed: list[tuple[int, FlowEntry]] = []
         groups: list[tuple[int, GroupEntry]] = []
-        with reported(problems, what):
-            for dpid in ingress:
-                found = memo.routes.get((host.name, dpid))
-                if found is None or not found[2] <= fabric.links.keys():
+        # An ingress that cannot reach the host (a service leaf whose links are not known yet) is reported, and
+        # every other ingress keeps its route to the host.
+        unreachable: SrfabricError | None = None
+        for dpid in ingress:
+            found = memo.routes.get((host.name, dpid))
+            if found is None or not found[2] <= fabric.links.keys():
+                try:
                     route = host_route(fabric, (dpid, 0), host.name)
                     v4 = host_route_entries(route, [dst], rules, sre, group_ids[host.dpid], what)
                     v6 = host_route_entries(route, dst6, rules, sre, group_ids[host.dpid] | IPV6_ROUTES, what,
                                             ipv6=True)  # a group of its own: an MPLS header says which family
-                    found = memo.routes[(host.name, dpid)] = (v4[0] + v6[0], v4[1] + v6[1],
-                                                              crossed(fabric, [route]))
-                placed += found[0]
-                groups += found[1]
+                except SrfabricError as error:
+                    if problems is None:
+                        raise
+                    unreachable = unreachable or error
+                    continue
+                found = memo.routes[(host.name, dpid)] = (v4[0] + v6[0], v4[1] + v6[1], crossed(fabric, [route]))
+            placed += found[0]
+            groups += found[1]
+        with reported(problems, what):
             tables.add_all(placed, what, groups)
+            if unreachable is not None:
+                raise unreachable
     gateway = fabric.gateway()
     if gateway is not None:
         for dpid in ingress:

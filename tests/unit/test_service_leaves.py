@@ -56,3 +56,18 @@ def test_only_switches_with_hosts_or_an_sr_unaware_functions_port_hold_default_r
     routed = {dpid for dpid, entries in state.entries.items() for e in entries if e.kind == Kind.ROUTE}
     with_hosts = {host.dpid for host in fabric.hosts.values()}
     assert routed == with_hosts | {fabric.functions["nat"].egress[0]}
+
+
+def test_a_service_leaf_not_linked_yet_costs_no_other_switch_its_routes() -> None:
+    from srfabric.model.fabric import ServiceFunction, Switch
+
+    fabric = with_service_leaf()
+    before = compile_state(fabric, [], "mac-nibble")
+    fabric.add_switch(Switch(0x999, "leaf"))  # connected, its links not discovered yet
+    fabric.add_function(ServiceFunction("fw", (0x999, 1), (0x999, 2), proxy=True, mac=0x02CC00000001))
+    problems: list = []
+    after = compile_state(fabric, [], "mac-nibble", problems)
+    routes = {dpid: [e for e in entries if e.kind == Kind.ROUTE] for dpid, entries in after.entries.items()}
+    assert all(routes[dpid] == [e for e in entries if e.kind == Kind.ROUTE]
+               for dpid, entries in before.entries.items())  # every other switch keeps every route
+    assert routes[0x999] == [] and {p.field for p in problems} == {f"host h{i}" for i in range(1, 17)}

@@ -16,14 +16,19 @@ from neutron_lib.plugins.ml2 import api as ml2
 
 from networking_srfabric import config  # noqa: F401  (registers the [srfabric] options)
 from networking_srfabric.journal import record
+from networking_srfabric.sender import CHANGED
 from networking_srfabric.worker import worker
 
 LOG = logging.getLogger(__name__)
 
 
 def _journal(context: Any, kind: str, operation: str) -> None:
-    """One row for ``context.current``, in the transaction the change is in."""
-    current = context.current
+    """One row for ``context.current``, in the transaction the change is in; an update's row names the fields it
+    changed (srfabric, as Neutron, refuses some fields in an update even unchanged: a chain's in a graph)."""
+    current = dict(context.current)
+    original = getattr(context, "original", None)
+    if operation == "update" and original:
+        current[CHANGED] = sorted(name for name, value in current.items() if original.get(name) != value)
     record(context._plugin_context.session.connection(), kind, current["id"], operation, current)
 
 

@@ -7,7 +7,8 @@ before it sends a row it claims it (several API workers share the table), a row 
 waits with exponential backoff and holds back every later row, and a row srfabric refuses is marked failed
 (with the reason) so that the rest can go on. A row whose worker died mid-send is claimed again once its claim
 is ``stale_s`` old; srfabric applies rows idempotently (by Neutron's id), so a row sent twice arrives once.
-The clock and the sender are passed in.
+The clock and the sender are passed in; the clock must mean the same in every process sharing the table
+(the default is the wall clock).
 
 >>> from sqlalchemy import create_engine
 >>> engine = create_engine("sqlite://")
@@ -61,6 +62,7 @@ class Entry:
     object_uuid: str
     operation: str
     data: dict[str, Any]
+    claimed_at: int = 0  # this worker's claim (microseconds): settling needs it still to be the row's
 
 
 Sender = Callable[[Entry], tuple[str, str]]  # (DONE | RETRY | REJECTED, why)
@@ -82,7 +84,7 @@ def record(db: Connection, object_type: str, object_uuid: str, operation: str, d
 class Journal:
     """Sends the journal's rows in order with ``send``; ``run_once`` is one pass of the worker."""
 
-    def __init__(self, engine: Engine, send: Sender, clock: Callable[[], float] = time.monotonic,
+    def __init__(self, engine: Engine, send: Sender, clock: Callable[[], float] = time.time,
                  backoff_min_s: float = 0.1, backoff_max_s: float = 60.0, stale_s: float = 30.0) -> None:
         self.engine = engine
         self.send = send
@@ -99,9 +101,8 @@ class Journal:
             if entry is None:
                 return done
             outcome, why = self.send(entry)
-            self._settle(entry, outcome, why)
-            if outcome == RETRY:
-                return done
+            if not self._settle(entry, outcome, why) or outcome == RETRY:
+                return done  # overtaken (the other worker goes on from here), or srfabric is away
             done += outcome == DONE
         return done
 
@@ -152,21 +153,24 @@ class Journal:
                                  .values(state=PROCESSING, claimed_at=now)).rowcount
         if claimed != 1:
             return None
-        return Entry(int(head.seqnum), head.object_type, head.object_uuid, head.operation, json.loads(head.data))
+        return Entry(int(head.seqnum), head.object_type, head.object_uuid, head.operation, json.loads(head.data), now)
 
-    def _settle(self, entry: Entry, outcome: str, why: str) -> None:
+    def _settle(self, entry: Entry, outcome: str, why: str) -> bool:
+        """Record the send's outcome, if this worker's claim still holds (a worker slower than ``stale_s`` may
+        have been overtaken: the row is the other one's now); whether it did."""
+        if outcome not in (DONE, RETRY, REJECTED):
+            raise ValueError(f"outcome: {outcome!r} is not one of {DONE}, {RETRY}, {REJECTED}")
         now = self.now_us()
+        row = JOURNAL.c
+        mine = (row.seqnum == entry.seqnum, row.state == PROCESSING, row.claimed_at == entry.claimed_at)
         with self.engine.begin() as db:
-            row = JOURNAL.c
             if outcome == DONE:
-                db.execute(update(JOURNAL).where(row.seqnum == entry.seqnum).values(state=COMPLETED, reason=""))
+                values: dict[str, Any] = {"state": COMPLETED, "reason": ""}
             elif outcome == REJECTED:
-                db.execute(update(JOURNAL).where(row.seqnum == entry.seqnum).values(state=FAILED, reason=why))
-            elif outcome == RETRY:
-                tries = db.execute(select(row.retry_count).where(row.seqnum == entry.seqnum)).scalar_one() + 1
-                delay = min(self.backoff_max_s, self.backoff_min_s * 2 ** (tries - 1))
-                db.execute(update(JOURNAL).where(row.seqnum == entry.seqnum)
-                           .values(state=PENDING, retry_count=tries, not_before=now + round(delay * 1_000_000),
-                                   reason=why))
+                values = {"state": FAILED, "reason": why}
             else:
-                raise ValueError(f"outcome: {outcome!r} is not one of {DONE}, {RETRY}, {REJECTED}")
+                tries = db.execute(select(row.retry_count).where(row.seqnum == entry.seqnum)).scalar_one() + 1
+                delay = min(self.backoff_max_s, self.backoff_min_s * 2 ** min(tries - 1, 32))
+                values = {"state": PENDING, "retry_count": tries, "not_before": now + round(delay * 1_000_000),
+                          "reason": why}
+            return db.execute(update(JOURNAL).where(*mine).values(**values)).rowcount == 1

@@ -12,6 +12,7 @@ done. The HTTP call is passed in (``Call``).
 
 from __future__ import annotations
 
+import http.client
 from collections.abc import Callable
 from typing import Any
 
@@ -42,6 +43,7 @@ UPDATE = {
     "service_graph": ("name", "description"),
 }
 FIXED_IP = ("ip_address", "subnet_id")
+CHANGED = "srfabric:changed"  # in an update's row: the fields that differ from the resource before
 
 
 def body(kind: str, operation: str, resource: dict[str, Any]) -> dict[str, Any]:
@@ -49,6 +51,9 @@ def body(kind: str, operation: str, resource: dict[str, Any]) -> dict[str, Any]:
     if kind not in PATHS:
         raise ValueError(f"object_type: {kind!r} is not one of {', '.join(PATHS)}")
     fields = CREATE[kind] if operation == "create" else UPDATE[kind]
+    changed = resource.get(CHANGED)
+    if operation == "update" and changed is not None:  # only what the change changed (Neutron's own request)
+        fields = tuple(name for name in fields if name in changed)
     kept = {name: resource[name] for name in fields if resource.get(name) is not None}
     if "fixed_ips" in kept:
         kept["fixed_ips"] = [{k: ip[k] for k in FIXED_IP if ip.get(k) is not None} for ip in kept["fixed_ips"]]
@@ -72,8 +77,8 @@ def send(call: Call, entry: Entry) -> tuple[str, str]:
                 return outcome(status, answer)
         status, answer = call("PUT", item, body(entry.object_type, "update", entry.data))  # update, or a replay
         return outcome(status, answer)
-    except OSError as error:  # refused, reset, timed out: srfabric is away
-        return RETRY, str(error)
+    except (OSError, http.client.HTTPException) as error:  # refused, reset, timed out, cut short: srfabric is away
+        return RETRY, str(error) or type(error).__name__
 
 
 def outcome(status: int, answer: dict[str, Any], gone_is_done: bool = False) -> tuple[str, str]:
@@ -95,7 +100,6 @@ def message(answer: dict[str, Any]) -> str:
 def http_call(base_url: str, token: str, timeout_s: float = 10.0) -> Call:
     """``Call`` over HTTP to srfabric's API at ``base_url`` with the service token; a connection that fails raises
     ``OSError``."""
-    import http.client
     import json
     import urllib.parse
 

@@ -35,14 +35,16 @@ class JournalWorker:
         self._wake.set()
 
     def _run(self) -> None:
+        wait: float | None = 0.0
         while True:
-            wait = self.journal.wait_s()
             self._wake.wait(IDLE_S if wait is None else min(IDLE_S, max(wait, 0.01)))
             self._wake.clear()
             try:
                 self.journal.run_once()
+                wait = self.journal.wait_s()
             except Exception:  # the database may be briefly away: the rows stay and are sent later
                 LOG.exception("srfabric journal: a pass failed")
+                wait = None
 
 
 _worker: JournalWorker | None = None

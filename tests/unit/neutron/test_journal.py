@@ -138,3 +138,33 @@ def test_full_sync_creates_parents_first_and_deletes_children_first() -> None:
         ("delete", "port_chains", "stale"), ("delete", "ports", "old")]
     with pytest.raises(ValueError, match="kind: routers is not one of"):
         repairs({"routers": {}}, {})
+
+
+def test_a_worker_overtaken_mid_send_changes_nothing_and_stops(engine: Engine) -> None:
+    made = changes(engine, 2)
+    now = [0.0]
+    receiver = Srfabric()
+    other = Journal(engine, receiver.send, clock=lambda: now[0], stale_s=30.0)
+
+    def slow(entry: Entry) -> tuple[str, str]:
+        now[0] = 31.0  # this send outlasts its claim: another worker takes the row over meanwhile
+        assert other.run_once() == 2
+        return receiver.send(entry)
+
+    slow_worker = Journal(engine, slow, clock=lambda: now[0], stale_s=30.0)
+    assert slow_worker.run_once() == 0  # its late answer settles nothing and it goes no further
+    assert receiver.applied == [("create", ident) for ident in made] and receiver.received == 3
+    assert slow_worker.counts() == {"completed": 2}
+
+
+def test_backoff_stays_bounded_however_long_srfabric_is_away(engine: Engine) -> None:
+    from networking_srfabric.journal import JOURNAL
+    from sqlalchemy import update
+
+    changes(engine, 1)
+    with engine.begin() as db:
+        db.execute(update(JOURNAL).values(retry_count=5000))
+    receiver = Srfabric()
+    receiver.up = False
+    journal = Journal(engine, receiver.send, clock=lambda: 0.0, backoff_max_s=60.0)
+    assert journal.run_once() == 0 and journal.wait_s() == 60.0

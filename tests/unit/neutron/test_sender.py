@@ -126,3 +126,9 @@ def test_only_the_fields_srfabric_keeps_are_sent() -> None:
         "port_chain": {"name": "c", "port_pair_groups": ["g"]}}
     with pytest.raises(ValueError, match="object_type: 'router' is not one of"):
         body("router", "create", {})
+
+
+def test_an_update_sends_only_what_it_changed() -> None:
+    chain = {"id": "x", "name": "renamed", "port_pair_groups": ["g"], "flow_classifiers": ["f"],
+             "srfabric:changed": ["name"]}
+    assert body("port_chain", "update", chain) == {"port_chain": {"name": "renamed"}}
