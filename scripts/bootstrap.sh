@@ -51,13 +51,13 @@ if [ ! -f "$TSNKIT_VENV/.installed" ] || [ tsnkit-constraints.txt -nt "$TSNKIT_V
   touch "$TSNKIT_VENV/.installed"
 fi
 
-# OpenStack Neutron 29 with networking-sfc 23 and srfabric's drivers (integrations/neutron): a venv of its own,
+# OpenStack Neutron 29 with networking-sfc 23, Keystone 30 and srfabric's drivers (integrations/neutron): a venv of its own,
 # since Neutron pins a dependency set of its own.
 NEUTRON_VENV=.venv-neutron
 if [ ! -f "$NEUTRON_VENV/.installed" ] || [ integrations/neutron/constraints.txt -nt "$NEUTRON_VENV/.installed" ] \
     || [ integrations/neutron/pyproject.toml -nt "$NEUTRON_VENV/.installed" ]; then
   [ -x "$NEUTRON_VENV/bin/python" ] || /usr/bin/python3 -m venv "$NEUTRON_VENV"
-  "$NEUTRON_VENV/bin/pip" install -q -c integrations/neutron/constraints.txt neutron networking-sfc \
+  "$NEUTRON_VENV/bin/pip" install -q -c integrations/neutron/constraints.txt neutron networking-sfc keystone \
     python-openstackclient python-neutronclient PyMySQL
   "$NEUTRON_VENV/bin/pip" install -q --no-deps -e integrations/neutron
   touch "$NEUTRON_VENV/.installed"

@@ -194,6 +194,11 @@ class ResourceApp:
             raise method_not_allowed()
         headers = _headers(scope)
         check_token(headers.get(b"x-auth-token"), self.token)  # before the body: without a token none is read
+        query = urllib.parse.parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True)
+        if method in WRITES and dry_run(query):  # what the change would answer (a driver's precommit check)
+            body = {} if method == "DELETE" else validate_body(
+                resource, method, read_json(await _read_body(receive), headers.get(b"content-type")))
+            return 200, {"dry_run": {member: await self.service.check(kind, method, ident, body)}}
         if method in ("POST", "PUT"):
             data = read_json(await _read_body(receive), headers.get(b"content-type"))
             bulk = bulk_items(resource, data) if ident is None else None
@@ -207,7 +212,6 @@ class ResourceApp:
         if method == "DELETE":
             await self.service.delete(kind, ident or "")
             return 204, None
-        query = urllib.parse.parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True)
         fields = [value for key, value in query if key == "fields"]
         if ident is not None:
             return 200, {member: self.service.show(kind, ident, fields)}
@@ -216,6 +220,15 @@ class ResourceApp:
             if key not in LIST_PARAMETERS:
                 filters.setdefault(key, []).append(value)
         return 200, {kind: self.service.find_all(kind, filters, fields)}
+
+
+def dry_run(query: list[tuple[str, str]]) -> bool:
+    """Whether a write asks only what it would be answered (``?dry_run=true``); ``ApiError`` (400) for a value
+    that is neither true nor false."""
+    values = [value.lower() for key, value in query if key == "dry_run"]
+    if any(value not in ("true", "false", "1", "0") for value in values):
+        raise bad_request("dry_run: must be true or false")
+    return any(value in ("true", "1") for value in values)
 
 
 def _headers(scope: Scope) -> dict[bytes, bytes]:

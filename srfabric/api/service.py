@@ -226,6 +226,30 @@ class SfcService:
             DELETE[kind](new, ident)
             await self._commit(new, kind, ident, steers=kind in STEERING)
 
+    async def check(self, kind: str, method: str, ident: str | None, body: dict[str, Any]) -> Record | None:
+        """What a create (POST), update (PUT) or delete would answer, without doing it: the same refusals (400
+        for what the fabric cannot carry, 404, 409), checked against the chains installed now; nothing is sent to
+        a switch or written. The record it would make, or None for a delete. Streams are not checked this way."""
+        if kind == "streams":
+            raise bad_request("dry_run: streams are admitted by a real create, not checked alone")
+        async with self.lock:
+            new = self.snapshot.copy()
+            record = (CREATE[kind](new, body, self.project) if method == "POST" else None if method == "DELETE"
+                      else UPDATE[kind](new, ident or "", body))
+            if method == "DELETE":
+                DELETE[kind](new, ident or "")
+            if kind in STEERING or self._touches_chains(new, kind, ident or (record or {}).get("id", "")):
+                try:
+                    plan = translate(new.resources, self.controller.fabric, new.switches)
+                except SrfabricError as error:
+                    raise bad_request(str(error), "SfcBadRequest") from None
+                changed = [name for name, chain in plan.chains.items() if self.controller.chains.get(name) != chain]
+                try:
+                    self.controller.core.check_chains(plan.chains, changed)
+                except SrfabricError as error:
+                    raise bad_request(_chain_message(error, plan), "SfcBadRequest") from None
+            return record
+
     async def reschedule(self, duty_percent: int | None) -> None:
         """The gates' new duty cycle on every gated port at one base time, kept in the database."""
         async with self.lock:

@@ -11,24 +11,44 @@ from typing import Any
 
 from networking_sfc.services.flowclassifier.drivers import base as fc_base
 from networking_sfc.services.sfc.drivers import base as sfc_base
+from neutron_lib import exceptions as n_exc
 from neutron_lib.db import api as db_api
 from neutron_lib.plugins.ml2 import api as ml2
 
-from networking_srfabric import config  # noqa: F401  (registers the [srfabric] options)
+from networking_srfabric import binding
+from networking_srfabric.config import options
 from networking_srfabric.journal import record
-from networking_srfabric.sender import CHANGED
+from networking_srfabric.precheck import refusal
+from networking_srfabric.sender import CHANGED, http_call
 from networking_srfabric.worker import worker
 
 LOG = logging.getLogger(__name__)
 
 
+class SrfabricRefuses(n_exc.BadRequest):
+    message = "srfabric refuses this change: %(reason)s"
+
+
+class SrfabricConflict(n_exc.Conflict):
+    message = "srfabric refuses this change: %(reason)s"
+
+
 def _journal(context: Any, kind: str, operation: str) -> None:
-    """One row for ``context.current``, in the transaction the change is in; an update's row names the fields it
-    changed (srfabric, as Neutron, refuses some fields in an update even unchanged: a chain's in a graph)."""
+    """One row for ``context.current``, in the transaction the change is in, once srfabric said it would take
+    the change (``precheck``); an update's row names the fields it changed (srfabric, as Neutron, refuses some
+    fields in an update even unchanged: a chain's in a graph)."""
     current = dict(context.current)
     original = getattr(context, "original", None)
     if operation == "update" and original:
         current[CHANGED] = sorted(name for name, value in current.items() if original.get(name) != value)
+    conf = options()
+    # Neutron's own ports (DHCP, routers) need no asking; a delete Neutron allows (it checks what is in use
+    # itself) is srfabric's to follow.
+    if kind != "port" and operation != "delete" and conf.precommit_check:
+        refused = refusal(http_call(conf.url, conf.token, conf.check_timeout), kind, operation, current)
+        if refused is not None:
+            LOG.info("srfabric refuses %s %s %s: %s", operation, kind, current["id"], refused[1])
+            raise (SrfabricConflict if refused[0] == 409 else SrfabricRefuses)(reason=refused[1])
     record(context._plugin_context.session.connection(), kind, current["id"], operation, current)
 
 
@@ -81,18 +101,22 @@ abc.update_abstractmethods(SrfabricFlowClassifierDriver)
 
 
 class SrfabricMechanismDriver(ml2.MechanismDriver):
-    """Neutron's ports, journaled for srfabric; binds those on a fabric switch port."""
+    """Neutron's ports, journaled for srfabric; binds those on a fabric switch port (``binding``)."""
 
     def initialize(self) -> None:
         worker(db_api.CONTEXT_WRITER.get_engine())
 
     def bind_port(self, context: Any) -> None:
-        profile = context.current.get("binding:profile") or {}
-        if "switch" not in profile or "port" not in profile:
-            return  # not on the fabric: another driver may bind it
+        port = context.current
+        where = binding.attachment(port, None)
+        if where is None:  # a host's port: where srfabric learned its MAC
+            conf = options()
+            where = binding.attachment(port, binding.learned_fabric(http_call(conf.url, conf.token,
+                                                                              conf.check_timeout)))
+        if where is None:
+            return  # not on the fabric (or not learned yet): another driver may bind it
         for segment in context.segments_to_bind:
-            context.set_binding(segment[ml2.ID], "other",
-                                {"srfabric_switch": profile["switch"], "srfabric_port": profile["port"]},
+            context.set_binding(segment[ml2.ID], "other", {"srfabric_switch": where[0], "srfabric_port": where[1]},
                                 status="ACTIVE")
             return
 
