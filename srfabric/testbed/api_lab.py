@@ -115,8 +115,9 @@ class ApiLab(Running):
     functions' ports created through the API (named ``<function>-in`` / ``-out``, device_id the function)."""
 
     def __init__(self, spec: TopoSpec, serve: ServeProcess, datapath: str = "user", tx_queues: int = 1,
-                 switch: str = "ovs", others: Sequence[ServeProcess] = ()) -> None:
+                 switch: str = "ovs", others: Sequence[ServeProcess] = (), declare_functions: bool = True) -> None:
         self.spec = spec
+        self.declare_functions = declare_functions  # False: another system (Neutron) makes the functions' ports
         self.serve = serve
         self.others = list(others)  # more instances on the same database: the switches connect to each
         self.switch = switch
@@ -131,7 +132,7 @@ class ApiLab(Running):
                                self.switch, self.serve.codec, self.datapath, self.tx_queues)
         self.testbed.start()
         with self.serve.client() as client:
-            for name, fn in self.spec.functions.items():
+            for name, fn in self.spec.functions.items() if self.declare_functions else ():
                 dpid = self.spec.dpid(fn.switch)
                 for side, port in (("in", fn.ingress_port), ("out", fn.egress_port)):
                     made = client.create("ports", {"name": f"{name}-{side}", "device_id": name,

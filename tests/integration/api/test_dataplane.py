@@ -7,6 +7,7 @@ from typing import Any
 
 from srfabric.api.client import SfcClient
 from srfabric.testbed.api_lab import ApiLab, function_flows
+from srfabric.testbed.udp_probe import RECEIVE, SEND_UDP
 
 SEND_TCP = """
 import socket, sys, time
@@ -14,27 +15,6 @@ opened = []
 for port in range({low}, {high}):
     s = socket.socket(); s.setblocking(False); s.connect_ex(("{dst}", port)); opened.append(s)
 time.sleep(1.5)
-"""
-SEND_UDP = """
-import socket
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-for _ in range({count}):
-    s.sendto(b"x" * 64, ("{dst}", {port}))
-"""
-
-RECEIVE = """
-import socket
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("0.0.0.0", {port}))
-s.settimeout(1.5)
-n = 0
-try:
-    while True:
-        s.recv(2048)
-        n += 1
-except OSError:
-    pass
-open("{out}", "w").write(str(n))
 """
 
 
