@@ -52,6 +52,11 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     deploy.add_argument("--quick", action="store_true", help="N = 1, 5, 10, three times each, 100 chains for the rate")
     deploy.add_argument("--out", default="results", help="results root folder")
     deploy.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    neutron = sub.add_parser("neutron", help="chains made through a real OpenStack Neutron reaching the fabric: "
+                                             "latency, concurrent clients, an outage of srfabric (root)")
+    neutron.add_argument("--quick", action="store_true", help="3 chains, 2 clients, a 5 s outage")
+    neutron.add_argument("--out", default="results", help="results root folder")
+    neutron.add_argument("--json", action="store_true", help="print the summary as one JSON object")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -84,6 +89,15 @@ def run(args: argparse.Namespace) -> int:
                                        args.part)
         return report(args, summary, folder, print_failover, "runs.csv, takeover.csv, summary.json, failover.png, "
                                                               "takeover.png")
+    if args.bench_command == "neutron":
+        from srfabric.bench.neutron import run_neutron
+        from srfabric.bench.neutron_report import print_neutron
+        from srfabric.testbed.net import ovs_running
+
+        if not ovs_running():
+            raise ModelError("neutron", "ovs-vswitchd is not running; run `make bootstrap` to start it")
+        summary, folder = run_neutron(args.quick, args.out, print if not args.json else (lambda _: None))
+        return report(args, summary, folder, print_neutron, "latency.csv, summary.json, neutron.png")
     if args.bench_command == "deploy":
         from srfabric.bench.deploy import print_deploy, run_deploy
         from srfabric.testbed.net import ovs_running

@@ -45,6 +45,14 @@ max_overflow = 40
 driver = noop
 [oslo_concurrency]
 lock_path = {state}/lock
+[quotas]
+# networking-sfc allows 10 chains and 10 groups per project by default; a group serves one chain, so the demo and
+# the benchmark (over 100 chains) lift them. A cloud sets its own.
+quota_port_chain = -1
+quota_port_pair_group = -1
+quota_port_pair = -1
+quota_flow_classifier = -1
+quota_port = -1
 [sfc]
 drivers = srfabric
 [flowclassifier]
