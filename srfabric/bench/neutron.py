@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from srfabric.bench.neutron_report import write_results
+from srfabric.bench.output import machine
 from srfabric.errors import SrfabricError
 from srfabric.testbed.api_lab import ApiLab, ServeProcess, line_spec
 from srfabric.testbed.neutron_api import NeutronApi
@@ -198,6 +199,7 @@ def part_outage(bench: NeutronBench, parts: list[tuple[list[str], str]], made: l
 
 def run_neutron(quick: bool, out: str, say: Any = print) -> tuple[dict[str, Any], Path]:
     plan = PLANS["quick" if quick else "full"]
+    measured_on = machine()  # the commit as the run begins (the checkout may change while it runs)
     state = Path(tempfile.mkdtemp(prefix="srfabric-bench-neutron-"))
     concurrent = int(plan["clients"] * plan["per_client"])
     with ServeProcess(f"sqlite:///{state}/srfabric.db") as serve, \
@@ -231,4 +233,4 @@ def run_neutron(quick: bool, out: str, say: Any = print) -> tuple[dict[str, Any]
         "neutron_median_ms": round(statistics.median(r["neutron_ms"] for r in latency), 1),
         "fabric_median_ms": round(statistics.median(r["fabric_ms"] for r in latency), 1),
         "goal_median_ms": GOAL_MEDIAN_MS}, "concurrency": concurrency, "outage": outage}
-    return summary, write_results(out, summary, latency)
+    return summary, write_results(out, summary, latency, measured_on)

@@ -7,15 +7,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from srfabric.bench.output import machine, run_folder, write_csv, write_json
+from srfabric.bench.output import run_folder, write_csv, write_json
 
 
-def write_results(out: str, summary: dict[str, Any], latency: list[dict[str, float]]) -> Path:
+def write_results(out: str, summary: dict[str, Any], latency: list[dict[str, float]],
+                  measured_on: dict[str, Any]) -> Path:
     """A run folder with the latency rows, the summary (commit, date, machine and command included, and whether
-    each goal is met) and the chart."""
+    each goal is met) and the chart; ``measured_on`` is ``output.machine()`` as the run began."""
     folder = run_folder(out, "neutron")
     goals = goals_met(summary)
-    summary.update(machine=machine(), date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    summary.update(machine=measured_on, date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                    command=" ".join(["srfabric", *sys.argv[1:]]) if sys.argv[1:2] == ["bench"]
                    else f"srfabric bench neutron{' --quick' if summary['quick'] else ''}", goals=goals)
     write_csv(folder / "latency.csv", latency)
