@@ -2,13 +2,18 @@
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: bootstrap demo test unit integration lint typecheck clean
+.PHONY: bootstrap demo neutron-demo test unit integration lint typecheck clean
 
 bootstrap:
 	bash scripts/bootstrap.sh
 
 demo: bootstrap
 	$(VENV)/bin/srfabric demo
+
+# srfabric under OpenStack: MariaDB, Keystone, Neutron with networking-sfc, a Mininet fabric, a chain made with
+# the openstack client. `make neutron-demo KEEP=1` leaves it running until Ctrl-C.
+neutron-demo: bootstrap
+	$(VENV)/bin/srfabric neutron-demo $(if $(KEEP),--keep)
 
 test: bootstrap lint typecheck
 	$(PY) -m pytest -q -p no:cacheprovider

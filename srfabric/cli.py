@@ -27,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     from srfabric.bench.cli import add_parsers as add_bench
     from srfabric.kernel_lab.cli import add_parser as add_kernel_lab
     from srfabric.lab.cli import add_parsers as add_lab
+    from srfabric.neutron_demo import add_parser as add_neutron_demo
     from srfabric.testbed.up import add_parsers as add_up
     from srfabric.tsn.cli import add_parsers as add_tsn
 
@@ -38,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_lab(commands)
     add_kernel_lab(commands)
     add_up(commands)
+    add_neutron_demo(commands)
     return parser
 
 
@@ -80,6 +82,10 @@ def main(argv: list[str] | None = None) -> int:
             from srfabric.testbed.up import run_host
 
             return run_host(args)
+        if args.command == "neutron-demo":
+            from srfabric.neutron_demo import run as run_neutron_demo
+
+            return run_neutron_demo(args)
         if args.command == "lab":
             from srfabric.lab.cli import run as run_lab
 

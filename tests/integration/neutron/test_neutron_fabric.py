@@ -10,15 +10,14 @@ from __future__ import annotations
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from srfabric.errors import SrfabricError
 from srfabric.testbed.api_lab import ApiLab, ServeProcess, function_flows, line_spec
+from srfabric.testbed.neutron_fabric import NeutronFabric, until
 from srfabric.testbed.neutron_stack import NEUTRON_VENV, NeutronStack
 from srfabric.testbed.traffic import iperf3_server_args, iperf3_tcp_args, parse_tcp
 from srfabric.testbed.udp_probe import udp_through
@@ -28,76 +27,26 @@ pytestmark = pytest.mark.skipif(not (NEUTRON_VENV / "bin" / "python").exists(),
 FUNCTIONS = ("v1", "v2")
 
 
-@dataclass
-class Cloud:
-    """The running lab, the Neutron stack, and the ids of what the member made (ports by name, groups by
-    function)."""
-
-    lab: ApiLab
-    neutron: NeutronStack
-    ports: dict[str, str] = field(default_factory=dict)
-    groups: dict[str, str] = field(default_factory=dict)
-
-    def alice(self, *words: str) -> Any:
-        return self.neutron.openstack("alice", *words)
-
-    def held(self, collection: str) -> set[str]:
-        with self.lab.serve.client() as client:
-            return {item["id"] for item in client.list(collection)}
-
-    def classifier(self, name: str, protocol: str, port: int, destination: bool = True) -> str:
-        ends = ["--logical-source-port", self.ports["h1"],
-                *(["--logical-destination-port", self.ports["h2"]] if destination else [])]
-        return str(self.alice("sfc", "flow", "classifier", "create", "--protocol", protocol, "--ethertype", "IPv4",
-                              "--destination-port", f"{port}:{port}", *ends, name)["id"])
-
-
-def until(condition: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"{what}: not within {timeout} s"
-        time.sleep(0.2)
-
-
 @pytest.fixture(scope="module")
-def cloud() -> Iterator[Cloud]:
-    spec = line_spec(len(FUNCTIONS))
+def cloud() -> Iterator[NeutronFabric]:
     state = Path(tempfile.mkdtemp(prefix="srfabric-neutron-"))
     with ServeProcess(f"sqlite:///{state}/srfabric.db") as serve, \
-            ApiLab(spec, serve, declare_functions=False) as lab, \
+            ApiLab(line_spec(len(FUNCTIONS)), serve, declare_functions=False) as lab, \
             NeutronStack(state / "stack", serve.url, serve.token) as neutron:
-        made = Cloud(lab, neutron)
-        made.alice("network", "create", "fabric")
-        made.alice("subnet", "create", "fabric-v4", "--network", "fabric", "--subnet-range", "10.0.0.0/24",
-                   "--gateway", "none", "--no-dhcp")
-        for name, host in spec.hosts.items():  # the hosts' ports: Mininet's MACs and addresses
-            made.ports[name] = made.alice("port", "create", name, "--network", "fabric", "--mac-address",
-                                          f"00:00:00:00:00:{host.mac:02x}", "--fixed-ip",
-                                          f"subnet=fabric-v4,ip-address={host.ip}")["id"]
-            neutron.run("compute", "port", "set", "--host", f"compute-{name}", made.ports[name])
-        for name, function in spec.functions.items():
-            for side, number in (("in", function.ingress_port), ("out", function.egress_port)):
-                port = made.alice("port", "create", f"{name}-{side}", "--network", "fabric", "--device", name)["id"]
-                neutron.run("compute", "port", "set", "--host", "compute-1", "--binding-profile",
-                            f"switch={spec.dpid(function.switch)}", "--binding-profile", f"port={number}", port)
-                made.ports[f"{name}-{side}"] = port
-            pair = made.alice("sfc", "port", "pair", "create", "--ingress", made.ports[f"{name}-in"], "--egress",
-                              made.ports[f"{name}-out"], "--service-function-parameters", "correlation=mpls", name)
-            made.groups[name] = made.alice("sfc", "port", "pair", "group", "create", "--port-pair", pair["id"],
-                                           f"{name}s")["id"]
-        until(lambda: set(made.groups.values()) <= made.held("port_pair_groups"), "the groups in srfabric")
+        made = NeutronFabric(lab, neutron)
+        made.build()
         yield made
     subprocess.run(["rm", "-rf", str(state)], check=False)
 
 
-def test_host_ports_bind_where_srfabric_learned_their_macs(cloud: Cloud) -> None:
+def test_host_ports_bind_where_srfabric_learned_their_macs(cloud: NeutronFabric) -> None:
     shown = cloud.neutron.openstack("admin", "port", "show", cloud.ports["h1"])
     assert shown["binding_vif_type"] == "other"
     details = shown["binding_vif_details"]
     assert (details["srfabric_switch"], details["srfabric_port"]) == (cloud.lab.spec.dpid("s1"), 2)
 
 
-def test_udp_and_iperf3_tcp_cross_the_functions_in_order(cloud: Cloud) -> None:
+def test_udp_and_iperf3_tcp_cross_the_functions_in_order(cloud: NeutronFabric) -> None:
     udp, tcp = cloud.classifier("udp-7000", "udp", 7000), cloud.classifier("tcp-5201", "tcp", 5201)
     chain = cloud.alice("sfc", "port", "chain", "create", "--port-pair-group", cloud.groups["v1"],
                         "--port-pair-group", cloud.groups["v2"], "--flow-classifier", udp, "--flow-classifier", tcp,
@@ -120,7 +69,7 @@ def test_udp_and_iperf3_tcp_cross_the_functions_in_order(cloud: Cloud) -> None:
     assert function_flows(stats["v2"], "forward").get("tcp:5201", {}).get("from_mark_1", 0) >= 100
 
 
-def test_an_update_and_a_delete_made_in_neutron_reach_the_switches(cloud: Cloud) -> None:
+def test_an_update_and_a_delete_made_in_neutron_reach_the_switches(cloud: NeutronFabric) -> None:
     [chain] = [c["ID"] for c in cloud.alice("sfc", "port", "chain", "list") if c["Name"] == "web"]
     cloud.neutron.run("alice", "sfc", "port", "chain", "set", "--no-port-pair-group", "--port-pair-group",
                       cloud.groups["v2"], chain)
@@ -136,7 +85,7 @@ def test_an_update_and_a_delete_made_in_neutron_reach_the_switches(cloud: Cloud)
     assert received >= 95 and all(not s.get("packets") for s in seen.values()), (received, seen)  # routed past
 
 
-def test_what_srfabric_would_refuse_neutron_refuses_with_srfabric_s_reason(cloud: Cloud) -> None:
+def test_what_srfabric_would_refuse_neutron_refuses_with_srfabric_s_reason(cloud: NeutronFabric) -> None:
     sourced = cloud.classifier("udp-7001", "udp", 7001, destination=False)
     with pytest.raises(SrfabricError, match="has no destination") as refused:
         cloud.alice("sfc", "port", "chain", "create", "--port-pair-group", cloud.groups["v1"], "--flow-classifier",
@@ -145,7 +94,7 @@ def test_what_srfabric_would_refuse_neutron_refuses_with_srfabric_s_reason(cloud
     assert [c for c in cloud.alice("sfc", "port", "chain", "list") if c["Name"] == "both-ways"] == []
 
 
-def test_a_chain_made_while_srfabric_is_killed_arrives_once_it_is_back(cloud: Cloud) -> None:
+def test_a_chain_made_while_srfabric_is_killed_arrives_once_it_is_back(cloud: NeutronFabric) -> None:
     udp = cloud.classifier("udp-7002", "udp", 7002)
     cloud.lab.serve.kill()
     chain = cloud.alice("sfc", "port", "chain", "create", "--port-pair-group", cloud.groups["v1"],
@@ -159,7 +108,7 @@ def test_a_chain_made_while_srfabric_is_killed_arrives_once_it_is_back(cloud: Cl
     assert "failed" not in rows and "pending" not in rows, rows
 
 
-def test_a_chain_with_only_a_source_port_goes_on_by_destination_from_a_service_leaf(cloud: Cloud) -> None:
+def test_a_chain_with_only_a_source_port_goes_on_by_destination_from_a_service_leaf(cloud: NeutronFabric) -> None:
     """v2 sits on s2, which has no hosts (a service leaf): after v2 the flow is routed to its destination by the
     default routes s2 holds for its functions' traffic."""
     [sourced] = [fc["ID"] for fc in cloud.alice("sfc", "flow", "classifier", "list") if fc["Name"] == "udp-7001"]
