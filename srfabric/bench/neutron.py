@@ -68,8 +68,9 @@ class NeutronBench:
         for name, function in self.lab.spec.functions.items():
             ends = {}
             for side, number in (("in", function.ingress_port), ("out", function.egress_port)):
-                port = self.alice.create("ports", "port", {"name": f"{name}-{side}-{index}", "network_id":
-                                                           self.network, "device_id": f"{name}-{index}"})[0]
+                port = self.alice.create("ports", "port", {  # a function's ports need no address
+                    "name": f"{name}-{side}-{index}", "network_id": self.network, "device_id": f"{name}-{index}",
+                    "fixed_ips": []})[0]
                 self.compute.update("ports", "port", port["id"], {
                     "binding:host_id": "compute-1",
                     "binding:profile": {"switch": str(self.lab.spec.dpid(function.switch)), "port": str(number)}})
