@@ -205,9 +205,11 @@ def run_neutron(quick: bool, out: str, say: Any = print) -> tuple[dict[str, Any]
     state = Path(tempfile.mkdtemp(prefix="srfabric-bench-neutron-"))
     try:
         summary, latency = run_parts(plan, state, say)
-        summary["quick"] = quick
-    finally:
-        shutil.rmtree(state, ignore_errors=True)
+    except SrfabricError:
+        say(f"kept for a look: {state} (the servers' logs are in its stack/ folder)")
+        raise
+    shutil.rmtree(state, ignore_errors=True)
+    summary["quick"] = quick
     return summary, write_results(out, summary, latency, measured_on)
 
 

@@ -64,7 +64,12 @@ class NeutronApi:
         finally:
             connection.close()
         took = time.perf_counter() - begin
-        return answer.status, json.loads(raw) if raw else {}, took
+        try:
+            document = json.loads(raw) if raw else {}
+        except ValueError:  # not JSON: a server's own error page (eventlet's "500 Internal Server Error")
+            raise SrfabricError("neutron", f"{method} {path} answered {answer.status}, not JSON: "
+                                           f"{raw[:200].decode(errors='replace')!r}") from None
+        return answer.status, document if isinstance(document, dict) else {}, took
 
     def create(self, collection: str, member: str, fields: dict[str, Any]) -> tuple[dict[str, Any], float]:
         """Make one resource (``collection`` is its path under /v2.0, ``sfc/port_chains``); its record and the
