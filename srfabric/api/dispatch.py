@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from srfabric.api import qcc_streams
 from srfabric.api.errors import ApiError, bad_request, internal_error, not_leader, validation_message
 from srfabric.api.service import LIST_PARAMETERS, SfcService
 
@@ -201,6 +202,8 @@ class ResourceApp:
             return 200, {"dry_run": {member: await self.service.check(kind, method, ident, body)}}
         if method in ("POST", "PUT"):
             data = read_json(await _read_body(receive), headers.get(b"content-type"))
+            if ident is None and kind == "streams" and qcc_streams.is_qcc(data):  # IEEE 802.1Qcc's form
+                return 201, await qcc_streams.create(self.service, data["stream"])
             bulk = bulk_items(resource, data) if ident is None else None
             if bulk is not None:  # admitted together; the refused ones are listed with their reasons
                 created, refused = await self.service.create_streams(bulk)

@@ -107,6 +107,14 @@ class StreamService:
         return Stream(record["id"], talker, listener, record["period_ns"], record["size_bytes"],
                       record["max_latency_ns"])
 
+    def bounds(self, record: Record) -> tuple[int, int | None]:
+        """An admitted stream's latency bound (ns, talker to listener on its path) and, when it holds a slot, when
+        its talker sends (ns from the start of the hyperperiod)."""
+        snap = self.current()
+        planner = self.planner()
+        latency = planner.latency_ns(self._stream(snap, record), self._full_path(snap, record))
+        return latency, planner.offset_ns(record["id"]) if record.get("slot") is not None else None
+
     def _full_path(self, snap: Snapshot | None, record: Record) -> tuple[str, ...]:
         """Talker, the record's switches, listener; each switch known and linked to the one before."""
         snap = snap or self.current()
