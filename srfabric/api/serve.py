@@ -43,6 +43,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     tsn.add_argument("--cycle-ns", type=int, default=1_000_000, help="base period of the slot grid")
     tsn.add_argument("--gate-lead-ms", type=float, default=200.0,
                      help="how far ahead a gate change's common base time is set")
+    tsn.add_argument("--gptp", action="append", default=[], metavar="BRIDGE=SOCKET",
+                     help="watch BRIDGE's gPTP state through its ptp4l's socket (pmc); no stream is scheduled "
+                          "through a bridge off its grandmaster by more than --gptp-bound-ns (repeatable)")
+    tsn.add_argument("--gptp-bound-ns", type=int, default=1000, help="the largest offset a bridge may run gates at")
 
 
 def token_from(args: argparse.Namespace) -> str | None:
@@ -101,6 +105,15 @@ async def serve(args: argparse.Namespace) -> None:
     service = SfcService(repository, controller, cycle=CycleConfig(base_period_ns=args.cycle_ns), gates=gates,
                          leadership=leadership)
     service.streams.lead_ns = int(args.gate_lead_ms * 1_000_000)
+    watching = None
+    if args.gptp:
+        from srfabric.api.clock_task import parse_sockets, watch_clocks
+        from srfabric.tsn.clock_watch import ClockWatch
+
+        if args.gptp_bound_ns < 1:
+            raise SrfabricError("--gptp-bound-ns", f"must be at least 1, got {args.gptp_bound_ns}")
+        service.streams.clocks = ClockWatch(parse_sockets(args.gptp), args.gptp_bound_ns)
+        watching = asyncio.create_task(watch_clocks(service, service.streams.clocks))
     if leadership is None:
         await service.start()  # the kept state is in place before the first switch connects
     else:
@@ -146,6 +159,8 @@ async def serve(args: argparse.Namespace) -> None:
     finally:
         if leadership is not None:
             electing.cancel()
+        if watching is not None:
+            watching.cancel()
         await controller.stop()
         repository.close()
         engine.dispose()

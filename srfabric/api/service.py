@@ -157,7 +157,9 @@ class SfcService:
         """What the controller discovered (``views.fabric_view``) and, with several instances, who leads."""
         from srfabric.api.views import fabric_view
 
-        return {**fabric_view(self.controller, self.labels()), "leadership": None if self.leadership is None else {
+        clocks = {} if self.streams.clocks is None else self.streams.clocks.view()  # each bridge's gPTP state
+        return {**fabric_view(self.controller, self.labels()), "clocks": clocks,
+                "leadership": None if self.leadership is None else {
             "leading": self.leadership.leading, "generation": self.leadership.generation,
             "leader": self.leadership.leader_url}}
 
