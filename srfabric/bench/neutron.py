@@ -15,6 +15,7 @@ Every chain has its own ports, pairs and groups (networking-sfc lets a group ser
 
 from __future__ import annotations
 
+import shutil
 import statistics
 import tempfile
 import threading
@@ -202,6 +203,16 @@ def run_neutron(quick: bool, out: str, say: Any = print) -> tuple[dict[str, Any]
     plan = PLANS["quick" if quick else "full"]
     measured_on = machine()  # the commit as the run begins (the checkout may change while it runs)
     state = Path(tempfile.mkdtemp(prefix="srfabric-bench-neutron-"))
+    try:
+        summary, latency = run_parts(plan, state, say)
+        summary["quick"] = quick
+    finally:
+        shutil.rmtree(state, ignore_errors=True)
+    return summary, write_results(out, summary, latency, measured_on)
+
+
+def run_parts(plan: dict[str, float], state: Path, say: Any) -> tuple[dict[str, Any], list[dict[str, float]]]:
+    """The three parts on one fabric and stack (in ``state``); the summary and the latency rows."""
     concurrent = int(plan["clients"] * plan["per_client"])
     with ServeProcess(f"sqlite:///{state}/srfabric.db") as serve, \
             ApiLab(line_spec(2), serve, declare_functions=False) as lab, \
@@ -228,10 +239,10 @@ def run_neutron(quick: bool, out: str, say: Any = print) -> tuple[dict[str, Any]
         outage = part_outage(bench, parts[latency_n + concurrent:], made, float(plan["outage_s"]),
                              int(plan["changes"]), latency_n + concurrent + 1)
     totals = [row["total_ms"] for row in latency]
-    summary = {"quick": quick, "plan": plan, "latency": {
+    summary = {"plan": plan, "latency": {
         "runs": len(latency), "median_ms": round(statistics.median(totals), 1),
         "p90_ms": round(sorted(totals)[int(0.9 * (len(totals) - 1))], 1),
         "neutron_median_ms": round(statistics.median(r["neutron_ms"] for r in latency), 1),
         "fabric_median_ms": round(statistics.median(r["fabric_ms"] for r in latency), 1),
         "goal_median_ms": GOAL_MEDIAN_MS}, "concurrency": concurrency, "outage": outage}
-    return summary, write_results(out, summary, latency, measured_on)
+    return summary, latency

@@ -12,6 +12,7 @@ from typing import Any
 from networking_sfc.services.flowclassifier.drivers import base as fc_base
 from networking_sfc.services.sfc.drivers import base as sfc_base
 from neutron_lib import exceptions as n_exc
+from neutron_lib.api.definitions import portbindings
 from neutron_lib.db import api as db_api
 from neutron_lib.plugins.ml2 import api as ml2
 
@@ -105,6 +106,12 @@ class SrfabricMechanismDriver(ml2.MechanismDriver):
 
     def initialize(self) -> None:
         worker(db_api.CONTEXT_WRITER.get_engine())
+
+    @property
+    def connectivity(self) -> str:
+        """Layer 2: a service function's ports carry no address of their own, and Neutron binds an address-less
+        port only with a driver of L2 connectivity."""
+        return str(portbindings.CONNECTIVITY_L2)
 
     def bind_port(self, context: Any) -> None:
         port = context.current
