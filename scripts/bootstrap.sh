@@ -20,6 +20,8 @@ APT_PACKAGES=(
   linuxptp
   # OpenStack Neutron's database for the driver tests (its migrations are MySQL-only).
   mariadb-server
+  # The monitoring test: Debian's Prometheus scrapes srfabric's /metrics.
+  prometheus
 )
 VENV=.venv
 

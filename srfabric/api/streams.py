@@ -68,6 +68,7 @@ class StreamService:
         self.gcls: list[PortGcl] = []
         self._planned: tuple[int, LivePlanner] | None = None
         self.clocks: ClockWatch | None = None  # the bridges' gPTP states, when srfabric watches them
+        self.gate_changes = 0  # gate schedules sent (for /metrics)
 
     # -- the scheduler's view of the fabric ---------------------------------------------
     def planner(self, snap: Snapshot | None = None) -> LivePlanner:
@@ -220,6 +221,7 @@ class StreamService:
         self.last = LastChange({names[d].name if d in names else hex(d): n for d, n in sorted(sent.items()) if n},
                                sorted(g.interface for g in gcls), base_time, list(self.moved))
         self.gcls = gcls
+        self.gate_changes += 1 if gcls else 0
 
     async def reschedule(self, duty_percent: int | None) -> None:
         """New gates on every gated port for ``duty_percent`` (None: the streams' slots), all at one common
@@ -250,6 +252,7 @@ class StreamService:
             raise in_use("StreamGatesRefused", str(error)) from None
         self.last = LastChange({}, sorted(g.interface for g in gcls), base_time)
         self.gcls = gcls
+        self.gate_changes += 1
 
     def _named(self, planner: LivePlanner, base_time_ns: int) -> list[PortGcl]:
         """The planner's lists, each on the interface the switch itself names for that port (``s1-eth3``
