@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import logging
 import os
 import signal
 import socket
@@ -33,6 +32,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--gateway", default=None, metavar="IPV4",
                        help="the host (an uplink router) that takes IPv4 to no host of the fabric; without it such "
                             "traffic is dropped at its ingress")
+    serve.add_argument("--log-json", action="store_true",
+                       help="log one JSON object per line (security events carry an 'event' field)")
     tsn = serve.add_argument_group("time-sensitive streams")
     tsn.add_argument("--tt-queue", type=int, default=6,
                      help="OpenFlow queue of time-triggered frames on every switch (OVS's Linux datapath: queue 6 "
@@ -171,7 +172,9 @@ async def serve(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     import uvloop
 
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    from srfabric.logs import configure
+
+    configure(args.log_json)
     # uvloop and httptools (which uvicorn picks up by itself) halve the time a request spends in HTTP.
     with contextlib.suppress(KeyboardInterrupt), asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
         runner.run(serve(args))

@@ -20,6 +20,7 @@ from srfabric.controller.flows import NewFlow
 from srfabric.controller.outbox import Effects
 from srfabric.controller.taking import STALE, read_back, take_master, take_slave
 from srfabric.errors import SrfabricError
+from srfabric.logs import security_event
 from srfabric.rules.entries import GroupEntry
 from srfabric.southbound.channel import OpenFlowServer, SwitchConnection, SwitchError, port_down
 from srfabric.southbound.readback import group_from_ofp, match_from_ofp
@@ -94,6 +95,10 @@ class SwitchChannels:
                     self.on_deposed(f"switch {conn.dpid:#x} holds a newer generation than {self.generation}")
             raise
         held, held_groups = await read_back(conn)
+        before = self.switches.get(conn.dpid)
+        if before is not None and before is not conn:
+            security_event(log, "switch_replaced", f"switch {conn.dpid:#x}: a second connection replaces the first",
+                           dpid=f"{conn.dpid:#x}", peer=conn.peer, replaced=before.peer)
         self.switches[conn.dpid] = conn
         self.do(self.core.switch_ready(conn.dpid, conn.ports, held, held_groups), conn)
 
