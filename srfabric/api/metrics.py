@@ -4,7 +4,7 @@ scrapes, so nothing on the switches' path counts for it.
 
 Exported (``srfabric_`` first):
 - ``switches_connected``; ``flow_mods_sent_total`` by switch and by entry kind (group-mods included, kind
-  ``group``);
+  ``group``); ``packet_ins_total``; ``switch_connections_refused_total`` by reason;
 - ``reactive_setup_seconds``: a histogram of reactive flow setups, from the packet-in read to the packet-out
   written (over the last 100,000 setups, the controller's record);
 - ``port_chains``, ``streams``, ``unrouted`` (what the controller could not route now, chains and streams);
@@ -57,6 +57,14 @@ class FabricCollector(Collector):
         for (dpid, kind), count in sorted(controller.flow_mod_kinds.items()):
             kinds.add_metric([names.get(dpid, f"{dpid:#x}"), kind], count)
         yield kinds
+        packet_ins = CounterMetricFamily("srfabric_packet_ins", "Packet-ins read from the switches")
+        packet_ins.add_metric([], controller.channels.packet_ins)
+        yield packet_ins
+        refused = CounterMetricFamily("srfabric_switch_connections_refused", "Switch connections that ended before "
+                                      "the switch was taken, by why", labels=["reason"])
+        for reason, count in sorted(controller.server.refused.items()):
+            refused.add_metric([reason], count)
+        yield refused
         setups = [(s.sent_ns - s.received_ns) / 1e9 for s in list(controller.setups)]
         yield histogram("srfabric_reactive_setup_seconds", "Reactive setup, packet-in read to packet-out written",
                         setups, SETUP_BUCKETS_S)

@@ -44,6 +44,7 @@ class SwitchChannels:
                                      self.on_packet_in)
         self.dirty = dirty  # set: the tables need a sync
         self.urgent = urgent  # set: at once (a link or function went down), cutting the settling short
+        self.packet_ins = 0  # every packet-in read (for /metrics)
         self.flow_tasks: set[asyncio.Task[None]] = set()  # new flows waiting for barriers (``after_barriers``)
 
     def do(self, effects: Effects, origin: SwitchConnection | None = None) -> None:
@@ -128,6 +129,7 @@ class SwitchChannels:
 
     def on_packet_in(self, conn: SwitchConnection, msg: PacketIn) -> None:
         """A packet-in, as its switch's read loop reads it: a new flow (reactive), or a frame for discovery."""
+        self.packet_ins += 1
         if self.following:
             return  # the leader handles the switches' reports
         if self.config.reactive and msg.data[12:14] == b"\x08\x00":
