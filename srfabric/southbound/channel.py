@@ -331,6 +331,10 @@ class SwitchConnection:
             self.writer.close()
 
 
+MAX_UNSHAKEN = 256  # connections that may be in their handshake at once
+HANDSHAKE_S = 5.0  # a peer that has not answered HELLO and FEATURES_REQUEST by then is closed
+
+
 @dataclass
 class OpenFlowServer:
     """Accept switch connections and hand ready (handshaken) switches to callbacks."""
@@ -344,6 +348,7 @@ class OpenFlowServer:
     _server: asyncio.Server | None = None
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
     refused: Counter[str] = field(default_factory=Counter)  # connections that ended before the handshake, by why
+    unshaken: int = 0  # connections accepted whose handshake has not ended yet
 
     async def start(self, host: str = "127.0.0.1", port: int = 6653) -> int:
         self._server = await asyncio.start_server(self._accept, host, port)
@@ -351,12 +356,20 @@ class OpenFlowServer:
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         conn = SwitchConnection(reader, writer, self.clock)
+        if self.unshaken >= MAX_UNSHAKEN:  # a flood of connections that never answer: refuse the rest at once
+            self.refused["too many before their handshake"] += 1
+            conn.close()
+            return
         conn.on_packet_in = self.on_packet_in
         self.connections.add(conn)
         reading = asyncio.create_task(conn.read_loop(self.on_message))
         self._tasks.add(reading)
+        self.unshaken += 1
         try:
-            await conn.handshake()
+            try:
+                await conn.handshake(HANDSHAKE_S)
+            finally:
+                self.unshaken -= 1
             await self.on_ready(conn)
             await conn.closed.wait()
         except (SrfabricError, ConnectionError, OSError) as error:
