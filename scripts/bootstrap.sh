@@ -16,8 +16,12 @@ APT_PACKAGES=(
   chromium chromium-driver
   # A kernel with taprio for QEMU: the rendered gate control lists are checked against it.
   linux-image-amd64 qemu-system-x86 busybox-static
+  # gPTP (IEEE 802.1AS) on bridges and end stations: ptp4l, and pmc to read a bridge's sync state.
+  linuxptp
   # OpenStack Neutron's database for the driver tests (its migrations are MySQL-only).
   mariadb-server
+  # The monitoring test: Debian's Prometheus scrapes srfabric's /metrics.
+  prometheus
 )
 VENV=.venv
 

@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from fastapi.security import APIKeyHeader
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -55,6 +55,24 @@ def create_app(service: SfcService, token: str | None) -> ResourceApp:
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+    from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+
+    from srfabric.api.metrics import FabricCollector
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(FabricCollector(service))
+
+    @app.get("/metrics", tags=["operations"], response_class=Response)
+    async def metrics(request: Request) -> Response:
+        """Prometheus' text format (``metrics``); the token as X-Auth-Token or as a bearer token, as Prometheus'
+        ``authorization`` setting sends it."""
+        given = request.headers.get("x-auth-token")
+        bearer = request.headers.get("authorization", "")
+        if given is None and bearer.lower().startswith("bearer "):
+            given = bearer[7:].strip()
+        check_token(None if given is None else given.encode(), secret)
+        return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 
     @app.get("/", tags=["discovery"])
     async def api_versions(request: Request) -> dict[str, Any]:

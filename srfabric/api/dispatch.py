@@ -23,8 +23,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from srfabric.api import qcc_streams
 from srfabric.api.errors import ApiError, bad_request, internal_error, not_leader, validation_message
 from srfabric.api.service import LIST_PARAMETERS, SfcService
+from srfabric.logs import security_event
 
 log = logging.getLogger(__name__)
 
@@ -51,9 +53,12 @@ def unauthorized() -> ApiError:
     return ApiError(401, "HTTPUnauthorized", "X-Auth-Token: a valid token is required.")
 
 
-def check_token(given: bytes | None, token: bytes | None) -> None:
-    """``ApiError`` (401) unless the client's ``X-Auth-Token`` is ``token``; a ``token`` of None turns this off."""
+def check_token(given: bytes | None, token: bytes | None, peer: str = "") -> None:
+    """``ApiError`` (401) unless the client's ``X-Auth-Token`` is ``token``; a ``token`` of None turns this off.
+    A refusal is a security event (``auth_failed``), naming the client when ``peer`` does."""
     if token is not None and (given is None or not hmac.compare_digest(given, token)):
+        security_event(log, "auth_failed", f"a request {'without a' if given is None else 'with a wrong'} token "
+                                           f"refused{f' from {peer}' if peer else ''}", peer=peer)
         raise unauthorized()
 
 
@@ -193,7 +198,8 @@ class ResourceApp:
         if method not in (COLLECTION_METHODS if ident is None else MEMBER_METHODS):
             raise method_not_allowed()
         headers = _headers(scope)
-        check_token(headers.get(b"x-auth-token"), self.token)  # before the body: without a token none is read
+        client = scope.get("client") or ("", 0)
+        check_token(headers.get(b"x-auth-token"), self.token, f"{client[0]}:{client[1]}")  # before any body
         query = urllib.parse.parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True)
         if method in WRITES and dry_run(query):  # what the change would answer (a driver's precommit check)
             body = {} if method == "DELETE" else validate_body(
@@ -201,6 +207,8 @@ class ResourceApp:
             return 200, {"dry_run": {member: await self.service.check(kind, method, ident, body)}}
         if method in ("POST", "PUT"):
             data = read_json(await _read_body(receive), headers.get(b"content-type"))
+            if ident is None and kind == "streams" and qcc_streams.is_qcc(data):  # IEEE 802.1Qcc's form
+                return 201, await qcc_streams.create(self.service, data["stream"])
             bulk = bulk_items(resource, data) if ident is None else None
             if bulk is not None:  # admitted together; the refused ones are listed with their reasons
                 created, refused = await self.service.create_streams(bulk)

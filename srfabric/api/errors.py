@@ -18,9 +18,10 @@ class ApiError(Exception):
         self.kind = kind
         self.message = message
         self.detail = ""
+        self.extra: dict[str, Any] = {}  # beside Neutron's error (a refused Qcc request's status group)
 
     def body(self) -> dict[str, Any]:
-        return neutron_error(self.kind, self.message, self.detail)
+        return {**neutron_error(self.kind, self.message, self.detail), **self.extra}
 
 
 def neutron_error(kind: str, message: str, detail: str = "") -> dict[str, Any]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import logging
 import os
 import signal
 import socket
@@ -33,6 +32,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--gateway", default=None, metavar="IPV4",
                        help="the host (an uplink router) that takes IPv4 to no host of the fabric; without it such "
                             "traffic is dropped at its ingress")
+    serve.add_argument("--log-json", action="store_true",
+                       help="log one JSON object per line (security events carry an 'event' field)")
     tsn = serve.add_argument_group("time-sensitive streams")
     tsn.add_argument("--tt-queue", type=int, default=6,
                      help="OpenFlow queue of time-triggered frames on every switch (OVS's Linux datapath: queue 6 "
@@ -43,6 +44,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     tsn.add_argument("--cycle-ns", type=int, default=1_000_000, help="base period of the slot grid")
     tsn.add_argument("--gate-lead-ms", type=float, default=200.0,
                      help="how far ahead a gate change's common base time is set")
+    tsn.add_argument("--gptp", action="append", default=[], metavar="BRIDGE=SOCKET",
+                     help="watch BRIDGE's gPTP state through its ptp4l's socket (pmc); no stream is scheduled "
+                          "through a bridge off its grandmaster by more than --gptp-bound-ns (repeatable)")
+    tsn.add_argument("--gptp-bound-ns", type=int, default=1000, help="the largest offset a bridge may run gates at")
 
 
 def token_from(args: argparse.Namespace) -> str | None:
@@ -101,6 +106,15 @@ async def serve(args: argparse.Namespace) -> None:
     service = SfcService(repository, controller, cycle=CycleConfig(base_period_ns=args.cycle_ns), gates=gates,
                          leadership=leadership)
     service.streams.lead_ns = int(args.gate_lead_ms * 1_000_000)
+    watching = None
+    if args.gptp:
+        from srfabric.api.clock_task import parse_sockets, watch_clocks
+        from srfabric.tsn.clock_watch import ClockWatch
+
+        if args.gptp_bound_ns < 1:
+            raise SrfabricError("--gptp-bound-ns", f"must be at least 1, got {args.gptp_bound_ns}")
+        service.streams.clocks = ClockWatch(parse_sockets(args.gptp), args.gptp_bound_ns)
+        watching = asyncio.create_task(watch_clocks(service, service.streams.clocks))
     if leadership is None:
         await service.start()  # the kept state is in place before the first switch connects
     else:
@@ -146,6 +160,8 @@ async def serve(args: argparse.Namespace) -> None:
     finally:
         if leadership is not None:
             electing.cancel()
+        if watching is not None:
+            watching.cancel()
         await controller.stop()
         repository.close()
         engine.dispose()
@@ -156,7 +172,9 @@ async def serve(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     import uvloop
 
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    from srfabric.logs import configure
+
+    configure(args.log_json)
     # uvloop and httptools (which uvicorn picks up by itself) halve the time a request spends in HTTP.
     with contextlib.suppress(KeyboardInterrupt), asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
         runner.run(serve(args))

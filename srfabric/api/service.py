@@ -28,6 +28,7 @@ from srfabric.api.translate import Plan, port_host, translate
 from srfabric.codecs.macaddr import mac_to_str
 from srfabric.controller.controller import Controller
 from srfabric.errors import SrfabricError
+from srfabric.logs import security_event
 from srfabric.model.fabric import Fabric, Switch
 from srfabric.southbound.taprio import Gates
 from srfabric.tsn.live import CycleConfig
@@ -112,6 +113,7 @@ class SfcService:
         switches as MASTER with ``generation``, read back their tables and sync, which sends only what differs
         from what they hold. In that order: a sync before the state is loaded would remove what is right."""
         async with self.lock:
+            security_event(log, "took_over", f"leading with generation {generation}", generation=generation)
             self.repo.fence = generation
             await self.start()
             await self.controller.lead(generation)
@@ -154,12 +156,14 @@ class SfcService:
         return select_fields(records.find(self.snapshot, kind, ident), fields)
 
     def fabric_view(self) -> dict[str, Any]:
-        """What the controller discovered (``views.fabric_view``) and, with several instances, who leads."""
+        """What the controller discovered (``views.fabric_view``), each bridge's gPTP state and, with several
+        instances, who leads."""
         from srfabric.api.views import fabric_view
 
-        return {**fabric_view(self.controller, self.labels()), "leadership": None if self.leadership is None else {
-            "leading": self.leadership.leading, "generation": self.leadership.generation,
-            "leader": self.leadership.leader_url}}
+        lead = self.leadership
+        return {**fabric_view(self.controller, self.labels()), "clocks": self.streams.clocks.view()
+                if self.streams.clocks else {}, "leadership": None if lead is None else {
+                    "leading": lead.leading, "generation": lead.generation, "leader": lead.leader_url}}
 
     def labels(self) -> dict[str, str]:
         """What the views call a function (its port pair's name, else its device) and a port chain (its name),
@@ -234,10 +238,8 @@ class SfcService:
             raise bad_request("dry_run: streams are admitted by a real create, not checked alone")
         async with self.lock:
             new = self.snapshot.copy()
-            record = (CREATE[kind](new, body, self.project) if method == "POST" else None if method == "DELETE"
-                      else UPDATE[kind](new, ident or "", body))
-            if method == "DELETE":
-                DELETE[kind](new, ident or "")
+            record = CREATE[kind](new, body, self.project) if method == "POST" else \
+                UPDATE[kind](new, ident or "", body) if method == "PUT" else DELETE[kind](new, ident or "")
             if kind in STEERING or self._touches_chains(new, kind, ident or (record or {}).get("id", "")):
                 try:
                     plan = translate(new.resources, self.controller.fabric, new.switches)

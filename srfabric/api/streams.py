@@ -28,6 +28,7 @@ from srfabric.model.stream import SteeredStream
 from srfabric.rules.streams import check_path_ends, switch_path
 from srfabric.southbound.taprio import Gates, RecordingGates, next_base_time, tai_now_ns
 from srfabric.tsn.changes import StreamAsk, StreamChange, change_batch, change_one
+from srfabric.tsn.clock_watch import ClockWatch
 from srfabric.tsn.gcl import PortGcl
 from srfabric.tsn.live import CycleConfig, LivePlanner, Refused, network_from_fabric
 from srfabric.tsn.model import Stream
@@ -66,6 +67,8 @@ class StreamService:
         self.last = LastChange()
         self.gcls: list[PortGcl] = []
         self._planned: tuple[int, LivePlanner] | None = None
+        self.clocks: ClockWatch | None = None  # the bridges' gPTP states, when srfabric watches them
+        self.gate_changes = 0  # gate schedules sent (for /metrics)
 
     # -- the scheduler's view of the fabric ---------------------------------------------
     def planner(self, snap: Snapshot | None = None) -> LivePlanner:
@@ -106,6 +109,22 @@ class StreamService:
             raise bad_request(f"listener: port {record['listener']} is the talker's host {talker}.")
         return Stream(record["id"], talker, listener, record["period_ns"], record["size_bytes"],
                       record["max_latency_ns"])
+
+    def _unsynced(self, paths: list[list[str]]) -> ApiError | None:
+        """The refusal (409) when a path crosses a bridge whose gPTP clock is not synchronised (``clocks``)."""
+        state = None if self.clocks is None else self.clocks.unsynced(name for path in paths for name in path)
+        if state is None:
+            return None
+        return in_use("StreamNotAdmitted", f"gptp: bridge {state.bridge} is not synchronised ({state.reason}); no "
+                                           "stream is scheduled through it until it is")
+
+    def bounds(self, record: Record) -> tuple[int, int | None]:
+        """An admitted stream's latency bound (ns, talker to listener on its path) and, when it holds a slot, when
+        its talker sends (ns from the start of the hyperperiod)."""
+        snap = self.current()
+        planner = self.planner()
+        latency = planner.latency_ns(self._stream(snap, record), self._full_path(snap, record))
+        return latency, planner.offset_ns(record["id"]) if record.get("slot") is not None else None
 
     def _full_path(self, snap: Snapshot | None, record: Record) -> tuple[str, ...]:
         """Talker, the record's switches, listener; each switch known and linked to the one before."""
@@ -167,6 +186,10 @@ class StreamService:
         """Steer every stream of ``new`` (confirming ``changed``; one of ``must`` that cannot be steered is the
         answer), then gate every port at one base time; on failure ``undo`` puts the planner back and the
         previous streams and gates are restored."""
+        unsynced = self._unsynced([new["streams"][ident]["path"] for ident in changed if ident in new["streams"]])
+        if unsynced is not None:
+            undo()
+            raise unsynced
         previous = (dict(self.controller.streams), list(self.gcls))
         try:
             steered = self._all_steered(new, must)
@@ -198,6 +221,7 @@ class StreamService:
         self.last = LastChange({names[d].name if d in names else hex(d): n for d, n in sorted(sent.items()) if n},
                                sorted(g.interface for g in gcls), base_time, list(self.moved))
         self.gcls = gcls
+        self.gate_changes += 1 if gcls else 0
 
     async def reschedule(self, duty_percent: int | None) -> None:
         """New gates on every gated port for ``duty_percent`` (None: the streams' slots), all at one common
@@ -211,6 +235,10 @@ class StreamService:
             raise in_use("ScheduleNotApplied", str(error)) from None
         except ModelError as error:
             raise bad_request(str(error), "ScheduleBadRequest") from None
+        unsynced = self._unsynced([record["path"] for record in self.current()["streams"].values()])
+        if unsynced is not None:
+            planner.set_duty(before)
+            raise unsynced
         base_time = next_base_time(self.clock(), self.cycle.cycle_ns, self.lead_ns)
         gcls = self._named(planner, base_time)
         try:
@@ -224,6 +252,7 @@ class StreamService:
             raise in_use("StreamGatesRefused", str(error)) from None
         self.last = LastChange({}, sorted(g.interface for g in gcls), base_time)
         self.gcls = gcls
+        self.gate_changes += 1
 
     def _named(self, planner: LivePlanner, base_time_ns: int) -> list[PortGcl]:
         """The planner's lists, each on the interface the switch itself names for that port (``s1-eth3``

@@ -20,6 +20,7 @@ from srfabric.controller.flows import NewFlow
 from srfabric.controller.outbox import Effects
 from srfabric.controller.taking import STALE, read_back, take_master, take_slave
 from srfabric.errors import SrfabricError
+from srfabric.logs import security_event
 from srfabric.rules.entries import GroupEntry
 from srfabric.southbound.channel import OpenFlowServer, SwitchConnection, SwitchError, port_down
 from srfabric.southbound.readback import group_from_ofp, match_from_ofp
@@ -43,6 +44,7 @@ class SwitchChannels:
                                      self.on_packet_in)
         self.dirty = dirty  # set: the tables need a sync
         self.urgent = urgent  # set: at once (a link or function went down), cutting the settling short
+        self.packet_ins = 0  # every packet-in read (for /metrics)
         self.flow_tasks: set[asyncio.Task[None]] = set()  # new flows waiting for barriers (``after_barriers``)
 
     def do(self, effects: Effects, origin: SwitchConnection | None = None) -> None:
@@ -94,6 +96,10 @@ class SwitchChannels:
                     self.on_deposed(f"switch {conn.dpid:#x} holds a newer generation than {self.generation}")
             raise
         held, held_groups = await read_back(conn)
+        before = self.switches.get(conn.dpid)
+        if before is not None and before is not conn:
+            security_event(log, "switch_replaced", f"switch {conn.dpid:#x}: a second connection replaces the first",
+                           dpid=f"{conn.dpid:#x}", peer=conn.peer, replaced=before.peer)
         self.switches[conn.dpid] = conn
         self.do(self.core.switch_ready(conn.dpid, conn.ports, held, held_groups), conn)
 
@@ -123,6 +129,7 @@ class SwitchChannels:
 
     def on_packet_in(self, conn: SwitchConnection, msg: PacketIn) -> None:
         """A packet-in, as its switch's read loop reads it: a new flow (reactive), or a frame for discovery."""
+        self.packet_ins += 1
         if self.following:
             return  # the leader handles the switches' reports
         if self.config.reactive and msg.data[12:14] == b"\x08\x00":

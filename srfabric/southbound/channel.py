@@ -12,6 +12,7 @@ import contextlib
 import logging
 import struct
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,7 @@ from os_ken.ofproto import ofproto_v1_3 as ofp
 from os_ken.ofproto import ofproto_v1_3_parser as parser
 
 from srfabric.errors import SrfabricError
+from srfabric.logs import security_event
 from srfabric.southbound.ofbind import PROTOCOL
 from srfabric.southbound.wire import HEADER, PackedMessage, PacketIn, parse_packet_in
 
@@ -93,6 +95,12 @@ class SwitchConnection:
         # Packet-ins go here, called as they are read, when set; else to the read loop's ``deliver``.
         self.on_packet_in: Callable[[SwitchConnection, PacketIn], None] | None = None
         self.closed = asyncio.Event()
+
+    @property
+    def peer(self) -> str:
+        """The switch's address and port, as the connection came from."""
+        name = self.writer.get_extra_info("peername")
+        return f"{name[0]}:{name[1]}" if isinstance(name, tuple) and len(name) >= 2 else str(name)
 
     def _next_xid(self) -> int:
         self._xid = (self._xid + 1) & 0xFFFFFFFF or 1
@@ -323,6 +331,10 @@ class SwitchConnection:
             self.writer.close()
 
 
+MAX_UNSHAKEN = 256  # connections that may be in their handshake at once
+HANDSHAKE_S = 5.0  # a peer that has not answered HELLO and FEATURES_REQUEST by then is closed
+
+
 @dataclass
 class OpenFlowServer:
     """Accept switch connections and hand ready (handshaken) switches to callbacks."""
@@ -335,6 +347,8 @@ class OpenFlowServer:
     connections: set[SwitchConnection] = field(default_factory=set)
     _server: asyncio.Server | None = None
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    refused: Counter[str] = field(default_factory=Counter)  # connections that ended before the handshake, by why
+    unshaken: int = 0  # connections accepted whose handshake has not ended yet
 
     async def start(self, host: str = "127.0.0.1", port: int = 6653) -> int:
         self._server = await asyncio.start_server(self._accept, host, port)
@@ -342,16 +356,26 @@ class OpenFlowServer:
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         conn = SwitchConnection(reader, writer, self.clock)
+        if self.unshaken >= MAX_UNSHAKEN:  # a flood of connections that never answer: refuse the rest at once
+            self.refused["too many before their handshake"] += 1
+            conn.close()
+            return
         conn.on_packet_in = self.on_packet_in
         self.connections.add(conn)
         reading = asyncio.create_task(conn.read_loop(self.on_message))
         self._tasks.add(reading)
+        self.unshaken += 1
         try:
-            await conn.handshake()
+            try:
+                await conn.handshake(HANDSHAKE_S)
+            finally:
+                self.unshaken -= 1
             await self.on_ready(conn)
             await conn.closed.wait()
         except (SrfabricError, ConnectionError, OSError) as error:
-            log.info("switch connection ended during setup: %s", error)
+            self.refused[type(error).__name__] += 1
+            security_event(log, "switch_refused", f"switch connection from {conn.peer} ended during setup: {error}",
+                           peer=conn.peer, reason=str(error))
         finally:
             self.connections.discard(conn)
             conn.close()

@@ -22,9 +22,9 @@ class NeutronStack:
     """``up()`` starts the stack for the srfabric at ``srfabric_url``; ``openstack(cloud, ...)`` runs the client."""
 
     def __init__(self, state: Path, srfabric_url: str, token: str, auth: str = "keystone",
-                 backoff_max_s: float = 2.0) -> None:
+                 backoff_max_s: float = 2.0, stale_claim_s: float = 30.0) -> None:
         self.state, self.srfabric_url, self.token, self.auth = state, srfabric_url, token, auth
-        self.backoff_max_s = backoff_max_s
+        self.backoff_max_s, self.stale_claim_s = backoff_max_s, stale_claim_s
         self.port, self.keystone_port, self.mariadb_port = free_port(), free_port(), free_port()
         self.started: dict[str, Any] = {}
 
@@ -43,11 +43,26 @@ class NeutronStack:
             [str(self.python), "-m", "networking_srfabric.stack", "up", "--state", str(self.state), "--port",
              str(self.port), "--keystone-port", str(self.keystone_port), "--mariadb-port", str(self.mariadb_port),
              "--auth", self.auth, "--srfabric-url", self.srfabric_url, "--srfabric-token", self.token,
-             "--backoff-max", str(self.backoff_max_s)], capture_output=True, text=True, timeout=900)
+             "--backoff-max", str(self.backoff_max_s), "--stale-claim", str(self.stale_claim_s)],
+            capture_output=True, text=True, timeout=900)
         if done.returncode != 0:
             self.down()
             raise SrfabricError("neutron", f"the stack did not come up: {(done.stderr or done.stdout)[-2000:]}")
         self.started = json.loads(done.stdout.strip().splitlines()[-1])
+
+    def kill_api(self) -> None:
+        """SIGKILL Neutron's API (and what it started): no chance to finish what it was doing, as in a crash."""
+        import signal
+
+        pid = int((self.state / "neutron-api.pid").read_text())
+        os.killpg(pid, signal.SIGKILL)
+
+    def restart_api(self) -> None:
+        done = subprocess.run([str(self.python), "-m", "networking_srfabric.stack", "api", "--state",
+                               str(self.state), "--port", str(self.port)], capture_output=True, text=True,
+                              timeout=300)
+        if done.returncode != 0:
+            raise SrfabricError("neutron", f"the API did not come back: {(done.stderr or done.stdout)[-2000:]}")
 
     def down(self) -> None:
         subprocess.run([str(self.python), "-m", "networking_srfabric.stack", "down", "--state", str(self.state)],

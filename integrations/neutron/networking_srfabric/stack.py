@@ -7,6 +7,7 @@ its pid. Runs in the Neutron venv.
 
     python -m networking_srfabric.stack up --state DIR --srfabric-url URL --srfabric-token T
     OS_CLIENT_CONFIG_FILE=DIR/clouds.yaml openstack --os-cloud alice network list
+    python -m networking_srfabric.stack api --state DIR --port 9697   # Neutron's API again, after it died
     python -m networking_srfabric.stack down --state DIR
 
 ``--auth noauth`` leaves Keystone out: every request is then an admin's (Neutron's noauth), projects mean nothing.
@@ -61,6 +62,7 @@ drivers = srfabric
 url = {url}
 token = {token}
 backoff_max = {backoff}
+stale_claim = {stale}
 """
 # Without Keystone every request is an admin's; the policy's new defaults would want a scoped token.
 NOAUTH_POLICY = """[oslo_policy]
@@ -166,7 +168,7 @@ def up(args: argparse.Namespace) -> None:
         started.update(keystone=keystone_url, clouds=str(state / "clouds.yaml"))
     (state / "neutron.conf").write_text(
         NEUTRON_CONF.format(auth=args.auth, paste=paste_file(), state=state, db=db, url=args.srfabric_url,
-                            token=args.srfabric_token, backoff=args.backoff_max)
+                            token=args.srfabric_token, backoff=args.backoff_max, stale=args.stale_claim)
         + (auth or NOAUTH_POLICY))
     (state / "ml2_conf.ini").write_text(ML2_CONF)
     os.environ["OS_NEUTRON_CONFIG_DIR"] = str(state)
@@ -176,6 +178,17 @@ def up(args: argparse.Namespace) -> None:
                                    f"{neutron_url}/v2.0/networks", args.wait)
     started["neutron"] = neutron_url
     print(json.dumps(started), flush=True)
+
+
+def api(args: argparse.Namespace) -> None:
+    """Start Neutron's API again on the state ``up`` made (after it died or was killed); prints its pid."""
+    state = Path(args.state).resolve()
+    os.environ["OS_NEUTRON_CONFIG_DIR"] = str(state)
+    os.environ["OS_NEUTRON_CONFIG_FILES"] = "neutron.conf;ml2_conf.ini"
+    if (state / "keystone.conf").exists():
+        os.environ["OS_KEYSTONE_CONFIG_DIR"] = str(state)
+    print(serve(state, "neutron-api", "networking_srfabric.wsgi", args.port,
+                f"http://127.0.0.1:{args.port}/v2.0/networks", args.wait), flush=True)
 
 
 def down(args: argparse.Namespace) -> None:
@@ -209,11 +222,17 @@ def main() -> None:
     start.add_argument("--srfabric-url", default="http://127.0.0.1:9696")
     start.add_argument("--srfabric-token", default="")
     start.add_argument("--backoff-max", type=float, default=60.0)
+    start.add_argument("--stale-claim", type=float, default=30.0,
+                       help="seconds before a row claimed by a worker that died is sent by another")
     start.add_argument("--wait", type=float, default=120.0)
+    again = commands.add_parser("api", help="start Neutron's API again on an existing state")
+    again.add_argument("--state", required=True)
+    again.add_argument("--port", type=int, default=9697)
+    again.add_argument("--wait", type=float, default=120.0)
     stop = commands.add_parser("down")
     stop.add_argument("--state", required=True)
     args = parser.parse_args()
-    up(args) if args.command == "up" else down(args)
+    {"up": up, "api": api, "down": down}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -148,6 +148,13 @@ function draw() {
                             "data-dpid": sw.dpid, transform: `translate(${at.x},${at.y})` }, svg);
     el("rect", { x: -28, y: -14, width: 56, height: 28, rx: 5 }, group);
     el("text", { class: "node-label", y: 4 }, group).textContent = sw.name;
+    const clock = (fabric.clocks || {})[sw.name];  // its gPTP state, when srfabric watches it
+    if (clock) {
+      const label = el("text", { class: `clock${clock.synced ? "" : " unsynced"}`, y: 26 }, group);
+      label.textContent = clock.offset_ns === null ? "gPTP: ?" : `gPTP ${clock.offset_ns} ns`;
+      el("title", {}, label).textContent = clock.synced ? `follows ${clock.grandmaster} within ${clock.bound_ns} ns`
+        : `not synchronised: ${clock.reason}`;
+    }
     group.addEventListener("click", () => selectSwitch(sw.dpid));
   }
   for (const host of fabric.hosts) {

@@ -5,6 +5,8 @@ what the journal sends. Every process is started here and stopped by its pid."""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -34,7 +36,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Serve, Neu
     serve = Serve(folder)
     serve.start()
     try:
-        with NeutronStack(folder / "stack", serve.url, TOKEN) as neutron:
+        with NeutronStack(folder / "stack", serve.url, TOKEN, stale_claim_s=3.0) as neutron:
             yield serve, neutron
     finally:
         serve.stop()
@@ -139,3 +141,24 @@ def test_full_sync_repairs_drift_on_either_side(stack) -> None:
 def test_the_stack_writes_no_file_outside_its_state_folder(stack) -> None:
     _, neutron = stack
     assert Path(neutron.started["clouds"]).parent == neutron.state
+
+
+def test_neutron_s_api_killed_mid_send_loses_nothing_and_sends_nothing_twice(stack) -> None:
+    """srfabric stopped (SIGSTOP: it takes connections and answers nothing) while the worker sends a row; the API is
+    killed with the row in flight; once both are back the row is claimed again (its claim gone stale) and arrives
+    once."""
+    serve, neutron = stack
+    assert serve.process is not None
+    journal = "SELECT state FROM neutron.srfabric_journal WHERE object_uuid = '{}'"
+    os.kill(serve.process.pid, signal.SIGSTOP)
+    try:
+        group = neutron.openstack("admin", "sfc", "port", "pair", "group", "create", "mid-send")["id"]
+        until(lambda: "processing" in neutron.sql(journal.format(group)), "the row in flight")
+        neutron.kill_api()
+    finally:
+        os.kill(serve.process.pid, signal.SIGCONT)
+    neutron.restart_api()
+    until(lambda: "completed" in neutron.sql(journal.format(group)),
+          lambda: f"the row sent again: {neutron.sql(journal.format(group))}", 60)
+    assert [g["name"] for g in held(serve, "/v2.0/sfc/port_pair_groups").values()].count("mid-send") == 1
+    assert neutron.openstack("admin", "sfc", "port", "pair", "group", "show", group)["Name"] == "mid-send"

@@ -1,0 +1,97 @@
+"""``/metrics`` in Prometheus' text format (prometheus_client), in the manner of faucet's exporter: what an
+operator watches and alerts on. The figures are read from the controller and the API's state when Prometheus
+scrapes, so nothing on the switches' path counts for it.
+
+Exported (``srfabric_`` first):
+- ``switches_connected``; ``flow_mods_sent_total`` by switch and by entry kind (group-mods included, kind
+  ``group``); ``packet_ins_total``; ``switch_connections_refused_total`` by reason;
+- ``reactive_setup_seconds``: a histogram of reactive flow setups, from the packet-in read to the packet-out
+  written (over the last 100,000 setups, the controller's record);
+- ``port_chains``, ``streams``, ``unrouted`` (what the controller could not route now, chains and streams);
+- ``gate_schedule_changes_total``; ``leader_generation`` (with a controller pair);
+- ``gptp_synced`` and ``gptp_offset_nanoseconds`` by bridge, when srfabric watches gPTP.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+if TYPE_CHECKING:
+    from srfabric.api.service import SfcService
+
+# Reactive setup: from a fraction of a millisecond to a second.
+SETUP_BUCKETS_S = (0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.1, 1.0)
+
+
+def histogram(name: str, doc: str, samples_s: list[float], buckets: tuple[float, ...]) -> HistogramMetricFamily:
+    """A histogram family from raw samples (seconds)."""
+    counts, total = [], 0
+    for bound in buckets:
+        total = sum(1 for sample in samples_s if sample <= bound)
+        counts.append((str(bound), total))
+    counts.append(("+Inf", len(samples_s)))
+    return HistogramMetricFamily(name, doc, buckets=counts, sum_value=sum(samples_s))
+
+
+class FabricCollector(Collector):
+    def __init__(self, service: SfcService) -> None:
+        self.service = service
+
+    def collect(self) -> Iterator[Metric]:
+        service, controller = self.service, self.service.controller
+        names = {dpid: switch.name for dpid, switch in controller.fabric.switches.items()}
+        connected = GaugeMetricFamily("srfabric_switches_connected", "Switches connected over OpenFlow")
+        connected.add_metric([], len(controller.switches))
+        yield connected
+        sent = CounterMetricFamily("srfabric_flow_mods_sent", "Flow-mods and group-mods sent, by switch",
+                                   labels=["switch"])
+        for dpid, count in sorted(controller.flow_mods.items()):
+            sent.add_metric([names.get(dpid, f"{dpid:#x}")], count)
+        yield sent
+        kinds = CounterMetricFamily("srfabric_flow_mods_by_kind", "Flow-mods and group-mods sent, by switch and "
+                                    "entry kind", labels=["switch", "kind"])
+        for (dpid, kind), count in sorted(controller.flow_mod_kinds.items()):
+            kinds.add_metric([names.get(dpid, f"{dpid:#x}"), kind], count)
+        yield kinds
+        packet_ins = CounterMetricFamily("srfabric_packet_ins", "Packet-ins read from the switches")
+        packet_ins.add_metric([], controller.channels.packet_ins)
+        yield packet_ins
+        refused = CounterMetricFamily("srfabric_switch_connections_refused", "Switch connections that ended before "
+                                      "the switch was taken, by why", labels=["reason"])
+        for reason, count in sorted(controller.server.refused.items()):
+            refused.add_metric([reason], count)
+        yield refused
+        setups = [(s.sent_ns - s.received_ns) / 1e9 for s in list(controller.setups)]
+        yield histogram("srfabric_reactive_setup_seconds", "Reactive setup, packet-in read to packet-out written",
+                        setups, SETUP_BUCKETS_S)
+        for name, doc, value in (
+                ("srfabric_port_chains", "Port chains the API holds", len(service.snapshot["port_chains"])),
+                ("srfabric_streams", "Time-sensitive streams admitted", len(service.snapshot["streams"])),
+                ("srfabric_unrouted", "Chains and streams the controller cannot route now",
+                 len(controller.problems))):
+            gauge = GaugeMetricFamily(name, doc)
+            gauge.add_metric([], value)
+            yield gauge
+        changes = CounterMetricFamily("srfabric_gate_schedule_changes", "Gate schedules sent (all gated ports at "
+                                      "one base time each)")
+        changes.add_metric([], service.streams.gate_changes)
+        yield changes
+        if service.leadership is not None and service.leadership.generation is not None:
+            generation = GaugeMetricFamily("srfabric_leader_generation", "The leader's generation (controller pair)")
+            generation.add_metric([], service.leadership.generation)
+            yield generation
+        if service.streams.clocks is not None:
+            synced = GaugeMetricFamily("srfabric_gptp_synced", "1 while the bridge follows its grandmaster within "
+                                       "the bound", labels=["bridge"])
+            offset = GaugeMetricFamily("srfabric_gptp_offset_nanoseconds", "The bridge's offset from its "
+                                       "grandmaster", labels=["bridge"])
+            for bridge, state in sorted(service.streams.clocks.states.items()):
+                synced.add_metric([bridge], 1 if state.synced else 0)
+                if state.offset_ns is not None:
+                    offset.add_metric([bridge], state.offset_ns)
+            yield synced
+            yield offset
