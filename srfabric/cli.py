@@ -28,6 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     from srfabric.kernel_lab.cli import add_parser as add_kernel_lab
     from srfabric.lab.cli import add_parsers as add_lab
     from srfabric.neutron_demo import add_parser as add_neutron_demo
+    from srfabric.security.cli import add_parser as add_pki
     from srfabric.testbed.up import add_parsers as add_up
     from srfabric.tsn.cli import add_parsers as add_tsn
 
@@ -40,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_kernel_lab(commands)
     add_up(commands)
     add_neutron_demo(commands)
+    add_pki(commands)
     return parser
 
 
@@ -82,6 +84,10 @@ def main(argv: list[str] | None = None) -> int:
             from srfabric.testbed.up import run_host
 
             return run_host(args)
+        if args.command == "pki":
+            from srfabric.security.cli import run as run_pki
+
+            return run_pki(args)
         if args.command == "neutron-demo":
             from srfabric.neutron_demo import run as run_neutron_demo
 

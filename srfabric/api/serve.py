@@ -8,6 +8,7 @@ import contextlib
 import os
 import signal
 import socket
+from pathlib import Path
 
 from srfabric.codecs import CODEC_NAMES
 from srfabric.errors import ModelError, SrfabricError
@@ -28,6 +29,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--no-auth", action="store_true", help="accept requests without a token (local use only)")
     serve.add_argument("--openflow-host", default="0.0.0.0", help="address switches connect to")
     serve.add_argument("--openflow-port", type=int, default=6653)
+    serve.add_argument("--openflow-tls", default=None, metavar="DIR",
+                       help="OpenFlow over TLS with the certificates of `srfabric pki init DIR`: a switch must show a "
+                            "certificate of that CA naming the dpid it claims")
     serve.add_argument("--codec", choices=CODEC_NAMES, default="mac-nibble")
     serve.add_argument("--gateway", default=None, metavar="IPV4",
                        help="the host (an uplink router) that takes IPv4 to no host of the fabric; without it such "
@@ -120,6 +124,15 @@ async def serve(args: argparse.Namespace) -> None:
     else:
         service.follow()  # until elected (the first round below, when no other instance leads)
     freeze_heap()  # the modules and the loaded state are never walked by the collector again (see ``heap``)
+    if args.openflow_tls:
+        from srfabric.security.switch_identity import refusal, server_context
+
+        try:
+            controller.server.ssl = server_context(Path(args.openflow_tls))
+        except (OSError, ValueError) as error:
+            raise SrfabricError("--openflow-tls", f"cannot load the certificates in {args.openflow_tls}: "
+                                                  f"{error}") from None
+        controller.server.admit = refusal
     try:
         await controller.start(args.openflow_host, args.openflow_port)
     except OSError as error:

@@ -12,9 +12,8 @@ import contextlib
 import logging
 import struct
 import time
-from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from os_ken.ofproto import ofproto_parser
@@ -22,7 +21,6 @@ from os_ken.ofproto import ofproto_v1_3 as ofp
 from os_ken.ofproto import ofproto_v1_3_parser as parser
 
 from srfabric.errors import SrfabricError
-from srfabric.logs import security_event
 from srfabric.southbound.ofbind import PROTOCOL
 from srfabric.southbound.wire import HEADER, PackedMessage, PacketIn, parse_packet_in
 
@@ -329,66 +327,3 @@ class SwitchConnection:
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.writer.close()
-
-
-MAX_UNSHAKEN = 256  # connections that may be in their handshake at once
-HANDSHAKE_S = 5.0  # a peer that has not answered HELLO and FEATURES_REQUEST by then is closed
-
-
-@dataclass
-class OpenFlowServer:
-    """Accept switch connections and hand ready (handshaken) switches to callbacks."""
-
-    on_ready: Callable[[SwitchConnection], Awaitable[None]]
-    on_message: Callable[[SwitchConnection, Any], Awaitable[None]]
-    on_gone: Callable[[SwitchConnection], Awaitable[None]]
-    clock: Callable[[], int] = time.perf_counter_ns
-    on_packet_in: Callable[[SwitchConnection, PacketIn], None] | None = None  # else packet-ins go to on_message
-    connections: set[SwitchConnection] = field(default_factory=set)
-    _server: asyncio.Server | None = None
-    _tasks: set[asyncio.Task[None]] = field(default_factory=set)
-    refused: Counter[str] = field(default_factory=Counter)  # connections that ended before the handshake, by why
-    unshaken: int = 0  # connections accepted whose handshake has not ended yet
-
-    async def start(self, host: str = "127.0.0.1", port: int = 6653) -> int:
-        self._server = await asyncio.start_server(self._accept, host, port)
-        return int(self._server.sockets[0].getsockname()[1])
-
-    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        conn = SwitchConnection(reader, writer, self.clock)
-        if self.unshaken >= MAX_UNSHAKEN:  # a flood of connections that never answer: refuse the rest at once
-            self.refused["too many before their handshake"] += 1
-            conn.close()
-            return
-        conn.on_packet_in = self.on_packet_in
-        self.connections.add(conn)
-        reading = asyncio.create_task(conn.read_loop(self.on_message))
-        self._tasks.add(reading)
-        self.unshaken += 1
-        try:
-            try:
-                await conn.handshake(HANDSHAKE_S)
-            finally:
-                self.unshaken -= 1
-            await self.on_ready(conn)
-            await conn.closed.wait()
-        except (SrfabricError, ConnectionError, OSError) as error:
-            self.refused[type(error).__name__] += 1
-            security_event(log, "switch_refused", f"switch connection from {conn.peer} ended during setup: {error}",
-                           peer=conn.peer, reason=str(error))
-        finally:
-            self.connections.discard(conn)
-            conn.close()
-            reading.cancel()
-            self._tasks.discard(reading)
-            if conn.dpid:
-                await self.on_gone(conn)
-
-    async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-        for conn in list(self.connections):
-            conn.close()
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)

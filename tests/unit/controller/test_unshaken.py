@@ -7,8 +7,8 @@ import asyncio
 
 import pytest
 
-from srfabric.southbound import channel
-from srfabric.southbound.channel import OpenFlowServer
+from srfabric.southbound import server as channel
+from srfabric.southbound.server import OpenFlowServer
 
 
 async def nothing(*_: object) -> None:

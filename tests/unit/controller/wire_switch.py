@@ -6,6 +6,7 @@ the flow-mods leave in ``FakeSwitches`` tables. Barriers can be held until the t
 from __future__ import annotations
 
 import asyncio
+import ssl
 import struct
 from collections.abc import Iterable
 
@@ -55,8 +56,8 @@ class WireSwitch:
     def table(self) -> dict[EntryKey, FlowEntry]:
         return self.fake.tables[self.dpid]
 
-    async def connect(self, port: int) -> None:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    async def connect(self, port: int, tls: ssl.SSLContext | None = None) -> None:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port, ssl=tls)
         self._writer = writer
         writer.write(header(ofp.OFPT_HELLO, 0))
         self._spawn(self._serve(reader))
