@@ -13,7 +13,7 @@ from fastapi.security import APIKeyHeader
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from srfabric.api import discovery, ui
-from srfabric.api.dispatch import ResourceApp, check_token
+from srfabric.api.dispatch import ResourceApp, check_token, token_digest
 from srfabric.api.errors import ApiError, internal_error, neutron_error, validation_message
 from srfabric.api.routes import RESOURCES, documented_routes
 from srfabric.api.schemas import ScheduleUpdate, body
@@ -24,12 +24,13 @@ ScheduleBody = body("schedule", ScheduleUpdate)
 TOKEN_HEADER = APIKeyHeader(name="X-Auth-Token", auto_error=False, description="the token `srfabric serve` was given")
 
 
-def create_app(service: SfcService, token: str | None) -> ResourceApp:
-    """``token`` None turns authentication off (local use only)."""
+def create_app(service: SfcService, token: str | None, https: bool = False) -> ResourceApp:
+    """``token`` None turns authentication off (local use only); ``https``: served over TLS (the web view's cookie
+    is then marked secure)."""
     app = FastAPI(title="srfabric", version="2.0",
                   description="OpenStack networking-sfc's API on srfabric's source-routed fabric.")
 
-    secret = None if token is None else token.encode()
+    secret = token_digest(token)
 
     async def authenticate(request: Request) -> None:
         """The fabric view's check (``ResourceApp`` checks the resources); it also documents the header. A read
@@ -123,7 +124,7 @@ def create_app(service: SfcService, token: str | None) -> ResourceApp:
         await service.reoptimise()
         return {"schedule": service.streams.view()}
 
-    ui.add_ui_routes(app, service, authenticate, valid)
+    ui.add_ui_routes(app, service, authenticate, valid, secure=https)
 
     @app.exception_handler(ApiError)
     async def api_error(request: Request, error: ApiError) -> JSONResponse:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import ssl
 import time
 import urllib.parse
 from typing import Any
@@ -10,6 +12,7 @@ from typing import Any
 from srfabric.api.http11 import Connection
 from srfabric.errors import SrfabricError
 
+CACERT_ENV = "SRFABRIC_CACERT"  # the CA an https:// URL's certificate is checked against (srfabric pki init)
 PREFIX = {"ports": "/v2.0", "streams": "/v2.0/srfabric"}
 MEMBER = {"ports": "port", "flow_classifiers": "flow_classifier", "port_pairs": "port_pair",
           "port_pair_groups": "port_pair_group", "port_chains": "port_chain", "service_graphs": "service_graph",
@@ -35,12 +38,15 @@ class SfcClient:
 
     def __init__(self, url: str, token: str | None = None, timeout: float = 60.0) -> None:
         parts = urllib.parse.urlsplit(url)
-        if parts.scheme != "http" or not parts.hostname:
-            raise SrfabricError("--url", f"{url!r} is not an http://host:port URL")
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise SrfabricError("--url", f"{url!r} is not an http:// or https://host:port URL")
         if token is not None and (not token.isprintable() or not token.isascii()):
             raise SrfabricError("--token", "the token must be printable ASCII (it is sent as the X-Auth-Token header)")
         self.base_url = url
-        self.http = Connection(parts.hostname, parts.port or 80, timeout)
+        tls = None
+        if parts.scheme == "https":  # the server's certificate checked against $SRFABRIC_CACERT, else the system's
+            tls = ssl.create_default_context(cafile=os.environ.get(CACERT_ENV) or None)
+        self.http = Connection(parts.hostname, parts.port or (443 if tls else 80), timeout, tls)
         self.headers = {"Content-Type": "application/json", **({"X-Auth-Token": token} if token else {})}
         self.timings: list[tuple[str, float]] = []
 

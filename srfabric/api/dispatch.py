@@ -13,6 +13,7 @@ Neutron's shape.
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import json
 import logging
@@ -53,10 +54,15 @@ def unauthorized() -> ApiError:
     return ApiError(401, "HTTPUnauthorized", "X-Auth-Token: a valid token is required.")
 
 
-def check_token(given: bytes | None, token: bytes | None, peer: str = "") -> None:
-    """``ApiError`` (401) unless the client's ``X-Auth-Token`` is ``token``; a ``token`` of None turns this off.
-    A refusal is a security event (``auth_failed``), naming the client when ``peer`` does."""
-    if token is not None and (given is None or not hmac.compare_digest(given, token)):
+def token_digest(token: str | None) -> bytes | None:
+    """What the API keeps of its token: its SHA-256 (None: no token, authentication off)."""
+    return None if token is None else hashlib.sha256(token.encode()).digest()
+
+
+def check_token(given: bytes | None, digest: bytes | None, peer: str = "") -> None:
+    """``ApiError`` (401) unless the client's ``X-Auth-Token`` is the token whose ``token_digest`` is ``digest``;
+    None turns this off. A refusal is a security event (``auth_failed``), naming the client when ``peer`` does."""
+    if digest is not None and (given is None or not hmac.compare_digest(hashlib.sha256(given).digest(), digest)):
         security_event(log, "auth_failed", f"a request {'without a' if given is None else 'with a wrong'} token "
                                            f"refused{f' from {peer}' if peer else ''}", peer=peer)
         raise unauthorized()
@@ -139,7 +145,7 @@ class ResourceApp:
 
     def __init__(self, service: SfcService, token: str | None, resources: dict[str, Resource], fallback: Asgi) -> None:
         self.service = service
-        self.token = None if token is None else token.encode()
+        self.token = token_digest(token)  # only the token's digest is kept
         self.resources = resources
         self.fallback = fallback
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import select
 import socket
+import ssl
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -57,8 +58,8 @@ def request_bytes(method: str, target: str, host: str, headers: dict[str, str], 
 class Connection:
     """A connection to ``host``:``port`` opened on first use and kept until the server or ``close`` ends it."""
 
-    def __init__(self, host: str, port: int, timeout: float) -> None:
-        self.host, self.port, self.timeout = host, port, timeout
+    def __init__(self, host: str, port: int, timeout: float, tls: ssl.SSLContext | None = None) -> None:
+        self.host, self.port, self.timeout, self.tls = host, port, timeout, tls
         self.authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"  # IPv6 in brackets
         self.sock: socket.socket | None = None
         self._reader: BinaryIO | None = None
@@ -71,13 +72,16 @@ class Connection:
         self.sock, self._reader = None, None
 
     def closed_by_peer(self) -> bool:
-        """An idle kept connection has nothing to read unless the server closed it (uvicorn does after 5 s)."""
+        """An idle kept connection has nothing to read unless the server closed it (uvicorn does after 5 s); over
+        TLS a record may wait to be read too, so a TLS connection counts as closed then (one reconnect more)."""
         return self.sock is not None and bool(select.select([self.sock], [], [], 0)[0])
 
     def _open(self) -> tuple[socket.socket, BinaryIO]:
         if self.sock is None or self._reader is None:
             self.sock = socket.create_connection((self.host, self.port), timeout=self.timeout)
             self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if self.tls is not None:  # HTTPS: the server's certificate checked against the CA (and its name)
+                self.sock = self.tls.wrap_socket(self.sock, server_hostname=self.host)
             self._reader = self.sock.makefile("rb")
         return self.sock, self._reader
 

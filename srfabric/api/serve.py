@@ -32,6 +32,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--openflow-tls", default=None, metavar="DIR",
                        help="OpenFlow over TLS with the certificates of `srfabric pki init DIR`: a switch must show a "
                             "certificate of that CA naming the dpid it claims")
+    serve.add_argument("--api-tls", default=None, metavar="DIR",
+                       help="serve the API and the web view over HTTPS with the controller's certificate of "
+                            "`srfabric pki init DIR` (clients: SRFABRIC_CACERT=DIR/ca-cert.pem)")
     serve.add_argument("--codec", choices=CODEC_NAMES, default="mac-nibble")
     serve.add_argument("--gateway", default=None, metavar="IPV4",
                        help="the host (an uplink router) that takes IPv4 to no host of the fabric; without it such "
@@ -147,8 +150,16 @@ async def serve(args: argparse.Namespace) -> None:
         role = f", leader (generation {leadership.generation})" if leadership.leading else \
             f", follower of {leadership.leader_url or 'no leader yet'}"
     # An open event stream (the web view) never ends by itself: shutting down waits 2 s for requests, no more.
-    server = uvicorn.Server(uvicorn.Config(create_app(service, token), host=args.host, port=args.port,
-                                           log_level="warning", lifespan="off", timeout_graceful_shutdown=2))
+    cert = key = None
+    if args.api_tls:  # the controller's certificate of `srfabric pki init DIR`
+        cert, key = str(Path(args.api_tls) / "controller-cert.pem"), str(Path(args.api_tls) / "controller-privkey.pem")
+        for path in (cert, key):
+            if not Path(path).exists():
+                raise SrfabricError("--api-tls", f"{path} is missing: run `srfabric pki init {args.api_tls}`")
+    https = cert is not None
+    server = uvicorn.Server(uvicorn.Config(create_app(service, token, https), host=args.host, port=args.port,
+                                           log_level="warning", lifespan="off", timeout_graceful_shutdown=2,
+                                           ssl_certfile=cert, ssl_keyfile=key))
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, lambda: setattr(server, "should_exit", True))
@@ -165,7 +176,9 @@ async def serve(args: argparse.Namespace) -> None:
 
         electing.add_done_callback(election_ended)
         controller.on_deposed = lambda reason: stop_leading(LeadershipLost("leader", reason))
-    print(f"srfabric: API on http://{args.host}:{args.port}, OpenFlow on {args.openflow_host}:{args.openflow_port}, "
+    scheme = "https" if https else "http"
+    print(f"srfabric: API on {scheme}://{args.host}:{args.port}, "
+          f"OpenFlow on {args.openflow_host}:{args.openflow_port}, "
           f"{len(service.snapshot['port_chains'])} port chains and {len(service.snapshot['streams'])} streams loaded"
           f"{role}", flush=True)
     try:

@@ -36,8 +36,9 @@ LOGIN = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>srf
 
 
 def add_ui_routes(app: FastAPI, service: SfcService, authenticate: Callable[[Request], Awaitable[None]],
-                  valid: Callable[[str | None], bool]) -> None:
-    """The web view's routes on ``app``; ``valid`` says whether a token is the API's."""
+                  valid: Callable[[str | None], bool], secure: bool = False) -> None:
+    """The web view's routes on ``app``; ``valid`` says whether a token is the API's; ``secure``: the cookie goes
+    over HTTPS only."""
 
     @app.get("/v2.0/srfabric/chains", tags=["srfabric"], dependencies=[Depends(authenticate)])
     async def chains() -> dict[str, Any]:
@@ -72,7 +73,7 @@ def add_ui_routes(app: FastAPI, service: SfcService, authenticate: Callable[[Req
                 return HTMLResponse(LOGIN.replace("<h1>srfabric</h1>", "<h1>srfabric</h1><p>Wrong token.</p>"),
                                     status_code=401)
             answer = RedirectResponse("/ui/", status_code=303)
-            answer.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/")
+            answer.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/", secure=secure)
             return answer
         if not valid(request.cookies.get(COOKIE)):
             return HTMLResponse(LOGIN)
