@@ -13,8 +13,9 @@ from fastapi.security import APIKeyHeader
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from srfabric.api import discovery, ui
-from srfabric.api.dispatch import ResourceApp, check_token, token_digest
+from srfabric.api.dispatch import ResourceApp
 from srfabric.api.errors import ApiError, internal_error, neutron_error, validation_message
+from srfabric.api.projects import TokenBook
 from srfabric.api.routes import RESOURCES, documented_routes
 from srfabric.api.schemas import ScheduleUpdate, body
 from srfabric.api.service import SfcService
@@ -24,13 +25,15 @@ ScheduleBody = body("schedule", ScheduleUpdate)
 TOKEN_HEADER = APIKeyHeader(name="X-Auth-Token", auto_error=False, description="the token `srfabric serve` was given")
 
 
-def create_app(service: SfcService, token: str | None, https: bool = False) -> ResourceApp:
-    """``token`` None turns authentication off (local use only); ``https``: served over TLS (the web view's cookie
-    is then marked secure)."""
+def create_app(service: SfcService, token: str | None, https: bool = False, book: TokenBook | None = None
+               ) -> ResourceApp:
+    """``token``: an admin's (None, without ``book``, turns authentication off: local use only); ``book``: every
+    token with its project and role (``projects``); ``https``: served over TLS (the web view's cookie is then
+    marked secure)."""
+    book = book or TokenBook.single(token)
     app = FastAPI(title="srfabric", version="2.0",
                   description="OpenStack networking-sfc's API on srfabric's source-routed fabric.")
 
-    secret = token_digest(token)
 
     async def authenticate(request: Request) -> None:
         """The fabric view's check (``ResourceApp`` checks the resources); it also documents the header. A read
@@ -38,11 +41,11 @@ def create_app(service: SfcService, token: str | None, https: bool = False) -> R
         given = await TOKEN_HEADER(request)
         if given is None and request.method == "GET":
             given = request.cookies.get(ui.COOKIE)
-        check_token(None if given is None else given.encode(), secret)
+        book.admin(None if given is None else given.encode())
 
     def valid(token: str | None) -> bool:
         try:
-            check_token(None if token is None else token.encode(), secret)
+            book.admin(None if token is None else token.encode())
         except ApiError:
             return False
         return True
@@ -72,7 +75,7 @@ def create_app(service: SfcService, token: str | None, https: bool = False) -> R
         bearer = request.headers.get("authorization", "")
         if given is None and bearer.lower().startswith("bearer "):
             given = bearer[7:].strip()
-        check_token(None if given is None else given.encode(), secret)
+        book.admin(None if given is None else given.encode())
         return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 
     @app.get("/", tags=["discovery"])
@@ -152,4 +155,4 @@ def create_app(service: SfcService, token: str | None, https: bool = False) -> R
         failure = internal_error()
         return JSONResponse(failure.body(), status_code=failure.status)
 
-    return ResourceApp(service, token, RESOURCES, app)
+    return ResourceApp(service, book, RESOURCES, app)

@@ -13,8 +13,6 @@ Neutron's shape.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import logging
 import urllib.parse
@@ -24,10 +22,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from srfabric.api import qcc_streams
+from srfabric.api import projects, qcc_streams
 from srfabric.api.errors import ApiError, bad_request, internal_error, not_leader, validation_message
+from srfabric.api.projects import TokenBook
 from srfabric.api.service import LIST_PARAMETERS, SfcService
-from srfabric.logs import security_event
 
 log = logging.getLogger(__name__)
 
@@ -48,24 +46,6 @@ MAX_BULK = 1000
 
 class ClientGone(Exception):
     """The client disconnected before its request body was complete: nothing is done and nothing answered."""
-
-
-def unauthorized() -> ApiError:
-    return ApiError(401, "HTTPUnauthorized", "X-Auth-Token: a valid token is required.")
-
-
-def token_digest(token: str | None) -> bytes | None:
-    """What the API keeps of its token: its SHA-256 (None: no token, authentication off)."""
-    return None if token is None else hashlib.sha256(token.encode()).digest()
-
-
-def check_token(given: bytes | None, digest: bytes | None, peer: str = "") -> None:
-    """``ApiError`` (401) unless the client's ``X-Auth-Token`` is the token whose ``token_digest`` is ``digest``;
-    None turns this off. A refusal is a security event (``auth_failed``), naming the client when ``peer`` does."""
-    if digest is not None and (given is None or not hmac.compare_digest(hashlib.sha256(given).digest(), digest)):
-        security_event(log, "auth_failed", f"a request {'without a' if given is None else 'with a wrong'} token "
-                                           f"refused{f' from {peer}' if peer else ''}", peer=peer)
-        raise unauthorized()
 
 
 def method_not_allowed() -> ApiError:
@@ -143,9 +123,9 @@ def bulk_items(resource: Resource, data: Any) -> list[dict[str, Any]] | None:
 class ResourceApp:
     """An ASGI application serving ``resources`` (keyed by collection path) and passing the rest to ``fallback``."""
 
-    def __init__(self, service: SfcService, token: str | None, resources: dict[str, Resource], fallback: Asgi) -> None:
+    def __init__(self, service: SfcService, book: TokenBook, resources: dict[str, Resource], fallback: Asgi) -> None:
         self.service = service
-        self.token = token_digest(token)  # only the token's digest is kept
+        self.book = book  # whose each token is (only digests are kept)
         self.resources = resources
         self.fallback = fallback
 
@@ -171,7 +151,7 @@ class ResourceApp:
         location: list[tuple[bytes, bytes]] = []
         try:
             if leader is not None:  # a follower: every write (resources, schedule) goes to the leader
-                check_token(_headers(scope).get(b"x-auth-token"), self.token)
+                self.book.who(_headers(scope).get(b"x-auth-token"))
                 if leader:
                     path = scope.get("raw_path") or scope["path"].encode()
                     query = b"?" + scope["query_string"] if scope["query_string"] else b""
@@ -205,21 +185,25 @@ class ResourceApp:
             raise method_not_allowed()
         headers = _headers(scope)
         client = scope.get("client") or ("", 0)
-        check_token(headers.get(b"x-auth-token"), self.token, f"{client[0]}:{client[1]}")  # before any body
+        who = self.book.who(headers.get(b"x-auth-token"), f"{client[0]}:{client[1]}")  # before any body
+        snapshot = None if who.admin else self.service.snapshot  # (an admin's requests need not look)
+        if ident is not None and snapshot is not None:  # another project's resource is not found, as in Neutron
+            projects.owned(who, snapshot[kind], kind, ident)
         query = urllib.parse.parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True)
         if method in WRITES and dry_run(query):  # what the change would answer (a driver's precommit check)
-            body = {} if method == "DELETE" else validate_body(
-                resource, method, read_json(await _read_body(receive), headers.get(b"content-type")))
+            body = {} if method == "DELETE" else projects.scoped(who, snapshot, kind, validate_body(
+                resource, method, read_json(await _read_body(receive), headers.get(b"content-type"))), ident is None)
             return 200, {"dry_run": {member: await self.service.check(kind, method, ident, body)}}
         if method in ("POST", "PUT"):
             data = read_json(await _read_body(receive), headers.get(b"content-type"))
             if ident is None and kind == "streams" and qcc_streams.is_qcc(data):  # IEEE 802.1Qcc's form
-                return 201, await qcc_streams.create(self.service, data["stream"])
+                return 201, await qcc_streams.create(self.service, data["stream"], None if who.admin else who.project)
             bulk = bulk_items(resource, data) if ident is None else None
             if bulk is not None:  # admitted together; the refused ones are listed with their reasons
-                created, refused = await self.service.create_streams(bulk)
+                created, refused = await self.service.create_streams(
+                    [projects.scoped(who, snapshot, kind, item) for item in bulk])
                 return 201, {kind: created, "refused": refused}
-            body = validate_body(resource, method, data)
+            body = projects.scoped(who, snapshot, kind, validate_body(resource, method, data), ident is None)
             if ident is None:
                 return 201, {member: await self.service.create(kind, body)}
             return 200, {member: await self.service.update(kind, ident, body)}
@@ -233,6 +217,8 @@ class ResourceApp:
         for key, value in query:
             if key not in LIST_PARAMETERS:
                 filters.setdefault(key, []).append(value)
+        if not who.admin:  # a member's own project only
+            filters["project_id"] = [who.project]
         return 200, {kind: self.service.find_all(kind, filters, fields)}
 
 

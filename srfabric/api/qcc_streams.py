@@ -19,7 +19,8 @@ def is_qcc(body: Any) -> bool:
     return isinstance(body, dict) and isinstance(body.get("stream"), dict) and "stream-id" in body["stream"]
 
 
-async def create(service: SfcService, document: Any) -> dict[str, Any]:
+async def create(service: SfcService, document: Any, project: str | None = None) -> dict[str, Any]:
+    """Admit ``document``'s stream; ``project``: a member's, whose own ports alone it may name."""
     asked = qcc.parse(document)
     if asked.size_bytes > MAX_FRAME_BYTES:
         raise qcc.refusal(in_use("StreamNotAdmitted", f"talker.traffic-specification.max-frame-size: "
@@ -29,7 +30,8 @@ async def create(service: SfcService, document: Any) -> dict[str, Any]:
         raise qcc.refusal(in_use("StreamNotAdmitted", f"user-to-network-requirements.num-seamless-trees: "
                                                       f"{asked.seamless_trees} trees need 802.1CB replication, "
                                                       "which srfabric does not run yet; ask for 1"), "trees")
-    ports = {str(p.get("mac_address") or "").lower(): p["id"] for p in service.find_all("ports", {}, [])}
+    mine = {} if project is None else {"project_id": [project]}
+    ports = {str(p.get("mac_address") or "").lower(): p["id"] for p in service.find_all("ports", mine, [])}
     ends = {}
     for role, mac, where in (("talker", asked.talker_mac, "talker"), ("listener", asked.listener_mac, "listeners[0]")):
         if mac not in ports:
@@ -38,7 +40,8 @@ async def create(service: SfcService, document: Any) -> dict[str, Any]:
     if service.find_all("streams", {"name": [asked.stream_id]}, []):
         raise qcc.refusal(in_use("StreamIdInUse", f"stream-id: {asked.stream_id} names an admitted stream"),
                           "StreamIdInUse")
-    body = {"name": asked.stream_id, **ends, "period_ns": asked.period_ns, "size_bytes": asked.size_bytes,
+    body = {"name": asked.stream_id, **ends, **({} if project is None else {"project_id": project}),
+            "period_ns": asked.period_ns, "size_bytes": asked.size_bytes,
             "max_latency_ns": asked.max_latency_ns, "priority": asked.priority,
             "udp_source_port": asked.udp_source_port, "udp_destination_port": asked.udp_destination_port}
     try:

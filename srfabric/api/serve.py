@@ -32,6 +32,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--openflow-tls", default=None, metavar="DIR",
                        help="OpenFlow over TLS with the certificates of `srfabric pki init DIR`: a switch must show a "
                             "certificate of that CA naming the dpid it claims")
+    serve.add_argument("--tokens", default=None, metavar="FILE",
+                       help="projects and roles: a JSON list of {sha256, project, role: admin|member}; a member sees "
+                            "and changes its own project's resources only")
     serve.add_argument("--api-tls", default=None, metavar="DIR",
                        help="serve the API and the web view over HTTPS with the controller's certificate of "
                             "`srfabric pki init DIR` (clients: SRFABRIC_CACERT=DIR/ca-cert.pem)")
@@ -157,7 +160,12 @@ async def serve(args: argparse.Namespace) -> None:
             if not Path(path).exists():
                 raise SrfabricError("--api-tls", f"{path} is missing: run `srfabric pki init {args.api_tls}`")
     https = cert is not None
-    server = uvicorn.Server(uvicorn.Config(create_app(service, token, https), host=args.host, port=args.port,
+    book = None
+    if args.tokens:  # every token with its project and role (``projects``); --token stays an admin's
+        from srfabric.api.projects import TokenBook
+
+        book = TokenBook.from_file(Path(args.tokens), token)
+    server = uvicorn.Server(uvicorn.Config(create_app(service, token, https, book), host=args.host, port=args.port,
                                            log_level="warning", lifespan="off", timeout_graceful_shutdown=2,
                                            ssl_certfile=cert, ssl_keyfile=key))
     loop = asyncio.get_running_loop()
