@@ -235,7 +235,11 @@ def function_flows(stats: dict[str, Any], direction: str | None = None) -> dict[
 
 @contextlib.contextmanager
 def postgres_cluster() -> Any:
-    """A throwaway PostgreSQL cluster (Debian's binaries, run as user postgres) on a free port; yields its URL."""
+    """A throwaway PostgreSQL cluster (Debian's binaries, run as user postgres) on a free port, taking TLS only:
+    its certificate is signed by a CA of its own (``security.pki``), and the URL it yields asks for
+    ``sslmode=verify-full`` against that CA (plain TCP is refused by its pg_hba.conf)."""
+    from srfabric.security.pki import make_ca, make_certificate
+
     bindir = sorted(Path("/usr/lib/postgresql").glob("*/bin"))
     if not bindir:
         raise SrfabricError("postgresql", "not installed (run `make bootstrap`)")
@@ -243,16 +247,23 @@ def postgres_cluster() -> Any:
     root = Path(tempfile.mkdtemp(prefix="srfabric-pg-"))
     shutil.chown(root, "postgres")
     data, port = root / "data", free_port()
+    pki = root / "pki"
+    server = make_certificate(pki, make_ca(pki, "srfabric test database CA"), "postgres", hosts=["127.0.0.1"])
+    for path in (pki, server.key, server.cert):
+        shutil.chown(path, "postgres")  # the server reads its key only when it owns it (mode 0600)
     run_as = ["runuser", "-u", "postgres", "--"]
     subprocess.run([*run_as, str(pg / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres"], check=True,
                    capture_output=True)
+    (data / "pg_hba.conf").write_text("local all all trust\nhostssl all all 127.0.0.1/32 trust\n")
     subprocess.run([*run_as, str(pg / "pg_ctl"), "-D", str(data), "-l", str(root / "log"), "-w", "-o",
-                    f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off", "start"], check=True,
+                    f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off -c ssl=on "
+                    f"-c ssl_cert_file={server.cert} -c ssl_key_file={server.key}", "start"], check=True,
                    capture_output=True)
     try:
-        subprocess.run([*run_as, str(pg / "createdb"), "-h", "127.0.0.1", "-p", str(port), "srfabric"], check=True,
+        subprocess.run([*run_as, str(pg / "createdb"), "-h", str(root), "-p", str(port), "srfabric"], check=True,
                        capture_output=True)
-        yield f"postgresql://postgres@127.0.0.1:{port}/srfabric"
+        yield (f"postgresql://postgres@127.0.0.1:{port}/srfabric?sslmode=verify-full"
+               f"&sslrootcert={pki / 'ca-cert.pem'}")
     finally:
         subprocess.run([*run_as, str(pg / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"], check=False,
                        capture_output=True)
