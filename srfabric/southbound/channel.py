@@ -68,6 +68,9 @@ def describe(msg: Any) -> str:
     return type(msg).__name__ + detail
 
 
+MAX_UNSENT_BYTES = 64 * 2**20  # what a connection may hold for a switch that does not read (then it is closed)
+
+
 class SwitchConnection:
     """One switch's control connection."""
 
@@ -136,6 +139,10 @@ class SwitchConnection:
         if self._out:
             self.writer.write(bytes(self._out))
             self._out.clear()
+            if self.writer.transport.get_write_buffer_size() > MAX_UNSENT_BYTES:  # a switch that stopped reading
+                log.warning("switch %#x: %d bytes unread by the switch, over %d: closing its connection", self.dpid,
+                            self.writer.transport.get_write_buffer_size(), MAX_UNSENT_BYTES)
+                self.close()
 
     def _ask(self, msg: Any, before: Sequence[Any] = ()) -> tuple[int, asyncio.Future[Any]]:
         """Send a request now, after ``before`` in the same write; its reply completes the returned future

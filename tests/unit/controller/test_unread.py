@@ -1,0 +1,38 @@
+"""A switch that stops reading cannot make the controller hold its messages without bound: past the cap of unsent
+bytes its connection is closed (a real TCP pair on loopback; the switch's end never reads)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from os_ken.ofproto import ofproto_v1_3_parser as parser
+
+from srfabric.southbound import channel
+from srfabric.southbound.channel import SwitchConnection
+from srfabric.southbound.ofbind import PROTOCOL
+
+
+def test_a_switch_that_reads_nothing_is_closed_past_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(channel, "MAX_UNSENT_BYTES", 1 << 20)
+
+    async def scenario() -> bool:
+        accepted: asyncio.Queue[SwitchConnection] = asyncio.Queue()
+
+        async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await accepted.put(SwitchConnection(reader, writer))
+
+        server = await asyncio.start_server(on_connect, "127.0.0.1", 0)
+        _, silent = await asyncio.open_connection("127.0.0.1", server.sockets[0].getsockname()[1])
+        conn = await accepted.get()
+        for _ in range(2000):  # up to ~120 MB offered; the switch reads none of it
+            conn.send_all([parser.OFPEchoRequest(PROTOCOL, data=b"x" * 60_000)])
+            await asyncio.sleep(0)
+            if conn.writer.is_closing():
+                break
+        closed = conn.writer.is_closing()
+        silent.close()
+        server.close()
+        return closed
+
+    assert asyncio.run(scenario())
