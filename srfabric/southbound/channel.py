@@ -68,6 +68,13 @@ def describe(msg: Any) -> str:
     return type(msg).__name__ + detail
 
 
+# The message types a switch sends a controller (OpenFlow 1.3, 7.1.1): only these reach os-ken's parser, whose
+# parsers of the controller's own messages (flow-mods, group-mods) can loop on mutated input.
+FROM_SWITCHES = frozenset({
+    ofp.OFPT_HELLO, ofp.OFPT_ERROR, ofp.OFPT_ECHO_REQUEST, ofp.OFPT_ECHO_REPLY, ofp.OFPT_EXPERIMENTER,
+    ofp.OFPT_FEATURES_REPLY, ofp.OFPT_GET_CONFIG_REPLY, ofp.OFPT_PACKET_IN, ofp.OFPT_FLOW_REMOVED,
+    ofp.OFPT_PORT_STATUS, ofp.OFPT_MULTIPART_REPLY, ofp.OFPT_BARRIER_REPLY, ofp.OFPT_QUEUE_GET_CONFIG_REPLY,
+    ofp.OFPT_ROLE_REPLY, ofp.OFPT_GET_ASYNC_REPLY})
 MAX_UNSENT_BYTES = 64 * 2**20  # what a connection may hold for a switch that does not read (then it is closed)
 
 
@@ -274,6 +281,9 @@ class SwitchConnection:
         try:
             if msg_type == ofp.OFPT_PACKET_IN:  # the hot path of reactive setup: no os-ken objects
                 await deliver(self, parse_packet_in(raw, received_ns))
+                return
+            if msg_type not in FROM_SWITCHES:  # a controller's message (a forged flow-mod): never parsed
+                log.info("switch %#x: ignored message type %d, which no switch sends", self.dpid, msg_type)
                 return
             msg = ofproto_parser.msg(PROTOCOL, version, msg_type, length, xid, raw)
             if msg is not None:

@@ -55,3 +55,46 @@ def test_packet_ins_read_from_a_switch_set_flows_up_without_a_coroutine_each() -
 
     setups, awaited, sent = asyncio.run(scenario())
     assert (setups, awaited, sent) == (3, 0, 6)  # a flow-mod and a packet-out each, none through ``deliver``
+
+
+def test_mutated_controller_messages_from_a_switch_are_never_parsed() -> None:
+    """3,000 forged flow-mods, group-mods and packet-outs with random bodies, then an echo request: the read loop
+    ignores the forged ones without parsing them (os-ken's parsers of those can loop) and still answers the echo."""
+    import random
+    import struct
+
+    from os_ken.ofproto import ofproto_v1_3 as ofp
+
+    from srfabric.southbound.channel import SwitchConnection
+
+    class Writer:
+        def __init__(self) -> None:
+            self.written = bytearray()
+
+        def write(self, data: bytes) -> None:
+            self.written += data
+
+    rng = random.Random(7)
+    forged = bytearray()
+    for index in range(3000):
+        body = rng.randbytes(rng.randrange(0, 200))
+        kind = (ofp.OFPT_FLOW_MOD, ofp.OFPT_GROUP_MOD, ofp.OFPT_PACKET_OUT)[index % 3]
+        forged += struct.pack("!BBHI", 4, kind, 8 + len(body), index) + body
+    forged += struct.pack("!BBHI", 4, ofp.OFPT_ECHO_REQUEST, 8, 99999)
+
+    async def scenario() -> bytes:
+        reader = asyncio.StreamReader()
+        writer = Writer()
+        conn = SwitchConnection(reader, writer)  # type: ignore[arg-type]
+        reader.feed_data(bytes(forged))
+        reader.feed_eof()
+
+        async def deliver(*_: Any) -> None:
+            raise AssertionError("a forged message was delivered")
+
+        await asyncio.wait_for(conn.read_loop(deliver), 10)
+        await asyncio.sleep(0)
+        return bytes(writer.written)
+
+    written = asyncio.run(scenario())
+    assert written[1] == ofp.OFPT_ECHO_REPLY and struct.unpack("!I", written[4:8])[0] == 99999
