@@ -32,6 +32,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--openflow-tls", default=None, metavar="DIR",
                        help="OpenFlow over TLS with the certificates of `srfabric pki init DIR`: a switch must show a "
                             "certificate of that CA naming the dpid it claims")
+    serve.add_argument("--openflow-insecure", action="store_true",
+                       help="take switches over plain TCP (without it, --openflow-tls is required)")
     serve.add_argument("--tokens", default=None, metavar="FILE",
                        help="projects and roles: a JSON list of {sha256, project, role: admin|member}; a member sees "
                             "and changes its own project's resources only")
@@ -82,6 +84,10 @@ async def serve(args: argparse.Namespace) -> None:
     from srfabric.controller.heap import freeze_heap
 
     token = token_from(args)
+    if not args.openflow_tls and not args.openflow_insecure:
+        raise SrfabricError("--openflow-tls", "switches connect over TLS: give --openflow-tls DIR (certificates of "
+                                              "`srfabric pki init DIR`), or say --openflow-insecure to take them "
+                                              "over plain TCP")
     try:
         # Listening before the start line is printed: whoever waits for that line can connect at once.
         listener = socket.create_server((args.host, args.port), backlog=1024)

@@ -55,8 +55,9 @@ class ServeProcess:
     """``srfabric serve`` on free ports; ``kill()`` ends it with SIGKILL, ``start()`` starts it again."""
 
     def __init__(self, db: str, token: str = "srfabric-test", codec: str = "mac-nibble",
-                 extra_args: tuple[str, ...] = (), patience: float = 1.0) -> None:
+                 extra_args: tuple[str, ...] = (), patience: float = 1.0, tls: Path | None = None) -> None:
         self.db, self.token, self.codec = db, token, codec
+        self.tls = tls  # the pki folder switches connect with over TLS (``srfabric pki``); None: plain TCP
         self.extra_args = extra_args
         self.patience = patience  # every wait is this many times longer (an emulated CPU is slower)
         self.port, self.openflow_port = free_port(), free_port()
@@ -72,7 +73,8 @@ class ServeProcess:
 
     def start(self, timeout: float = 30.0) -> None:
         args = [sys.executable, "-m", "srfabric", "serve", "--port", str(self.port), "--openflow-host", "127.0.0.1",
-                "--openflow-port", str(self.openflow_port), "--db", self.db, "--codec", self.codec, *self.extra_args]
+                "--openflow-port", str(self.openflow_port), "--db", self.db, "--codec", self.codec, *self.extra_args,
+                *(("--openflow-tls", str(self.tls)) if self.tls else ("--openflow-insecure",))]
         env = {**os.environ, "SRFABRIC_TOKEN": self.token}
         offset = self.log.stat().st_size  # a restart appends to the same log
         with self.log.open("a") as log:
@@ -129,7 +131,7 @@ class ApiLab(Running):
 
     def start(self) -> None:
         self.testbed = Testbed(self.spec, [self.serve.openflow_port, *(o.openflow_port for o in self.others)],
-                               self.switch, self.serve.codec, self.datapath, self.tx_queues)
+                               self.switch, self.serve.codec, self.datapath, self.tx_queues, tls=self.serve.tls)
         self.testbed.start()
         with self.serve.client() as client:
             for name, fn in self.spec.functions.items() if self.declare_functions else ():

@@ -20,6 +20,7 @@ from typing import Any
 from srfabric.codecs.macaddr import mac_to_str
 from srfabric.controller.config import ControllerConfig
 from srfabric.controller.runner import ControllerThread
+from srfabric.errors import SrfabricError
 from srfabric.model.fabric import ServiceFunction
 from srfabric.model.topo import TopoSpec
 from srfabric.procs import terminate
@@ -44,6 +45,23 @@ class ControllerTarget:
 
     def stop(self) -> None:
         """Nothing to stop."""
+
+
+class TlsControllerTarget(ControllerTarget):
+    """The same, over TLS: Open vSwitch connects with ``ssl:`` and the daemon's certificate (``use_tls``)."""
+
+    protocol = "ssl"
+
+
+def use_tls(pki: Path, name: str, dpids: Sequence[int]) -> None:
+    """Give this machine's Open vSwitch daemon a certificate of ``pki``'s CA naming ``dpids`` (one certificate
+    serves all its bridges: ``ovs-vsctl set-ssl``), made once per name."""
+    from srfabric.security.pki import Issued, make_certificate
+
+    ca = Issued(pki / "ca-cert.pem", pki / "ca-privkey.pem")
+    made = make_certificate(pki, ca, name, dpids=dpids)
+    subprocess.run(["ovs-vsctl", "--timeout=10", "set-ssl", str(made.key), str(made.cert), str(ca.cert)],
+                   check=True, capture_output=True)
 
 
 def ovs_running() -> bool:
@@ -109,8 +127,12 @@ class Testbed(Running):
     ``tx_queues`` above 1 gives every veth that many queues, as taprio needs."""
 
     def __init__(self, spec: TopoSpec, controller_port: int | Sequence[int], switch: str = "ovs",
-                 codec: str = "mac-nibble", datapath: str = "user", tx_queues: int = 1) -> None:
+                 codec: str = "mac-nibble", datapath: str = "user", tx_queues: int = 1, tls: Path | None = None
+                 ) -> None:
+        if tls is not None and switch != "ovs":
+            raise SrfabricError("tls", f"the {switch} switch has no TLS yet: only Open vSwitch connects over TLS")
         self.spec = spec
+        self.tls = tls  # the pki folder (``srfabric pki``): Open vSwitch connects over TLS with a certificate of it
         # Several ports: every switch connects to every controller (instances of ``serve`` sharing a database).
         self.controller_ports = [controller_port] if isinstance(controller_port, int) else list(controller_port)
         self.controller_port = self.controller_ports[0]
@@ -137,8 +159,12 @@ class Testbed(Running):
         net = Mininet(topo=None, switch=switch, controller=None, build=False, autoSetMacs=False,
                       autoStaticArp=False, waitConnected=False, **extra)
         self.net = net
+        target = ControllerTarget
+        if self.tls is not None:
+            use_tls(self.tls, "ovs-testbed", [sw.dpid for sw in self.spec.switches.values()])
+            target = TlsControllerTarget
         for index, port in enumerate(self.controller_ports):
-            net.addController(f"c{index}", controller=ControllerTarget, ip="127.0.0.1", port=port)
+            net.addController(f"c{index}", controller=target, ip="127.0.0.1", port=port)
         for sw in self.spec.switches.values():
             net.addSwitch(sw.name, dpid=f"{sw.dpid:016x}")
         for host in self.spec.hosts.values():
@@ -210,6 +236,8 @@ class Testbed(Running):
         if self.net is not None:
             net, self.net = self.net, None
             net.stop()
+        if self.tls is not None:  # the daemon's certificate was this testbed's
+            subprocess.run(["ovs-vsctl", "--timeout=10", "del-ssl"], check=False, capture_output=True)
 
 
 def controller_config(spec: TopoSpec, codec: str) -> ControllerConfig:

@@ -65,7 +65,13 @@ def run_up(args: argparse.Namespace, ready: Any = print) -> int:
         raise SrfabricError("up", f"another srfabric up is running (see {STATE})")
     folder = Path(tempfile.mkdtemp(prefix="srfabric-up-"))
     token = args.token or secrets.token_urlsafe(16)
-    serve = ServeProcess(f"sqlite:///{folder}/api.db", token=token, codec=args.codec)
+    pki = None
+    if args.switch == "ovs":  # OpenFlow over TLS with a CA of this fabric's own (the XDP agent has no TLS yet)
+        from srfabric.security.pki import make_ca, make_certificate
+
+        pki = folder / "pki"
+        make_certificate(pki, make_ca(pki), "controller")
+    serve = ServeProcess(f"sqlite:///{folder}/api.db", token=token, codec=args.codec, tls=pki)
     previous = signal.signal(signal.SIGTERM, _raise_stop)
     try:
         with serve, ApiLab(spec, serve, switch=args.switch) as lab:
@@ -77,12 +83,14 @@ def run_up(args: argparse.Namespace, ready: Any = print) -> int:
                      "topo": args.topo, "switches": sorted(spec.switches),
                      "hosts": {name: {"ip": host.ip, "pid": nodes[name].pid} for name, host in spec.hosts.items()},
                      "functions": {name: {"pid": nodes[name].pid} for name in spec.functions}}
+            channel = f"TLS, CA {pki / 'ca-cert.pem'}" if pki else "plain TCP (the XDP agent has no TLS yet)"
             STATE.parent.mkdir(parents=True, exist_ok=True)
             STATE.write_text(json.dumps(state, indent=1) + "\n")
             ready(f"srfabric up: {args.topo} with {len(spec.switches)} switches, {len(spec.hosts)} hosts, "
                   f"{len(spec.functions)} functions ({args.switch}, {args.codec})\n"
                   f"  API     {serve.url}   token {token}\n"
                   f"  web     {serve.url}/ui/?token={token}\n"
+                  f"  openflow {channel}\n"
                   f"  hosts   " + ", ".join(f"{name} {host.ip}" for name, host in spec.hosts.items()) + "\n"
                   f"  state   {STATE}  (srfabric host NAME -- CMD)\n"
                   f"  ready; Ctrl-C stops it and removes what it made")

@@ -39,7 +39,7 @@ def pki(tmp_path: Path) -> Iterator[Path]:
 
 
 def test_ovs_over_tls_is_taken_only_for_the_dpid_its_certificate_names(pki: Path) -> None:
-    with ServeProcess(f"sqlite:///{pki}/api.db", extra_args=("--openflow-tls", str(pki))) as serve:
+    with ServeProcess(f"sqlite:///{pki}/api.db", tls=pki) as serve:
         for bridge, dpid in BRIDGES.items():
             vsctl("--may-exist", "add-br", bridge, "--", "set", "bridge", bridge, "datapath_type=netdev",
                   f"other-config:datapath-id={dpid:016x}", "protocols=OpenFlow13", "--", "set-controller", bridge,

@@ -41,7 +41,8 @@ class Serve:
     def start(self) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "srfabric", "serve", "--host", "127.0.0.1", "--port", str(self.port), "--db",
-             self.db, "--token", TOKEN, "--openflow-host", "127.0.0.1", "--openflow-port", str(self.openflow)],
+             self.db, "--token", TOKEN, "--openflow-host", "127.0.0.1", "--openflow-port", str(self.openflow),
+             "--openflow-insecure"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
