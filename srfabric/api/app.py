@@ -43,6 +43,11 @@ def create_app(service: SfcService, token: str | None, https: bool = False, book
             given = request.cookies.get(ui.COOKIE)
         book.admin(None if given is None else given.encode())
 
+    async def any_token(request: Request) -> None:
+        """Discovery is for every valid token, a member's too."""
+        given = await TOKEN_HEADER(request)
+        book.who(None if given is None else given.encode())
+
     def valid(token: str | None) -> bool:
         try:
             book.admin(None if token is None else token.encode())
@@ -83,18 +88,18 @@ def create_app(service: SfcService, token: str | None, https: bool = False, book
         """The API versions, as Neutron lists them (no token needed)."""
         return discovery.versions(str(request.base_url))
 
-    @app.get("/v2.0/", tags=["discovery"], dependencies=[Depends(authenticate)])
+    @app.get("/v2.0/", tags=["discovery"], dependencies=[Depends(any_token)])
     async def api_index(request: Request) -> dict[str, Any]:
         """The core resources of v2.0."""
         return discovery.index(str(request.base_url))
 
-    @app.get("/v2.0/extensions", tags=["discovery"], dependencies=[Depends(authenticate)])
+    @app.get("/v2.0/extensions", tags=["discovery"], dependencies=[Depends(any_token)])
     async def list_extensions() -> dict[str, Any]:
         """The extensions by alias: networking-sfc's ``flow_classifier``, ``sfc``, ``sfc_graphs``, and
         ``srfabric``."""
         return discovery.extensions()
 
-    @app.get("/v2.0/extensions/{alias}", tags=["discovery"], dependencies=[Depends(authenticate)])
+    @app.get("/v2.0/extensions/{alias}", tags=["discovery"], dependencies=[Depends(any_token)])
     async def show_extension(alias: str) -> dict[str, Any]:
         """One extension; 404 for an alias srfabric does not implement."""
         return discovery.extension(alias)

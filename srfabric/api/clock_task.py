@@ -31,12 +31,18 @@ async def watch_clocks(service: SfcService, watch: ClockWatch, period_s: float =
     """Poll forever (cancel to stop)."""
     was_out: set[str] = set()
     while True:
-        back = await asyncio.to_thread(watch.poll)
+        try:
+            back = await asyncio.to_thread(watch.poll)
+        except Exception:  # noqa: BLE001 - a failed round must not end the watch (or leave it "synced")
+            log.exception("gptp: reading the bridges failed; none counts as synchronised until it is read again")
+            watch.states.clear()
+            back = []
         now_out = {bridge for bridge, state in watch.states.items() if not state.synced}
         for bridge in sorted(now_out - was_out):
             log.warning("gptp: bridge %s is not synchronised: %s", bridge, watch.states[bridge].reason)
         was_out = now_out
-        if back and service.snapshot["streams"]:
+        # Only the leader sends gates (a follower's change would not be fenced).
+        if back and service.snapshot["streams"] and service.leader_elsewhere() is None:
             try:
                 await service.reschedule(service.snapshot.duty_percent)
                 log.warning("gptp: %s back within %d ns; gates sent again", ", ".join(back), watch.bound_ns)

@@ -188,7 +188,7 @@ class ResourceApp:
         who = self.book.who(headers.get(b"x-auth-token"), f"{client[0]}:{client[1]}")  # before any body
         snapshot = None if who.admin else self.service.snapshot  # (an admin's requests need not look)
         if ident is not None and snapshot is not None:  # another project's resource is not found, as in Neutron
-            projects.owned(who, snapshot[kind], kind, ident)
+            projects.owned(who, {ident: self.service.show(kind, ident, [])}, kind, ident)  # (a follower reads anew)
         query = urllib.parse.parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True)
         if method in WRITES and dry_run(query):  # what the change would answer (a driver's precommit check)
             body = {} if method == "DELETE" else projects.scoped(who, snapshot, kind, validate_body(
@@ -217,8 +217,10 @@ class ResourceApp:
         for key, value in query:
             if key not in LIST_PARAMETERS:
                 filters.setdefault(key, []).append(value)
-        if not who.admin:  # a member's own project only
+        if not who.admin:  # a member's own project only (compared exactly: list filters ignore case)
             filters["project_id"] = [who.project]
+            return 200, {kind: [r for r in self.service.find_all(kind, filters, [*fields, "project_id"] if fields
+                                                                   else []) if projects.visible(who, r)]}
         return 200, {kind: self.service.find_all(kind, filters, fields)}
 
 

@@ -127,6 +127,11 @@ def scoped(principal: Principal, snapshot: Any, kind: str, body: dict[str, Any],
         if body.get(field) not in (None, principal.project):
             raise ApiError(403, "HTTPForbidden", f"{field}: a member makes resources in its own project "
                                                  f"({principal.project}) only")
+    if kind == "ports":
+        taken_by_others(principal, snapshot, body)
+    if kind == "flow_classifiers" and creating and not body.get("logical_source_port"):
+        raise ApiError(403, "HTTPForbidden", "logical_source_port: a member's classifier starts at one of its own "
+                                             "ports (a prefix alone could take other projects' traffic)")
     for field, collection in REFERENCES.get(kind, {}).items():
         value = body.get(field)
         names = (value if isinstance(value, list) else list(value) + [i for v in value.values() for i in v]
@@ -134,3 +139,24 @@ def scoped(principal: Principal, snapshot: Any, kind: str, body: dict[str, Any],
         for ident in names:
             owned(principal, snapshot[collection], collection, str(ident))
     return {**body, "project_id": principal.project} if creating else body
+
+
+def taken_by_others(principal: Principal, snapshot: Any, body: dict[str, Any]) -> None:
+    """A member's port may not place itself on the fabric (``binding:profile`` is the admin's or the compute
+    service's, as in Neutron) nor take a MAC or an address another project's port holds: either would make the
+    fabric take that project's host for the member's."""
+    if body.get("binding_profile"):
+        raise ApiError(403, "HTTPForbidden", "binding:profile: set by an admin or the compute service, which place "
+                                             "ports on the fabric")
+    mac = str(body.get("mac_address") or "").lower()
+    addresses = {str(ip["ip_address"]) for ip in body.get("fixed_ips") or [] if isinstance(ip, dict)
+                 and ip.get("ip_address")}
+    for port in snapshot["ports"].values():
+        if visible(principal, port):
+            continue
+        if mac and str(port.get("mac_address") or "").lower() == mac:
+            raise ApiError(409, "MacAddressInUse", f"mac_address: {mac} is in use by another project's port")
+        held = {str(ip.get("ip_address")) for ip in port.get("fixed_ips") or []}
+        if addresses & held:
+            raise ApiError(409, "IpAddressAlreadyAllocated", f"fixed_ips: {sorted(addresses & held)[0]} is in use "
+                                                             "by another project's port")

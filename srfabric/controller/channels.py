@@ -131,8 +131,8 @@ class SwitchChannels:
     def on_packet_in(self, conn: SwitchConnection, msg: PacketIn) -> None:
         """A packet-in, as its switch's read loop reads it: a new flow (reactive), or a frame for discovery."""
         self.packet_ins += 1
-        if self.following:
-            return  # the leader handles the switches' reports
+        if self.following or self.switches.get(conn.dpid) is not conn:
+            return  # the leader handles the switches' reports; a connection not taken yet says nothing
         if self.config.reactive and msg.data[12:14] == b"\x08\x00":
             try:
                 self.new_flow(conn, msg)
@@ -173,8 +173,10 @@ class SwitchChannels:
         self.first_packet(conn, new)
 
     async def on_message(self, conn: SwitchConnection, msg: Any) -> None:
-        if self.following:
-            return  # the leader handles the switches' reports; ports' states are read again on taking over
+        if self.following or self.switches.get(conn.dpid) is not conn:
+            # The leader handles the switches' reports (ports' states are read again on taking over); a connection
+            # not yet admitted and taken may not speak for the dpid it claims.
+            return
         if isinstance(msg, PacketIn):
             self.on_packet_in(conn, msg)
         elif isinstance(msg, parser.OFPPortStatus):

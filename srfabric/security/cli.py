@@ -46,6 +46,9 @@ def run(args: argparse.Namespace) -> int:
         controller = make_certificate(folder, ca, "controller", hosts=args.host or ["127.0.0.1"])
         print(f"CA: {ca.cert}\ncontroller: {controller.cert} (serve --openflow-tls {folder})")
         return 0
+    if args.name in ("ca", "controller") or not args.name.replace("-", "").replace("_", "").isalnum():
+        raise SrfabricError("name", f"{args.name!r}: letters, digits, - and _ only, and not ca or controller (the "
+                                    "CA's and the controller's files)")
     ca = Issued(folder / "ca-cert.pem", folder / "ca-privkey.pem")
     if not ca.key.exists():
         raise SrfabricError("DIR", f"{folder} has no CA: run `srfabric pki init {folder}` first")

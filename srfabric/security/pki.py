@@ -16,6 +16,7 @@ whose bridges share a daemon gives that certificate every bridge's dpid.
 from __future__ import annotations
 
 import datetime
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,9 +45,10 @@ def _key() -> ec.EllipticCurvePrivateKey:
 def _write(folder: Path, name: str, cert: x509.Certificate, key: ec.EllipticCurvePrivateKey) -> Issued:
     folder.mkdir(parents=True, exist_ok=True)
     issued = Issued(folder / f"{name}-cert.pem", folder / f"{name}-privkey.pem")
-    issued.key.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                             serialization.NoEncryption()))
-    issued.key.chmod(0o600)
+    issued.key.unlink(missing_ok=True)
+    with os.fdopen(os.open(issued.key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as out:  # never readable
+        out.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                    serialization.NoEncryption()))
     issued.cert.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     return issued
 

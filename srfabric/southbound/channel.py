@@ -149,7 +149,7 @@ class SwitchConnection:
             if self.writer.transport.get_write_buffer_size() > MAX_UNSENT_BYTES:  # a switch that stopped reading
                 log.warning("switch %#x: %d bytes unread by the switch, over %d: closing its connection", self.dpid,
                             self.writer.transport.get_write_buffer_size(), MAX_UNSENT_BYTES)
-                self.close()
+                self.writer.transport.abort()  # at once: a graceful close would wait for the switch to read
 
     def _ask(self, msg: Any, before: Sequence[Any] = ()) -> tuple[int, asyncio.Future[Any]]:
         """Send a request now, after ``before`` in the same write; its reply completes the returned future

@@ -67,18 +67,23 @@ class OpenFlowServer:
     async def _accept_tls(self, listener: socket.socket) -> None:
         loop = asyncio.get_running_loop()
         while True:
-            client, address = await loop.sock_accept(listener)
+            try:
+                client, address = await loop.sock_accept(listener)
+            except OSError as error:  # out of descriptors, a connection aborted: accept again shortly
+                log.warning("OpenFlow over TLS: accept failed: %s", error)
+                await asyncio.sleep(0.1)
+                continue
             if self.unshaken >= MAX_UNSHAKEN:
                 self.refused["too many before their handshake"] += 1
                 client.close()
                 continue
+            self.unshaken += 1  # counted from the accept: a burst cannot overshoot the cap
             self._spawn(self._tls_handshake(client, f"{address[0]}:{address[1]}"))
 
     async def _tls_handshake(self, client: socket.socket, peer: str) -> None:
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(loop=loop)
         protocol = asyncio.StreamReaderProtocol(reader, loop=loop)
-        self.unshaken += 1
         try:
             transport, _ = await loop.connect_accepted_socket(lambda: protocol, client, ssl=self.ssl,
                                                               ssl_handshake_timeout=HANDSHAKE_S)

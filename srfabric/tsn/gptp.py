@@ -21,6 +21,19 @@ grandmaster is within the bound (1 µs unless configured).
 ClockState(bridge='s2', synced=True, offset_ns=244, grandmaster='aac034.fffe.130be0', reason='')
 >>> judge(reading, 200).reason
 'offset 244 ns from grandmaster aac034.fffe.130be0, over the 200 ns bound'
+
+The grandmaster itself (its own identity is the grandmaster's; ptp4l says gmPresent false) is the time's source:
+
+>>> text = '''
+...     aac034.fffe.130be0-0 seq 0 RESPONSE MANAGEMENT TIME_STATUS_NP
+...         master_offset              0
+...         gmPresent                  false
+...         gmIdentity                 aac034.fffe.130be0
+...     aac034.fffe.130be0-1 seq 1 RESPONSE MANAGEMENT PORT_DATA_SET
+...         portState               MASTER
+... '''
+>>> judge(reading_from_pmc("s1", text), 1000).synced
+True
 """
 
 from __future__ import annotations
@@ -29,7 +42,7 @@ import re
 from dataclasses import dataclass
 
 DEFAULT_BOUND_NS = 1000
-FOLLOWING = ("SLAVE", "UNCALIBRATED")  # port states of a clock that follows a grandmaster
+FOLLOWING = ("SLAVE", "UNCALIBRATED", "MASTER")  # a follower's ports; the grandmaster's own are MASTER
 BLOCK = re.compile(r"^\s*\S+ seq \d+ RESPONSE MANAGEMENT (\S+)\s*$")
 FIELD = re.compile(r"^\s+(\w+)\s+(.*?)\s*$")
 
@@ -64,6 +77,7 @@ def reading_from_pmc(bridge: str, text: str) -> ClockReading:
         elif blocks and (field := FIELD.match(line)) is not None:
             blocks[-1][1][field.group(1)] = field.group(2)
     status = next((fields for name, fields in blocks if name == "TIME_STATUS_NP"), None)
+    own = next((line.split()[0].rsplit("-", 1)[0] for line in text.splitlines() if BLOCK.match(line)), "")
     states = tuple(fields.get("portState", "") for name, fields in blocks if name == "PORT_DATA_SET")
     if status is None:
         return ClockReading(bridge, None, False, "", states, "ptp4l gave no TIME_STATUS_NP")
@@ -72,7 +86,10 @@ def reading_from_pmc(bridge: str, text: str) -> ClockReading:
     except ValueError:
         return ClockReading(bridge, None, False, "", states, f"master_offset: not a number: "
                                                              f"{status.get('master_offset')!r}")
-    return ClockReading(bridge, offset, status.get("gmPresent") == "true", status.get("gmIdentity", ""), states)
+    grandmaster = status.get("gmIdentity", "")
+    if grandmaster and grandmaster == own and "MASTER" in states:  # the grandmaster itself: the time's source
+        return ClockReading(bridge, 0, True, grandmaster, states)
+    return ClockReading(bridge, offset, status.get("gmPresent") == "true", grandmaster, states)
 
 
 def judge(reading: ClockReading, bound_ns: int = DEFAULT_BOUND_NS) -> ClockState:

@@ -5,7 +5,7 @@ learned itself (``srfabric:discovered``) are its own and left alone.
 The repairs are not sent from here: they are written to the journal, as networking-odl's full sync does, so that
 the worker sends them in order with every other change (no repair can overtake a change made meanwhile).
 
-    python -m networking_srfabric.full_sync --config-file neutron.conf [--os-cloud admin] [--dry-run]
+    python -m networking_srfabric.sync_command --config-file neutron.conf [--os-cloud admin] [--dry-run]
 
 A pair renamed on srfabric is renamed back; one whose ports changed there is made again (no update changes a
 pair's ports); one Neutron lacks goes:
@@ -16,7 +16,7 @@ pair's ports); one Neutron lacks goes:
 ...                            "b": {"id": "b", "ingress": "p4", "egress": "p5"},
 ...                            "c": {"id": "c", "name": "renamed", "ingress": "p6", "egress": "p7"}}}
 >>> [(op, kind, ident) for op, kind, ident, _ in repairs(neutron, srfabric)]
-[('update', 'port_pairs', 'c'), ('delete', 'port_pairs', 'a'), ('delete', 'port_pairs', 'b'), \
+[('delete', 'port_pairs', 'a'), ('delete', 'port_pairs', 'b'), ('update', 'port_pairs', 'c'), \
 ('create', 'port_pairs', 'a')]
 """
 
@@ -37,7 +37,7 @@ Get = Callable[[str], dict[str, Any]]  # a collection's path -> its JSON answer
 
 
 def repairs(neutron: Inventory, srfabric: Inventory) -> list[Repair]:
-    """The creates and updates (parents first), then the deletes (children first), that bring ``srfabric`` to
+    """The deletes (children first), then the creates and updates (parents first), that bring ``srfabric`` to
     ``neutron``; a kind neither side names is left alone. A change of a field no update may change (a pair's
     ports) is a delete and a create."""
     unknown = sorted((set(neutron) | set(srfabric)) - set(ORDER))
@@ -55,11 +55,13 @@ def repairs(neutron: Inventory, srfabric: Inventory) -> list[Repair]:
                     out.append(("update", kind, ident, theirs[ident]))
                 else:
                     recreate.append((kind, ident))
-    deletes = [(kind, ident) for kind in reversed(ORDER) for ident in sorted(srfabric.get(kind, {}))
-               if ident not in neutron.get(kind, {})]
-    out += [("delete", kind, ident, {}) for kind, ident in [*reversed(recreate), *deletes]]
-    out += [("create", kind, ident, neutron[kind][ident]) for kind, ident in recreate]
-    return out
+    # Every delete first, children before parents (a stale group still holding a pair would refuse a new group
+    # that takes it), then the creates and updates, parents first.
+    gone = {(kind, ident) for kind in ORDER for ident in srfabric.get(kind, {}) if ident not in neutron.get(kind, {})}
+    deletes: list[Repair] = [("delete", kind, ident, {}) for kind in reversed(ORDER)
+               for ident in sorted(i for k, i in gone | set(recreate) if k == kind)]
+    builds = [*out, *(("create", kind, ident, neutron[kind][ident]) for kind, ident in recreate)]
+    return deletes + sorted(builds, key=lambda repair: ORDER.index(repair[1]))  # (stable: each kind in id order)
 
 
 def differences(neutron: dict[str, Any], srfabric: dict[str, Any]) -> set[str]:

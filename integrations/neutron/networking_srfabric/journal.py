@@ -81,6 +81,12 @@ def record(db: Connection, object_type: str, object_uuid: str, operation: str, d
     return int(key[0])
 
 
+def unsent(db: Connection) -> int:
+    """How many rows wait to be sent (or are being sent): while any does, srfabric's state is behind Neutron's."""
+    return int(db.execute(select(func.count()).select_from(JOURNAL)
+                          .where(JOURNAL.c.state.in_((PENDING, PROCESSING)))).scalar_one())
+
+
 class Journal:
     """Sends the journal's rows in order with ``send``; ``run_once`` is one pass of the worker."""
 

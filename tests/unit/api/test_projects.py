@@ -30,10 +30,18 @@ def test_a_member_of_one_project_cannot_touch_another_s(tmp_path: Path) -> None:
                 return {"X-Auth-Token": token}
 
             ports = {}
-            for side, number in (("in", 3), ("out", 4)):
-                made = await client.post("/v2.0/ports", headers=as_("alice"), json={"port": {
-                    "name": f"fw-{side}", "binding:profile": {"switch": "s2", "port": number}}})
+            for side, number in (("in", 3), ("out", 4)):  # the admin (as Nova would) places alice's ports
+                made = await client.post("/v2.0/ports", headers=as_("admin"), json={"port": {
+                    "name": f"fw-{side}", "project_id": "project-a", "mac_address": f"02:00:00:00:00:0{number}",
+                    "binding:profile": {"switch": "s2", "port": number}}})
                 ports[side] = made.json()["port"]
+            placed = await client.post("/v2.0/ports", headers=as_("alice"), json={"port": {
+                "name": "x", "binding:profile": {"switch": "s2", "port": 5}}})
+            seen["alice_places"] = placed.status_code
+            seen["bob_takes_mac"] = (await client.post("/v2.0/ports", headers=as_("bob"), json={"port": {
+                "name": "y", "mac_address": "02:00:00:00:00:03"}})).json()["NeutronError"]["type"]
+            seen["bob_prefix_only"] = (await client.post("/v2.0/sfc/flow_classifiers", headers=as_("bob"), json={
+                "flow_classifier": {"protocol": "udp", "source_ip_prefix": "10.0.0.1/32"}})).status_code
             seen["owner"] = ports["in"]["project_id"]
             seen["bob_lists"] = (await client.get("/v2.0/ports", headers=as_("bob"))).json()["ports"]
             seen["bob_shows"] = (await client.get(f"/v2.0/ports/{ports['in']['id']}", headers=as_("bob"))).status_code
@@ -48,6 +56,7 @@ def test_a_member_of_one_project_cannot_touch_another_s(tmp_path: Path) -> None:
                                           json={"port": {"name": "x", "project_id": "project-a"}})
             seen["bob_elsewhere"] = elsewhere.status_code
             seen["bob_fabric"] = (await client.get("/v2.0/srfabric/fabric", headers=as_("bob"))).status_code
+            seen["bob_discovers"] = (await client.get("/v2.0/extensions", headers=as_("bob"))).status_code
             seen["admin_lists"] = sorted(p["project_id"] for p in
                                          (await client.get("/v2.0/ports", headers=as_("admin"))).json()["ports"])
             seen["stranger"] = (await client.get("/v2.0/ports", headers=as_("eve"))).status_code
@@ -60,9 +69,10 @@ def test_a_member_of_one_project_cannot_touch_another_s(tmp_path: Path) -> None:
     assert seen["bob_lists"] == []
     assert (seen["bob_shows"], seen["bob_renames"], seen["bob_deletes"]) == (404, 404, 404)
     assert seen["bob_pairs"] == (404, "PortNotFound")
-    assert (seen["bob_elsewhere"], seen["bob_fabric"], seen["stranger"]) == (403, 403, 401)
+    assert (seen["bob_elsewhere"], seen["bob_fabric"], seen["stranger"], seen["bob_discovers"]) == (403, 403, 401, 200)
     assert seen["admin_lists"] == ["project-a", "project-a"]
     assert seen["alice_pairs"] == 201
+    assert (seen["alice_places"], seen["bob_takes_mac"], seen["bob_prefix_only"]) == (403, "MacAddressInUse", 403)
 
 
 def test_a_tokens_file_is_read_and_a_bad_entry_named(tmp_path: Path) -> None:

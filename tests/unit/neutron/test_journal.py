@@ -129,13 +129,13 @@ def test_an_unknown_operation_is_refused_by_name(engine: Engine) -> None:
         record(db, "port_pair", "x", "rename", {})
 
 
-def test_full_sync_creates_parents_first_and_deletes_children_first() -> None:
+def test_full_sync_deletes_children_first_then_creates_parents_first() -> None:
     neutron = {"ports": {"p1": {"mac": "a"}}, "port_pairs": {"pp": {"ingress": "p1"}},
                "port_chains": {"c": {"groups": ["g"]}}, "port_pair_groups": {"g": {"pairs": ["pp"]}}}
     srfabric = {"ports": {"p1": {"mac": "a"}, "old": {"mac": "b"}}, "port_chains": {"stale": {"groups": []}}}
     assert [(op, kind, ident) for op, kind, ident, _ in repairs(neutron, srfabric)] == [
-        ("create", "port_pairs", "pp"), ("create", "port_pair_groups", "g"), ("create", "port_chains", "c"),
-        ("delete", "port_chains", "stale"), ("delete", "ports", "old")]
+        ("delete", "port_chains", "stale"), ("delete", "ports", "old"),
+        ("create", "port_pairs", "pp"), ("create", "port_pair_groups", "g"), ("create", "port_chains", "c")]
     with pytest.raises(ValueError, match="kind: routers is not one of"):
         repairs({"routers": {}}, {})
 
@@ -168,3 +168,14 @@ def test_backoff_stays_bounded_however_long_srfabric_is_away(engine: Engine) -> 
     receiver.up = False
     journal = Journal(engine, receiver.send, clock=lambda: 0.0, backoff_max_s=60.0)
     assert journal.run_once() == 0 and journal.wait_s() == 60.0
+
+
+def test_unsent_counts_the_rows_srfabric_has_not_got_yet(engine: Engine) -> None:
+    from networking_srfabric.journal import unsent
+
+    changes(engine, 2)
+    with engine.begin() as db:
+        assert unsent(db) == 2
+    Journal(engine, Srfabric().send, clock=lambda: 0.0).run_once()
+    with engine.begin() as db:
+        assert unsent(db) == 0
