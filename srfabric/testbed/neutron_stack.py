@@ -39,16 +39,23 @@ class NeutronStack:
     def up(self) -> None:
         if not self.python.exists():
             raise SrfabricError("neutron", f"{NEUTRON_VENV} is missing: run `make bootstrap`")
-        done = subprocess.run(
+        try:
+            done = self._run_up()
+        except BaseException:  # interrupted or timed out while it started servers: stop what it started
+            self.down()
+            raise
+        if done.returncode != 0:
+            self.down()
+            raise SrfabricError("neutron", f"the stack did not come up: {(done.stderr or done.stdout)[-2000:]}")
+        self.started = json.loads(done.stdout.strip().splitlines()[-1])
+
+    def _run_up(self) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
             [str(self.python), "-m", "networking_srfabric.stack", "up", "--state", str(self.state), "--port",
              str(self.port), "--keystone-port", str(self.keystone_port), "--mariadb-port", str(self.mariadb_port),
              "--auth", self.auth, "--srfabric-url", self.srfabric_url, "--srfabric-token", self.token,
              "--backoff-max", str(self.backoff_max_s), "--stale-claim", str(self.stale_claim_s)],
             capture_output=True, text=True, timeout=900)
-        if done.returncode != 0:
-            self.down()
-            raise SrfabricError("neutron", f"the stack did not come up: {(done.stderr or done.stdout)[-2000:]}")
-        self.started = json.loads(done.stdout.strip().splitlines()[-1])
 
     def kill_api(self) -> None:
         """SIGKILL Neutron's API (and what it started): no chance to finish what it was doing, as in a crash."""
