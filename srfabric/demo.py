@@ -135,7 +135,7 @@ def run_demo(args: argparse.Namespace) -> int:
     chains = demo_chains(source, destination)
     begin = time.monotonic()
     with console.status("building the fabric and discovering it") as status, \
-            Scenario(spec, args.codec, switch=args.switch) as scenario:
+            Scenario(spec, args.codec, switch=args.switch, tls=True) as scenario:
         status.update("deploying three chains")
         deploy_s = scenario.add_chains(chains)
         status.update(f"sending {args.rate}bit/s of UDP on each chain for {args.duration} s")

@@ -7,6 +7,8 @@ Exported (``srfabric_`` first):
   ``group``); ``packet_ins_total``; ``switch_connections_refused_total`` by reason;
 - ``reactive_setup_seconds``: a histogram of reactive flow setups, from the packet-in read to the packet-out
   written (over the last 100,000 setups, the controller's record);
+- ``sync_seconds``: a histogram of syncs that sent anything, from the plan to the last switch's barrier reply
+  (over the last 10,000);
 - ``port_chains``, ``streams``, ``unrouted`` (what the controller could not route now, chains and streams);
 - ``gate_schedule_changes_total``; ``leader_generation`` (with a controller pair);
 - ``gptp_synced`` and ``gptp_offset_nanoseconds`` by bridge, when srfabric watches gPTP.
@@ -25,6 +27,8 @@ if TYPE_CHECKING:
 
 # Reactive setup: from a fraction of a millisecond to a second.
 SETUP_BUCKETS_S = (0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.1, 1.0)
+# A sync: one switch's few entries to a whole fabric's tables.
+SYNC_BUCKETS_S = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 5.0)
 
 
 def histogram(name: str, doc: str, samples_s: list[float], buckets: tuple[float, ...]) -> HistogramMetricFamily:
@@ -68,6 +72,8 @@ class FabricCollector(Collector):
         setups = [(s.sent_ns - s.received_ns) / 1e9 for s in list(controller.setups)]
         yield histogram("srfabric_reactive_setup_seconds", "Reactive setup, packet-in read to packet-out written",
                         setups, SETUP_BUCKETS_S)
+        yield histogram("srfabric_sync_seconds", "Syncs that sent anything, plan to the last barrier reply",
+                        list(controller.sync_seconds), SYNC_BUCKETS_S)
         for name, doc, value in (
                 ("srfabric_port_chains", "Port chains the API holds", len(service.snapshot["port_chains"])),
                 ("srfabric_streams", "Time-sensitive streams admitted", len(service.snapshot["streams"])),

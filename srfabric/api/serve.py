@@ -12,6 +12,7 @@ from pathlib import Path
 
 from srfabric.codecs import CODEC_NAMES
 from srfabric.errors import ModelError, SrfabricError
+from srfabric.southbound.activation import inherited_listener
 
 TOKEN_ENV = "SRFABRIC_TOKEN"
 
@@ -137,14 +138,8 @@ async def serve(args: argparse.Namespace) -> None:
         service.follow()  # until elected (the first round below, when no other instance leads)
     freeze_heap()  # the modules and the loaded state are never walked by the collector again (see ``heap``)
     if args.openflow_tls:
-        from srfabric.security.switch_identity import refusal, server_context
-
-        try:
-            controller.server.ssl = server_context(Path(args.openflow_tls))
-        except (OSError, ValueError) as error:
-            raise SrfabricError("--openflow-tls", f"cannot load the certificates in {args.openflow_tls}: "
-                                                  f"{error}") from None
-        controller.server.admit = refusal
+        controller.server.require_tls(Path(args.openflow_tls))
+    controller.server.inherited = inherited_listener()  # socket activation: the port stays open across restarts
     try:
         await controller.start(args.openflow_host, args.openflow_port)
     except OSError as error:

@@ -57,6 +57,17 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     neutron.add_argument("--quick", action="store_true", help="3 chains, 2 clients, a 5 s outage")
     neutron.add_argument("--out", default="results", help="results root folder")
     neutron.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    hostile = sub.add_parser("hostile", help="the hostile-input table: OpenFlow, REST and data-plane attacks with TLS "
+                                             "on, and what holds after each (root)")
+    hostile.add_argument("--quick", action="store_true", help="a tenth of the floods' counts")
+    hostile.add_argument("--only", metavar="TEXT", help="only the rows whose attack names TEXT")
+    hostile.add_argument("--out", default="results", help="results root folder")
+    hostile.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    reconnect = sub.add_parser("reconnect", help="a 20-switch fabric reconnecting over TLS after a controller "
+                                                 "restart (root)")
+    reconnect.add_argument("--quick", action="store_true", help="3 restarts instead of 20")
+    reconnect.add_argument("--out", default="results", help="results root folder")
+    reconnect.add_argument("--json", action="store_true", help="print the summary as one JSON object")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -98,6 +109,22 @@ def run(args: argparse.Namespace) -> int:
             raise ModelError("neutron", "ovs-vswitchd is not running; run `make bootstrap` to start it")
         summary, folder = run_neutron(args.quick, args.out, print if not args.json else (lambda _: None))
         return report(args, summary, folder, print_neutron, "latency.csv, summary.json, neutron.png")
+    if args.bench_command == "hostile":
+        from srfabric.bench.hostile import print_hostile, run_hostile
+        from srfabric.testbed.net import ovs_running
+
+        if not ovs_running():
+            raise ModelError("hostile", "ovs-vswitchd is not running; run `make bootstrap` to start it")
+        summary, folder = run_hostile(args.quick, args.out, print if not args.json else (lambda _: None), args.only)
+        return report(args, summary, folder, print_hostile, "rows.csv, summary.json, table.md")
+    if args.bench_command == "reconnect":
+        from srfabric.bench.reconnect import print_reconnect, run_reconnect
+        from srfabric.testbed.net import ovs_running
+
+        if not ovs_running():
+            raise ModelError("reconnect", "ovs-vswitchd is not running; run `make bootstrap` to start it")
+        summary, folder = run_reconnect(args.quick, args.out, print if not args.json else (lambda _: None))
+        return report(args, summary, folder, print_reconnect, "restarts.csv, summary.json, reconnect.png")
     if args.bench_command == "deploy":
         from srfabric.bench.deploy import print_deploy, run_deploy
         from srfabric.testbed.net import ovs_running

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,6 +27,8 @@ class ControllerConfig:
     tt_queue: int | None = None  # every switch puts time-triggered frames in this queue (rules/time_triggered.py)
     clock: Callable[[], int] = time.perf_counter_ns
     on_synced: Callable[[Fabric], None] | None = None  # told after each sync, e.g. to keep learned hosts and links
+    # Signs the LLDP frames the controller sends (``packets.lldp_frame``): one it did not sign teaches no link.
+    lldp_key: bytes = field(default_factory=lambda: secrets.token_bytes(16))
     gateway: str | None = None  # the address of the host that takes IPv4 to no host of the fabric (rules/gateway.py)
 
 

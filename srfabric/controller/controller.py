@@ -43,6 +43,7 @@ class Controller:
         self.switches = self.channels.switches  # connected switches by datapath id
         self.server = self.channels.server
         self._tasks: list[asyncio.Task[None]] = []
+        self.sync_seconds: deque[float] = deque(maxlen=10_000)  # the last syncs that sent anything, how long each
 
     # -- the core's state, read through --------------------------------------------------
     # -- roles, kept by the channels (``SwitchChannels``) ------------------------------------
@@ -223,17 +224,15 @@ class Controller:
 
     # -- reconciliation ----------------------------------------------------------------
     async def sync(self, meanwhile: Callable[[], None] | None = None) -> None:
-        """Bring every connected switch to the compiled state and wait for its barrier.
-
-        ``meanwhile`` runs once everything (barriers included) is sent and before the
-        replies are awaited, so that other work overlaps the switches'; what it raises is
-        raised once the switches have answered.
-        """
+        """Bring every connected switch to the compiled state and wait for its barrier (its duration is kept when
+        it sent anything). ``meanwhile`` runs once everything is sent and before the replies are awaited, so that
+        other work overlaps the switches'; what it raises is raised once the switches have answered."""
         if self.following:
             return  # the leader keeps the switches
         async with self._lock:
             self._dirty.clear()  # this sync covers every change made so far
             self._urgent.clear()
+            started = self.config.clock()
             confirms = [self._confirm(push, self.switches[push.dpid].start_barrier(before=push.messages))
                         for push in self.core.plan_sync()]
             failure: BaseException | None = None
@@ -246,6 +245,8 @@ class Controller:
             for result in [*results, failure]:  # every push has finished before any failure is reported
                 if isinstance(result, BaseException):
                     raise result
+            if confirms:
+                self.sync_seconds.append((self.config.clock() - started) / 1e9)
             if self.config.on_synced is not None:
                 self.config.on_synced(self.fabric)
 

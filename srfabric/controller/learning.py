@@ -5,6 +5,7 @@ host ports. Each handler returns the packet-outs to send (``Effects``). Pure: no
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Collection, Mapping
 from dataclasses import replace
 
@@ -18,6 +19,20 @@ from srfabric.southbound.ofbind import packet_out
 
 MAX_IP6 = 8  # IPv6 addresses one host may have: each costs an entry at every ingress
 MAX_UNCLAIMED = 1024  # (MAC, port)s whose IPv6 addresses wait for their ARP
+
+
+def plausible_host(mac: int, ip: str) -> bool:
+    """A host's MAC is unicast and not zero, and its address one a host can hold (not multicast, broadcast,
+    loopback or unspecified): an ARP saying otherwise is forged or broken, and teaches nothing.
+
+    >>> plausible_host(0x020000000001, "10.0.0.1"), plausible_host(0x330000000001, "10.0.0.1")
+    (True, False)
+    >>> plausible_host(0x020000000001, "224.0.0.5"), plausible_host(0x020000000001, "255.255.255.255")
+    (False, False)
+    """
+    address = ipaddress.IPv4Address(ip)
+    return mac != 0 and not (mac >> 40) & 1 and not (address.is_multicast or address.is_loopback
+                                                     or address.is_unspecified or ip == "255.255.255.255")
 
 
 class HostLearning:
@@ -38,8 +53,8 @@ class HostLearning:
         # (a NAT's outside one, where replies go) are learned; a known host is never moved onto its port.
         proxied = (dpid, in_port) in fabric.proxied_ports()
         if (fabric.port_role(dpid, in_port) != "host" and not proxied) or arp.sender_ip == "0.0.0.0" \
-                or (dpid, in_port) in quarantine:
-            return effects  # probes (RFC 5227) say nothing about where a host is
+                or (dpid, in_port) in quarantine or not plausible_host(arp.sender_mac, arp.sender_ip):
+            return effects  # probes (RFC 5227) say nothing about where a host is; nor does a forgery
         known = fabric.host_by_ip(arp.sender_ip)
         moved = known is not None and (known.dpid, known.port) != (dpid, in_port)
         if (known is None or (known.mac, known.dpid, known.port) != (arp.sender_mac, dpid, in_port)) \
@@ -124,6 +139,6 @@ class HostLearning:
 
     def lldp_out(self, dpid: int, ports: Collection[int]) -> Send:
         """One LLDP frame out of each of the switch's ports but service functions'."""
-        functions = self.fabric.function_ports()
-        return Send(dpid, tuple(packet_out(port, lldp_frame(dpid, port)) for port in ports
+        functions, key = self.fabric.function_ports(), self.config.lldp_key
+        return Send(dpid, tuple(packet_out(port, lldp_frame(dpid, port, key=key)) for port in ports
                                 if (dpid, port) not in functions))

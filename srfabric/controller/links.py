@@ -34,7 +34,7 @@ class LinkWatch:
         self.down_ports: set[Link] = set()  # service functions' ports whose carrier is down
 
     def lldp_in(self, dpid: int, in_port: int, data: bytes) -> Effects:
-        peer = parse_lldp(data)
+        peer = parse_lldp(data, self.config.lldp_key)
         here = (dpid, in_port)
         fabric = self.fabric
         functions = fabric.function_ports()

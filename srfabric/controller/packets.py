@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import ipaddress
 import socket
 import struct
@@ -65,26 +67,41 @@ def _tlv(kind: int, value: bytes) -> bytes:
     return struct.pack("!H", (kind << 9) | len(value)) + value
 
 
-def lldp_frame(dpid: int, port: int, src_mac: int = 0x020000000001) -> bytes:
-    """An LLDP frame naming the sending switch (chassis ID) and port (port ID).
+# srfabric's organisationally specific LLDP TLV (type 127): an identifier of its own, a subtype, and an
+# HMAC-SHA256 (first 16 bytes) of the chassis and port under the controller's key, so that a switch, even one
+# with a valid certificate, cannot make the controller believe in a link by sending LLDP it made itself.
+SIGNATURE_TLV = b"\x02SR\x01"
+SIGNATURE_BYTES = 16
 
-    >>> parse_lldp(lldp_frame(0x101, 3))
+
+def lldp_signature(key: bytes, dpid: int, port: int) -> bytes:
+    return hmac.new(key, f"{dpid:016x}:{port}".encode(), hashlib.sha256).digest()[:SIGNATURE_BYTES]
+
+
+def lldp_frame(dpid: int, port: int, src_mac: int = 0x020000000001, key: bytes = b"") -> bytes:
+    """An LLDP frame naming the sending switch (chassis ID) and port (port ID), signed with ``key`` when given.
+
+    >>> parse_lldp(lldp_frame(0x101, 3, key=b"k"), key=b"k")
     (257, 3)
+    >>> parse_lldp(lldp_frame(0x101, 3), key=b"k")
+    Traceback (most recent call last):
+    srfabric.errors.DecodingError: lldp: not signed with this controller's key
     """
     chassis = _tlv(1, b"\x07" + f"dpid:{dpid:016x}".encode())
     port_id = _tlv(2, b"\x07" + str(port).encode())
     ttl = _tlv(3, struct.pack("!H", 120))
-    return ETH.pack(LLDP_MULTICAST, _mac_bytes(src_mac), 0x88CC) + chassis + port_id + ttl + _tlv(0, b"")
+    signed = _tlv(127, SIGNATURE_TLV + lldp_signature(key, dpid, port)) if key else b""
+    return ETH.pack(LLDP_MULTICAST, _mac_bytes(src_mac), 0x88CC) + chassis + port_id + ttl + signed + _tlv(0, b"")
 
 
-def parse_lldp(frame: bytes) -> tuple[int, int]:
-    """(dpid, port) from an LLDP frame that ``lldp_frame`` wrote."""
+def parse_lldp(frame: bytes, key: bytes | None = None) -> tuple[int, int]:
+    """(dpid, port) from an LLDP frame that ``lldp_frame`` wrote; with ``key``, only if it signed it with it."""
     if len(frame) < ETH.size:
         raise DecodingError("lldp", "frame too short")
     _, _, ethertype = ETH.unpack_from(frame)
     if ethertype != 0x88CC:
         raise DecodingError("lldp", f"ethertype {ethertype:#06x} is not LLDP")
-    offset, dpid, port = ETH.size, None, None
+    offset, dpid, port, signature = ETH.size, None, None, b""
     while offset + 2 <= len(frame):
         (head,) = struct.unpack_from("!H", frame, offset)
         kind, length = head >> 9, head & 0x1FF
@@ -101,8 +118,12 @@ def parse_lldp(frame: bytes) -> tuple[int, int]:
                 raise DecodingError("lldp", "chassis ID is not dpid:<hex>") from None
         elif kind == 2 and value[:1] == b"\x07" and value[1:].isdigit():
             port = int(value[1:])
+        elif kind == 127 and value[:len(SIGNATURE_TLV)] == SIGNATURE_TLV:
+            signature = value[len(SIGNATURE_TLV):]
     if dpid is None or port is None:
         raise DecodingError("lldp", "no srfabric chassis/port ID")
+    if key is not None and not hmac.compare_digest(signature, lldp_signature(key, dpid, port)):
+        raise DecodingError("lldp", "not signed with this controller's key")
     return dpid, port
 
 

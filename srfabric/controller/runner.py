@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Coroutine
+from pathlib import Path
 from typing import Any, TypeVar
 
 import uvloop
@@ -19,7 +20,8 @@ T = TypeVar("T")
 class ControllerThread:
     """Start with ``start()``, call coroutines with ``call()``, end with ``stop()``."""
 
-    def __init__(self, config: ControllerConfig, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, config: ControllerConfig, host: str = "127.0.0.1", port: int = 0, tls: Path | None = None
+                 ) -> None:
         # uvloop, as in ``srfabric serve``: a packet-in reaches its handler sooner than with asyncio's own
         # loop (measured side by side, from the loopback to the handler).
         self.loop = uvloop.new_event_loop()
@@ -27,12 +29,15 @@ class ControllerThread:
         self.controller: Controller | None = None
         self.config = config
         self.host, self.port = host, port
+        self.tls = tls  # a pki folder (``srfabric pki``): switches connect over TLS only, with its certificates
 
     def start(self) -> int:
         self.thread.start()
 
         async def boot() -> int:
             self.controller = Controller(self.config)
+            if self.tls is not None:
+                self.controller.server.require_tls(self.tls)
             return await self.controller.start(self.host, self.port)
 
         self.port = self.call(boot())

@@ -12,6 +12,7 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from srfabric.errors import SrfabricError
@@ -42,14 +43,29 @@ class OpenFlowServer:
     unshaken: int = 0  # connections accepted whose handshake has not ended yet
     ssl: ssl.SSLContext | None = None  # TLS (``security.switch_identity``); None: plain TCP
     admit: Callable[[SwitchConnection, set[SwitchConnection]], str | None] | None = None  # why one may not connect
+    inherited: socket.socket | None = None  # a listening socket handed over (``activation``): used, not bound
+
+    def require_tls(self, folder: Path) -> None:
+        """Take switches over TLS only, with certificates of ``folder``'s CA (``srfabric pki``), each switch admitted
+        for the datapath ids its certificate names."""
+        from srfabric.security.switch_identity import refusal, server_context
+
+        try:
+            self.ssl = server_context(folder)
+        except (OSError, ValueError) as error:
+            raise SrfabricError("--openflow-tls", f"cannot load the certificates in {folder}: {error}") from None
+        self.admit = refusal
 
     async def start(self, host: str = "127.0.0.1", port: int = 6653) -> int:
         if self.ssl is None:
-            self._server = await asyncio.start_server(self._accept, host, port)
+            if self.inherited is not None:
+                self._server = await asyncio.start_server(self._accept, sock=self.inherited)
+            else:
+                self._server = await asyncio.start_server(self._accept, host, port)
             return int(self._server.sockets[0].getsockname()[1])
         # TLS: each accepted socket's handshake is awaited here, so that a refused certificate is seen (asyncio's
         # own TLS server drops such connections silently).
-        self._listener = socket.create_server((host, port), backlog=1024)
+        self._listener = self.inherited or socket.create_server((host, port), backlog=1024)
         self._listener.setblocking(False)
         self._spawn(self._accept_tls(self._listener))
         return int(self._listener.getsockname()[1])

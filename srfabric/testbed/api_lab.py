@@ -55,18 +55,23 @@ class ServeProcess:
     """``srfabric serve`` on free ports; ``kill()`` ends it with SIGKILL, ``start()`` starts it again."""
 
     def __init__(self, db: str, token: str = "srfabric-test", codec: str = "mac-nibble",
-                 extra_args: tuple[str, ...] = (), patience: float = 1.0, tls: Path | None = None) -> None:
+                 extra_args: tuple[str, ...] = (), patience: float = 1.0, tls: Path | None = None,
+                 activation: bool = False) -> None:
         self.db, self.token, self.codec = db, token, codec
+        # Socket activation: this object holds the OpenFlow port and hands it to each process it starts, as a
+        # supervisor (systemd) does, so that the port stays open across a restart.
+        self.listener = socket.create_server(("127.0.0.1", 0), backlog=1024) if activation else None
         self.tls = tls  # the pki folder switches connect with over TLS (``srfabric pki``); None: plain TCP
         self.extra_args = extra_args
         self.patience = patience  # every wait is this many times longer (an emulated CPU is slower)
-        self.port, self.openflow_port = free_port(), free_port()
+        self.port = free_port()
+        self.openflow_port = int(self.listener.getsockname()[1]) if self.listener else free_port()
         self.process: subprocess.Popen[str] | None = None
         self.log = Path(tempfile.mkstemp(prefix="srfabric-serve-", suffix=".log")[1])
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if '--api-tls' in self.extra_args else 'http'}://127.0.0.1:{self.port}"
 
     def client(self) -> SfcClient:
         return SfcClient(self.url, self.token)
@@ -77,8 +82,14 @@ class ServeProcess:
                 *(("--openflow-tls", str(self.tls)) if self.tls else ("--openflow-insecure",))]
         env = {**os.environ, "SRFABRIC_TOKEN": self.token}
         offset = self.log.stat().st_size  # a restart appends to the same log
+        handing: dict[str, Any] = {}
+        if self.listener is not None:  # as descriptor 3, LISTEN_PID being the process's own (sd_listen_fds)
+            listener = self.listener.fileno()
+            args = ["/bin/sh", "-c", 'LISTEN_PID=$$ exec "$@"', "sh", *args]
+            env["LISTEN_FDS"] = "1"
+            handing = {"pass_fds": (3,), "preexec_fn": lambda: os.dup2(listener, 3)}
         with self.log.open("a") as log:
-            self.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, text=True, env=env)
+            self.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, text=True, env=env, **handing)
         timeout *= self.patience
         deadline = time.monotonic() + timeout
         while "API on" not in self.log.read_text()[offset:]:
@@ -109,6 +120,8 @@ class ServeProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+        if self.listener is not None:
+            self.listener.close()
         self.log.unlink(missing_ok=True)
 
 

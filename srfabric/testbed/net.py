@@ -20,7 +20,6 @@ from typing import Any
 from srfabric.codecs.macaddr import mac_to_str
 from srfabric.controller.config import ControllerConfig
 from srfabric.controller.runner import ControllerThread
-from srfabric.errors import SrfabricError
 from srfabric.model.fabric import ServiceFunction
 from srfabric.model.topo import TopoSpec
 from srfabric.procs import terminate
@@ -62,6 +61,15 @@ def use_tls(pki: Path, name: str, dpids: Sequence[int]) -> None:
     made = make_certificate(pki, ca, name, dpids=dpids)
     subprocess.run(["ovs-vsctl", "--timeout=10", "set-ssl", str(made.key), str(made.cert), str(ca.cert)],
                    check=True, capture_output=True)
+
+
+def xdp_certificates(pki: Path, dpids: dict[str, int]) -> None:
+    """A certificate ``xdp-<switch>`` of ``pki``'s CA for each XDP switch, naming its one dpid."""
+    from srfabric.security.pki import Issued, make_certificate
+
+    ca = Issued(pki / "ca-cert.pem", pki / "ca-privkey.pem")
+    for name, dpid in dpids.items():
+        make_certificate(pki, ca, f"xdp-{name}", dpids=[dpid])
 
 
 def ovs_running() -> bool:
@@ -129,10 +137,8 @@ class Testbed(Running):
     def __init__(self, spec: TopoSpec, controller_port: int | Sequence[int], switch: str = "ovs",
                  codec: str = "mac-nibble", datapath: str = "user", tx_queues: int = 1, tls: Path | None = None
                  ) -> None:
-        if tls is not None and switch != "ovs":
-            raise SrfabricError("tls", f"the {switch} switch has no TLS yet: only Open vSwitch connects over TLS")
         self.spec = spec
-        self.tls = tls  # the pki folder (``srfabric pki``): Open vSwitch connects over TLS with a certificate of it
+        self.tls = tls  # the pki folder (``srfabric pki``): switches connect over TLS with certificates of it
         # Several ports: every switch connects to every controller (instances of ``serve`` sharing a database).
         self.controller_ports = [controller_port] if isinstance(controller_port, int) else list(controller_port)
         self.controller_port = self.controller_ports[0]
@@ -152,7 +158,7 @@ class Testbed(Running):
         if self.switch_kind == "xdp":
             from srfabric.testbed.xdp_switch import XdpSwitch
 
-            switch: Any = partial(XdpSwitch, codec=self.codec)
+            switch: Any = partial(XdpSwitch, codec=self.codec, tls=str(self.tls) if self.tls else None)
         else:
             switch = partial(OVSSwitch, datapath=self.datapath, protocols="OpenFlow13", failMode="secure")
         extra: dict[str, Any] = {"link": multi_queue_link(self.tx_queues)} if self.tx_queues > 1 else {}
@@ -160,7 +166,10 @@ class Testbed(Running):
                       autoStaticArp=False, waitConnected=False, **extra)
         self.net = net
         target = ControllerTarget
-        if self.tls is not None:
+        if self.tls is not None and self.switch_kind == "xdp":
+            xdp_certificates(self.tls, {sw.name: sw.dpid for sw in self.spec.switches.values()})
+            target = TlsControllerTarget
+        elif self.tls is not None:
             use_tls(self.tls, "ovs-testbed", [sw.dpid for sw in self.spec.switches.values()])
             target = TlsControllerTarget
         for index, port in enumerate(self.controller_ports):

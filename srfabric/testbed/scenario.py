@@ -20,6 +20,7 @@ from srfabric.errors import SrfabricError
 from srfabric.model.chain import Chain
 from srfabric.model.topo import TopoSpec
 from srfabric.rules.entries import Kind
+from srfabric.security.pki import make_ca, make_certificate
 from srfabric.testbed.net import (
     Testbed,
     controller_config,
@@ -34,16 +35,19 @@ from srfabric.testbed.running import Running
 
 class Scenario(Running):
     def __init__(self, spec: TopoSpec, codec: str = "mac-nibble", functions_mark: bool = True,
-                 switch: str = "ovs", steering: str = "source-routing") -> None:
+                 switch: str = "ovs", steering: str = "source-routing", tls: bool = False) -> None:
         self.spec = spec
         self.codec = codec
         self.switch = switch
         self.mark = functions_mark
         config = controller_config(spec, codec)
         config.steering = steering
-        self.runner = ControllerThread(config)
-        self.testbed: Testbed | None = None
         self.workdir = Path(tempfile.mkdtemp(prefix="srfabric-"))
+        self.pki = self.workdir / "pki" if tls else None  # switches connect over TLS, with a CA of this run's
+        if self.pki is not None:
+            make_certificate(self.pki, make_ca(self.pki), "controller")
+        self.runner = ControllerThread(config, tls=self.pki)
+        self.testbed: Testbed | None = None
         self.timings: dict[str, float] = {}
         self._vnfs: dict[str, Any] = {}
 
@@ -57,7 +61,8 @@ class Scenario(Running):
 
     def start(self) -> None:
         begin = time.monotonic()
-        self.testbed = Testbed(self.spec, start_controller(self.runner, self.spec), self.switch, self.codec)
+        self.testbed = Testbed(self.spec, start_controller(self.runner, self.spec), self.switch, self.codec,
+                               tls=self.pki)
         self.testbed.start()
         self._mark("build_s", begin)
         begin = time.monotonic()

@@ -58,6 +58,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
 
 def run_up(args: argparse.Namespace, ready: Any = print) -> int:
     from srfabric.demo import check_host
+    from srfabric.security.pki import make_ca, make_certificate
 
     check_host(args.switch)
     spec = topology(args.topo, args.functions)
@@ -65,12 +66,8 @@ def run_up(args: argparse.Namespace, ready: Any = print) -> int:
         raise SrfabricError("up", f"another srfabric up is running (see {STATE})")
     folder = Path(tempfile.mkdtemp(prefix="srfabric-up-"))
     token = args.token or secrets.token_urlsafe(16)
-    pki = None
-    if args.switch == "ovs":  # OpenFlow over TLS with a CA of this fabric's own (the XDP agent has no TLS yet)
-        from srfabric.security.pki import make_ca, make_certificate
-
-        pki = folder / "pki"
-        make_certificate(pki, make_ca(pki), "controller")
+    pki = folder / "pki"  # OpenFlow over TLS with a CA of this fabric's own
+    make_certificate(pki, make_ca(pki), "controller")
     serve = ServeProcess(f"sqlite:///{folder}/api.db", token=token, codec=args.codec, tls=pki)
     previous = signal.signal(signal.SIGTERM, _raise_stop)
     try:
@@ -83,7 +80,7 @@ def run_up(args: argparse.Namespace, ready: Any = print) -> int:
                      "topo": args.topo, "switches": sorted(spec.switches),
                      "hosts": {name: {"ip": host.ip, "pid": nodes[name].pid} for name, host in spec.hosts.items()},
                      "functions": {name: {"pid": nodes[name].pid} for name in spec.functions}}
-            channel = f"TLS, CA {pki / 'ca-cert.pem'}" if pki else "plain TCP (the XDP agent has no TLS yet)"
+            channel = f"TLS, CA {pki / 'ca-cert.pem'}"
             STATE.parent.mkdir(parents=True, exist_ok=True)
             STATE.write_text(json.dumps(state, indent=1) + "\n")
             ready(f"srfabric up: {args.topo} with {len(spec.switches)} switches, {len(spec.hosts)} hosts, "

@@ -16,8 +16,9 @@ from mininet.node import Switch
 from srfabric.procs import terminate
 
 
-def agent_args(dpid: int, controller: str, codec: str, ports: dict[int, str], name: str) -> list[str]:
-    """The agent's command line.
+def agent_args(dpid: int, controller: str, codec: str, ports: dict[int, str], name: str,
+               tls: tuple[str, str] | None = None) -> list[str]:
+    """The agent's command line; ``tls`` is (the pki folder, the certificate's name) to connect over TLS.
 
     >>> agent_args(0x101, "127.0.0.1:6653", "mac-nibble", {2: "e1-eth2", 1: "e1-eth1"}, "mn-e1")[3:]
     ['--dpid', '0x101', '--controller', '127.0.0.1:6653', '--codec', 'mac-nibble', '--name', 'mn-e1', \
@@ -27,15 +28,19 @@ def agent_args(dpid: int, controller: str, codec: str, ports: dict[int, str], na
             "--codec", codec, "--name", name]
     for number, ifname in sorted(ports.items()):
         args += ["--port", f"{number}={ifname}"]
+    if tls is not None:
+        args += ["--tls", tls[0], "--cert", tls[1]]
     return args
 
 
 class XdpSwitch(Switch):
-    """``Switch`` with ``codec`` (the header format its XDP programs read)."""
+    """``Switch`` with ``codec`` (the header format its XDP programs read) and ``tls`` (a pki folder holding a
+    certificate ``xdp-<name>`` for its dpid: then its agent connects over TLS)."""
 
-    def __init__(self, name: str, codec: str = "mac-nibble", **params: Any) -> None:
+    def __init__(self, name: str, codec: str = "mac-nibble", tls: str | None = None, **params: Any) -> None:
         super().__init__(name, **params)
         self.codec = codec
+        self.tls = tls  # the pki folder: the agent connects over TLS with its certificate ``xdp-<name>`` there
         self.agent: subprocess.Popen[bytes] | None = None
 
     def start(self, controllers: list[Any]) -> None:
@@ -45,7 +50,8 @@ class XdpSwitch(Switch):
         controller = controllers[0]
         self.agent = subprocess.Popen(
             agent_args(int(self.dpid, 16), f"{controller.IP()}:{controller.port}", self.codec, ports,
-                       f"mn-{self.name}"), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                       f"mn-{self.name}", (self.tls, f"xdp-{self.name}") if self.tls else None),
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
     def stop(self, deleteIntfs: bool = True) -> None:  # noqa: N803  (Mininet's name)
         if self.agent is not None:

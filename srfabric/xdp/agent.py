@@ -26,6 +26,7 @@ import contextlib
 import logging
 import signal
 import socket
+import ssl
 import struct
 import subprocess
 from pathlib import Path
@@ -36,6 +37,7 @@ from srfabric.codecs.macaddr import mac_from_str
 from srfabric.errors import SrfabricError
 from srfabric.rules.entries import EntryKey, FlowEntry, Group, GroupEntry, Kind, Output, ToController
 from srfabric.rules.pipeline import HOST_IN, PORT_IN
+from srfabric.security.switch_identity import client_context
 from srfabric.southbound.wire import HEADER
 from srfabric.xdp import layout
 from srfabric.xdp.carrier import link_events, link_socket
@@ -291,8 +293,8 @@ class XdpAgent:
                     with contextlib.suppress(OSError):
                         self.send(port_status(PortDesc(port, name, _mac_of(name)), down=not up))
 
-    async def serve(self, host: str, port: int) -> None:
-        reader, self.writer = await asyncio.open_connection(host, port)
+    async def serve(self, host: str, port: int, tls: ssl.SSLContext | None = None) -> None:
+        reader, self.writer = await asyncio.open_connection(host, port, ssl=tls)
         self.send(header(ofp.OFPT_HELLO, 0))
         loop = asyncio.get_running_loop()
         for number, sock in self.sockets.items():
@@ -345,7 +347,12 @@ def main(argv: list[str] | None = None) -> int:
     args.add_argument("--codec", default="mac-nibble", choices=["mac-nibble", "mac-vlan-mpls"])
     args.add_argument("--port", action="append", default=[], type=parse_port)
     args.add_argument("--name", help="pin name under /sys/fs/bpf/srfabric (default agent-<dpid>)")
+    args.add_argument("--tls", metavar="DIR", type=Path,
+                      help="connect over TLS with DIR's CA and the certificate --cert (``srfabric pki switch``)")
+    args.add_argument("--cert", metavar="NAME", help="the certificate's name in --tls's folder (NAME-cert.pem)")
     options = args.parse_args(argv)
+    if (options.tls is None) != (options.cert is None):
+        args.error("--tls and --cert go together")
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
     host, _, port = options.controller.rpartition(":")
     agent = XdpAgent(options.dpid, dict(options.port), options.codec, options.name or f"agent-{options.dpid:x}")
@@ -357,7 +364,7 @@ def main(argv: list[str] | None = None) -> int:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, task.cancel)
         with contextlib.suppress(asyncio.CancelledError, asyncio.IncompleteReadError, ConnectionError):
-            await agent.serve(host, int(port))
+            await agent.serve(host, int(port), client_context(options.tls, options.cert) if options.tls else None)
 
     try:
         agent.start_dataplane()

@@ -45,5 +45,6 @@ def test_metrics_follow_the_streams_the_gates_and_the_clocks(tmp_path: Path) -> 
     assert samples[("srfabric_gptp_synced", (("bridge", "s1"),))] == 1
     assert samples[("srfabric_gptp_offset_nanoseconds", (("bridge", "s2"),))] == 9000
     assert samples[("srfabric_reactive_setup_seconds_count", ())] == 0
+    assert samples[("srfabric_sync_seconds_count", ())] == 0  # no switch connected: no sync sent anything
     assert samples[("srfabric_packet_ins_total", ())] == 0
     assert scrape(app, {"X-Auth-Token": "tok"}).status_code == 200

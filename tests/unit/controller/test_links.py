@@ -17,8 +17,8 @@ def two_switches(now: list[int], missed: int = 3) -> ControllerCore:
     for dpid, ports in ((1, [5, 8, 9]), (2, [6])):
         core.fabric.add_switch(Switch(dpid, f"s{dpid}"))
         core.switch_ready(dpid, ports, {}, {})
-    core.packet_in(2, 6, lldp_frame(1, 5))
-    core.packet_in(1, 5, lldp_frame(2, 6))
+    core.packet_in(2, 6, lldp_frame(1, 5, key=core.config.lldp_key))
+    core.packet_in(1, 5, lldp_frame(2, 6, key=core.config.lldp_key))
     return core
 
 
@@ -32,17 +32,17 @@ def test_a_silent_link_goes_down_after_the_missed_intervals_and_comes_back() -> 
     core = two_switches(now)
     assert core.fabric.links == {(1, 5): (2, 6), (2, 6): (1, 5)}
     now[0] = 2 * SECOND
-    core.packet_in(2, 6, lldp_frame(1, 5))  # only one direction still heard
+    core.packet_in(2, 6, lldp_frame(1, 5, key=core.config.lldp_key))  # only one direction still heard
     now[0] = 3 * SECOND
     assert age(core, now[0]) == []  # 3 s without LLDP on 1:5 is not more than 3 intervals yet
     now[0] = 3 * SECOND + 1
     effects = core.tick(now[0])  # one silent direction takes the link down, and asks for a sync at once
     assert core.fabric.links == {} and effects.sync and effects.urgent
     now[0] = 4 * SECOND
-    core.packet_in(2, 6, lldp_frame(1, 5))
+    core.packet_in(2, 6, lldp_frame(1, 5, key=core.config.lldp_key))
     assert core.fabric.links == {}  # heard one way again, as before: not enough, it went silent one way
     now[0] = 5 * SECOND
-    core.packet_in(1, 5, lldp_frame(2, 6))
+    core.packet_in(1, 5, lldp_frame(2, 6, key=core.config.lldp_key))
     assert core.fabric.links == {(2, 6): (1, 5), (1, 5): (2, 6)}  # both ways since: back
     assert age(core, now[0] + 2 * SECOND) == []
 
@@ -65,7 +65,7 @@ def test_a_link_that_loses_its_carrier_is_suspended_and_its_ports_stay_trusted()
     assert fabric.port_role(1, 5) == fabric.port_role(2, 6) == "fabric" and fabric.trusted_ports(1) == [5]
     now[0] = 10 * SECOND
     core.port_status(1, 5, deleted=False, down=False)  # carrier back: LLDP has 3 intervals to confirm
-    core.packet_in(2, 6, lldp_frame(1, 5))
+    core.packet_in(2, 6, lldp_frame(1, 5, key=core.config.lldp_key))
     assert fabric.links == {(1, 5): (2, 6), (2, 6): (1, 5)} and fabric.dormant == {}
     assert age(core, now[0] + 2 * SECOND) == []  # 1:5's time started when the link came back
     # Carrier back without LLDP (re-cabled to a host, say): after the missed intervals, a host port again.
@@ -94,8 +94,8 @@ def test_ports_of_a_link_gone_silent_learn_no_host_until_the_link_is_back() -> N
     core.packet_in(2, 6, request)  # a host's request that crossed the link
     assert core.fabric.hosts == {}
     now[0] = 5 * SECOND
-    core.packet_in(2, 6, lldp_frame(1, 5))
-    core.packet_in(1, 5, lldp_frame(2, 6))
+    core.packet_in(2, 6, lldp_frame(1, 5, key=core.config.lldp_key))
+    core.packet_in(1, 5, lldp_frame(2, 6, key=core.config.lldp_key))
     assert len(core.fabric.links) == 2 and core.links.quarantine == set()
 
 
@@ -110,3 +110,18 @@ def test_a_switch_that_goes_away_takes_its_suspended_links_and_function_marks() 
     assert core.fabric.dormant and core.fabric.functions_down == {"fw"}
     core.switch_gone(1)
     assert core.fabric.dormant == {} and core.fabric.functions_down == set()
+
+
+def test_lldp_the_controller_did_not_sign_teaches_no_link() -> None:
+    """A switch (even one whose certificate lets it connect) that sends LLDP naming another switch's port, unsigned
+    or signed with another key, does not make the controller believe in a link."""
+    now = [0]
+    core = two_switches(now)
+    core.fabric.add_switch(Switch(3, "s3"))
+    core.switch_ready(3, [1], {}, {})
+    links = dict(core.fabric.links)
+    for forged in (lldp_frame(1, 9), lldp_frame(1, 9, key=b"another controller's key")):
+        core.packet_in(3, 1, forged)
+        assert (3, 1) not in core.fabric.links
+    core.packet_in(3, 1, lldp_frame(1, 9, key=core.config.lldp_key))  # what the controller sent out of 1:9
+    assert core.fabric.links == {**links, (3, 1): (1, 9), (1, 9): (3, 1)}

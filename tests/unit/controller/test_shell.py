@@ -73,6 +73,20 @@ def test_the_work_runs_between_sending_and_the_barrier_reply() -> None:
     assert holds  # the switch holds what the controller records, and that is the compiled table
 
 
+def test_a_sync_that_sent_something_is_timed_from_its_plan_to_the_barrier_reply() -> None:
+    async def scenario() -> list[float]:
+        ticks = iter(range(0, 10**12, 250_000_000))  # each reading of the clock is a quarter second later
+        controller, switch = Controller(ControllerConfig(clock=lambda: next(ticks))), WireSwitch(1)
+        await joined(controller, switch)
+        await controller.sync()
+        await controller.sync()  # nothing left to send: not timed
+        await ended(controller, switch)
+        return list(controller.sync_seconds)
+
+    (seconds,) = asyncio.run(scenario())
+    assert seconds > 0 and seconds % 0.25 == 0
+
+
 def test_a_failing_work_is_raised_once_the_switch_answered() -> None:
     async def scenario() -> tuple[list[str], bool]:
         controller, switch = Controller(), WireSwitch(1, hold_barriers=True)
