@@ -145,6 +145,8 @@ class StreamRow(Described, Base):
     path: Mapped[list[Any]] = mapped_column(JSON, default=list)
     slot: Mapped[int | None] = mapped_column(Integer, nullable=True)
     phase: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    num_seamless_trees: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
+    second_path: Mapped[list[Any]] = mapped_column(JSON, default=list)
 
 
 class ScheduleRow(Base):

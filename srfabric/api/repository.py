@@ -48,7 +48,8 @@ from srfabric.errors import SrfabricError
 
 KINDS = ("ports", "flow_classifiers", "port_pairs", "port_pair_groups", "port_chains", "service_graphs", "streams")
 STREAM_COLUMNS = ("name", "description", "stream_id", "talker", "listener", "period_ns", "size_bytes",
-                  "max_latency_ns", "priority", "udp_source_port", "udp_destination_port", "path", "slot", "phase")
+                  "max_latency_ns", "priority", "udp_source_port", "udp_destination_port", "path", "slot", "phase",
+                  "num_seamless_trees", "second_path")
 Record = dict[str, Any]
 
 FC_COLUMNS = ("name", "description", "ethertype", "protocol", "source_port_range_min", "source_port_range_max",

@@ -199,6 +199,9 @@ class StreamCreate(Described):
     udp_source_port: int | None = PortNumber
     udp_destination_port: int | None = PortNumber
     path: list[Annotated[str, SwitchName]] | None = Field(default=None, min_length=1, max_length=32)
+    # IEEE 802.1CB: 2 sends every frame along two paths that share no link (the talker writes the R-TAG).
+    num_seamless_trees: int = Field(default=1, ge=1, le=2)
+    second_path: list[Annotated[str, SwitchName]] | None = Field(default=None, min_length=1, max_length=32)
 
 
 class StreamUpdate(Renamed):

@@ -27,13 +27,20 @@ def create_stream(snap: Snapshot, body: dict[str, Any], project: str) -> Record:
               "max_latency_ns": body.get("max_latency_ns"), "priority": body.get("priority", 7),
               "udp_source_port": body.get("udp_source_port"),
               "udp_destination_port": body.get("udp_destination_port"),
-              "path": list(body.get("path") or []), "slot": None, "phase": None}
+              "path": list(body.get("path") or []), "slot": None, "phase": None,
+              "num_seamless_trees": body.get("num_seamless_trees") or 1,
+              "second_path": list(body.get("second_path") or [])}
+    if record["second_path"] and record["num_seamless_trees"] != 2:
+        raise bad_request("second_path: only a stream with num_seamless_trees 2 has a second path.")
     snap["streams"][record["id"]] = record
     return record
 
 
 def update_stream(snap: Snapshot, ident: str, body: dict[str, Any]) -> Record:
     record = renamed(snap, "streams", ident, body)
+    if body.get("path") is not None and record.get("num_seamless_trees", 1) > 1:
+        raise bad_request("path: a redundant stream's two paths are chosen together; delete it and create it "
+                          "with the paths you want (path and second_path).")
     if body.get("path") is not None:
         record["path"] = list(body["path"])
     return record

@@ -20,6 +20,7 @@ from functools import partial
 from typing import Any
 
 from srfabric.api.errors import ApiError, bad_request, in_use
+from srfabric.api.redundant import TT_PRIORITY, redundant_record
 from srfabric.api.repository import Record, Snapshot
 from srfabric.api.translate import port_host, translate
 from srfabric.controller.controller import Controller
@@ -36,7 +37,6 @@ from srfabric.tsn.render import to_taprio, to_yang
 from srfabric.tsn.schedule import Assignment
 
 log = logging.getLogger(__name__)
-TT_PRIORITY = 7
 
 
 @dataclass
@@ -276,6 +276,10 @@ class StreamService:
         """Change the planner for one stream (``changes.change_one``) and fill in its record in ``new``; returns
         how to undo it."""
         record = new["streams"].get(ident)
+        if record is not None and record.get("num_seamless_trees", 1) > 1:  # pinned to two paths: no slot
+            full = self._full_path(new, {**record, "path": []})
+            new["streams"][ident] = redundant_record(self.controller.fabric, record, full[0], full[-1])
+            return lambda: None
         try:
             change = change_one(planner, ident, None if record is None else self._ask(new, record),
                                 old is None, record is not None and old is not None and record["path"] != old["path"],
@@ -295,7 +299,7 @@ class StreamService:
         timed = []
         for ident in idents:
             record = new["streams"][ident]
-            if record["priority"] != TT_PRIORITY:
+            if record["priority"] != TT_PRIORITY or record.get("num_seamless_trees", 1) > 1:
                 self._replan(planner, new, ident, None)  # nothing to undo: no slot
                 continue
             timed.append(self._ask(new, record))
@@ -345,7 +349,7 @@ class StreamService:
         try:
             return SteeredStream(record["id"], record["stream_id"], full[0], full[-1], tuple(record["path"]),
                                  record["udp_destination_port"], record["udp_source_port"],
-                                 record["priority"] == TT_PRIORITY)
+                                 record["priority"] == TT_PRIORITY, tuple(record.get("second_path") or ()))
         except ModelError as error:
             raise bad_request(str(error), "StreamBadRequest") from None
 

@@ -34,6 +34,7 @@ class SteeredStream:
     udp_dst: int | None = None
     udp_src: int | None = None
     time_triggered: bool = True
+    second_path: tuple[str, ...] = ()  # IEEE 802.1CB: a second seamless tree, every frame sent along both
 
     def __post_init__(self) -> None:
         if not 0 < self.owner <= MAX_OWNER:

@@ -20,7 +20,8 @@ from srfabric.model.fabric import Fabric, ServiceFunction
 from srfabric.model.stream import SteeredStream
 from srfabric.rules.base import TopologyMemo, function_port_entries, topology_tables
 from srfabric.rules.codec_rules import rules_for
-from srfabric.rules.entries import EntryKey, FlowEntry
+from srfabric.rules.entries import EntryKey, FlowEntry, GroupEntry
+from srfabric.rules.frer import redundant_stream
 from srfabric.rules.headers import route_ingresses, sre_switches
 from srfabric.rules.hop_by_hop import STEERING_NAMES, compile_hop_by_hop
 from srfabric.rules.placement import Placement, chain_placement
@@ -125,11 +126,20 @@ class CompileCache:
             tables.add_all(placed.entries, f"chain {checked.name}", placed.groups, hint=proxy_hint(fabric, checked))
         for stream in streams:
             with reported(problems, f"stream {stream.name}"):
-                tables.add_all(stream_entries(fabric, stream, self.rules, sre, self.tt_queue),
-                               f"stream {stream.name}", check_overlap=False)
+                entries, groups = self.stream_placement(fabric, stream, sre)
+                tables.add_all(entries, f"stream {stream.name}", groups, check_overlap=False)
         for stream in checked_streams:
-            tables.add_all(stream_entries(fabric, stream, self.rules, sre, self.tt_queue), f"stream {stream.name}")
+            entries, groups = self.stream_placement(fabric, stream, sre)
+            tables.add_all(entries, f"stream {stream.name}", groups)
         return SwitchState(self._sorted_entries(tables.entries), tables.sorted_groups())
+
+    def stream_placement(self, fabric: Fabric, stream: SteeredStream, sre: set[int]
+                         ) -> tuple[list[tuple[int, FlowEntry]], list[tuple[int, GroupEntry]]]:
+        """A stream's entries and groups: one entry at its talker's edge, and with a second path the all group
+        that replicates its frames (``rules.frer``)."""
+        if stream.second_path:
+            return redundant_stream(fabric, stream, self.rules, sre, self.tt_queue)
+        return stream_entries(fabric, stream, self.rules, sre, self.tt_queue), []
 
     def _sorted_entries(self, tables: dict[int, dict[EntryKey, FlowEntry]]) -> dict[int, list[FlowEntry]]:
         """Each switch's entries in order; a switch whose entries are the same as last time keeps its list

@@ -30,6 +30,7 @@ OBJECTS = {
     "lpm": "lpm_router.o",
     "sink": "sink.o",
     "generator": "generator.o",
+    "frer": "frer_eliminate.o",
 }
 
 

@@ -1,0 +1,187 @@
+/* IEEE 802.1CB sequence recovery at an end station (end-system elimination): frames carrying an R-TAG
+ * (EtherType 0xF1C1, 2 reserved bytes, a 16-bit sequence number) are passed the first time their number is
+ * seen and dropped after, per stream, with the vector recovery algorithm (802.1CB-2017, 7.4.3.4). A passed
+ * frame leaves without its R-TAG, so the host's stack sees the frame the talker meant. Frames without an
+ * R-TAG pass untouched.
+ *
+ * A stream is identified by its IPv4 addresses and UDP ports (802.1CB's IP stream identification): the two
+ * copies cross the fabric under different headers, so no MAC address tells them apart as one stream. A frame
+ * with an R-TAG over anything but IPv4 and UDP passes untouched. Its state and 802.1CB's counters sit in
+ * frer_streams (a spin lock
+ * per stream: several receive queues may see one stream); the history length and reset time in frer_config.
+ * srfabric/tsn/frer.py is the model this follows step by step, and the tests hold the two to each other.
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#define ETH_P_RTAG 0xF1C1
+#define SEQ_SPACE 65536
+#define MAX_HISTORY 64
+
+struct rtag {
+	__be16 reserved;
+	__be16 sequence;
+	__be16 next_proto;
+} __attribute__((packed));
+
+struct stream_key {
+	__be32 saddr;
+	__be32 daddr;
+	__be16 sport;
+	__be16 dport;
+};
+
+struct frer_config {
+	__u32 history_length; /* 2 .. 64 */
+	__u32 pad;
+	__u64 reset_ns;
+};
+
+struct frer_state {
+	struct bpf_spin_lock lock;
+	__u32 take_any;
+	__u32 newest;
+	__u32 filled;
+	__u64 history;
+	__u64 last_ns;
+	__u64 passed, discarded, out_of_order, lost, rogue, resets;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct frer_config);
+} frer_config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct stream_key);
+	__type(value, struct frer_state);
+} frer_streams SEC(".maps");
+
+static __always_inline __u64 bit_count(__u64 v)
+{
+	v = v - ((v >> 1) & 0x5555555555555555ULL);
+	v = (v & 0x3333333333333333ULL) + ((v >> 2) & 0x3333333333333333ULL);
+	v = (v + (v >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+	return (v * 0x0101010101010101ULL) >> 56;
+}
+
+static __always_inline __u64 low_bits(__u32 n)
+{
+	return n >= 64 ? ~0ULL : (1ULL << n) - 1;
+}
+
+/* The vector recovery algorithm on one frame: 1 to pass it, 0 to drop it. Called with the stream's lock. */
+static __always_inline int recover(struct frer_state *s, __u32 sequence, __u32 history_length, __u64 reset_ns,
+				   __u64 now)
+{
+	if (!s->take_any && s->last_ns && now - s->last_ns >= reset_ns) {
+		s->take_any = 1; /* nothing passed for the reset time: the stream started again */
+		s->resets += 1;
+	}
+	if (s->take_any) {
+		s->take_any = 0;
+		s->newest = sequence;
+		s->history = 1;
+		s->filled = 1;
+		goto pass;
+	}
+	__s32 delta = (__s32)((sequence - s->newest) & (SEQ_SPACE - 1));
+	if (delta >= SEQ_SPACE / 2)
+		delta -= SEQ_SPACE;
+	if (delta >= (__s32)history_length || -delta >= (__s32)history_length) {
+		s->rogue += 1;
+		s->discarded += 1;
+		return 0;
+	}
+	if (delta <= 0) {
+		__u64 bit = 1ULL << ((-delta) & (MAX_HISTORY - 1));
+		if (s->history & bit) {
+			s->discarded += 1; /* the other path's copy, or a replay inside the window */
+			return 0;
+		}
+		s->history |= bit;
+		s->out_of_order += 1;
+		goto pass;
+	}
+	if (delta > 1)
+		s->out_of_order += 1;
+	/* Positions shifted out of the window that held a number since the last reset and were never seen. */
+	__u32 low = history_length - delta;
+	__u32 high = s->filled < history_length ? s->filled : history_length;
+	if (high > low && low < MAX_HISTORY) {
+		__u64 dropped = (s->history >> low) & low_bits(high - low);
+		s->lost += (high - low) - bit_count(dropped);
+	}
+	s->history = ((s->history << (delta & (MAX_HISTORY - 1))) | 1) & low_bits(history_length);
+	s->filled = s->filled + delta < history_length ? s->filled + delta : history_length;
+	s->newest = sequence;
+pass:
+	s->passed += 1;
+	s->last_ns = now;
+	return 1;
+}
+
+SEC("xdp")
+int frer_eliminate(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct rtag *tag = (void *)(eth + 1);
+	int verdict = XDP_PASS;
+
+	if ((void *)(tag + 1) > data_end || eth->h_proto != bpf_htons(ETH_P_RTAG))
+		goto out;
+	__u32 zero = 0;
+	struct frer_config *config = bpf_map_lookup_elem(&frer_config, &zero);
+	if (!config || config->history_length < 2 || config->history_length > MAX_HISTORY)
+		goto out; /* not configured: leave the frame to the host, tag and all */
+	struct iphdr *ip = (void *)(tag + 1);
+	if ((void *)(ip + 1) > data_end || tag->next_proto != bpf_htons(ETH_P_IP) || ip->protocol != IPPROTO_UDP)
+		goto out;
+	__be16 *ports = (void *)ip + ip->ihl * 4;
+	if (ip->ihl < 5 || (void *)(ports + 2) > data_end)
+		goto out;
+	struct stream_key stream = { .saddr = ip->saddr, .daddr = ip->daddr, .sport = ports[0], .dport = ports[1] };
+	struct frer_state *state = bpf_map_lookup_elem(&frer_streams, &stream);
+	if (!state) {
+		struct frer_state fresh = { .take_any = 1 };
+		bpf_map_update_elem(&frer_streams, &stream, &fresh, BPF_NOEXIST);
+		state = bpf_map_lookup_elem(&frer_streams, &stream);
+		if (!state)
+			goto out; /* the table is full: pass, as a station without FRER would */
+	}
+	__u64 now = bpf_ktime_get_ns();
+	bpf_spin_lock(&state->lock);
+	int keep = recover(state, bpf_ntohs(tag->sequence), config->history_length, config->reset_ns, now);
+	bpf_spin_unlock(&state->lock);
+	if (!keep) {
+		verdict = XDP_DROP;
+		goto out;
+	}
+	/* Take the tag out: the MAC addresses move 6 bytes on, over the EtherType and the tag's two fields, and the
+	 * tag's next EtherType becomes the frame's. */
+	__be16 next = tag->next_proto;
+	struct ethhdr moved;
+	__builtin_memcpy(&moved, eth, sizeof(moved));
+	moved.h_proto = next;
+	if (bpf_xdp_adjust_head(ctx, (int)sizeof(struct rtag)) == 0) {
+		data = (void *)(long)ctx->data;
+		data_end = (void *)(long)ctx->data_end;
+		eth = data;
+		if ((void *)(eth + 1) <= data_end)
+			__builtin_memcpy(eth, &moved, sizeof(moved));
+	}
+out:
+	return verdict;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

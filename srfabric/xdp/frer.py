@@ -1,0 +1,89 @@
+"""End-system elimination (IEEE 802.1CB) on a listener's interface: ``bpf/frer_eliminate.c`` loaded, configured,
+attached, and its per-stream counters read under the names of the ``ieee802-dot1cb-frer`` YANG module.
+
+``srfabric frer attach IFNAME`` / ``detach`` / ``show`` drive it from a shell; ``FrerEliminator`` from Python.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import struct
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from srfabric.errors import SrfabricError
+from srfabric.tsn.frer import COUNTERS, SEQ_SPACE
+from srfabric.xdp.loader import LoadedObject, load
+
+CONFIG = struct.Struct("<IIQ")  # history_length, pad, reset_ns
+KEY = struct.Struct("!4s4sHH")  # the stream: IPv4 source and destination, UDP source and destination port
+STATE = struct.Struct("<IIIIQQQQQQQQ")  # lock, take_any, newest, filled, history, last_ns, the six counters
+MAX_HISTORY = 64  # the program keeps the window in one 64-bit word
+ORDER = ("passed", "discarded", "out_of_order", "lost", "rogue", "resets")
+
+
+def check_settings(history_length: int, reset_ms: int) -> None:
+    """The two settings 802.1CB names (frerSeqRcvyHistoryLength, frerSeqRcvyResetMSec), within what the
+    program holds; ``SrfabricError`` naming the one out of range."""
+    if not 2 <= history_length <= MAX_HISTORY:
+        raise SrfabricError("history-length", f"must be in 2..{MAX_HISTORY} (one 64-bit window), got "
+                                              f"{history_length}")
+    if not 1 <= reset_ms <= 3_600_000:
+        raise SrfabricError("reset-ms", f"must be in 1..3600000, got {reset_ms}")
+
+
+@dataclass
+class FrerEliminator:
+    """The loaded program, pinned as ``name``; ``attach``/``detach`` an interface, ``counters()`` per stream."""
+
+    loaded: LoadedObject
+
+    @classmethod
+    def load(cls, name: str, history_length: int = 32, reset_ms: int = 2000) -> FrerEliminator:
+        check_settings(history_length, reset_ms)
+        made = cls(load("frer", name))
+        made.loaded.map("frer_config").update(struct.pack("<I", 0), CONFIG.pack(history_length, 0,
+                                                                                 reset_ms * 1_000_000))
+        return made
+
+    @property
+    def program(self) -> Path:
+        return self.loaded.program("frer_eliminate")
+
+    def attach(self, ifname: str, netns: str | None = None) -> None:
+        """Attach in native mode (veth has it); ``netns``: the interface is in that named namespace."""
+        where = ["ip", "netns", "exec", netns] if netns else []
+        done = subprocess.run([*where, "ip", "-force", "link", "set", "dev", ifname, "xdpdrv", "pinned",
+                               str(self.program)], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SrfabricError("xdp", f"attaching FRER elimination to {ifname}: {done.stderr.strip()}")
+
+    def counters(self) -> dict[str, dict[str, int]]:
+        """Each stream's recovery counters (``source:port > destination:port``), by their ``ieee802-dot1cb-frer``
+        names."""
+        streams = self.loaded.map("frer_streams")
+        found = {}
+        for key in streams.all_keys():
+            value = streams.lookup(key)
+            if value is None:
+                continue
+            fields = STATE.unpack_from(value)
+            src, dst, sport, dport = KEY.unpack(key)
+            stream = f"{ipaddress.IPv4Address(src)}:{sport} > {ipaddress.IPv4Address(dst)}:{dport}"
+            found[stream] = {COUNTERS[short]: count for short, count in zip(ORDER, fields[6:], strict=True)}
+        return found
+
+    def unload(self) -> None:
+        self.loaded.unload()
+
+
+def rtag(sequence: int, inner: bytes) -> bytes:
+    """``inner`` (an Ethernet frame) with an R-TAG holding ``sequence`` after its MAC addresses.
+
+    >>> rtag(5, bytes(12) + b"\\x08\\x00" + b"ip")[12:20].hex()
+    'f1c1000000050800'
+    """
+    if not 0 <= sequence < SEQ_SPACE:
+        raise SrfabricError("sequence", f"must be in 0..{SEQ_SPACE - 1}, got {sequence}")
+    return inner[:12] + struct.pack("!HHH", 0xF1C1, 0, sequence) + inner[12:]
