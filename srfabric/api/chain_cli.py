@@ -25,16 +25,31 @@ from typing import Any
 
 from srfabric.api.client import SfcClient
 from srfabric.errors import SrfabricError
+from srfabric.up_state import read_up_state
 
 DIRECTIONS = ("in", "out", "same", "tap")
 
 
 def api_command(commands: argparse._SubParsersAction, name: str, help: str) -> argparse._SubParsersAction:
     """A subcommand that talks to ``srfabric serve`` (``--url``, ``--token``); returns its actions."""
+    up = read_up_state()  # a running `srfabric up`: its API, unless told otherwise
     command = commands.add_parser(name, help=help)
-    command.add_argument("--url", default=os.environ.get("SRFABRIC_URL", "http://127.0.0.1:9696"))
-    command.add_argument("--token", default=os.environ.get("SRFABRIC_TOKEN"))
-    return command.add_subparsers(dest="action", required=True)
+    command.add_argument("--url", default=os.environ.get("SRFABRIC_URL") or up.get("api") or "http://127.0.0.1:9696")
+    command.add_argument("--token", default=os.environ.get("SRFABRIC_TOKEN") or up.get("token"))
+    actions = command.add_subparsers(dest="action", required=True)
+    add = actions.add_parser
+
+    def add_with_connection(*args: Any, **kwargs: Any) -> argparse.ArgumentParser:
+        """Each action takes ``--url`` and ``--token`` too, after its name (given there, they win)."""
+        action = add(*args, **kwargs)
+        action.add_argument("--url", default=argparse.SUPPRESS, help="the API (default: $SRFABRIC_URL, else the "
+                                                                     "running `srfabric up`'s)")
+        action.add_argument("--token", default=argparse.SUPPRESS, help="its token (default: $SRFABRIC_TOKEN, "
+                                                                       "else the running `srfabric up`'s)")
+        return action
+
+    actions.add_parser = add_with_connection
+    return actions
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -82,10 +97,14 @@ def read_description(path: Path) -> dict[str, Any]:
 
 
 def node_port(ports: list[dict[str, Any]], name: str, field: str) -> str:
+    """The port a node is named by: its port's name or device_id, its address, or the name a running
+    ``srfabric up`` printed for the host (h1: the port holding h1's address)."""
+    address = read_up_state().get("hosts", {}).get(name, {}).get("ip", name)
     for port in ports:
-        if name in (port["name"], port["device_id"]):
+        if name in (port["name"], port["device_id"]) \
+                or any(ip.get("ip_address") == address for ip in port.get("fixed_ips") or []):
             return str(port["id"])
-    raise SrfabricError(field, f"no port named {name!r} (or with device_id {name!r})")
+    raise SrfabricError(field, f"no port named {name!r} (by name, device_id, address or `srfabric up`'s host name)")
 
 
 def _function_ports(ports: list[dict[str, Any]], name: str, direction: str, field: str) -> tuple[str, str]:

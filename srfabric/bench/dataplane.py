@@ -75,6 +75,9 @@ def median_rates(rates: list[Rate], mode: str = "rig", spread: bool = True) -> d
     return {key: sorted(values)[len(values) // 2] for key, values in grouped.items()}
 
 
+FRER_GOAL_NS = 40  # elimination per frame, net of the empty program
+
+
 def summarise(costs: list[Cost], rates: list[Rate], setups: list[SetupRun], quick: bool) -> dict[str, Any]:
     by_key = {c.key: c for c in costs}
     keys = ("redirect", "sr_mac_nibble", "sr_mac_vlan_mpls", "sre_encap", "lpm_380k")
@@ -106,6 +109,10 @@ def summarise(costs: list[Cost], rates: list[Rate], setups: list[SetupRun], quic
     goals["sr_cost_vs_redirect"] = {"ratio": round(ratio, 3), "goal": GOALS["sr_cost_over_redirect"],
                                     "met": ratio <= GOALS["sr_cost_over_redirect"], "slower_codec": worst.key,
                                     "net_ratio": round(net_ratio, 2), "loads": Plan.make(quick).cost_loads}
+    frer = max(by_key["frer_pass"].net_ns, by_key["frer_discard"].net_ns)  # 802.1CB elimination, issue 43
+    goals["frer_elimination_net"] = {"pass_net_ns": round(by_key["frer_pass"].net_ns, 1),
+                                     "discard_net_ns": round(by_key["frer_discard"].net_ns, 1),
+                                     "goal_ns": FRER_GOAL_NS, "met": frer <= FRER_GOAL_NS}
     control = control_summary(setups)
     goals["setup_median"] = control.pop("setup_goal")
     return {

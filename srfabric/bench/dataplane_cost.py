@@ -32,8 +32,10 @@ from dataclasses import dataclass
 from srfabric.codecs.mac_nibble import MacNibbleCodec
 from srfabric.codecs.mac_vlan_mpls import MacVlanMplsCodec
 from srfabric.errors import SrfabricError
+from srfabric.tsn.frer import SEQ_SPACE
 from srfabric.xdp import frames, layout
 from srfabric.xdp.bpf_syscall import prog_test_run
+from srfabric.xdp.frer import FrerEliminator, rtag
 from srfabric.xdp.loader import LoadedObject, load
 from srfabric.xdp.probe import verdict_counts
 from srfabric.xdp.routes import PAPER_ROUTES, addresses_in, route_table
@@ -87,6 +89,12 @@ def cases(lpm_destinations: list[str]) -> list[CostCase]:
         CostCase("sre_encap_mpls", "SRE encapsulation, mac-vlan-mpls", "mac-vlan-mpls", "sr_host", (plain,),
                  "encapsulated"),
         CostCase("lpm_380k", f"LPM, {PAPER_ROUTES // 1000}K IPv4 routes", "lpm", "lpm_route", lpm, "routed"),
+        # 802.1CB end-system elimination: every frame a new number (passed, its R-TAG taken out), and one number
+        # again and again (each a duplicate, dropped).
+        CostCase("frer_pass", "FRER elimination, first copy (passed, R-TAG removed)", "frer", "frer_eliminate",
+                 tuple(rtag(n, plain) for n in range(SEQ_SPACE)), None),
+        CostCase("frer_discard", "FRER elimination, second copy (dropped)", "frer", "frer_eliminate",
+                 (rtag(SEQ_SPACE - 1, plain),), None),
     ]
 
 
@@ -102,7 +110,7 @@ def _fill_edge(obj: LoadedObject, codec: str) -> None:
     obj.map("sr_routes").update(layout.ipv4(DST), layout.u32(0))
 
 
-RELOADED = ("redirect", "mac-nibble", "mac-vlan-mpls")  # the LPM object keeps its 380,000 routes
+RELOADED = ("redirect", "mac-nibble", "mac-vlan-mpls", "frer")  # the LPM object keeps its 380,000 routes
 BLOCK = 500  # calls of one case before the next case's turn
 
 
@@ -123,6 +131,8 @@ class CostRig:
 
 
 def _ready(kind: str, name: str) -> LoadedObject:
+    if kind == "frer":
+        return FrerEliminator.load(name, history_length=32, reset_ms=3_600_000).loaded
     obj = load(kind, name)
     for port in range(1, 17):
         obj.add_port(port, LO)
@@ -151,7 +161,7 @@ def cost_rig(routes: int, tag: str, progress: Callable[[str], None] = lambda _: 
 
 
 def _verdicts(obj: LoadedObject) -> list[int]:
-    return [] if obj.kind == "redirect" else verdict_counts(obj)
+    return [] if obj.kind in ("redirect", "frer") else verdict_counts(obj)
 
 
 def measure_costs(

@@ -30,8 +30,7 @@ from typing import Any
 from srfabric.errors import SrfabricError
 from srfabric.testbed.api_lab import ApiLab, ServeProcess
 from srfabric.testbed.topo_choice import topology
-
-STATE = Path("/run/srfabric/up.json")
+from srfabric.up_state import STATE
 
 
 class Stop(Exception):

@@ -92,6 +92,18 @@ def load_inputs(topology: str, flows: str) -> tuple[Network, list[Stream]]:
     return network, streams
 
 
+def grid_ns(args: argparse.Namespace, from_tsnkit: bool) -> int:
+    """The time grid: ``--grid-ns``, else tsnkit's 100 ns for tsnkit's input or output (its simulator releases
+    frames on that grid only), else 1 ns; a grid off tsnkit's with ``--tsnkit-out`` is refused by name."""
+    to_tsnkit = getattr(args, "tsnkit_out", None) is not None
+    if args.grid_ns is None:
+        return TSNKIT_GRID_NS if from_tsnkit or to_tsnkit else 1
+    if to_tsnkit and args.grid_ns % TSNKIT_GRID_NS:
+        raise ModelError("grid-ns", f"{args.grid_ns} ns is off tsnkit's {TSNKIT_GRID_NS} ns grid, which "
+                                    f"--tsnkit-out needs (its simulator would never release those frames)")
+    return int(args.grid_ns)
+
+
 def slot_model(args: argparse.Namespace, network: Network, streams: list[Stream]) -> SlotModel:
     """The slot model the options ask for; tsnkit's input gets tsnkit's timing model (store-and-forward on a
     100 ns grid) unless told otherwise."""
@@ -100,7 +112,7 @@ def slot_model(args: argparse.Namespace, network: Network, streams: list[Stream]
         raise ModelError("diameter", f"must be >= 1, got {args.diameter}")
     diameter = args.diameter if args.diameter is not None else shortest_diameter(network, streams)
     store_and_forward = args.store_and_forward or (from_tsnkit and not args.cut_through)
-    grid = args.grid_ns if args.grid_ns is not None else TSNKIT_GRID_NS if from_tsnkit else 1
+    grid = grid_ns(args, from_tsnkit)
     return SlotModel(diameter=diameter, store_and_forward=store_and_forward, grid_ns=grid)
 
 
@@ -111,7 +123,7 @@ def timed_problem(args: argparse.Namespace, network: Network, streams: list[Stre
     if args.diameter is not None and args.diameter < 1:
         raise ModelError("diameter", f"must be >= 1, got {args.diameter}")
     hops = args.diameter if args.diameter is not None else max(DEFAULT_DIAMETER, shortest_diameter(network, streams))
-    grid = args.grid_ns if args.grid_ns is not None else TSNKIT_GRID_NS if from_tsnkit else 1
+    grid = grid_ns(args, from_tsnkit)
     overhead = args.overhead_bytes if args.overhead_bytes is not None else 0 if from_tsnkit else WIRE_OVERHEAD_BYTES
     return TimedProblem.build(network, streams, grid, overhead, hops)
 

@@ -1,7 +1,7 @@
 """End-system elimination (IEEE 802.1CB) on a listener's interface: ``bpf/frer_eliminate.c`` loaded, configured,
 attached, and its per-stream counters read under the names of the ``ieee802-dot1cb-frer`` YANG module.
 
-``srfabric frer attach IFNAME`` / ``detach`` / ``show`` drive it from a shell; ``FrerEliminator`` from Python.
+The talker writes the R-TAG (``rtag``): end-system replication and elimination, as 802.1CB allows.
 """
 
 from __future__ import annotations
@@ -51,9 +51,13 @@ class FrerEliminator:
     def program(self) -> Path:
         return self.loaded.program("frer_eliminate")
 
-    def attach(self, ifname: str, netns: str | None = None) -> None:
-        """Attach in native mode (veth has it); ``netns``: the interface is in that named namespace."""
-        where = ["ip", "netns", "exec", netns] if netns else []
+    def attach(self, ifname: str, pid: int | None = None, off: bool = False) -> None:
+        """Attach in native mode (veth has it), or detach (``off``); ``pid``: the interface is in that process's
+        network namespace (a Mininet host's: entered from here, where the pinned program is in sight)."""
+        where = ["nsenter", f"--net=/proc/{pid}/ns/net"] if pid else []
+        if off:
+            subprocess.run([*where, "ip", "link", "set", "dev", ifname, "xdpdrv", "off"], capture_output=True)
+            return
         done = subprocess.run([*where, "ip", "-force", "link", "set", "dev", ifname, "xdpdrv", "pinned",
                                str(self.program)], capture_output=True, text=True)
         if done.returncode != 0:

@@ -28,8 +28,9 @@ def test_quick_dataplane_bench_writes_results(tmp_path: Path, capsys: pytest.Cap
     assert set(summary["rate_one_destination_pps"]) == set(summary["rate_pps"])
     assert all(summary["rate_one_destination_pps"].values())
     assert {r["destinations"] for r in summary["rates"]} == {1, 65_536}
-    assert {"xdp_sr_vs_xdp_lpm_rate", "xdp_sr_vs_ovs_rate", "sr_cost_vs_redirect", "setup_median"} == set(
-        summary["goals"])
+    assert {"xdp_sr_vs_xdp_lpm_rate", "xdp_sr_vs_ovs_rate", "sr_cost_vs_redirect", "setup_median",
+            "frer_elimination_net"} == set(summary["goals"])
+    assert {"frer_pass", "frer_discard"} <= set(summary["per_packet_net_ns"])
     setup, idle = summary["setup_ms"], summary["setup_default_idle_ms"]
     assert {"median", "p99", "up_ms", "header_ms", "controller_ms", "down_ms", "rtt_ms", "switch_ms"} <= set(setup)
     assert setup["topology"] == "fat-tree k=4" and setup["hosts"] == 16

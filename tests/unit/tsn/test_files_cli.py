@@ -194,3 +194,18 @@ def test_long_gate_entries_are_split_into_32_bit_intervals() -> None:
     gcl = PortGcl("s1", "h1", "s1-eth1", 5_000_000_000, 0, [GateEntry(1, 4_999_000_000), GateEntry(2, 1_000_000)])
     back = parse_taprio(to_taprio(gcl))
     assert [e.duration_ns for e in back.entries] == [2**32 - 1, 4_999_000_000 - (2**32 - 1), 1_000_000]
+
+
+def test_tsnkit_out_puts_every_time_on_tsnkit_s_grid_and_refuses_a_grid_off_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    topology, flows = _files(tmp_path)
+    out = tmp_path / "kit"
+    assert main(["tsn", "schedule", "--topology", topology, "--flows", flows, "--method", "sur", "--json",
+                 "--tsnkit-out", str(out)]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["slot_ns"] % 100 == 0 and document["base_period_ns"] % 100 == 0
+    offsets = (out / "srfabric-OFFSET.csv").read_text().splitlines()[1:]
+    assert offsets and all(int(float(line.split(",")[-1])) % 100 == 0 for line in offsets)
+    assert main(["tsn", "schedule", "--topology", topology, "--flows", flows, "--method", "sur", "--grid-ns", "30",
+                 "--tsnkit-out", str(out)]) == 2
+    assert "grid-ns: 30 ns is off tsnkit's 100 ns grid" in capsys.readouterr().err
