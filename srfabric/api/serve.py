@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib
 import os
 import signal
 import socket
@@ -72,17 +73,16 @@ def token_from(args: argparse.Namespace) -> str | None:
     return str(token)
 
 
-async def serve(args: argparse.Namespace) -> None:
-    import uvicorn
+def load_api_modules() -> None:
+    """Import what the API needs (most of a start's time), so that the imports below find them loaded."""
+    for name in ("uvicorn", "srfabric.api.app", "srfabric.api.service", "srfabric.api.store",
+                 "srfabric.api.leadership"):
+        importlib.import_module(name)
 
-    from srfabric.api.app import create_app
-    from srfabric.api.leadership import Leadership, LeadershipLost
-    from srfabric.api.repository import Repository
-    from srfabric.api.service import SfcService
-    from srfabric.api.store import open_database
+
+async def serve(args: argparse.Namespace) -> None:
     from srfabric.controller.config import ControllerConfig
     from srfabric.controller.controller import Controller
-    from srfabric.controller.heap import freeze_heap
 
     token = token_from(args)
     if not args.openflow_tls and not args.openflow_insecure:
@@ -94,10 +94,7 @@ async def serve(args: argparse.Namespace) -> None:
         listener = socket.create_server((args.host, args.port), backlog=1024)
     except OSError as error:
         raise SrfabricError("--port", f"cannot listen on {args.host}:{args.port}: {error.strerror}") from None
-    engine = open_database(args.db)
     from srfabric.rules.time_triggered import MAX_QUEUE
-    from srfabric.southbound.taprio import RecordingGates, TaprioGates
-    from srfabric.tsn.live import CycleConfig
 
     if args.tt_queue > MAX_QUEUE or args.tt_queue < -1:
         raise SrfabricError("--tt-queue", f"must be in -1..{MAX_QUEUE}, got {args.tt_queue}")
@@ -108,6 +105,30 @@ async def serve(args: argparse.Namespace) -> None:
         controller = Controller(ControllerConfig(codec=args.codec, tt_queue=tt_queue, gateway=args.gateway))
     except ModelError as error:
         raise SrfabricError("--gateway", error.message) from None
+    # Switches are accepted before the rest starts: their handshakes complete at once (after a restart, none waits
+    # for its next attempt) and each is held until the kept state is in place.
+    held = controller.channels.hold_switches()
+    if args.openflow_tls:
+        controller.server.require_tls(Path(args.openflow_tls))
+    controller.server.inherited = inherited_listener()  # socket activation: the port stays open across restarts
+    try:
+        await controller.start(args.openflow_host, args.openflow_port)
+    except OSError as error:
+        raise SrfabricError("--openflow-port", f"cannot listen on {args.openflow_port}: {error.strerror}") from None
+    # The API's modules load in a thread: the loop meanwhile accepts switches and finishes their handshakes.
+    await asyncio.to_thread(load_api_modules)
+    import uvicorn
+
+    from srfabric.api.app import create_app
+    from srfabric.api.leadership import Leadership, LeadershipLost
+    from srfabric.api.repository import Repository
+    from srfabric.api.service import SfcService
+    from srfabric.api.store import open_database
+    from srfabric.controller.heap import freeze_heap
+    from srfabric.southbound.taprio import RecordingGates, TaprioGates
+    from srfabric.tsn.live import CycleConfig
+
+    engine = open_database(args.db)
     repository = Repository(engine)
     gates = TaprioGates() if args.gates == "taprio" else RecordingGates()
     if isinstance(gates, TaprioGates):
@@ -133,17 +154,11 @@ async def serve(args: argparse.Namespace) -> None:
         service.streams.clocks = ClockWatch(parse_sockets(args.gptp), args.gptp_bound_ns)
         watching = asyncio.create_task(watch_clocks(service, service.streams.clocks))
     if leadership is None:
-        await service.start()  # the kept state is in place before the first switch connects
+        await service.start()  # the kept state is in place before the first switch is taken
     else:
         service.follow()  # until elected (the first round below, when no other instance leads)
+    held.set()
     freeze_heap()  # the modules and the loaded state are never walked by the collector again (see ``heap``)
-    if args.openflow_tls:
-        controller.server.require_tls(Path(args.openflow_tls))
-    controller.server.inherited = inherited_listener()  # socket activation: the port stays open across restarts
-    try:
-        await controller.start(args.openflow_host, args.openflow_port)
-    except OSError as error:
-        raise SrfabricError("--openflow-port", f"cannot listen on {args.openflow_port}: {error.strerror}") from None
     role = ""
     if leadership is not None:
         first_round = asyncio.Event()

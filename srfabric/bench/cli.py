@@ -11,63 +11,51 @@ from typing import Any
 from srfabric.errors import ModelError
 
 
+def benchmark(sub: argparse._SubParsersAction, name: str, help: str, quick: str) -> argparse.ArgumentParser:
+    """A benchmark's parser with the options every one takes: ``--quick`` (what ``quick`` says), ``--out``,
+    ``--json``."""
+    parser = sub.add_parser(name, help=help)
+    parser.add_argument("--quick", action="store_true", help=quick)
+    parser.add_argument("--out", default="results", help="results root folder")
+    parser.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    return parser
+
+
 def add_parsers(commands: argparse._SubParsersAction) -> None:
     bench = commands.add_parser("bench", help="benchmarks (results under results/)")
     sub = bench.add_subparsers(dest="bench_command", required=True)
-    tsn = sub.add_parser("tsn", help="TSSDN Fig. 4c-4f: schedule quality and runtimes")
-    tsn.add_argument("--quick", action="store_true", help="a few points only (under a minute)")
-    tsn.add_argument("--out", default="results", help="results root folder")
+    tsn = benchmark(sub, "tsn", "TSSDN Fig. 4c-4f: schedule quality and runtimes", "a few points only (under a minute)")
     tsn.add_argument("--time-limit", type=float, default=120.0, help="seconds per solver call")
     tsn.add_argument("--seed", type=int, default=0)
-    tsn.add_argument("--json", action="store_true", help="print the summary as one JSON object")
-    dataplane = sub.add_parser("dataplane", help="XDP data plane: cost per packet and forwarding rate (root)")
-    dataplane.add_argument("--quick", action="store_true", help="short runs, 64-byte frames only (under a minute)")
-    dataplane.add_argument("--out", default="results", help="results root folder")
-    dataplane.add_argument("--json", action="store_true", help="print the summary as one JSON object")
-    capacity = sub.add_parser("capacity", help="controller capacity: new flows/s with p99 setup under 5 ms, "
-                                               "emulated switches over TCP")
-    capacity.add_argument("--quick", action="store_true", help="two low rates, one second each")
-    capacity.add_argument("--out", default="results", help="results root folder")
-    capacity.add_argument("--json", action="store_true", help="print the summary as one JSON object")
-    kit = sub.add_parser("tsnkit", help="fine-grained scheduling against tsnkit's algorithms on its generator's "
-                                        "instances, every schedule through its simulator")
-    kit.add_argument("--quick", action="store_true", help="one small instance, two tsnkit algorithms")
-    kit.add_argument("--out", default="results", help="results root folder")
+    benchmark(sub, "dataplane", "XDP data plane: cost per packet and forwarding rate (root)",
+              "short runs, 64-byte frames only (under a minute)")
+    benchmark(sub, "capacity", "controller capacity: new flows/s with p99 setup under 5 ms, emulated switches over "
+                               "TCP", "two low rates, one second each")
+    kit = benchmark(sub, "tsnkit", "fine-grained scheduling against tsnkit's algorithms on its generator's "
+                                   "instances, every schedule through its simulator",
+                    "one small instance, two tsnkit algorithms")
     kit.add_argument("--time-limit", type=float, default=None, help="seconds per tsnkit run (default 20, quick 10)")
     kit.add_argument("--seed", type=int, default=1)
     kit.add_argument("--sizes", default=None, metavar="SWxST,...",
                      help="only these instance sizes of the full plan, e.g. 32x200 (default: all of them)")
-    kit.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     kit.add_argument("--summarise", metavar="FOLDER", default=None,
                      help="make a run's summary.json and tsnkit.png again from its runs.csv (a run stopped early)")
-    failover = sub.add_parser("failover", help="outage and flow-mods when a fabric link is cut, source routing and "
-                                               "hop-by-hop rules side by side (root)")
-    failover.add_argument("--quick", action="store_true", help="two cuts per steering")
+    failover = benchmark(sub, "failover", "outage and flow-mods when a fabric link is cut, source routing and "
+                                          "hop-by-hop rules side by side (root)", "two cuts per steering")
     failover.add_argument("--switch", choices=("ovs", "xdp"), default="ovs")
     failover.add_argument("--part", choices=("all", "cuts", "takeover"), default="all",
                           help="link cuts, the controller pair's leader take-over (10 kills; Open vSwitch), or both")
-    failover.add_argument("--out", default="results", help="results root folder")
-    failover.add_argument("--json", action="store_true", help="print the summary as one JSON object")
-    deploy = sub.add_parser("deploy", help="SFC study Fig. 5: chain deployment time through the REST API (root)")
-    deploy.add_argument("--quick", action="store_true", help="N = 1, 5, 10, three times each, 100 chains for the rate")
-    deploy.add_argument("--out", default="results", help="results root folder")
-    deploy.add_argument("--json", action="store_true", help="print the summary as one JSON object")
-    neutron = sub.add_parser("neutron", help="chains made through a real OpenStack Neutron reaching the fabric: "
-                                             "latency, concurrent clients, an outage of srfabric (root)")
-    neutron.add_argument("--quick", action="store_true", help="3 chains, 2 clients, a 5 s outage")
-    neutron.add_argument("--out", default="results", help="results root folder")
-    neutron.add_argument("--json", action="store_true", help="print the summary as one JSON object")
-    hostile = sub.add_parser("hostile", help="the hostile-input table: OpenFlow, REST and data-plane attacks with TLS "
-                                             "on, and what holds after each (root)")
-    hostile.add_argument("--quick", action="store_true", help="a tenth of the floods' counts")
+    failover.add_argument("--frer", action="store_true", help="instead: cuts under a redundant stream (IEEE 802.1CB) "
+                                                               "beside a single-path one (Open vSwitch)")
+    benchmark(sub, "deploy", "SFC study Fig. 5: chain deployment time through the REST API (root)",
+              "N = 1, 5, 10, three times each, 100 chains for the rate")
+    benchmark(sub, "neutron", "chains made through a real OpenStack Neutron reaching the fabric: latency, concurrent "
+                              "clients, an outage of srfabric (root)", "3 chains, 2 clients, a 5 s outage")
+    hostile = benchmark(sub, "hostile", "the hostile-input table: OpenFlow, REST and data-plane attacks with TLS on, "
+                                        "and what holds after each (root)", "a tenth of the floods' counts")
     hostile.add_argument("--only", metavar="TEXT", help="only the rows whose attack names TEXT")
-    hostile.add_argument("--out", default="results", help="results root folder")
-    hostile.add_argument("--json", action="store_true", help="print the summary as one JSON object")
-    reconnect = sub.add_parser("reconnect", help="a 20-switch fabric reconnecting over TLS after a controller "
-                                                 "restart (root)")
-    reconnect.add_argument("--quick", action="store_true", help="3 restarts instead of 20")
-    reconnect.add_argument("--out", default="results", help="results root folder")
-    reconnect.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    benchmark(sub, "reconnect", "a 20-switch fabric reconnecting over TLS after a controller restart (root)",
+              "3 restarts instead of 20")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -96,6 +84,11 @@ def run(args: argparse.Namespace) -> int:
         from srfabric.demo import check_host
 
         check_host(args.switch)
+        if args.frer:
+            from srfabric.bench.failover_frer import print_frer, run_frer_cuts
+
+            summary, folder = run_frer_cuts(args.quick, args.out, print if not args.json else (lambda _: None))
+            return report(args, summary, folder, print_frer, "cuts.csv, summary.json")
         summary, folder = run_failover(args.quick, args.out, args.switch, print if not args.json else (lambda _: None),
                                        args.part)
         return report(args, summary, folder, print_failover, "runs.csv, takeover.csv, summary.json, failover.png, "

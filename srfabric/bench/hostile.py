@@ -16,7 +16,6 @@ import hashlib
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -25,7 +24,7 @@ from typing import Any
 
 from srfabric.api.client import CACERT_ENV, SfcClient
 from srfabric.bench import hostile_dataplane, hostile_openflow, hostile_rest
-from srfabric.bench.output import machine, run_folder, write_csv, write_json
+from srfabric.bench.output import machine, provenance, run_folder, write_csv, write_json
 from srfabric.errors import SrfabricError
 from srfabric.security.pki import make_ca, make_certificate
 from srfabric.testbed.api_chains import create_chains, make_groups
@@ -189,9 +188,7 @@ def run_hostile(quick: bool, out: str, say: Callable[[str], None] = print, only:
                "api_answer_ms_max": max(r["api_answer_ms"] for r in rows),
                "real_switch_connects_s_max": max(r["real_switch_connects_s"] for r in rows),
                "tls": {"openflow": "mutual certificates", "api": "https"}, "table": rows,
-               "machine": measured_on, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-               "command": " ".join(["srfabric", *sys.argv[1:]]) if sys.argv[1:2] == ["bench"]
-               else f"srfabric bench hostile{' --quick' if quick else ''}"}
+               **provenance(measured_on, f"srfabric bench hostile{' --quick' if quick else ''}")}
     summary["goals"] = {"every_row_holds": summary["rows_holding"] == summary["rows"]}
     folder = run_folder(out, "hostile")
     write_csv(folder / "rows.csv", [row | {"commit": measured_on["commit"]} for row in rows])

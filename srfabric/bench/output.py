@@ -43,6 +43,15 @@ def machine() -> dict[str, Any]:
     return {"cpus": os.cpu_count(), "kernel": os.uname().release, "commit": source_commit()}
 
 
+def provenance(measured_on: dict[str, Any], command: str) -> dict[str, Any]:
+    """What a summary records of its run: the machine and commit (``machine()`` as the run began), the date, and
+    the command line (``command`` when not run as ``srfabric bench ...``)."""
+    import sys
+
+    given = " ".join(["srfabric", *sys.argv[1:]]) if sys.argv[1:2] == ["bench"] else command
+    return {"machine": measured_on, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "command": given}
+
+
 def source_commit() -> str:
     """The commit of the checkout this package runs from, ``+`` if its files differ from it; "unknown" outside
     a git checkout."""

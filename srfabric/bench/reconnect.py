@@ -13,16 +13,14 @@ from __future__ import annotations
 
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from srfabric.bench.output import machine, run_folder, write_csv, write_json
-from srfabric.bench.takeover import entries_younger_than
-from srfabric.errors import SrfabricError
+from srfabric.bench.output import machine, provenance, run_folder, write_csv, write_json
+from srfabric.bench.takeover import entries_younger_than, wait_connected
 from srfabric.model.topo import fat_tree
 from srfabric.security.pki import make_ca, make_certificate
 from srfabric.testbed.api_lab import ApiLab, ServeProcess
@@ -41,27 +39,13 @@ def fast_reconnect(bridges: list[str]) -> None:
                             f"max_backoff={MAX_BACKOFF_MS}"], check=True, capture_output=True)
 
 
-def all_taken(serve: ServeProcess, switches: int, timeout: float = 30.0) -> float:
-    """Poll the API every 10 ms until it reports ``switches`` connected; the monotonic time it first did."""
-    deadline = time.monotonic() + timeout
-    with serve.client() as client:
-        while True:
-            found = client.get("/v2.0/srfabric/fabric")["fabric"]["switches"]
-            if sum(s["connected"] for s in found) == switches:
-                return time.monotonic()
-            if time.monotonic() > deadline:
-                raise SrfabricError("reconnect", f"{sum(s['connected'] for s in found)} of {switches} switches "
-                                                 f"connected within {timeout} s of the restart")
-            time.sleep(0.01)
-
-
 def restart_once(lab: ApiLab, number: int, before: dict[str, list[str]]) -> dict[str, Any]:
     serve, switches = lab.serve, len(lab.spec.switches)
     stopped = time.monotonic()
     serve.stop()
     serve.start()
     listening = time.monotonic()
-    taken = all_taken(serve, switches)
+    taken = wait_connected(serve, switches, poll=0.01)
     time.sleep(1.0)  # a sync that would change anything has run by now
     return {"restart": number, "down_s": round(listening - stopped, 4), "reconnect_s": round(taken - listening, 4),
             "tables_as_before": lab.dump_flows() == before,
@@ -100,9 +84,7 @@ def run_reconnect(quick: bool, out: str, say: Callable[[str], None] = print) -> 
                     f"{row['tables_as_before']}, entries sent again: {row['entries_sent_again']}")
                 rows.append(row)
     summary = summarise(rows, len(spec.switches), quick)
-    summary.update(machine=measured_on, date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                   command=" ".join(["srfabric", *sys.argv[1:]]) if sys.argv[1:2] == ["bench"]
-                   else f"srfabric bench reconnect{' --quick' if quick else ''}")
+    summary.update(provenance(measured_on, f"srfabric bench reconnect{' --quick' if quick else ''}"))
     folder = run_folder(out, "reconnect")
     write_csv(folder / "restarts.csv", [row | {"commit": measured_on["commit"]} for row in rows])
     write_json(folder / "summary.json", summary)

@@ -111,17 +111,18 @@ def entries_younger_than(lab: ApiLab, seconds: float) -> int:
     return young
 
 
-def wait_connected(serve: ServeProcess, switches: int, timeout: float = 30.0) -> None:
-    """Until every switch is connected to ``serve`` (Open vSwitch backs off up to 8 s between attempts)."""
+def wait_connected(serve: ServeProcess, switches: int, timeout: float = 30.0, poll: float = 0.2) -> float:
+    """Until every switch is connected to ``serve`` (Open vSwitch backs off up to 8 s between attempts), asking
+    every ``poll`` seconds; the monotonic time it first was."""
     deadline = time.monotonic() + timeout
     with serve.client() as client:
         while True:
             found = client.get("/v2.0/srfabric/fabric")["fabric"]["switches"]
             if sum(s["connected"] for s in found) == switches:
-                return
+                return time.monotonic()
             if time.monotonic() > deadline:
                 raise SrfabricError("reconnect", f"switches not connected to {serve.url} within {timeout} s")
-            time.sleep(0.2)
+            time.sleep(poll)
 
 
 def kill_once(lab: ApiLab, leader: ServeProcess, survivor: ServeProcess, number: int) -> dict[str, Any]:

@@ -41,6 +41,7 @@ class SwitchChannels:
         self.generation: int | None = None  # the role generation it leads with (None: roles are not used)
         self.generation_seen: Callable[[], int] = lambda: 0  # a follower's SLAVE requests carry the leader's
         self.on_deposed: Callable[[str], None] | None = None  # told when a switch shows that another instance leads
+        self.hold: asyncio.Event | None = None  # set: switches are held until it is (``hold_switches``)
         self.server = OpenFlowServer(self.on_ready, self.on_message, self.on_gone, self.config.clock,
                                      self.on_packet_in)
         self.dirty = dirty  # set: the tables need a sync
@@ -74,7 +75,15 @@ class SwitchChannels:
                     self.do(Effects([send]))
             self.do(Effects(sync=effects.sync, urgent=effects.urgent))
 
+    def hold_switches(self) -> asyncio.Event:
+        """Switches finish their TLS and OpenFlow handshakes at once but are taken only once the returned event is
+        set: a starting controller accepts them before its kept state is loaded, so none waits for a retry."""
+        self.hold = asyncio.Event()
+        return self.hold
+
     async def on_ready(self, conn: SwitchConnection) -> None:
+        if self.hold is not None:
+            await self.hold.wait()
         self.core.switch_named(conn.dpid, conn.bridge_name)
         if self.following:
             if not await take_slave(conn, self.generation_seen, lambda: self.following):
