@@ -6,9 +6,13 @@
  *
  * A stream is identified by its IPv4 addresses and UDP ports (802.1CB's IP stream identification): the two
  * copies cross the fabric under different headers, so no MAC address tells them apart as one stream. A frame
- * with an R-TAG over anything but IPv4 and UDP passes untouched. Its state and 802.1CB's counters sit in
- * frer_streams (a spin lock
- * per stream: several receive queues may see one stream); the history length and reset time in frer_config.
+ * with an R-TAG over anything but IPv4 and UDP passes untouched.
+ *
+ * Streams sit in a direct-mapped table (frer_slots, 4096 slots by a hash of the stream): an array lookup is far
+ * cheaper than a hash map's. A slot holds its stream's key; a stream whose slot another stream holds passes
+ * untouched (counted in frer_unmatched) until that stream has been silent for the reset time, when it takes the
+ * slot. Two programs: frer_eliminate takes a spin lock per slot, for interfaces with several receive queues;
+ * frer_eliminate_one_queue does not, for interfaces with one (veth), where NAPI runs them one at a time.
  * srfabric/tsn/frer.py is the model this follows step by step, and the tests hold the two to each other.
  */
 #include <linux/bpf.h>
@@ -49,7 +53,11 @@ struct frer_state {
 	__u64 history;
 	__u64 last_ns;
 	__u64 passed, discarded, out_of_order, lost, rogue, resets;
+	struct stream_key key; /* whose slot this is */
+	__u32 used;
 };
+
+#define SLOTS 4096
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -59,11 +67,18 @@ struct {
 } frer_config SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, struct stream_key);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SLOTS);
+	__type(key, __u32);
 	__type(value, struct frer_state);
-} frer_streams SEC(".maps");
+} frer_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} frer_unmatched SEC(".maps");
 
 static __always_inline __u64 bit_count(__u64 v)
 {
@@ -76,6 +91,28 @@ static __always_inline __u64 bit_count(__u64 v)
 static __always_inline __u64 low_bits(__u32 n)
 {
 	return n >= 64 ? ~0ULL : (1ULL << n) - 1;
+}
+
+static __always_inline int same_stream(const struct stream_key *a, const struct stream_key *b)
+{
+	return a->saddr == b->saddr && a->daddr == b->daddr && a->sport == b->sport && a->dport == b->dport;
+}
+
+/* Whether the slot is this stream's, claiming it when it is free or its stream has been silent for the reset
+ * time (its counters start again). Called with the slot's lock where there is one. */
+static __always_inline int own_slot(struct frer_state *s, const struct stream_key *key, __u64 reset_ns, __u64 now)
+{
+	if (s->used && same_stream(&s->key, key))
+		return 1;
+	if (s->used && now - s->last_ns < reset_ns)
+		return 0;
+	s->key = *key;
+	s->used = 1;
+	s->take_any = 1;
+	s->newest = s->filled = 0;
+	s->history = s->last_ns = 0;
+	s->passed = s->discarded = s->out_of_order = s->lost = s->rogue = s->resets = 0;
+	return 1;
 }
 
 /* The vector recovery algorithm on one frame: 1 to pass it, 0 to drop it. Called with the stream's lock. */
@@ -129,8 +166,9 @@ pass:
 	return 1;
 }
 
-SEC("xdp")
-int frer_eliminate(struct xdp_md *ctx)
+/* One frame: XDP_PASS untouched (no R-TAG, not IPv4 and UDP, not configured, its slot taken), XDP_PASS without
+ * its R-TAG (the first copy), or XDP_DROP (another copy, or a rogue number). */
+static __always_inline int eliminate(struct xdp_md *ctx, int locked)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -151,18 +189,25 @@ int frer_eliminate(struct xdp_md *ctx)
 	if (ip->ihl < 5 || (void *)(ports + 2) > data_end)
 		goto out;
 	struct stream_key stream = { .saddr = ip->saddr, .daddr = ip->daddr, .sport = ports[0], .dport = ports[1] };
-	struct frer_state *state = bpf_map_lookup_elem(&frer_streams, &stream);
-	if (!state) {
-		struct frer_state fresh = { .take_any = 1 };
-		bpf_map_update_elem(&frer_streams, &stream, &fresh, BPF_NOEXIST);
-		state = bpf_map_lookup_elem(&frer_streams, &stream);
-		if (!state)
-			goto out; /* the table is full: pass, as a station without FRER would */
+	__u32 slot = ((stream.saddr ^ stream.daddr ^ ((__u32)stream.sport << 16) ^ stream.dport) * 2654435761u) >> 20;
+	struct frer_state *state = bpf_map_lookup_elem(&frer_slots, &slot);
+	if (!state)
+		goto out;
+	__u64 now = bpf_ktime_get_coarse_ns(); /* the reset time is in milliseconds: a coarse clock will do */
+	int mine, keep = 1;
+	if (locked)
+		bpf_spin_lock(&state->lock);
+	mine = own_slot(state, &stream, config->reset_ns, now);
+	if (mine)
+		keep = recover(state, bpf_ntohs(tag->sequence), config->history_length, config->reset_ns, now);
+	if (locked)
+		bpf_spin_unlock(&state->lock);
+	if (!mine) {
+		__u64 *unmatched = bpf_map_lookup_elem(&frer_unmatched, &zero);
+		if (unmatched)
+			*unmatched += 1;
+		goto out;
 	}
-	__u64 now = bpf_ktime_get_ns();
-	bpf_spin_lock(&state->lock);
-	int keep = recover(state, bpf_ntohs(tag->sequence), config->history_length, config->reset_ns, now);
-	bpf_spin_unlock(&state->lock);
 	if (!keep) {
 		verdict = XDP_DROP;
 		goto out;
@@ -182,6 +227,18 @@ int frer_eliminate(struct xdp_md *ctx)
 	}
 out:
 	return verdict;
+}
+
+SEC("xdp")
+int frer_eliminate(struct xdp_md *ctx)
+{
+	return eliminate(ctx, 1);
+}
+
+SEC("xdp")
+int frer_eliminate_one_queue(struct xdp_md *ctx)
+{
+	return eliminate(ctx, 0);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -91,10 +91,12 @@ def cases(lpm_destinations: list[str]) -> list[CostCase]:
         CostCase("lpm_380k", f"LPM, {PAPER_ROUTES // 1000}K IPv4 routes", "lpm", "lpm_route", lpm, "routed"),
         # 802.1CB end-system elimination: every frame a new number (passed, its R-TAG taken out), and one number
         # again and again (each a duplicate, dropped).
-        CostCase("frer_pass", "FRER elimination, first copy (passed, R-TAG removed)", "frer", "frer_eliminate",
-                 tuple(rtag(n, plain) for n in range(SEQ_SPACE)), None),
-        CostCase("frer_discard", "FRER elimination, second copy (dropped)", "frer", "frer_eliminate",
+        CostCase("frer_pass", "FRER elimination, first copy (passed, R-TAG removed)", "frer",
+                 "frer_eliminate_one_queue", tuple(rtag(n, plain) for n in range(SEQ_SPACE)), None),
+        CostCase("frer_discard", "FRER elimination, second copy (dropped)", "frer", "frer_eliminate_one_queue",
                  (rtag(SEQ_SPACE - 1, plain),), None),
+        CostCase("frer_discard_locked", "FRER elimination, second copy, with a lock (several receive queues)",
+                 "frer", "frer_eliminate", (rtag(SEQ_SPACE - 1, plain),), None),
     ]
 
 

@@ -51,14 +51,24 @@ def disjoint_pair(fabric: Fabric, source: str, target: str) -> DisjointPair:
         raise RoutingError("target", f"the talker and the listener are both on {source}: no way to replicate on")
     paths = _two_paths(_split_nodes(graph, source, target), (source, "out"), (target, "in"))
     if paths is not None:
-        return DisjointPair((_names(paths[0]), _names(paths[1])), (), ())
+        return DisjointPair(in_order(_names(paths[0]), _names(paths[1])), (), ())
     paths = _two_paths(graph.to_directed(), source, target)
     if paths is None:
         raise RoutingError("path", f"no two paths from {source} to {target} share no link: a single link or switch "
                                    "carries every way between them (FRER needs two)")
     first, second = (tuple(str(node) for node in path) for path in paths)
     shared = tuple(sorted(set(first[1:-1]) & set(second[1:-1])))
-    return DisjointPair((first, second), shared, ())
+    return DisjointPair(in_order(first, second), shared, ())
+
+
+def in_order(first: tuple[str, ...], second: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The shorter path first, then by name: the same pair whatever order the fabric's links were learned in.
+
+    >>> in_order(("s1", "s3", "s4", "s5"), ("s1", "s2", "s5"))
+    (('s1', 's2', 's5'), ('s1', 's3', 's4', 's5'))
+    """
+    ordered = sorted((first, second), key=lambda path: (len(path), path))
+    return ordered[0], ordered[1]
 
 
 def _split_nodes(graph: nx.Graph, source: str, target: str) -> nx.DiGraph:

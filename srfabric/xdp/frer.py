@@ -7,6 +7,7 @@ The talker writes the R-TAG (``rtag``): end-system replication and elimination, 
 from __future__ import annotations
 
 import ipaddress
+import re
 import struct
 import subprocess
 from dataclasses import dataclass
@@ -17,8 +18,10 @@ from srfabric.tsn.frer import COUNTERS, SEQ_SPACE
 from srfabric.xdp.loader import LoadedObject, load
 
 CONFIG = struct.Struct("<IIQ")  # history_length, pad, reset_ns
-KEY = struct.Struct("!4s4sHH")  # the stream: IPv4 source and destination, UDP source and destination port
-STATE = struct.Struct("<IIIIQQQQQQQQ")  # lock, take_any, newest, filled, history, last_ns, the six counters
+# lock, take_any, newest, filled, history, last_ns, the six counters, the stream's key (IPv4 source and destination,
+# UDP source and destination port, as on the wire), whether the slot is used
+STATE = struct.Struct("<IIIIQQQQQQQQ4s4s2s2sI")
+SLOTS = 4096
 MAX_HISTORY = 64  # the program keeps the window in one 64-bit word
 ORDER = ("passed", "discarded", "out_of_order", "lost", "rogue", "resets")
 
@@ -47,9 +50,10 @@ class FrerEliminator:
                                                                                  reset_ms * 1_000_000))
         return made
 
-    @property
-    def program(self) -> Path:
-        return self.loaded.program("frer_eliminate")
+    def program(self, queues: int = 1) -> Path:
+        """The program for an interface with ``queues`` receive queues: without a lock for one (NAPI runs it one
+        frame at a time), with a lock per stream for several."""
+        return self.loaded.program("frer_eliminate_one_queue" if queues == 1 else "frer_eliminate")
 
     def attach(self, ifname: str, pid: int | None = None, off: bool = False) -> None:
         """Attach in native mode (veth has it), or detach (``off``); ``pid``: the interface is in that process's
@@ -58,25 +62,36 @@ class FrerEliminator:
         if off:
             subprocess.run([*where, "ip", "link", "set", "dev", ifname, "xdpdrv", "off"], capture_output=True)
             return
+        shown = subprocess.run([*where, "ip", "-d", "link", "show", "dev", ifname], capture_output=True, text=True)
+        queues = re.search(r"numrxqueues (\d+)", shown.stdout)
+        program = self.program(int(queues.group(1)) if queues else 2)
         done = subprocess.run([*where, "ip", "-force", "link", "set", "dev", ifname, "xdpdrv", "pinned",
-                               str(self.program)], capture_output=True, text=True)
+                               str(program)], capture_output=True, text=True)
         if done.returncode != 0:
             raise SrfabricError("xdp", f"attaching FRER elimination to {ifname}: {done.stderr.strip()}")
 
     def counters(self) -> dict[str, dict[str, int]]:
         """Each stream's recovery counters (``source:port > destination:port``), by their ``ieee802-dot1cb-frer``
         names."""
-        streams = self.loaded.map("frer_streams")
+        slots = self.loaded.map("frer_slots")
         found = {}
-        for key in streams.all_keys():
-            value = streams.lookup(key)
+        for index in range(SLOTS):
+            value = slots.lookup(struct.pack("<I", index))
             if value is None:
                 continue
             fields = STATE.unpack_from(value)
-            src, dst, sport, dport = KEY.unpack(key)
-            stream = f"{ipaddress.IPv4Address(src)}:{sport} > {ipaddress.IPv4Address(dst)}:{dport}"
-            found[stream] = {COUNTERS[short]: count for short, count in zip(ORDER, fields[6:], strict=True)}
+            if not fields[-1]:
+                continue
+            src, dst, sport, dport = fields[12:16]
+            stream = (f"{ipaddress.IPv4Address(src)}:{int.from_bytes(sport, 'big')} > "
+                      f"{ipaddress.IPv4Address(dst)}:{int.from_bytes(dport, 'big')}")
+            found[stream] = {COUNTERS[short]: count for short, count in zip(ORDER, fields[6:12], strict=True)}
         return found
+
+    def unmatched(self) -> int:
+        """R-TAG frames passed untouched because another stream held their slot."""
+        return sum(int.from_bytes(v, "little") for v in self.loaded.map("frer_unmatched").lookup_per_cpu(
+            struct.pack("<I", 0)))
 
     def unload(self) -> None:
         self.loaded.unload()

@@ -47,8 +47,9 @@ def arrivals(count: int, rng: random.Random) -> list[int]:
     return [n for _, n in merged] + [count - 40, (count + 5000) % 65536, count + 1]
 
 
-def test_the_program_eliminates_as_the_model_does(eliminator: FrerEliminator) -> None:
-    fd = eliminator.loaded.program_fd("frer_eliminate")
+@pytest.mark.parametrize("program", ["frer_eliminate", "frer_eliminate_one_queue"])
+def test_the_program_eliminates_as_the_model_does(eliminator: FrerEliminator, program: str) -> None:
+    fd = eliminator.loaded.program_fd(program)
     model = VectorRecovery(history_length=HISTORY, reset_ns=600 * 10**9)
     for sequence in arrivals(2000, random.Random(7)):
         run = prog_test_run(fd, rtag(sequence % 65536, inner(sequence % 65536)))
@@ -67,6 +68,27 @@ def test_untagged_and_short_frames_pass_untouched(eliminator: FrerEliminator) ->
         run = prog_test_run(fd, frame)
         assert (run.retval, run.data) == (XDP_PASS, frame)
     assert eliminator.counters() == {}
+
+
+def slot(frame: bytes) -> int:
+    """The program's slot for a frame's stream (its IPv4 addresses and UDP ports, read as the program reads them)."""
+    ip = frame[14:]
+    words = [int.from_bytes(ip[12:16], "little"), int.from_bytes(ip[16:20], "little"),
+             int.from_bytes(ip[20:22], "little") << 16, int.from_bytes(ip[22:24], "little")]
+    return ((words[0] ^ words[1] ^ words[2] ^ words[3]) * 2654435761 % 2**32) >> 20
+
+
+def test_a_stream_whose_slot_is_held_passes_untouched_and_is_counted(eliminator: FrerEliminator) -> None:
+    fd = eliminator.loaded.program_fd("frer_eliminate_one_queue")
+    first = inner(1)
+    other = next(frame for port in range(5002, 70000)
+                 if slot(frame := frames.udp_frame(dst_mac=0x0A0000000002, src_mac=TALKER, src="10.0.0.1",
+                                                   dst="10.0.0.2", dport=port % 65536, size=96)) == slot(first))
+    assert prog_test_run(fd, rtag(1, first)).retval == XDP_PASS
+    for _ in range(2):  # the held slot's stream is not this one: no elimination, the tag left on
+        run = prog_test_run(fd, rtag(7, other))
+        assert (run.retval, run.data) == (XDP_PASS, rtag(7, other))
+    assert eliminator.unmatched() == 2 and len(eliminator.counters()) == 1
 
 
 def test_settings_out_of_range_are_refused_by_name() -> None:
