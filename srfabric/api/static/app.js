@@ -178,6 +178,9 @@ function draw() {
     `${fabric.hosts.length} hosts, ${fabric.functions.length} functions, ${state.chains.length} chains${role}`;
   listChains();
   if (state.selected && state.selected.chain) showChain(state.selected.chain);
+  const stream = state.selected && state.selected.stream &&
+    ((state.schedule && state.schedule.streams) || []).find((s) => s.id === state.selected.stream);
+  if (stream) showStream(stream);
 }
 
 function listChains() {
@@ -238,6 +241,27 @@ function showChain(name) {
     html("td", sw, row);
     html("td", String(count), row);
   }
+}
+
+// A stream's path (talker, switches by name, listener) through the drawn nodes.
+function streamPoints(path) {
+  const pos = state.positions;
+  const dpids = new Map(state.fabric.switches.map((sw) => [sw.name, sw.dpid]));
+  return path.map((name) => pos.get(dpids.has(name) ? `s${dpids.get(name)}` : `h${name}`))
+    .filter(Boolean).map((p) => `${p.x},${p.y}`).join(" ");
+}
+
+function showStream(stream) {
+  state.selected = { stream: stream.id };
+  const body = document.getElementById("detail-body");
+  document.getElementById("detail-title").textContent = `Stream ${stream.id.slice(0, 8)}`;
+  body.replaceChildren();
+  const paths = document.getElementById("paths");
+  paths.replaceChildren();
+  el("polyline", { class: "stream-path", points: streamPoints(stream.path) }, paths);
+  html("p", `${stream.path.join(" \u2192 ")}; slot ${stream.slot}, offset ${(stream.offset_ns / 1000).toFixed(1)} ` +
+       `\u00b5s, every ${(stream.period_ns / 1000).toFixed(0)} \u00b5s; latency bound ` +
+       `${(stream.latency_bound_ns / 1000).toFixed(1)} \u00b5s`, body);
 }
 
 async function selectSwitch(dpid) {
@@ -302,6 +326,7 @@ function drawSchedule() {
   for (const stream of schedule.streams) {
     const row = html("tr", undefined, table);
     row.dataset.stream = stream.id;
+    row.addEventListener("click", () => showStream(stream));
     for (const value of [stream.id.slice(0, 8), stream.path.join(" \u2192 "), stream.slot,
                          (stream.offset_ns / 1000).toFixed(1), (stream.period_ns / 1000).toFixed(0)]) {
       html("td", String(value), row);

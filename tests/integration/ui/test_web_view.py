@@ -115,6 +115,10 @@ def test_the_web_view_shows_the_fabric_and_follows_it(browser: Any, lab: ApiLab)
                                   "period_ns": 1_000_000, "size_bytes": 200, "udp_destination_port": 5002})
     wait(browser, lambda d: d.find_elements(css, "#streams tr[data-stream]") and d.find_elements(css, "#gates rect.tt"),
          "the stream and its gates")
+    browser.find_element(css, "#streams tr[data-stream]").click()  # its path drawn on the fabric
+    wait(browser, lambda d: d.find_elements(css, "polyline.stream-path"), "the stream's path")
+    points = browser.find_element(css, "polyline.stream-path").get_attribute("points").split()
+    assert len(points) == 5  # h1, s1, s2, s3, h2
     browser.save_screenshot(str(ARTEFACTS / "streams.png"))
 
     browser.find_element(css, "g.switch").click()  # a switch's entries and counters
