@@ -158,10 +158,11 @@ class SfcService:
     def fabric_view(self) -> dict[str, Any]:
         """What the controller discovered (``views.fabric_view``), each bridge's gPTP state and, with several
         instances, who leads."""
-        from srfabric.api.views import fabric_view
+        from srfabric.api.views import declared_functions, fabric_view
 
-        lead = self.leadership
-        return {**fabric_view(self.controller, self.labels()), "clocks": self.streams.clocks.view()
+        lead, view = self.leadership, fabric_view(self.controller, self.labels())
+        view["functions"] += declared_functions(self.controller, self.snapshot["ports"], self.snapshot.switches)
+        return {**view, "clocks": self.streams.clocks.view()
                 if self.streams.clocks else {}, "leadership": None if lead is None else {
                     "leading": lead.leading, "generation": lead.generation, "leader": lead.leader_url}}
 

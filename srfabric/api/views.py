@@ -40,6 +40,25 @@ def _end(end: tuple[int, int]) -> dict[str, int]:
     return {"dpid": end[0], "port": end[1]}
 
 
+def declared_functions(controller: Controller, ports: dict[str, dict[str, Any]],
+                       switches: dict[int, tuple[str, str]]) -> list[dict[str, Any]]:
+    """Service functions whose ports exist (``device_owner`` ``network:sf``, attached) but that no port pair uses
+    yet, so the controller does not know them: the view draws them all the same (``declared``), the first two
+    ports by name as ingress and egress."""
+    from srfabric.api.translate import attachment
+
+    known = {(f.ingress, f.egress) for f in controller.fabric.functions.values()}
+    known_ports = {end for pair in known for end in pair}
+    by_device: dict[str, list[tuple[str, Any]]] = {}
+    for port in sorted(ports.values(), key=lambda p: str(p.get("name") or "")):
+        end = attachment(controller.fabric, port, switches)
+        if port.get("device_owner") == "network:sf" and port.get("device_id") and end is not None:
+            by_device.setdefault(str(port["device_id"]), []).append((str(port.get("name")), end))
+    return [{"name": device, "label": device, "ingress": _end(ends[0][1]), "egress": _end(ends[-1][1]), "up": True,
+             "declared": True}
+            for device, ends in sorted(by_device.items()) if not {end for _, end in ends} & known_ports]
+
+
 def fabric_view(controller: Controller, labels: dict[str, str] | None = None) -> dict[str, Any]:
     """Switches (connected or kept), links (each direction, ``up`` or ``down``: its carrier went and no path
     uses it), hosts, service functions (``up`` unless a port lost its carrier; ``label`` from ``labels``, the
