@@ -43,6 +43,16 @@ def test_up_serves_runs_commands_and_cleans_up_on_sigterm() -> None:
             fabric = client.get("/v2.0/srfabric/fabric")["fabric"]
             assert len(fabric["switches"]) == 3 and len(fabric["links"]) == 4 and len(fabric["hosts"]) == 2
             assert {p["name"] for p in client.list("ports")} >= {"v1-in", "v1-out", "v2-in", "v2-out"}
+            assert len(fabric["functions"]) == 2  # drawn from their ports, before any port pair
+        # The tour as written: no --url or token (up's are used), hosts by up's names, options after the action.
+        env = {k: v for k, v in os.environ.items() if k not in ("SRFABRIC_URL", "SRFABRIC_TOKEN")}
+        made = subprocess.run([sys.executable, "-m", "srfabric", "stream", "create", "h1", "h2", "--period-ns",
+                               "1000000", "--size-bytes", "200", "--udp-dst", "5001"], capture_output=True,
+                              text=True, timeout=60, env=env)
+        assert made.returncode == 0, made.stdout + made.stderr
+        listed = subprocess.run([sys.executable, "-m", "srfabric", "stream", "list", "--url", state["api"],
+                                 "--token", state["token"]], capture_output=True, text=True, timeout=60, env=env)
+        assert listed.returncode == 0 and "s1" in listed.stdout, listed.stdout + listed.stderr
         ping = subprocess.run([sys.executable, "-m", "srfabric", "host", "h1", "--", "ping", "-c1", "-W2", "h2"],
                               capture_output=True, text=True, timeout=30)
         assert ping.returncode == 0 and "1 received" in ping.stdout, ping.stdout + ping.stderr
