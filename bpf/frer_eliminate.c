@@ -9,9 +9,9 @@
  * with an R-TAG over anything but IPv4 and UDP passes untouched.
  *
  * Streams sit in a direct-mapped table (frer_slots, 4096 slots by a hash of the stream): an array lookup is far
- * cheaper than a hash map's. A slot holds its stream's key; a stream whose slot another stream holds passes
- * untouched (counted in frer_unmatched) until that stream has been silent for the reset time, when it takes the
- * slot. Two programs: frer_eliminate takes a spin lock per slot, for interfaces with several receive queues;
+ * cheaper than a hash map's. A slot holds its stream's key; a stream whose slot another stream holds is passed
+ * without elimination, its R-TAG taken out (counted in frer_unmatched), until that stream has been silent for the
+ * reset time, when it takes the slot. Two programs: frer_eliminate takes a spin lock per slot, for interfaces with several receive queues;
  * frer_eliminate_one_queue does not, for interfaces with one (veth), where NAPI runs them one at a time.
  * srfabric/tsn/frer.py is the model this follows step by step, and the tests hold the two to each other.
  */
@@ -166,8 +166,9 @@ pass:
 	return 1;
 }
 
-/* One frame: XDP_PASS untouched (no R-TAG, not IPv4 and UDP, not configured, its slot taken), XDP_PASS without
- * its R-TAG (the first copy), or XDP_DROP (another copy, or a rogue number). */
+/* One frame: XDP_PASS untouched (no R-TAG, not IPv4 and UDP, a fragment, not configured), XDP_PASS without its
+ * R-TAG (the first copy, or any copy of a stream whose slot another holds), or XDP_DROP (another copy, or a rogue
+ * number). */
 static __always_inline int eliminate(struct xdp_md *ctx, int locked)
 {
 	void *data = (void *)(long)ctx->data;
@@ -185,6 +186,8 @@ static __always_inline int eliminate(struct xdp_md *ctx, int locked)
 	struct iphdr *ip = (void *)(tag + 1);
 	if ((void *)(ip + 1) > data_end || tag->next_proto != bpf_htons(ETH_P_IP) || ip->protocol != IPPROTO_UDP)
 		goto out;
+	if (ip->frag_off & bpf_htons(0x3FFF))
+		goto out; /* a fragment: no ports to tell its stream by */
 	__be16 *ports = (void *)ip + ip->ihl * 4;
 	if (ip->ihl < 5 || (void *)(ports + 2) > data_end)
 		goto out;
@@ -202,11 +205,10 @@ static __always_inline int eliminate(struct xdp_md *ctx, int locked)
 		keep = recover(state, bpf_ntohs(tag->sequence), config->history_length, config->reset_ns, now);
 	if (locked)
 		bpf_spin_unlock(&state->lock);
-	if (!mine) {
+	if (!mine) { /* passed without elimination, but without its tag too: the host's stack would drop it */
 		__u64 *unmatched = bpf_map_lookup_elem(&frer_unmatched, &zero);
 		if (unmatched)
 			*unmatched += 1;
-		goto out;
 	}
 	if (!keep) {
 		verdict = XDP_DROP;

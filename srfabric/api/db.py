@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Boolean, ForeignKey, Integer, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 ID = String(36)
@@ -146,7 +146,7 @@ class StreamRow(Described, Base):
     slot: Mapped[int | None] = mapped_column(Integer, nullable=True)
     phase: Mapped[int | None] = mapped_column(Integer, nullable=True)
     num_seamless_trees: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
-    second_path: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    second_path: Mapped[list[Any]] = mapped_column(JSON, default=list, server_default=text("'[]'"))
 
 
 class ScheduleRow(Base):

@@ -28,8 +28,9 @@ async def create(service: SfcService, document: Any, project: str | None = None)
                                                       f"links carry"), "size_bytes")
     if asked.seamless_trees > 1:
         raise qcc.refusal(in_use("StreamNotAdmitted", f"user-to-network-requirements.num-seamless-trees: "
-                                                      f"{asked.seamless_trees} trees need 802.1CB replication, "
-                                                      "which srfabric does not run yet; ask for 1"), "trees")
+                                                      f"{asked.seamless_trees} trees: srfabric replicates "
+                                                      "(802.1CB) best-effort streams only so far, and Qcc's are "
+                                                      "scheduled; ask for 1"), "trees")
     mine = {} if project is None else {"project_id": [project]}
     ports = {str(p.get("mac_address") or "").lower(): p["id"] for p in service.find_all("ports", mine, [])}
     ends = {}

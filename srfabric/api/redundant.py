@@ -27,9 +27,12 @@ def redundant_record(fabric: Fabric, record: Record, talker: str, listener: str)
     try:
         if record["path"] and record["second_path"]:
             paths = (tuple(record["path"]), tuple(record["second_path"]))
-            for path in paths:
-                switch_path(fabric, path)
-                check_path_ends(fabric, path, *ends)
+            for field, path in zip(("path", "second_path"), paths, strict=True):
+                try:
+                    switch_path(fabric, path)
+                    check_path_ends(fabric, path, *ends)
+                except RoutingError as error:  # a path named wrong: the request's fault
+                    raise bad_request(f"{field}: {error}") from None
             shared = shared_links(*paths)
             if shared:
                 raise bad_request(f"second_path: shares the link {shared[0][0]} - {shared[0][1]} with path; a "

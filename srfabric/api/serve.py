@@ -80,7 +80,8 @@ def load_api_modules() -> None:
         importlib.import_module(name)
 
 
-async def serve(args: argparse.Namespace) -> None:
+async def serve(args: argparse.Namespace, inherited: socket.socket | None = None) -> None:
+    """``inherited``: the OpenFlow port handed over by a supervisor (``activation``), else None."""
     from srfabric.controller.config import ControllerConfig
     from srfabric.controller.controller import Controller
 
@@ -110,7 +111,7 @@ async def serve(args: argparse.Namespace) -> None:
     held = controller.channels.hold_switches()
     if args.openflow_tls:
         controller.server.require_tls(Path(args.openflow_tls))
-    controller.server.inherited = inherited_listener()  # socket activation: the port stays open across restarts
+    controller.server.inherited = inherited  # socket activation: the port stays open across restarts
     try:
         await controller.start(args.openflow_host, args.openflow_port)
     except OSError as error:
@@ -224,8 +225,9 @@ def run(args: argparse.Namespace) -> int:
 
     from srfabric.logs import configure
 
+    inherited = inherited_listener()  # first: descriptor 3 is still the one a supervisor handed over
     configure(args.log_json)
     # uvloop and httptools (which uvicorn picks up by itself) halve the time a request spends in HTTP.
     with contextlib.suppress(KeyboardInterrupt), asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        runner.run(serve(args))
+        runner.run(serve(args, inherited))
     return 0

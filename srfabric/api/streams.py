@@ -277,8 +277,9 @@ class StreamService:
         how to undo it."""
         record = new["streams"].get(ident)
         if record is not None and record.get("num_seamless_trees", 1) > 1:  # pinned to two paths: no slot
-            full = self._full_path(new, {**record, "path": []})
-            new["streams"][ident] = redundant_record(self.controller.fabric, record, full[0], full[-1])
+            if old is None or record["path"] != old["path"]:
+                full = self._full_path(new, {**record, "path": []})
+                new["streams"][ident] = redundant_record(self.controller.fabric, record, full[0], full[-1])
             return lambda: None
         try:
             change = change_one(planner, ident, None if record is None else self._ask(new, record),
@@ -345,7 +346,8 @@ class StreamService:
         return steered
 
     def _steered(self, snap: Snapshot, record: Record) -> SteeredStream:
-        full = self._full_path(snap, record)
+        # A redundant stream's paths are checked by the rules: one whose link is down loses its bucket only.
+        full = self._full_path(snap, {**record, "path": []} if record.get("second_path") else record)
         try:
             return SteeredStream(record["id"], record["stream_id"], full[0], full[-1], tuple(record["path"]),
                                  record["udp_destination_port"], record["udp_source_port"],

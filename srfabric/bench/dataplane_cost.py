@@ -66,8 +66,8 @@ class Cost:
                 "net_ns_per_packet": round(self.net_ns, 1)}
 
 
-def _plain(dst: str = DST) -> bytes:
-    return frames.udp_frame(dst_mac=0x0E0000000000, src_mac=0x0A0000000001, src=SRC, dst=dst)
+def _plain(dst: str = DST, dport: int = 5001) -> bytes:
+    return frames.udp_frame(dst_mac=0x0E0000000000, src_mac=0x0A0000000001, src=SRC, dst=dst, dport=dport)
 
 
 def _ten_hops() -> list[int]:
@@ -93,10 +93,11 @@ def cases(lpm_destinations: list[str]) -> list[CostCase]:
         # again and again (each a duplicate, dropped).
         CostCase("frer_pass", "FRER elimination, first copy (passed, R-TAG removed)", "frer",
                  "frer_eliminate_one_queue", tuple(rtag(n, plain) for n in range(SEQ_SPACE)), None),
+        # Streams of their own (other UDP ports): every call after the first is a duplicate inside the window.
         CostCase("frer_discard", "FRER elimination, second copy (dropped)", "frer", "frer_eliminate_one_queue",
-                 (rtag(SEQ_SPACE - 1, plain),), None),
+                 (rtag(7, _plain(dport=5002)),), None),
         CostCase("frer_discard_locked", "FRER elimination, second copy, with a lock (several receive queues)",
-                 "frer", "frer_eliminate", (rtag(SEQ_SPACE - 1, plain),), None),
+                 "frer", "frer_eliminate", (rtag(7, _plain(dport=5003)),), None),
     ]
 
 

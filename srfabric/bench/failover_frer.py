@@ -64,8 +64,11 @@ def cut_once(lab: ApiLab, number: int, link: tuple[str, str], paths: dict[str, l
     time.sleep(CUT_AT_S)
     assert lab.testbed is not None
     lab.testbed.net.configLinkStatus(*link, "down")
-    results = {name: tally(flow.received(SECONDS + 30), count, 1_000_000_000 // RATE) for name, flow in flows.items()}
-    lab.testbed.net.configLinkStatus(*link, "up")
+    try:
+        results = {name: tally(flow.received(SECONDS + 30), count, 1_000_000_000 // RATE)
+                   for name, flow in flows.items()}
+    finally:
+        lab.testbed.net.configLinkStatus(*link, "up")
     wait_links(lab)
     crossed = {name: any({link[0], link[1]} == {a, b} for a, b in zip(path, path[1:], strict=False))
                for name, path in paths.items()}

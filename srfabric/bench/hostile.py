@@ -166,6 +166,9 @@ def run_rows(lab: ApiLab, pki: Path, people: dict[str, str], scale: float, say: 
 
 def run_hostile(quick: bool, out: str, say: Callable[[str], None] = print, only: str | None = None
                 ) -> tuple[dict[str, Any], Path]:
+    names = [*hostile_openflow.ROWS, *hostile_rest.ROWS, *hostile_dataplane.ROW_NAMES]
+    if only is not None and not any(only in name for name in names):
+        raise SrfabricError("--only", f"no row's attack names {only!r}; the rows: {'; '.join(names)}")
     measured_on = machine()
     spec = line_spec(4)
     spec.add_switch(SPARE, "edge", dpid=SPARE_DPID)

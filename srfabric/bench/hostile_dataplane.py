@@ -16,9 +16,11 @@ from srfabric.testbed.api_lab import ApiLab
 from srfabric.xdp import frames
 
 MARKER = b"srfabric-forged!"
+ROW_NAMES = ("control: the same frame with h1's own source MAC (must reach h2)",
+             "source MAC written as a mac-nibble path into v1", "MPLS label stack naming a path into v1")
 FORGED = 50
 LISTEN = """
-import socket, time
+import os, socket, time
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
 s.bind(("{ifname}", 0))
 s.settimeout(0.2)
@@ -29,7 +31,8 @@ while time.time() < end:
     except OSError:
         continue
     seen += address[2] != socket.PACKET_OUTGOING and {marker!r} in data
-open("{out}", "w").write(str(seen))
+open("{out}.part", "w").write(str(seen))
+os.replace("{out}.part", "{out}")
 """
 SEND = """
 import socket, time
@@ -65,9 +68,8 @@ def forged_frames(lab: ApiLab) -> dict[str, bytes]:
     path = path_to_first_function(lab)
     labels = b"".join(struct.pack("!I", port << 12 | (index == len(path) - 1) << 8 | 64)  # the last: bottom of stack
                       for index, port in enumerate(path))
-    return {"control: the same frame with h1's own source MAC (must reach h2)": plain,
-            "source MAC written as a mac-nibble path into v1": plain[:6] + header.to_bytes(6, "big") + plain[12:],
-            "MPLS label stack naming a path into v1": plain[:12] + b"\x88\x47" + labels + plain[14:]}
+    made = (plain, plain[:6] + header.to_bytes(6, "big") + plain[12:], plain[:12] + b"\x88\x47" + labels + plain[14:])
+    return dict(zip(ROW_NAMES, made, strict=True))
 
 
 def forged_row(lab: ApiLab, frame: bytes) -> str:

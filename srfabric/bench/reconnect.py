@@ -2,8 +2,10 @@
 
 A k=4 fat-tree (20 Open vSwitch bridges in Mininet) connects to ``srfabric serve --openflow-tls`` with a
 certificate naming the 20 datapath ids. ``restarts`` times, the controller is stopped (SIGTERM) and started
-again on the same ports and database; the clock starts when the new process listens and stops when its API
-reports all 20 switches taken (TLS handshake, OpenFlow handshake, identity check, role, read-back). Each
+again on the same ports and database, until its API reports all 20 switches taken (TLS handshake, OpenFlow
+handshake, identity check, role, read-back). Three times are kept: from the stop, from the new process's start,
+and from when it says it is ready (its API up; it takes switches in from about 0.5 s after its start, so some
+may be taken before it is ready). Each
 bridge's controller record has ``max_backoff=1000`` (Open vSwitch's least, in ms; its default of 8 s is how long
 a bridge may wait between attempts). Then the tables are compared with those held before the restart, and
 the entries younger than the restart (sent again) are counted.
@@ -48,6 +50,7 @@ def restart_once(lab: ApiLab, number: int, before: dict[str, list[str]]) -> dict
     taken = wait_connected(serve, switches, poll=0.01)
     time.sleep(1.0)  # a sync that would change anything has run by now
     return {"restart": number, "down_s": round(listening - stopped, 4), "reconnect_s": round(taken - listening, 4),
+            "from_start_s": round(taken - serve.spawned_at, 4), "from_stop_s": round(taken - stopped, 4),
             "tables_as_before": lab.dump_flows() == before,
             "entries_sent_again": entries_younger_than(lab, time.monotonic() - stopped)}
 
@@ -80,7 +83,8 @@ def run_reconnect(quick: bool, out: str, say: Callable[[str], None] = print) -> 
             for number in range(1, restarts + 1):
                 row = restart_once(lab, number, before)
                 say(f"restart {number}: {len(spec.switches)} switches taken {row['reconnect_s'] * 1000:.0f} ms after "
-                    f"the controller listened (down {row['down_s']:.2f} s); tables as before: "
+                    f"the controller was ready, {row['from_start_s'] * 1000:.0f} ms after it started (down "
+                    f"{row['down_s']:.2f} s); tables as before: "
                     f"{row['tables_as_before']}, entries sent again: {row['entries_sent_again']}")
                 rows.append(row)
     summary = summarise(rows, len(spec.switches), quick)
@@ -99,17 +103,22 @@ def summarise(rows: list[dict[str, Any]], switches: int, quick: bool) -> dict[st
             "ovs_max_backoff_ms": MAX_BACKOFF_MS,
             "reconnect_s_median": round(statistics.median(times), 4), "reconnect_s_p99": p99,
             "reconnect_s_max": times[-1], "down_s_median": round(statistics.median(r["down_s"] for r in rows), 4),
+            "from_start_s_median": round(statistics.median(r["from_start_s"] for r in rows), 4),
+            "from_stop_s_median": round(statistics.median(r["from_stop_s"] for r in rows), 4),
             "tables_as_before": all(r["tables_as_before"] for r in rows),
             "entries_sent_again": sum(r["entries_sent_again"] for r in rows),
-            "goal_s": GOAL_S, "goals": {"median_under_1_s": statistics.median(times) < GOAL_S,
-                                        "every_restart_under_1_s": times[-1] < GOAL_S}}
+            "goal_s": GOAL_S, "goals": {
+                "median_after_ready_under_1_s": statistics.median(times) < GOAL_S,
+                "every_restart_after_ready_under_1_s": times[-1] < GOAL_S,
+                "median_from_start_under_1_s": statistics.median(r["from_start_s"] for r in rows) < GOAL_S}}
 
 
 def print_reconnect(summary: dict[str, Any]) -> None:
     print(f"{summary['switches']} switches over TLS, {summary['restarts']} controller restarts: taken again "
           f"{summary['reconnect_s_median'] * 1000:.0f} ms (median), {summary['reconnect_s_max'] * 1000:.0f} ms (max) "
-          f"after the new controller listened; tables as before: {summary['tables_as_before']}, entries sent "
-          f"again: {summary['entries_sent_again']}")
+          f"after the new controller was ready; {summary['from_start_s_median'] * 1000:.0f} ms after it started and "
+          f"{summary['from_stop_s_median'] * 1000:.0f} ms after the old one was stopped (medians); tables as before: "
+          f"{summary['tables_as_before']}, entries sent again: {summary['entries_sent_again']}")
 
 
 def plot(rows: list[dict[str, Any]], summary: dict[str, Any], path: Path) -> None:
@@ -119,7 +128,7 @@ def plot(rows: list[dict[str, Any]], summary: dict[str, Any], path: Path) -> Non
     figure, ax = plt.subplots(figsize=(7, 4))
     ax.bar([r["restart"] for r in rows], [r["reconnect_s"] * 1000 for r in rows])
     ax.axhline(GOAL_S * 1000, color="grey", linestyle="--", linewidth=0.8, label="1 s goal")
-    ax.set(xlabel="restart", ylabel="listening to all switches taken (ms)",
+    ax.set(xlabel="restart", ylabel="ready to all switches taken (ms)",
            title=f"{summary['switches']} switches reconnecting over TLS: median "
                  f"{summary['reconnect_s_median'] * 1000:.0f} ms")
     ax.legend(fontsize=8)

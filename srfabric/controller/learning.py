@@ -138,7 +138,9 @@ class HostLearning:
                 effects.sends.append(Send(dpid, out))
 
     def lldp_out(self, dpid: int, ports: Collection[int]) -> Send:
-        """One LLDP frame out of each of the switch's ports but service functions'."""
-        functions, key = self.fabric.function_ports(), self.config.lldp_key
+        """One LLDP frame out of each of the switch's ports but service functions' and learned hosts': a host has
+        no use for it, and must not be handed frames signed by the controller to replay elsewhere."""
+        key = self.config.lldp_key
+        quiet = set(self.fabric.function_ports()) | {(host.dpid, host.port) for host in self.fabric.hosts.values()}
         return Send(dpid, tuple(packet_out(port, lldp_frame(dpid, port, key=key)) for port in ports
-                                if (dpid, port) not in functions))
+                                if (dpid, port) not in quiet))

@@ -36,9 +36,9 @@ def server_context(folder: Path) -> ssl.SSLContext:
 
 def client_context(folder: Path, name: str) -> ssl.SSLContext:
     """TLS for a switch of ``folder``'s fabric (the XDP agent's, or a test's): its certificate ``name``, and the
-    controller's checked against the CA (by the CA alone, as Open vSwitch does: not by host name)."""
+    controller's checked against the CA and the address connected to (``srfabric pki init --host``): a switch's
+    certificate, of the same CA but naming no address, cannot pose as the controller."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    context.check_hostname = False
     context.load_cert_chain(folder / f"{name}-cert.pem", folder / f"{name}-privkey.pem")
     context.load_verify_locations(folder / "ca-cert.pem")
     return context

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 
 from srfabric.errors import SrfabricError
 
@@ -19,7 +19,8 @@ FIRST_FD = 3  # SD_LISTEN_FDS_START
 
 
 def inherited_listener(environ: Mapping[str, str] = os.environ, pid: int | None = None) -> socket.socket | None:
-    """The listening socket handed over as descriptor 3; None when none was handed to this process."""
+    """The listening socket handed over as descriptor 3; None when none was handed to this process. Call it before
+    the process opens anything, so that descriptor 3 is still the one handed over."""
     if environ.get("LISTEN_PID") != str(os.getpid() if pid is None else pid):
         return None
     count = environ.get("LISTEN_FDS", "0")
@@ -32,4 +33,8 @@ def inherited_listener(environ: Mapping[str, str] = os.environ, pid: int | None 
     if listener.type != socket.SOCK_STREAM or listener.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN) != 1:
         raise SrfabricError("LISTEN_FDS", f"descriptor {FIRST_FD} is not a listening stream socket")
     listener.setblocking(False)
+    listener.set_inheritable(False)  # not handed on to what this process starts
+    if isinstance(environ, MutableMapping):  # nor are the variables that named it
+        for name in ("LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"):
+            environ.pop(name, None)
     return listener

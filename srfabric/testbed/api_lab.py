@@ -67,6 +67,7 @@ class ServeProcess:
         self.port = free_port()
         self.openflow_port = int(self.listener.getsockname()[1]) if self.listener else free_port()
         self.process: subprocess.Popen[str] | None = None
+        self.spawned_at = 0.0
         self.log = Path(tempfile.mkstemp(prefix="srfabric-serve-", suffix=".log")[1])
 
     @property
@@ -88,6 +89,7 @@ class ServeProcess:
             args = ["/bin/sh", "-c", 'LISTEN_PID=$$ exec "$@"', "sh", *args]
             env["LISTEN_FDS"] = "1"
             handing = {"pass_fds": (3,), "preexec_fn": lambda: os.dup2(listener, 3)}
+        self.spawned_at = time.monotonic()  # when the process was started (a benchmark's clock)
         with self.log.open("a") as log:
             self.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, text=True, env=env, **handing)
         timeout *= self.patience

@@ -14,7 +14,7 @@ from srfabric.errors import SrfabricError
 from srfabric.testbed.api_lab import ApiLab
 
 TALK = """
-import socket, struct, time
+import os, socket, struct, time
 from srfabric.xdp import frames
 from srfabric.xdp.frer import rtag
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
@@ -26,10 +26,11 @@ for n in range({count}):
     frame = frame[:-4] + struct.pack("!I", n)
     s.send(rtag(n % 65536, frame) if {tagged} else frame)
     time.sleep(max(0.0, start + (n + 1) / {rate} - time.time()))
-open("{out}", "w").write(str({count}))
+open("{out}.part", "w").write(str({count}))
+os.replace("{out}.part", "{out}")
 """
 LISTEN = """
-import json, socket, struct, time
+import json, os, socket, struct, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
 s.bind(("0.0.0.0", {port}))
@@ -41,7 +42,8 @@ try:
         seen.append((struct.unpack_from("!I", data, 50)[0], time.monotonic_ns()))
 except OSError:
     pass
-open("{out}", "w").write(json.dumps(seen))
+open("{out}.part", "w").write(json.dumps(seen))
+os.replace("{out}.part", "{out}")
 """
 
 

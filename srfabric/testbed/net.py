@@ -245,7 +245,7 @@ class Testbed(Running):
         if self.net is not None:
             net, self.net = self.net, None
             net.stop()
-        if self.tls is not None:  # the daemon's certificate was this testbed's
+        if self.tls is not None and self.switch_kind == "ovs":  # the daemon's certificate was this testbed's
             subprocess.run(["ovs-vsctl", "--timeout=10", "del-ssl"], check=False, capture_output=True)
 
 

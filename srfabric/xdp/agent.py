@@ -364,7 +364,11 @@ def main(argv: list[str] | None = None) -> int:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, task.cancel)
         with contextlib.suppress(asyncio.CancelledError, asyncio.IncompleteReadError, ConnectionError):
-            await agent.serve(host, int(port), client_context(options.tls, options.cert) if options.tls else None)
+            try:
+                tls = client_context(options.tls, options.cert) if options.tls else None
+                await agent.serve(host, int(port), tls)
+            except (ssl.SSLError, FileNotFoundError) as error:  # a refused handshake, a certificate missing
+                raise SrfabricError("--tls", f"connecting to {options.controller} over TLS: {error}") from None
 
     try:
         agent.start_dataplane()

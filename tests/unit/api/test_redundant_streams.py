@@ -49,3 +49,21 @@ def test_what_cannot_be_made_redundant_is_refused_by_name_and_changes_nothing(tm
         return refused.value.message
 
     assert refusal in asyncio.run(scenario())
+
+
+def test_a_redundant_stream_stays_installed_while_a_link_of_one_path_is_down(tmp_path: Path) -> None:
+    service, _ = make(tmp_path)
+
+    async def scenario() -> tuple[str, dict[str, Any]]:
+        await service.start()
+        ports = await host_ports(service)
+        made = await service.create("streams", stream(ports, priority=5, num_seamless_trees=2))
+        fabric = service.controller.fabric
+        by_name = {switch.name: dpid for dpid, switch in fabric.switches.items()}
+        fabric.remove_link((by_name["s1"], fabric.graph().edges[by_name["s1"], by_name["s2"]]["port"]))
+        await service.create("streams", stream(ports, "h2", "h4", priority=5, udp_destination_port=5009))
+        await service.update("streams", made["id"], {"name": "renamed"})
+        return made["id"], dict(service.controller.streams)
+
+    ident, steered = asyncio.run(scenario())
+    assert ident in steered and steered[ident].second_path == ("s1", "s3", "s4", "s5")

@@ -13,7 +13,7 @@ down_revision = "0004"
 
 def upgrade() -> None:
     op.add_column("streams", sa.Column("num_seamless_trees", sa.Integer, nullable=False, server_default="1"))
-    op.add_column("streams", sa.Column("second_path", sa.JSON, nullable=True))
+    op.add_column("streams", sa.Column("second_path", sa.JSON, nullable=False, server_default=sa.text("'[]'")))
 
 
 def downgrade() -> None:
