@@ -5,8 +5,8 @@ shell (``controller.Controller``) writes it. The clock comes from the config. Pu
 >>> from srfabric.model.topo import tsn_fig1
 >>> core = ControllerCore(ControllerConfig())
 >>> core.fabric = tsn_fig1().to_fabric()
->>> effects = core.switch_ready(1, [1, 2], {}, {})
->>> [len(send.messages) for send in effects.sends], effects.sync  # an LLDP frame out of each port
+>>> effects = core.switch_ready(1, [1, 2, 3, 4], {}, {})
+>>> [len(send.messages) for send in effects.sends], effects.sync  # LLDP out of each port but its hosts' (1, 2)
 ([2], True)
 >>> pushes = core.plan_sync()  # what each connected switch lacks
 >>> [push.dpid for push in pushes]
