@@ -20,32 +20,11 @@ from srfabric.errors import RoutingError
 from srfabric.model.fabric import Fabric
 from srfabric.model.stream import SteeredStream
 from srfabric.rules.codec_rules import CodecRules
-from srfabric.rules.entries import (
-    Action,
-    Bucket,
-    FlowEntry,
-    Group,
-    GroupEntry,
-    Kind,
-    Output,
-    SetQueue,
-    cookie,
-    extended,
-    match,
-)
+from srfabric.rules.entries import Action, Bucket, FlowEntry, Group, GroupEntry, Kind, Output, cookie, match
 from srfabric.rules.headers import pathlet_steps
-from srfabric.rules.pipeline import (
-    DECODE,
-    DELIVER,
-    HOST_IN,
-    PRIO_DECODE,
-    PRIO_EXHAUSTED,
-    PRIO_ROUTE,
-    PRIO_STREAM,
-    TERMINATE,
-)
+from srfabric.rules.pipeline import DELIVER, HOST_IN, PRIO_ROUTE, PRIO_STREAM
 from srfabric.rules.streams import explicit_route
-from srfabric.rules.time_triggered import queued
+from srfabric.rules.time_triggered import marked_twins, queued
 
 RTAG_ETHERTYPE = 0xF1C1  # IEEE 802.1CB's R-TAG
 FRER_GROUPS = 1 << 28  # apart from chains', taps', proxies' and routes' groups (owners have 24 bits)
@@ -101,12 +80,5 @@ def rtag_queue_entries(rules: CodecRules, dpids: list[int], queue: int) -> list[
     """On each switch past the talker's edge, twins of the decode entries for R-TAG frames, which also choose the
     time-triggered queue (the DSCP the other streams are marked by is hidden behind the tag); the last switch's
     exhausted entry too. The same entries for every redundant stream: no switch holds any per stream."""
-    exhausted, strip = rules.exhausted()
-    placed = []
-    for dpid in dpids:
-        for step_match, actions in rules.decode_steps():
-            placed.append((dpid, FlowEntry(DECODE, PRIO_DECODE + 1, extended(step_match, eth_type=RTAG_ETHERTYPE),
-                                           (SetQueue(queue), *actions), cookie=cookie(Kind.DECODE))))
-    placed.append((dpids[-1], FlowEntry(DECODE, PRIO_EXHAUSTED + 1, extended(exhausted, eth_type=RTAG_ETHERTYPE),
-                                        (SetQueue(queue), *strip), goto=TERMINATE, cookie=cookie(Kind.DECODE))))
-    return placed
+    return [(dpid, entry) for dpid in dpids
+            for entry in marked_twins(rules, {"eth_type": RTAG_ETHERTYPE}, dpid == dpids[-1], queue)]

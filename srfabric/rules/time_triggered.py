@@ -30,9 +30,10 @@ BE_QUEUE = 0  # skb priority 1:1: best effort in every taprio map srfabric rende
 MAX_QUEUE = 0xEFFF  # OpenFlow queue ids above it are reserved by Open vSwitch
 
 
-def tt_base_entries(rules: CodecRules, sre: bool, queue: int) -> list[FlowEntry]:
-    """A switch's fixed time-triggered entries: marked twins of decode (and, on an SRE, of exhausted)."""
-    marker = rules.tt_marker()
+def marked_twins(rules: CodecRules, marker: dict[str, int | tuple[int, int]], sre: bool, queue: int
+                 ) -> list[FlowEntry]:
+    """Twins of the decode entries (and, on an SRE, of exhausted) that also match ``marker`` and choose ``queue``
+    first."""
     entries = []
     for step_match, actions in rules.decode_steps():
         twin = extended(step_match, **marker)
@@ -43,6 +44,13 @@ def tt_base_entries(rules: CodecRules, sre: bool, queue: int) -> list[FlowEntry]
         twin = extended(exhausted, **marker)
         entries.append(FlowEntry(DECODE, PRIO_EXHAUSTED + 1, twin, (SetQueue(queue), *strip), goto=TERMINATE,
                                  cookie=cookie(Kind.DECODE)))
+    return entries
+
+
+def tt_base_entries(rules: CodecRules, sre: bool, queue: int) -> list[FlowEntry]:
+    """A switch's fixed time-triggered entries: marked twins of decode (and, on an SRE, of exhausted)."""
+    marker = rules.tt_marker()
+    entries = marked_twins(rules, marker, sre, queue)
     if "ip_dscp" in marker:
         # Below every trusted port's entry: only frames from hosts (and unknown ports) are cleared.
         scrub = match(eth_type=0x0800, ip_dscp=marker["ip_dscp"])
