@@ -16,7 +16,7 @@ neutron-demo: bootstrap
 	$(VENV)/bin/srfabric neutron-demo $(if $(KEEP),--keep)
 
 test: bootstrap lint typecheck
-	$(PY) -m pytest -q -p no:cacheprovider
+	$(PY) -m pytest -q -p no:cacheprovider --durations=30
 
 unit: bootstrap
 	$(PY) -m pytest -q -p no:cacheprovider -m "not integration and not system"

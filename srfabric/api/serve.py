@@ -36,6 +36,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                             "certificate of that CA naming the dpid it claims")
     serve.add_argument("--openflow-insecure", action="store_true",
                        help="take switches over plain TCP (without it, --openflow-tls is required)")
+    serve.add_argument("--dial", action="append", default=[], metavar="HOST:PORT",
+                       help="connect to a switch that listens there (Open vSwitch: a `pssl:PORT` controller with "
+                            "type=primary) and again whenever the connection ends: a restarted controller has it back "
+                            "at once, without the switch's own retry timer (repeatable)")
     serve.add_argument("--tokens", default=None, metavar="FILE",
                        help="projects and roles: a JSON list of {sha256, project, role: admin|member}; a member sees "
                             "and changes its own project's resources only")
@@ -96,6 +100,9 @@ async def serve(args: argparse.Namespace, inherited: socket.socket | None = None
     except OSError as error:
         raise SrfabricError("--port", f"cannot listen on {args.host}:{args.port}: {error.strerror}") from None
     from srfabric.rules.time_triggered import MAX_QUEUE
+    from srfabric.southbound.dialer import parse_address
+
+    dials = [parse_address(text) for text in args.dial]
 
     if args.tt_queue > MAX_QUEUE or args.tt_queue < -1:
         raise SrfabricError("--tt-queue", f"must be in -1..{MAX_QUEUE}, got {args.tt_queue}")
@@ -116,6 +123,8 @@ async def serve(args: argparse.Namespace, inherited: socket.socket | None = None
         await controller.start(args.openflow_host, args.openflow_port)
     except OSError as error:
         raise SrfabricError("--openflow-port", f"cannot listen on {args.openflow_port}: {error.strerror}") from None
+    for host, port in dials:
+        controller.server.dial(host, port)
     # The API's modules load in a thread: the loop meanwhile accepts switches and finishes their handshakes.
     await asyncio.to_thread(load_api_modules)
     import uvicorn

@@ -3,6 +3,7 @@ for the switches (``ovs-vsctl set-ssl KEY CERT CA``).
 
     srfabric pki init DIR [--host 10.0.0.254 ...]        # the CA and the controller's certificate
     srfabric pki switch DIR NAME --dpid 0x101 [--dpid ...] # a switch's: the datapath ids it may claim
+    srfabric pki switch DIR NAME --dpid 0x101 --listens    # one that `serve --dial` connects to
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     switch.add_argument("folder", metavar="DIR")
     switch.add_argument("name")
     switch.add_argument("--dpid", action="append", required=True, help="a datapath id (0x101 or 257; repeatable)")
+    switch.add_argument("--listens", action="store_true",
+                        help="for a switch that listens (Open vSwitch `pssl:`, type=primary) and that `serve --dial` "
+                             "connects to: a TLS server's certificate, which cannot dial another switch")
 
 
 def parse_dpid(text: str) -> int:
@@ -52,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
     ca = Issued(folder / "ca-cert.pem", folder / "ca-privkey.pem")
     if not ca.key.exists():
         raise SrfabricError("DIR", f"{folder} has no CA: run `srfabric pki init {folder}` first")
-    made = make_certificate(folder, ca, args.name, dpids=[parse_dpid(text) for text in args.dpid])
+    made = make_certificate(folder, ca, args.name, dpids=[parse_dpid(text) for text in args.dpid],
+                            listens=args.listens)
     print(f"ovs-vsctl set-ssl {made.key} {made.cert} {ca.cert}")
     return 0

@@ -68,9 +68,14 @@ def make_ca(folder: Path, name: str = "srfabric fabric CA") -> Issued:
 
 
 def make_certificate(folder: Path, ca: Issued, name: str, dpids: Sequence[int] = (),
-                     hosts: Sequence[str] = ("127.0.0.1",)) -> Issued:
+                     hosts: Sequence[str] = ("127.0.0.1",), listens: bool = False) -> Issued:
     """A certificate signed by ``ca`` for ``name``: a switch's (``dpids`` it may claim) or the controller's
-    (``hosts``: the addresses switches reach it at)."""
+    (``hosts``: the addresses switches reach it at).
+
+    Its extended key usage says which end of a TLS connection it may be. A switch's is a client's, or with
+    ``listens`` (a switch the controller dials, ``serve --dial``) a server's only, so that no switch's
+    certificate can dial another switch as its controller. The controller's is both: it takes switches in and
+    dials the switches that listen."""
     import ipaddress
 
     ca_key = serialization.load_pem_private_key(ca.key.read_bytes(), None)
@@ -83,12 +88,13 @@ def make_certificate(folder: Path, ca: Issued, name: str, dpids: Sequence[int] =
         except ValueError:
             names.append(x509.DNSName(host))
     now = datetime.datetime.now(datetime.UTC)
-    usage = ExtendedKeyUsageOID.CLIENT_AUTH if dpids else ExtendedKeyUsageOID.SERVER_AUTH
+    usage = ([ExtendedKeyUsageOID.SERVER_AUTH if listens else ExtendedKeyUsageOID.CLIENT_AUTH] if dpids
+             else [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH])
     cert = (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]))
             .issuer_name(ca_cert.subject).public_key(key.public_key()).serial_number(x509.random_serial_number())
             .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + VALID)
             .add_extension(x509.SubjectAlternativeName(names), critical=False)
-            .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
+            .add_extension(x509.ExtendedKeyUsage(usage), critical=False)
             .sign(ca_key, hashes.SHA256()))  # type: ignore[arg-type]
     return _write(folder, name, cert, key)
 

@@ -44,6 +44,18 @@ def client_context(folder: Path, name: str) -> ssl.SSLContext:
     return context
 
 
+def dialing_context(folder: Path) -> ssl.SSLContext:
+    """TLS for dialing switches that listen (``serve --dial``): the controller's certificate, and the switch's
+    checked against the CA. A switch names datapath ids, not an address: who it may be is checked after the
+    OpenFlow handshake (``refusal``), as for a switch that connects."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.check_hostname = False
+    context.load_cert_chain(folder / "controller-cert.pem", folder / "controller-privkey.pem")
+    context.load_verify_locations(folder / "ca-cert.pem")
+    return context
+
+
 def peer_certificate(peer: Peer) -> bytes | None:
     """The DER certificate the peer showed; None over plain TCP."""
     get = getattr(peer.writer, "get_extra_info", None)

@@ -1,6 +1,7 @@
-"""The OpenFlow server: accepts switch connections (over TLS when configured), bounds the work a peer that has not
-shaken hands can cause, checks who a switch may be (``admit``), and hands each ready switch to the controller's
-callbacks. A refused connection is logged as a security event and counted by why."""
+"""The OpenFlow server: accepts switch connections and dials switches that listen (over TLS when configured),
+bounds the work a peer that has not shaken hands can cause, checks who a switch may be (``admit``), and hands each
+ready switch to the controller's callbacks. A refused connection is logged as a security event and counted by
+why."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from typing import Any
 from srfabric.errors import SrfabricError
 from srfabric.logs import security_event
 from srfabric.southbound.channel import SwitchConnection
+from srfabric.southbound.dialer import dial_forever
 from srfabric.southbound.wire import PacketIn
 
 log = logging.getLogger("srfabric.southbound.channel")
@@ -41,6 +43,7 @@ class OpenFlowServer:
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
     refused: Counter[str] = field(default_factory=Counter)  # connections that ended before the handshake, by why
     unshaken: int = 0  # connections accepted whose handshake has not ended yet
+    dialing: ssl.SSLContext | None = None  # TLS for dialing switches that listen (``dial``); None: plain TCP
     ssl: ssl.SSLContext | None = None  # TLS (``security.switch_identity``); None: plain TCP
     admit: Callable[[SwitchConnection, set[SwitchConnection]], str | None] | None = None  # why one may not connect
     inherited: socket.socket | None = None  # a listening socket handed over (``activation``): used, not bound
@@ -48,10 +51,11 @@ class OpenFlowServer:
     def require_tls(self, folder: Path) -> None:
         """Take switches over TLS only, with certificates of ``folder``'s CA (``srfabric pki``), each switch admitted
         for the datapath ids its certificate names."""
-        from srfabric.security.switch_identity import refusal, server_context
+        from srfabric.security.switch_identity import dialing_context, refusal, server_context
 
         try:
             self.ssl = server_context(folder)
+            self.dialing = dialing_context(folder)
         except (OSError, ValueError) as error:
             raise SrfabricError("--openflow-tls", f"cannot load the certificates in {folder}: {error}") from None
         self.admit = refusal
@@ -59,9 +63,9 @@ class OpenFlowServer:
     async def start(self, host: str = "127.0.0.1", port: int = 6653) -> int:
         if self.ssl is None:
             if self.inherited is not None:
-                self._server = await asyncio.start_server(self._accept, sock=self.inherited)
+                self._server = await asyncio.start_server(self.take, sock=self.inherited)
             else:
-                self._server = await asyncio.start_server(self._accept, host, port)
+                self._server = await asyncio.start_server(self.take, host, port)
             return int(self._server.sockets[0].getsockname()[1])
         # TLS: each accepted socket's handshake is awaited here, so that a refused certificate is seen (asyncio's
         # own TLS server drops such connections silently).
@@ -109,9 +113,20 @@ class OpenFlowServer:
             return
         finally:
             self.unshaken -= 1
-        await self._accept(reader, asyncio.StreamWriter(transport, protocol, reader, loop))
+        await self.take(reader, asyncio.StreamWriter(transport, protocol, reader, loop))
 
-    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def dial(self, host: str, port: int) -> None:
+        """Connect to a switch that listens at ``host:port``, and again whenever the connection ends
+        (``dialer``); over TLS when ``require_tls`` was called."""
+        self._spawn(dial_forever(self.take, host, port, self.dialing, self.dial_failed))
+
+    def dial_failed(self, why: str, reason: str) -> None:
+        self.refused[why] += 1
+        security_event(log, "switch_unreachable", f"dialing a switch failed ({why}): {reason}", reason=reason)
+
+    async def take(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Shake hands with a switch on a new connection (taken in or dialed), check who it may be, hand it to
+        ``on_ready``, and return when the connection ends."""
         conn = SwitchConnection(reader, writer, self.clock)
         if self.unshaken >= MAX_UNSHAKEN:  # a flood of connections that never answer: refuse the rest at once
             self.refused["too many before their handshake"] += 1

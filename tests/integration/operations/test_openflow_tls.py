@@ -54,3 +54,44 @@ def test_ovs_over_tls_is_taken_only_for_the_dpid_its_certificate_names(pki: Path
         connected = sorted(s["dpid"] for s in fabric["switches"] if s["connected"])
         assert connected == [BRIDGES["srftls1"]], (connected, serve.output()[-2000:])
         assert f"claims dpid {BRIDGES['srftls2']:#x}, but its certificate (CN=ovs)" in serve.output()
+
+
+def listening_bridge(bridge: str, dpid: int) -> int:
+    """``bridge`` listening for its controller over TLS (``pssl:``, type=primary) on a free port; returns it."""
+    from srfabric.testbed.api_lab import free_port
+
+    port = free_port()
+    vsctl("--may-exist", "add-br", bridge, "--", "set", "bridge", bridge, "datapath_type=netdev",
+          f"other-config:datapath-id={dpid:016x}", "protocols=OpenFlow13", "--", "--id=@c", "create", "controller",
+          f'target="pssl:{port}:127.0.0.1"', "type=primary", "--", "set", "bridge", bridge, "controller=@c")
+    return port
+
+
+def test_a_dialing_controller_takes_listening_bridges_by_their_certificates_and_again_after_a_restart(
+        tmp_path: Path) -> None:
+    ca = make_ca(tmp_path)
+    make_certificate(tmp_path, ca, "controller")
+    ovs = make_certificate(tmp_path, ca, "ovs", dpids=[BRIDGES["srftls1"]], listens=True)  # not srftls2's
+    vsctl("set-ssl", str(ovs.key), str(ovs.cert), str(ca.cert))
+    try:
+        ports = {bridge: listening_bridge(bridge, dpid) for bridge, dpid in BRIDGES.items()}
+        dials = tuple(word for port in ports.values() for word in ("--dial", f"127.0.0.1:{port}"))
+        with ServeProcess(f"sqlite:///{tmp_path}/api.db", tls=tmp_path, extra_args=dials) as serve:
+            for attempt in ("first start", "restart"):
+                if attempt == "restart":
+                    serve.stop()
+                    serve.start()
+                deadline, connected = time.monotonic() + 30, []
+                with serve.client() as client:
+                    while time.monotonic() < deadline:
+                        found = client.get("/v2.0/srfabric/fabric")["fabric"]["switches"]
+                        connected = sorted(s["dpid"] for s in found if s["connected"])
+                        if connected and "identity" in serve.output():
+                            break
+                        time.sleep(0.2)
+                assert connected == [BRIDGES["srftls1"]], (attempt, connected, serve.output()[-2000:])
+            assert f"claims dpid {BRIDGES['srftls2']:#x}, but its certificate (CN=ovs)" in serve.output()
+    finally:
+        for bridge in BRIDGES:
+            subprocess.run(["ovs-vsctl", "--timeout=10", "--if-exists", "del-br", bridge], capture_output=True)
+        subprocess.run(["ovs-vsctl", "--timeout=10", "del-ssl"], capture_output=True)

@@ -8,13 +8,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import ssl
 from pathlib import Path
 
 import pytest
 
 from srfabric.controller.controller import Controller
 from srfabric.security.pki import make_ca, make_certificate
-from srfabric.security.switch_identity import client_context, refusal, server_context
+from srfabric.security.switch_identity import client_context, dialing_context, refusal, server_context
 from tests.unit.controller.wire_switch import WireSwitch
 
 
@@ -56,3 +57,56 @@ def test_only_the_switch_its_certificate_names_is_taken(tmp_path: Path, caplog: 
     messages = [r.getMessage() for r in caplog.records if getattr(r, "event", "") == "switch_refused"]
     assert any("claims dpid 0x2, but its certificate (CN=liar) names 0x99" in m for m in messages), messages
     assert any("dpid 0x1 is connected already with another certificate" in m for m in messages), messages
+
+
+def listening_switch_context(folder: Path, name: str) -> ssl.SSLContext:
+    """A switch that listens for its controller, as Open vSwitch's ``pssl:`` does: its certificate, and the
+    peer's required and checked against the CA."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.verify_mode = ssl.CERT_REQUIRED
+    context.load_cert_chain(folder / f"{name}-cert.pem", folder / f"{name}-privkey.pem")
+    context.load_verify_locations(folder / "ca-cert.pem")
+    return context
+
+
+def dialing_as(folder: Path, name: str) -> ssl.SSLContext:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.load_cert_chain(folder / f"{name}-cert.pem", folder / f"{name}-privkey.pem")
+    context.load_verify_locations(folder / "ca-cert.pem")
+    return context
+
+
+def test_only_the_controller_may_dial_a_listening_switch_and_only_a_listening_certificate_may_answer(
+        tmp_path: Path) -> None:
+    ca = make_ca(tmp_path)
+    make_certificate(tmp_path, ca, "controller")
+    make_certificate(tmp_path, ca, "listening", dpids=[1], listens=True)
+    make_certificate(tmp_path, ca, "other-listening", dpids=[2], listens=True)
+    make_certificate(tmp_path, ca, "connecting", dpids=[3])
+
+    async def handshake(server: str, client: ssl.SSLContext) -> bool:
+        done = asyncio.Event()
+
+        async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            done.set()
+            writer.close()
+
+        listening = await asyncio.start_server(answer, "127.0.0.1", 0, ssl=listening_switch_context(tmp_path, server))
+        port = listening.sockets[0].getsockname()[1]
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", port, ssl=client)
+            writer.close()
+            await asyncio.wait_for(done.wait(), 2)  # TLS 1.3: a refused client hears of it after its handshake
+            return True
+        except (ssl.SSLError, ConnectionError, TimeoutError):
+            return False
+        finally:
+            listening.close()
+
+    async def scenario() -> list[bool]:
+        return [await handshake("listening", dialing_context(tmp_path)),
+                await handshake("listening", dialing_as(tmp_path, "other-listening")),
+                await handshake("connecting", dialing_context(tmp_path))]
+
+    assert asyncio.run(scenario()) == [True, False, False]
