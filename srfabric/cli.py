@@ -7,7 +7,7 @@ import sys
 
 from srfabric.codecs import CODEC_NAMES
 from srfabric.errors import SrfabricError
-from srfabric.testbed.net import SWITCH_KINDS
+from srfabric.testbed.kinds import SWITCH_KINDS
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -15,11 +15,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from srfabric.testbed.api_lab import ApiLab, ServeProcess, line_spec
-from srfabric.testbed.neutron_fabric import NeutronFabric, until
-from srfabric.testbed.neutron_stack import NeutronStack
-from srfabric.testbed.udp_probe import udp_through
-
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
     demo = commands.add_parser("neutron-demo", help="srfabric under OpenStack Neutron (Keystone, MariaDB, "
@@ -29,6 +24,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Here, not at the top: the command line's parser imports this module for every command.
+    from srfabric.testbed.api_lab import ApiLab, ServeProcess, line_spec
+    from srfabric.testbed.neutron_fabric import NeutronFabric, until
+    from srfabric.testbed.neutron_stack import NeutronStack
+    from srfabric.testbed.udp_probe import udp_through
+
     state = Path(tempfile.mkdtemp(prefix="srfabric-neutron-demo-"))
     try:
         print(f"starting srfabric serve, a Mininet fabric, MariaDB, Keystone and Neutron (state: {state})")

@@ -77,10 +77,13 @@ def token_from(args: argparse.Namespace) -> str | None:
     return str(token)
 
 
-def load_api_modules() -> None:
-    """Import what the API needs (most of a start's time), so that the imports below find them loaded."""
-    for name in ("uvicorn", "srfabric.api.app", "srfabric.api.service", "srfabric.api.store",
-                 "srfabric.api.leadership"):
+STATE_MODULES = ("srfabric.api.service", "srfabric.api.store", "srfabric.api.repository", "srfabric.api.leadership")
+HTTP_MODULES = ("uvicorn", "srfabric.api.app", "srfabric.api.http_server")
+
+
+def load_modules(names: tuple[str, ...]) -> None:
+    """Import ``names`` (most of a start's time), so that the imports after it find them loaded."""
+    for name in names:
         importlib.import_module(name)
 
 
@@ -125,11 +128,9 @@ async def serve(args: argparse.Namespace, inherited: socket.socket | None = None
         raise SrfabricError("--openflow-port", f"cannot listen on {args.openflow_port}: {error.strerror}") from None
     for host, port in dials:
         controller.server.dial(host, port)
-    # The API's modules load in a thread: the loop meanwhile accepts switches and finishes their handshakes.
-    await asyncio.to_thread(load_api_modules)
-    import uvicorn
-
-    from srfabric.api.app import create_app
+    # What loading the kept state needs loads in a thread: the loop meanwhile accepts switches (and dials them) and
+    # finishes their handshakes. The HTTP side loads after the switches are let through.
+    await asyncio.to_thread(load_modules, STATE_MODULES)
     from srfabric.api.leadership import Leadership, LeadershipLost
     from srfabric.api.repository import Repository
     from srfabric.api.service import SfcService
@@ -168,6 +169,12 @@ async def serve(args: argparse.Namespace, inherited: socket.socket | None = None
     else:
         service.follow()  # until elected (the first round below, when no other instance leads)
     held.set()
+    await asyncio.to_thread(load_modules, HTTP_MODULES)
+    import uvicorn
+
+    from srfabric.api.app import create_app
+    from srfabric.api.http_server import PromptServer
+
     freeze_heap()  # the modules and the loaded state are never walked by the collector again (see ``heap``)
     role = ""
     if leadership is not None:
@@ -191,18 +198,18 @@ async def serve(args: argparse.Namespace, inherited: socket.socket | None = None
         from srfabric.api.projects import TokenBook
 
         book = TokenBook.from_file(Path(args.tokens), token)
-    server = uvicorn.Server(uvicorn.Config(create_app(service, token, https, book), host=args.host, port=args.port,
+    server = PromptServer(uvicorn.Config(create_app(service, token, https, book), host=args.host, port=args.port,
                                            log_level="warning", lifespan="off", timeout_graceful_shutdown=2,
                                            ssl_certfile=cert, ssl_keyfile=key))
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, lambda: setattr(server, "should_exit", True))
+        loop.add_signal_handler(sig, server.stop)
     lost: list[BaseException] = []
     if leadership is not None:
         def stop_leading(error: BaseException) -> None:  # leading is no longer safe: no more writes, then stop
             controller.following, leadership.leading = True, False
             lost.append(error)
-            server.should_exit = True
+            server.stop()
 
         def election_ended(task: asyncio.Task[None]) -> None:
             if not task.cancelled() and task.exception() is not None:

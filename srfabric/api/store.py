@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from alembic import command
-from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import Engine, create_engine, event, inspect, text
 
 from srfabric.errors import SrfabricError
 
@@ -41,7 +39,31 @@ def _sqlite_pragmas(connection: object, _record: object) -> None:
 MIGRATION_LOCK = 0x73726662_6D696772  # "srfbmigr": instances starting together on PostgreSQL migrate in turn
 
 
+def newest_revision() -> str:
+    """The newest migration's revision: each is numbered in its file's name (``0005_redundant_streams.py``).
+
+    >>> newest_revision() >= "0005"
+    True
+    """
+    return max(path.name.split("_", 1)[0] for path in (MIGRATIONS / "versions").glob("[0-9]*_*.py"))
+
+
+def at_newest(engine: Engine) -> bool:
+    """Whether the schema is the newest migration's already: then a start need not load Alembic and its scripts
+    (a restart's time, while switches wait)."""
+    with engine.connect() as connection:
+        if not inspect(connection).has_table("alembic_version"):
+            return False
+        return connection.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == \
+            [newest_revision()]
+
+
 def migrate(engine: Engine, revision: str = "head") -> None:
+    if revision == "head" and at_newest(engine):
+        return
+    from alembic import command
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     with engine.begin() as connection:

@@ -71,7 +71,9 @@ def fabric_view(controller: Controller, labels: dict[str, str] | None = None) ->
     links = [{"from": _end(a), "to": _end(b), "state": "up"} for a, b in sorted(fabric.links.items())]
     links += [{"from": _end(a), "to": _end(b), "state": "down"} for a, b in sorted(fabric.dormant.items())]
     return {
-        "switches": [{"dpid": dpid, "name": sw.name, "role": sw.role, "connected": dpid in controller.switches}
+        "switches": [{"dpid": dpid, "name": sw.name, "role": sw.role, "connected": dpid in controller.switches,
+                      "connected_since": round(controller.switches[dpid].taken_at, 3)
+                      if dpid in controller.switches else None}
                      for dpid, sw in sorted(fabric.switches.items())],
         "links": links,
         "hosts": [{"name": h.name, "ip": h.ip, "ip6": list(h.ip6), "mac": mac_to_str(h.mac), "dpid": h.dpid,

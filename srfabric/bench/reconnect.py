@@ -10,11 +10,11 @@ ports and database ``restarts`` times in each of two modes, one after the other 
 - ``dial``: the bridges listen (``pssl:PORT``, ``type=primary``) and the controller dials them (``serve --dial``)
   as soon as it runs.
 
-A restart ends when the API reports all 20 switches taken (TLS handshake, OpenFlow handshake, identity check,
-role, read-back). Three times are kept: from the stop, from the new process's start, and from when it says it is
-ready (its API up; it takes switches from about 0.5 s after its start, so some may be taken before it is ready).
-Then the tables are compared with those held before the first restart, and the entries younger than the restart
-(sent again) are counted.
+A restart ends when the last of the 20 switches is taken (TLS handshake, OpenFlow handshake, identity check,
+role, read-back), as the fabric view's ``connected_since`` says; the new process takes switches before its API is
+up. It is timed from the stop of the old process and from the start of the new one, beside how long the stop took
+and how long the new process took to have its API up. Then the tables are compared with those held before the
+first restart, and the entries younger than the restart (sent again) are counted.
 """
 
 from __future__ import annotations
@@ -51,16 +51,22 @@ def fast_reconnect(bridges: list[str]) -> None:
 
 
 def restart_once(lab: ApiLab, number: int, before: dict[str, list[str]]) -> dict[str, Any]:
+    """One restart. When each switch was taken comes from the fabric view's ``connected_since`` (the wall clock):
+    the new process takes switches before its API is up, so asking the API cannot tell."""
     serve, switches = lab.serve, len(lab.spec.switches)
+    wall = time.time() - time.monotonic()  # the wall clock's lead, to read connected_since on the monotonic clock
     stopped = time.monotonic()
     serve.stop()
     serve.start()
-    listening = time.monotonic()
-    taken = wait_connected(serve, switches, poll=0.01)
+    api_up = time.monotonic()
+    wait_connected(serve, switches, poll=0.01)
+    with serve.client() as client:
+        found = client.get("/v2.0/srfabric/fabric")["fabric"]["switches"]
+    taken = max(s["connected_since"] for s in found) - wall
     time.sleep(1.0)  # a sync that would change anything has run by now
-    return {"restart": number, "down_s": round(listening - stopped, 4), "reconnect_s": round(taken - listening, 4),
-            "from_start_s": round(taken - serve.spawned_at, 4), "from_stop_s": round(taken - stopped, 4),
-            "tables_as_before": lab.dump_flows() == before,
+    return {"restart": number, "from_stop_s": round(taken - stopped, 4),
+            "from_start_s": round(taken - serve.spawned_at, 4), "api_up_s": round(api_up - serve.spawned_at, 4),
+            "stop_s": round(serve.spawned_at - stopped, 4), "tables_as_before": lab.dump_flows() == before,
             "entries_sent_again": entries_younger_than(lab, time.monotonic() - stopped)}
 
 
@@ -100,8 +106,8 @@ def run_reconnect(quick: bool, out: str, say: Callable[[str], None] = print) -> 
                 for number in range(1, restarts + 1):
                     row = {"mode": mode} | restart_once(lab, number, before)
                     say(f"{mode} restart {number}: {len(spec.switches)} switches taken {row['from_stop_s'] * 1000:.0f}"
-                        f" ms after the stop, {row['from_start_s'] * 1000:.0f} ms after the new process started, "
-                        f"{row['reconnect_s'] * 1000:.0f} ms after it was ready; tables as before: "
+                        f" ms after the stop, {row['from_start_s'] * 1000:.0f} ms after the new process started "
+                        f"(its API up after {row['api_up_s'] * 1000:.0f} ms); tables as before: "
                         f"{row['tables_as_before']}, entries sent again: {row['entries_sent_again']}")
                     rows.append(row)
     modes = {mode: summarise([r for r in rows if r["mode"] == mode]) for mode in MODES}
@@ -121,7 +127,7 @@ def run_reconnect(quick: bool, out: str, say: Callable[[str], None] = print) -> 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Medians and maxima of one mode's restarts."""
     out: dict[str, Any] = {"restarts": len(rows)}
-    for key in ("from_stop_s", "from_start_s", "reconnect_s", "down_s"):
+    for key in ("from_stop_s", "from_start_s", "api_up_s", "stop_s"):
         values = [r[key] for r in rows]
         out[f"{key}_median"], out[f"{key}_max"] = round(statistics.median(values), 4), max(values)
     out["under_1_s_from_stop"] = sum(r["from_stop_s"] < GOAL_S for r in rows)
@@ -135,8 +141,8 @@ def print_reconnect(summary: dict[str, Any]) -> None:
         print(f"{summary['switches']} switches over TLS, {got['restarts']} restarts, {MODE_NAMES[mode]}: all taken "
               f"again {got['from_stop_s_median'] * 1000:.0f} ms (median), {got['from_stop_s_max'] * 1000:.0f} ms "
               f"(max) after the old controller was stopped ({got['under_1_s_from_stop']} under 1 s); "
-              f"{got['from_start_s_median'] * 1000:.0f} ms after the new one started, "
-              f"{got['reconnect_s_median'] * 1000:.0f} ms after it was ready (medians); tables as before: "
+              f"{got['from_start_s_median'] * 1000:.0f} ms after the new one started (its API up after "
+              f"{got['api_up_s_median'] * 1000:.0f} ms; medians); tables as before: "
               f"{got['tables_as_before']}, entries sent again: {got['entries_sent_again']}")
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -110,6 +111,7 @@ class SwitchChannels:
         if before is not None and before is not conn:
             security_event(log, "switch_replaced", f"switch {conn.dpid:#x}: a second connection replaces the first",
                            dpid=f"{conn.dpid:#x}", peer=conn.peer, replaced=before.peer)
+        conn.taken_at = time.time()
         self.switches[conn.dpid] = conn
         self.do(self.core.switch_ready(conn.dpid, conn.ports, held, held_groups), conn)
 

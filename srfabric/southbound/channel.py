@@ -103,6 +103,7 @@ class SwitchConnection:
         # Packet-ins go here, called as they are read, when set; else to the read loop's ``deliver``.
         self.on_packet_in: Callable[[SwitchConnection, PacketIn], None] | None = None
         self.closed = asyncio.Event()
+        self.taken_at = 0.0  # when the controller took it (``time.time()``): the fabric view's connected_since
 
     @property
     def peer(self) -> str:

@@ -97,8 +97,6 @@ def ipv6_off_by_default() -> Iterator[None]:
 FABRIC_MTU = 1600
 
 
-SWITCH_KINDS = ("ovs", "xdp")
-
 
 DATAPATHS = ("user", "kernel")
 

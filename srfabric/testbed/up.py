@@ -39,7 +39,7 @@ class Stop(Exception):
 
 def add_parsers(commands: argparse._SubParsersAction) -> None:
     from srfabric.codecs import CODEC_NAMES
-    from srfabric.testbed.net import SWITCH_KINDS
+    from srfabric.testbed.kinds import SWITCH_KINDS
 
     up = commands.add_parser("up", help="keep an emulated fabric running under srfabric serve until Ctrl-C (root)")
     up.add_argument("--topo", default="line:3", help="fat-tree:K, line:N, tsn-fig7 or FILE.json (default line:3)")
