@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import importlib
 import os
 import signal
@@ -176,6 +177,7 @@ async def serve(args: argparse.Namespace, inherited: socket.socket | None = None
     from srfabric.api.http_server import PromptServer
 
     freeze_heap()  # the modules and the loaded state are never walked by the collector again (see ``heap``)
+    gc.enable()  # off from the start (``run``): what a start makes is all kept, and collecting it only slows it
     role = ""
     if leadership is not None:
         first_round = asyncio.Event()
@@ -242,6 +244,7 @@ def run(args: argparse.Namespace) -> int:
     from srfabric.logs import configure
 
     inherited = inherited_listener()  # first: descriptor 3 is still the one a supervisor handed over
+    gc.disable()  # until the state is loaded and frozen (``serve``)
     configure(args.log_json)
     # uvloop and httptools (which uvicorn picks up by itself) halve the time a request spends in HTTP.
     with contextlib.suppress(KeyboardInterrupt), asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:

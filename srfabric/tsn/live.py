@@ -40,11 +40,10 @@ from srfabric.model.fabric import Fabric
 from srfabric.tsn.batch import BatchResult, admit_batch
 from srfabric.tsn.gcl import PortGcl, build_gcls, windows_to_entries
 from srfabric.tsn.incremental import Admission
-from srfabric.tsn.mip import SolveOptions
 from srfabric.tsn.model import HOST, SWITCH, Link, Network, Stream
-from srfabric.tsn.reoptimise import reoptimise, with_path
 from srfabric.tsn.schedule import Assignment, Schedule
 from srfabric.tsn.slots import Problem, SlotModel
+from srfabric.tsn.solve_options import SolveOptions
 
 MAX_LINKS = 14  # a path in one mac-nibble header: 12 switch-to-switch links, plus the two hosts' links
 
@@ -258,6 +257,8 @@ class LivePlanner:
         on as few links as they can; returns the streams that moved (their new assignments) and how to put
         them back. A stream keeps to the paths it was admitted with (the one asked for, or its k shortest);
         one placed from the database keeps its path and may change its slot only."""
+        from srfabric.tsn.reoptimise import reoptimise, with_path  # NumPy and the solver: not at every start
+
         names = sorted(self.streams)
         if not names:
             return [], lambda: None

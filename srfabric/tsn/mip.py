@@ -14,18 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from srfabric.tsn.solve_options import SolveOptions  # noqa: F401  (named here too, where the solver is)
+
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
-
-
-@dataclass(frozen=True)
-class SolveOptions:
-    """Solver limits: seconds of wall time, relative optimality gap, seed, threads."""
-
-    time_limit_s: float = 60.0
-    mip_gap: float = 0.0
-    seed: int = 0
-    threads: int = 1
 
 
 @dataclass(frozen=True)
