@@ -11,7 +11,7 @@
  * Streams sit in a direct-mapped table (frer_slots, 4096 slots by a hash of the stream): an array lookup is far
  * cheaper than a hash map's. A slot holds its stream's key; a stream whose slot another stream holds is passed
  * without elimination, its R-TAG taken out (counted in frer_unmatched), until that stream has been silent for the
- * reset time, when it takes the slot. Two programs: frer_eliminate takes a spin lock per slot, for interfaces with several receive queues;
+ * reset time, when it takes the slot. Times are the kernel's ticks (jiffies). Two programs: frer_eliminate takes a spin lock per slot, for interfaces with several receive queues;
  * frer_eliminate_one_queue does not, for interfaces with one (veth), where NAPI runs them one at a time.
  * srfabric/tsn/frer.py is the model this follows step by step, and the tests hold the two to each other.
  */
@@ -42,7 +42,7 @@ struct stream_key {
 struct frer_config {
 	__u32 history_length; /* 2 .. 64 */
 	__u32 pad;
-	__u64 reset_ns;
+	__u64 reset_jiffies; /* frerSeqRcvyResetMSec, in the kernel's ticks (rounded up) */
 };
 
 struct frer_state {
@@ -51,7 +51,7 @@ struct frer_state {
 	__u32 newest;
 	__u32 filled;
 	__u64 history;
-	__u64 last_ns;
+	__u64 last_jiffies; /* when a frame of the stream last passed */
 	__u64 passed, discarded, out_of_order, lost, rogue, resets;
 	struct stream_key key; /* whose slot this is */
 	__u32 used;
@@ -100,26 +100,26 @@ static __always_inline int same_stream(const struct stream_key *a, const struct 
 
 /* Whether the slot is this stream's, claiming it when it is free or its stream has been silent for the reset
  * time (its counters start again). Called with the slot's lock where there is one. */
-static __always_inline int own_slot(struct frer_state *s, const struct stream_key *key, __u64 reset_ns, __u64 now)
+static __always_inline int own_slot(struct frer_state *s, const struct stream_key *key, __u64 reset, __u64 now)
 {
 	if (s->used && same_stream(&s->key, key))
 		return 1;
-	if (s->used && now - s->last_ns < reset_ns)
+	if (s->used && now - s->last_jiffies < reset)
 		return 0;
 	s->key = *key;
 	s->used = 1;
 	s->take_any = 1;
 	s->newest = s->filled = 0;
-	s->history = s->last_ns = 0;
+	s->history = s->last_jiffies = 0;
 	s->passed = s->discarded = s->out_of_order = s->lost = s->rogue = s->resets = 0;
 	return 1;
 }
 
 /* The vector recovery algorithm on one frame: 1 to pass it, 0 to drop it. Called with the stream's lock. */
-static __always_inline int recover(struct frer_state *s, __u32 sequence, __u32 history_length, __u64 reset_ns,
+static __always_inline int recover(struct frer_state *s, __u32 sequence, __u32 history_length, __u64 reset,
 				   __u64 now)
 {
-	if (!s->take_any && s->last_ns && now - s->last_ns >= reset_ns) {
+	if (!s->take_any && s->last_jiffies && now - s->last_jiffies >= reset) {
 		s->take_any = 1; /* nothing passed for the reset time: the stream started again */
 		s->resets += 1;
 	}
@@ -148,6 +148,14 @@ static __always_inline int recover(struct frer_state *s, __u32 sequence, __u32 h
 		s->out_of_order += 1;
 		goto pass;
 	}
+	if (delta == 1 && s->filled >= history_length) {
+		/* In order with the window full, the common case: one position leaves the window, and it was lost if
+		 * its bit is clear. The same as the general case below, without counting bits. */
+		s->lost += !((s->history >> (history_length - 1)) & 1);
+		s->history = ((s->history << 1) | 1) & low_bits(history_length);
+		s->newest = sequence;
+		goto pass;
+	}
 	if (delta > 1)
 		s->out_of_order += 1;
 	/* Positions shifted out of the window that held a number since the last reset and were never seen. */
@@ -162,7 +170,7 @@ static __always_inline int recover(struct frer_state *s, __u32 sequence, __u32 h
 	s->newest = sequence;
 pass:
 	s->passed += 1;
-	s->last_ns = now;
+	s->last_jiffies = now;
 	return 1;
 }
 
@@ -196,13 +204,15 @@ static __always_inline int eliminate(struct xdp_md *ctx, int locked)
 	struct frer_state *state = bpf_map_lookup_elem(&frer_slots, &slot);
 	if (!state)
 		goto out;
-	__u64 now = bpf_ktime_get_coarse_ns(); /* the reset time is in milliseconds: a coarse clock will do */
+	/* The reset time is in milliseconds: the kernel's tick will do, and jiffies is a load the verifier inlines
+	 * where a clock is a helper call (the larger part of this program's cost). */
+	__u64 now = bpf_jiffies64();
 	int mine, keep = 1;
 	if (locked)
 		bpf_spin_lock(&state->lock);
-	mine = own_slot(state, &stream, config->reset_ns, now);
+	mine = own_slot(state, &stream, config->reset_jiffies, now);
 	if (mine)
-		keep = recover(state, bpf_ntohs(tag->sequence), config->history_length, config->reset_ns, now);
+		keep = recover(state, bpf_ntohs(tag->sequence), config->history_length, config->reset_jiffies, now);
 	if (locked)
 		bpf_spin_unlock(&state->lock);
 	if (!mine) { /* passed without elimination, but without its tag too: the host's stack would drop it */
@@ -214,18 +224,15 @@ static __always_inline int eliminate(struct xdp_md *ctx, int locked)
 		verdict = XDP_DROP;
 		goto out;
 	}
-	/* Take the tag out: the MAC addresses move 6 bytes on, over the EtherType and the tag's two fields, and the
-	 * tag's next EtherType becomes the frame's. */
-	__be16 next = tag->next_proto;
-	struct ethhdr moved;
-	__builtin_memcpy(&moved, eth, sizeof(moved));
-	moved.h_proto = next;
+	/* Take the tag out: the MAC addresses move 6 bytes on, over the EtherType and the tag's first two fields. The
+	 * tag's next EtherType is where the frame's EtherType then is, so it stays where it is. */
+	__u32 macs[3];
+	__builtin_memcpy(macs, eth, sizeof(macs));
 	if (bpf_xdp_adjust_head(ctx, (int)sizeof(struct rtag)) == 0) {
 		data = (void *)(long)ctx->data;
 		data_end = (void *)(long)ctx->data_end;
-		eth = data;
-		if ((void *)(eth + 1) <= data_end)
-			__builtin_memcpy(eth, &moved, sizeof(moved));
+		if (data + sizeof(macs) <= data_end)
+			__builtin_memcpy(data, macs, sizeof(macs));
 	}
 out:
 	return verdict;

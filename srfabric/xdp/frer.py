@@ -16,10 +16,11 @@ from pathlib import Path
 from srfabric.errors import SrfabricError
 from srfabric.tsn.frer import COUNTERS, SEQ_SPACE
 from srfabric.xdp.loader import LoadedObject, load
+from srfabric.xdp.ticks import kernel_hz, ms_to_ticks
 
-CONFIG = struct.Struct("<IIQ")  # history_length, pad, reset_ns
-# lock, take_any, newest, filled, history, last_ns, the six counters, the stream's key (IPv4 source and destination,
-# UDP source and destination port, as on the wire), whether the slot is used
+CONFIG = struct.Struct("<IIQ")  # history_length, pad, reset time in the kernel's ticks (``ticks``)
+# lock, take_any, newest, filled, history, last pass (ticks), the six counters, the stream's key (IPv4 source and
+# destination, UDP source and destination port, as on the wire), whether the slot is used
 STATE = struct.Struct("<IIIIQQQQQQQQ4s4s2s2sI")
 SLOTS = 4096
 MAX_HISTORY = 64  # the program keeps the window in one 64-bit word
@@ -46,8 +47,8 @@ class FrerEliminator:
     def load(cls, name: str, history_length: int = 32, reset_ms: int = 2000) -> FrerEliminator:
         check_settings(history_length, reset_ms)
         made = cls(load("frer", name))
-        made.loaded.map("frer_config").update(struct.pack("<I", 0), CONFIG.pack(history_length, 0,
-                                                                                 reset_ms * 1_000_000))
+        reset = ms_to_ticks(reset_ms, kernel_hz())
+        made.loaded.map("frer_config").update(struct.pack("<I", 0), CONFIG.pack(history_length, 0, reset))
         return made
 
     def program(self, queues: int = 1) -> Path:
