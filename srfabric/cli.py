@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 
 from srfabric.codecs import CODEC_NAMES
@@ -45,8 +46,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def exit_on_sigterm() -> None:
+    """SIGTERM (a time-out, a supervisor) ends a benchmark or an experiment as Ctrl-C does: by an exception, so that
+    its clean-ups run (namespaces, bridges, links and pinned programs, by the names it made them with)."""
+    signal.signal(signal.SIGTERM, lambda number, _frame: sys.exit(128 + number))
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command in ("bench", "lab"):
+        exit_on_sigterm()
     try:
         if args.command == "demo":
             from srfabric.demo import run_demo

@@ -31,7 +31,7 @@ from typing import Any
 import uvloop
 
 from srfabric.bench.of_emulator import EmulatedFabric, Tally
-from srfabric.bench.output import machine, run_folder, write_csv, write_json
+from srfabric.bench.output import machine, provenance, run_folder, write_csv, write_json
 from srfabric.controller.heap import freeze_heap
 from srfabric.errors import SrfabricError
 from srfabric.lab.stats import percentile
@@ -179,7 +179,7 @@ def summarise(steps: list[Step], quick: bool) -> dict[str, Any]:
     ratio = sr / rules if rules else float("inf") if sr else 0.0
     busy = [s for s in steps if s.generator_cpu > 0.9]
     return {
-        "machine": machine(),
+        **provenance(machine(), "srfabric bench capacity"),
         "quick": quick,
         "topology": "fat-tree k=4 (20 emulated switches, 16 hosts)",
         "p99_goal_ms": P99_GOAL_MS,

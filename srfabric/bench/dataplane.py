@@ -25,7 +25,7 @@ from srfabric.bench.dataplane_control import (
 from srfabric.bench.dataplane_cost import Cost, cost_rig, measure_costs
 from srfabric.bench.dataplane_rate import DIRECT_SWITCHES, SPREAD, SWITCHES, Rate, RateRig
 from srfabric.bench.dataplane_setup import SetupRun
-from srfabric.bench.output import machine, run_folder, write_csv, write_json
+from srfabric.bench.output import machine, provenance, run_folder, write_csv, write_json
 from srfabric.errors import SrfabricError
 from srfabric.lab.netlab import NetLab
 from srfabric.xdp.routes import PAPER_ROUTES
@@ -116,7 +116,7 @@ def summarise(costs: list[Cost], rates: list[Rate], setups: list[SetupRun], quic
     control = control_summary(setups)
     goals["setup_median"] = control.pop("setup_goal")
     return {
-        "machine": machine(),
+        **provenance(machine(), "srfabric bench dataplane"),
         "paper": PAPER,
         "per_packet_ns": {k: round(by_key[k].ns, 1) for k in keys},
         "per_packet_net_ns": {c.key: round(c.net_ns, 1) for c in costs if c.key != "empty"},

@@ -19,7 +19,7 @@ from typing import Any
 from rich.progress import Progress
 
 from srfabric.api.client import SfcClient
-from srfabric.bench.output import machine, run_folder, write_csv, write_json
+from srfabric.bench.output import machine, provenance, run_folder, write_csv, write_json
 from srfabric.model.topo import TopoSpec
 from srfabric.testbed.api_lab import ApiLab, ServeProcess, line_spec
 
@@ -132,7 +132,8 @@ def summarise(rows: list[dict[str, Any]], rate: dict[str, float], quick: bool) -
                           "total_ms": round(statistics.median(r["total_ms"] for r in mine), 3),
                           "total_p90_ms": round(sorted(r["total_ms"] for r in mine)[int(0.9 * (len(mine) - 1))], 3)})
     longest = by_length[-1]
-    return {"machine": machine(), "quick": quick, "by_length": by_length, "rate": rate, "paper": PAPER,
+    return {**provenance(machine(), "srfabric bench deploy"), "quick": quick, "by_length": by_length, "rate": rate,
+            "paper": PAPER,
             "goals": {"ten_function_chain": {"functions": longest["functions"], "median_ms": longest["total_ms"],
                                              "bar_ms": GOAL_MS, "met": longest["functions"] == 10
                                              and longest["total_ms"] < GOAL_MS}}}

@@ -265,7 +265,7 @@ def run_bench(quick: bool, out: str, switch: str = "ovs", progress: Any = print,
     take-over (takeover.csv, takeover.png; Open vSwitch only); summary.json for both. ``part``: ``cuts``,
     ``takeover`` or ``all``."""
     from srfabric.bench import takeover
-    from srfabric.bench.output import machine, run_folder, write_csv, write_json
+    from srfabric.bench.output import machine, provenance, run_folder, write_csv, write_json
 
     folder = run_folder(out, "failover")
     cuts, seconds = (2, 3.0) if quick else (20, 3.0)
@@ -282,7 +282,7 @@ def run_bench(quick: bool, out: str, switch: str = "ovs", progress: Any = print,
         write_csv(folder / "takeover.csv", kills)
         takeover.plot(kills, folder / "takeover.png")
     document = {"steerings": summarise(rows), "takeover": takeover.summarise(kills) if kills else None,
-                "machine": machine(), "quick": quick, "switch": switch, "part": part,
+                **provenance(machine(), "srfabric bench failover"), "quick": quick, "switch": switch, "part": part,
                 "frames_per_s_per_chain": PPS, "seconds_per_cut": seconds, "goals": goals(summarise(rows), kills)}
     write_json(folder / "summary.json", document)
     return document, folder

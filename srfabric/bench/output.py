@@ -48,7 +48,7 @@ def provenance(measured_on: dict[str, Any], command: str) -> dict[str, Any]:
     the command line (``command`` when not run as ``srfabric bench ...``)."""
     import sys
 
-    given = " ".join(["srfabric", *sys.argv[1:]]) if sys.argv[1:2] == ["bench"] else command
+    given = " ".join(["srfabric", *sys.argv[1:]]) if sys.argv[1:2] in (["bench"], ["lab"]) else command
     return {"machine": measured_on, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "command": given}
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from srfabric.bench.output import machine, run_folder, write_csv, write_json
+from srfabric.bench.output import machine, provenance, run_folder, write_csv, write_json
 from srfabric.bench.tsn_scenarios import FLOW_COUNTS, Scenario, fig4c, fig4d, fig4e, fig4f
 from srfabric.tsn.any_moves import admit_whatever_fits
 from srfabric.tsn.incremental import Admission
@@ -159,7 +159,7 @@ def summarise(runs: list[tuple[str, Run]]) -> dict[str, Any]:
     by_part: dict[str, list[Run]] = {}
     for part, run in runs:
         by_part.setdefault(part, []).append(run)
-    summary: dict[str, Any] = {"machine": machine(), "paper": PAPER}
+    summary: dict[str, Any] = {**provenance(machine(), "srfabric bench tsn"), "paper": PAPER}
     quality: dict[str, dict[str, float]] = {}
     # Only scenarios where S/UR proved its optimum serve as the reference.
     sur = {id(r.scenario): r.scheduled for r in by_part.get("4c", []) if r.variant == "sur" and r.status == "optimal"}

@@ -305,7 +305,7 @@ def plot(summary: dict[str, Any], path: Path) -> None:
 def run_bench(quick: bool, out: str, time_limit_s: float | None = None, seed: int = 1,
               progress: Any = print, sizes: str | None = None) -> tuple[dict[str, Any], Path]:
     """Generate, schedule, simulate; writes runs.csv, summary.json and tsnkit.png."""
-    from srfabric.bench.output import machine, run_folder, write_csv, write_json
+    from srfabric.bench.output import machine, provenance, run_folder, write_csv, write_json
 
     plan = Plan.make(quick, time_limit_s, sizes)
     folder = run_folder(out, "tsnkit")
@@ -324,9 +324,9 @@ def run_bench(quick: bool, out: str, time_limit_s: float | None = None, seed: in
         write_csv(folder / "runs.csv", [{k: (round(v, 6) if isinstance(v, float) else v) for k, v in r.items()}
                                         for r in rows])
     shutil.rmtree(work, ignore_errors=True)
-    summary = summarise(rows) | {"machine": machine(), "quick": quick, "time_limit_s": plan.time_limit_s,
-                                 "seed": seed, "instances": len(instances),
-                                 "sizes": [f"{sw}x{st}" for sw, st in plan.sizes]}
+    summary = summarise(rows) | provenance(machine(), "srfabric bench tsnkit") | {
+        "quick": quick, "time_limit_s": plan.time_limit_s, "seed": seed, "instances": len(instances),
+        "sizes": [f"{sw}x{st}" for sw, st in plan.sizes]}
     write_json(folder / "summary.json", summary)
     plot(summary, folder / "tsnkit.png")
     return summary, folder
@@ -341,7 +341,7 @@ def summarise_folder(folder: Path) -> dict[str, Any]:
     it finished and the instances each covered are what the summary says (``instances_done``)."""
     import csv
 
-    from srfabric.bench.output import machine, write_json
+    from srfabric.bench.output import machine, provenance, write_json
 
     runs = folder / "runs.csv"
     if not runs.is_file():
@@ -351,8 +351,8 @@ def summarise_folder(folder: Path) -> dict[str, Any]:
     if not rows:
         raise ModelError("summarise", f"{runs} lists no run")
     done = sorted({r["instance"] for r in rows})
-    summary = summarise(rows) | {"machine": machine(), "instances_done": len(done),
-                                 "summarised_from": "runs.csv"}
+    summary = summarise(rows) | provenance(machine(), f"srfabric bench tsnkit --summarise {folder}") | {
+        "instances_done": len(done), "summarised_from": "runs.csv"}
     write_json(folder / "summary.json", summary)
     plot(summary, folder / "tsnkit.png")
     return summary

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from srfabric.bench.output import machine, run_folder, write_csv, write_json
+from srfabric.bench.output import machine, provenance, run_folder, write_csv, write_json
 from srfabric.errors import ModelError
 from srfabric.lab.core import Context, Experiment, Settings
 from srfabric.lab.netlab import NetLab
@@ -69,7 +69,7 @@ def run_experiment(experiment: Experiment, settings: Settings, root: str | Path,
         "title": experiment.title,
         "paper": experiment.paper,
         "settings": {"reps": settings.reps, "seconds": settings.seconds, "quick": settings.quick},
-        "machine": machine(),
+        **provenance(machine(), f"srfabric lab {experiment.name}"),
         "elapsed_s": round(time.monotonic() - begin, 1),
         "points": rows,
         **ctx.extra,
