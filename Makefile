@@ -2,7 +2,7 @@
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: bootstrap demo neutron-demo test unit integration lint typecheck clean
+.PHONY: bootstrap demo neutron-demo test unit integration lint typecheck docs results clean
 
 bootstrap:
 	bash scripts/bootstrap.sh
@@ -15,7 +15,7 @@ demo: bootstrap
 neutron-demo: bootstrap
 	$(VENV)/bin/srfabric neutron-demo $(if $(KEEP),--keep)
 
-test: bootstrap lint typecheck
+test: bootstrap lint typecheck docs
 	$(PY) -m pytest -q -p no:cacheprovider --durations=30
 
 unit: bootstrap
@@ -29,6 +29,21 @@ lint: bootstrap
 
 typecheck: bootstrap
 	$(VENV)/bin/mypy
+
+# The documentation site (MkDocs, Material theme) into build/site; --strict: a broken link fails the build.
+docs: bootstrap
+	$(PY) -m srfabric bench index --out docs/results
+	NO_MKDOCS_2_WARNING=1 .venv-docs/bin/mkdocs build --strict --quiet
+
+# Every benchmark again at this commit (root; hours), then the results index. `make results QUICK=1`: smoke runs
+# into build/results instead.
+RESULTS := $(if $(QUICK),build/results,docs/results)
+results: bootstrap
+	for bench in dataplane capacity deploy tsn tsnkit hostile reconnect neutron; do \
+	  $(VENV)/bin/srfabric bench $$bench $(if $(QUICK),--quick) --out $(RESULTS) || exit 1; done
+	$(VENV)/bin/srfabric bench failover --part all $(if $(QUICK),--quick) --out $(RESULTS)
+	$(VENV)/bin/srfabric bench failover --frer $(if $(QUICK),--quick) --out $(RESULTS)
+	$(VENV)/bin/srfabric bench index --out $(RESULTS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -67,6 +67,14 @@ if [ ! -f "$NEUTRON_VENV/.installed" ] || [ integrations/neutron/constraints.txt
   touch "$NEUTRON_VENV/.installed"
 fi
 
+# MkDocs with the Material theme builds the documentation site (make docs): a venv of its own, pinned.
+DOCS_VENV=.venv-docs
+if [ ! -f "$DOCS_VENV/.installed" ] || [ docs-constraints.txt -nt "$DOCS_VENV/.installed" ]; then
+  [ -x "$DOCS_VENV/bin/python" ] || /usr/bin/python3 -m venv "$DOCS_VENV"
+  "$DOCS_VENV/bin/pip" install -q -c docs-constraints.txt mkdocs-material
+  touch "$DOCS_VENV/.installed"
+fi
+
 # Open vSwitch runs in userspace here (no kernel module); start it when it is not running.
 if ! ovs-vsctl --timeout=5 show >/dev/null 2>&1; then
   /usr/share/openvswitch/scripts/ovs-ctl start --system-id=random

@@ -56,9 +56,20 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     hostile.add_argument("--only", metavar="TEXT", help="only the rows whose attack names TEXT")
     benchmark(sub, "reconnect", "a 20-switch fabric reconnecting over TLS after a controller restart (root)",
               "3 restarts instead of 20")
+    index = sub.add_parser("index", help="write the results index (index.md) from every summary.json under a "
+                                         "results folder")
+    index.add_argument("--out", default="docs/results", help="the results folder (default docs/results)")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.bench_command == "index":
+        from srfabric.bench.index import write_index
+
+        root = Path(args.out)
+        if not root.is_dir():
+            raise ModelError("--out", f"{root} is not a results folder")
+        print(f"results index: {write_index(root)}")
+        return 0
     if args.bench_command == "dataplane":
         return run_dataplane(args)
     if args.bench_command == "capacity":

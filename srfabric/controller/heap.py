@@ -4,7 +4,7 @@ A full (generation 2) collection walks every object the process holds. In a
 controller that shares its process with other work (a benchmark, a Mininet
 script, the REST API) holds a hundred thousand objects or more, and a walk over
 them takes tens of milliseconds, which every packet-in that arrives meanwhile
-waits (the README has the measured pauses). Freezing the heap once the
+waits (docs/results/capacity.md has the measured pauses). Freezing the heap once the
 controller is up moves what exists then into a generation the collector never
 walks again; later collections walk only what was made since.
 """

@@ -54,7 +54,7 @@ class Schedule:
         return assignment.phase * problem.base_period_ns + assignment.slot * problem.slot_ns
 
     def to_json(self) -> dict[str, Any]:
-        """The ``--json`` form documented in the README."""
+        """The ``--json`` form documented in docs/design/tsn.md."""
         problem = self.problem
         return {
             "method": self.method,

@@ -4,7 +4,7 @@ controller once a port pair names them). The page loads
 with the token, draws every switch and link, shows a chain made through the REST API without a reload, turns
 a cut link "down", lists the chain's functions in order, and draws a stream's gate control lists; the browser
 logs no error. Screenshots go to
-``results/ui/`` (test artefacts; the README's are committed under ``docs/``)."""
+``results/ui/`` (test artefacts; the documentation's are committed under ``docs/ui/``)."""
 
 from __future__ import annotations
 

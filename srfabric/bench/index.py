@@ -1,0 +1,94 @@
+"""``srfabric bench index``: the results index (``docs/results/index.md``), made from the committed summaries.
+
+Every ``summary.json`` under the results folder is one run. The index lists them by benchmark, newest first:
+when and at which commit each ran and by which command, and each goal it states with its value, the paper's
+(the anchor's) where the summary names one, the bar, and whether it was met. A summary that lacks its provenance
+(``provenance``) is listed as such, so an index never hides where a figure came from.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+PROVENANCE = ("machine.commit", "machine.cpus", "machine.kernel", "date", "command")
+VALUE_KEYS = ("ratio", "flows_per_s", "median_ms", "speedup", "speedup_worst", "value", "net_ns", "pass_net_ns",
+              "discard_net_ns", "share")
+BAR_KEYS = ("goal", "bar_ms", "goal_ns", "goal_ms", "goal_s")
+
+
+def missing_provenance(summary: dict[str, Any]) -> list[str]:
+    """The provenance fields ``summary`` lacks.
+
+    >>> missing_provenance({"machine": {"commit": "abc", "cpus": 2, "kernel": "6.1"}, "date": "2026-11-28"})
+    ['command']
+    """
+    missing = []
+    for name in PROVENANCE:
+        value: Any = summary
+        for part in name.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        if value in (None, "", "unknown"):
+            missing.append(name)
+    return missing
+
+
+def goal_rows(goals: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
+    """(goal, value, anchor, bar, met) for each goal a summary states.
+
+    >>> goal_rows({"capacity": {"flows_per_s": 12000.0, "goal": 10000.0, "met": True}, "no_loss": False})
+    [('capacity', '12000.0', '', '10000.0', 'met'), ('no_loss', '', '', '', 'not met')]
+    """
+    rows = []
+    for name, goal in goals.items():
+        if isinstance(goal, dict):
+            value = next((str(goal[k]) for k in VALUE_KEYS if k in goal), "")
+            anchor = next((str(v) for k, v in goal.items() if k.startswith("paper")), "")
+            bar = next((str(goal[k]) for k in BAR_KEYS if k in goal), "")
+            met = goal.get("met")
+        else:
+            value = anchor = bar = ""
+            met = goal
+        rows.append((name, value, anchor, bar, "met" if met is True else "not met" if met is False else "n/a"))
+    return rows
+
+
+def index_markdown(root: Path) -> str:
+    """The index of every summary under ``root`` (a results folder)."""
+    runs: dict[str, list[tuple[Path, dict[str, Any]]]] = {}
+    for path in sorted(root.rglob("summary.json")):
+        try:
+            summary = json.loads(path.read_text())
+        except (OSError, ValueError) as error:
+            summary = {"unreadable": str(error)}
+        folder = path.parent.relative_to(root)
+        bench = folder.parts[0] if folder.parts else "."
+        runs.setdefault(bench, []).append((folder, summary))
+    out = ["# Results index", "",
+           "Made by `srfabric bench index` from every committed `summary.json` under `docs/results/`. Each run",
+           "names its commit, date, machine and command; a goal's anchor is the published figure it is set against,",
+           "where the summary names one.", ""]
+    for bench, found in sorted(runs.items()):
+        out += [f"## {bench}", "", "| run | date | commit | command | goal | value | anchor | bar | met |",
+                "|---|---|---|---|---|---|---|---|---|"]
+        for folder, summary in sorted(found, key=lambda item: str(item[1].get("date", "")), reverse=True):
+            machine = summary["machine"] if isinstance(summary.get("machine"), dict) else {}
+            lacking = missing_provenance(summary)
+            commit = str(machine.get("commit", "")) or "(none)"
+            where = f"[{folder}]({folder.as_posix()}/summary.json)"
+            head = (f"| {where} | {summary.get('date', '(none)')} | {commit} | `{summary.get('command', '(none)')}` "
+                    f"{'(lacks ' + ', '.join(lacking) + ') ' if lacking else ''}")
+            goals = summary.get("goals")
+            rows = goal_rows(goals) if isinstance(goals, dict) and goals else [("", "", "", "", "")]
+            for number, row in enumerate(rows):
+                first = head if number == 0 else "| | | | "
+                out.append(first + "| " + " | ".join(cell.replace("|", "/") for cell in row) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
+def write_index(root: Path) -> Path:
+    target = root / "index.md"
+    target.write_text(index_markdown(root))
+    return target
