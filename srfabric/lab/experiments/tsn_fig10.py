@@ -87,7 +87,8 @@ def _measure(fabric: Fig7Fabric, pairs: int, seconds: float) -> dict[str, float]
         paths.append(fabric.folder / f"pair-{pair}.csv")
         listeners.append(fabric.listen(f"l{pair}", [PORT], frames, paths[-1], timeout_s=3, skip=WARMUP))
     best_effort = _best_effort(fabric, seconds)
-    time.sleep(1.0)  # the last re-schedule's gates run by now
+    fabric.wait_for_gates()  # the last re-schedule's gates run from their base time on
+    time.sleep(0.2)  # the best-effort flows are under way
     start_ns = tai_now_ns()
     talkers = [fabric.talk(f"t{pair}", fabric.ip(f"l{pair}"), [PORT], PPS, seconds, seed=pair)
                for pair in range(1, pairs + 1)]

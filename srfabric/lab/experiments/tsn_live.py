@@ -41,6 +41,7 @@ class Fig7Fabric:
         self.lab = ApiLab(tsn_fig7(pairs), self.serve, datapath="kernel", tx_queues=8)
         self.calls: list[dict[str, Any]] = []  # every API change: what, how long until confirmed, entries sent
         self.started: list[subprocess.Popen[bytes]] = []
+        self.gates_from_ns = 0  # the common base time (TAI) of the gates the last change installed
 
     def __enter__(self) -> Fig7Fabric:
         self.serve.start()
@@ -76,7 +77,16 @@ class Fig7Fabric:
                            "gated_ports": len(last["gated_ports"]), "at": time.monotonic()})
         if self.line_mbit:
             emulate_line_rate(last["gated_ports"], self.line_mbit)
+        self.gates_from_ns = max(self.gates_from_ns, last.get("base_time_ns") or 0)
         return result
+
+    def wait_for_gates(self, margin_ns: int = 10_000_000) -> None:
+        """Until the gates of the last change run (their base time, plus ``margin_ns``): a measurement that began
+        earlier would meet the old schedule for a while (on an emulated CPU, a fixed wait was sometimes short)."""
+        from srfabric.southbound.taprio import tai_now_ns
+
+        while (left := self.gates_from_ns + margin_ns - tai_now_ns()) > 0:
+            time.sleep(min(left / 1e9, 0.5))
 
     def stream(self, talker: str, listener: str, port: int, priority: int = 7, path: list[str] | None = None,
                name: str = "") -> dict[str, Any]:
