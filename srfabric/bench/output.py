@@ -52,15 +52,19 @@ def provenance(measured_on: dict[str, Any], command: str) -> dict[str, Any]:
     return {"machine": measured_on, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "command": given}
 
 
+# What a run exercises: a change to these makes a run's commit "dirty"; documentation and results do not.
+CODE = ("srfabric", "bpf", "native", "integrations", "scripts", "pyproject.toml", "constraints.txt", "Makefile")
+
+
 def source_commit() -> str:
-    """The commit of the checkout this package runs from, ``+`` if its files differ from it; "unknown" outside
-    a git checkout."""
+    """The commit of the checkout this package runs from, ``+`` if its code (``CODE``) differs from it; "unknown"
+    outside a git checkout."""
     root = Path(__file__).resolve().parents[2]
     try:
         head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"], capture_output=True,
                               text=True, timeout=10, check=True).stdout.strip()
-        changed = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                                 capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+        changed = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "--",
+                                  *CODE], capture_output=True, text=True, timeout=10, check=True).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return head + ("+" if changed else "")
