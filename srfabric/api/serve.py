@@ -93,6 +93,12 @@ async def serve(args: argparse.Namespace, inherited: socket.socket | None = None
     from srfabric.controller.config import ControllerConfig
     from srfabric.controller.controller import Controller
 
+    # A signal before the HTTP side runs is kept, and the start ends at once after it (clean-up included): the
+    # default action would kill a process that already holds switches.
+    loop = asyncio.get_running_loop()
+    stop_asked = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop_asked.set)
     token = token_from(args)
     if not args.openflow_tls and not args.openflow_insecure:
         raise SrfabricError("--openflow-tls", "switches connect over TLS: give --openflow-tls DIR (certificates of "
@@ -107,6 +113,13 @@ async def serve(args: argparse.Namespace, inherited: socket.socket | None = None
     from srfabric.southbound.dialer import parse_address
 
     dials = [parse_address(text) for text in args.dial]
+    if dials and args.openflow_tls:
+        from srfabric.security.pki import may_dial
+
+        mine = Path(args.openflow_tls) / "controller-cert.pem"
+        if mine.exists() and not may_dial(mine):
+            raise SrfabricError("--dial", f"{mine} may not be a TLS client (made before `--dial` was possible): "
+                                          f"make it again with `srfabric pki controller {args.openflow_tls}`")
 
     if args.tt_queue > MAX_QUEUE or args.tt_queue < -1:
         raise SrfabricError("--tt-queue", f"must be in -1..{MAX_QUEUE}, got {args.tt_queue}")
@@ -203,9 +216,10 @@ async def serve(args: argparse.Namespace, inherited: socket.socket | None = None
     server = PromptServer(uvicorn.Config(create_app(service, token, https, book), host=args.host, port=args.port,
                                            log_level="warning", lifespan="off", timeout_graceful_shutdown=2,
                                            ssl_certfile=cert, ssl_keyfile=key))
-    loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, server.stop)
+    if stop_asked.is_set():
+        server.stop()
     lost: list[BaseException] = []
     if leadership is not None:
         def stop_leading(error: BaseException) -> None:  # leading is no longer safe: no more writes, then stop

@@ -53,7 +53,8 @@ def provenance(measured_on: dict[str, Any], command: str) -> dict[str, Any]:
 
 
 # What a run exercises: a change to these makes a run's commit "dirty"; documentation and results do not.
-CODE = ("srfabric", "bpf", "native", "integrations", "scripts", "pyproject.toml", "constraints.txt", "Makefile")
+CODE = ("srfabric", "bpf", "native", "integrations", "scripts", "pyproject.toml", "constraints.txt",
+        "tsnkit-constraints.txt", "Makefile")
 
 
 def source_commit() -> str:

@@ -90,6 +90,7 @@ class SwitchChannels:
             if not await take_slave(conn, self.generation_seen, lambda: self.following):
                 return  # gone meanwhile
             if self.following:  # (``lead`` may have begun meanwhile: then this switch is led below)
+                conn.taken_at = time.time()
                 self.switches[conn.dpid] = conn
                 self.core.switch_held(conn.dpid, conn.ports)
                 return

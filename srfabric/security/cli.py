@@ -2,6 +2,7 @@
 for the switches (``ovs-vsctl set-ssl KEY CERT CA``).
 
     srfabric pki init DIR [--host 10.0.0.254 ...]        # the CA and the controller's certificate
+    srfabric pki controller DIR [--host ...]             # the controller's again (new addresses)
     srfabric pki switch DIR NAME --dpid 0x101 [--dpid ...] # a switch's: the datapath ids it may claim
     srfabric pki switch DIR NAME --dpid 0x101 --listens    # one that `serve --dial` connects to
 """
@@ -22,6 +23,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     init.add_argument("folder", metavar="DIR")
     init.add_argument("--host", action="append", default=[], help="an address switches reach the controller at "
                                                                     "(repeatable; default 127.0.0.1)")
+    controller = sub.add_parser("controller", help="the controller's certificate made again with DIR's CA (for "
+                                                   "new addresses, or one made before `serve --dial` could use it)")
+    controller.add_argument("folder", metavar="DIR")
+    controller.add_argument("--host", action="append", default=[], help="an address switches reach the controller "
+                                                                        "at (repeatable; default 127.0.0.1)")
     switch = sub.add_parser("switch", help="a switch's certificate, naming the datapath ids it may claim")
     switch.add_argument("folder", metavar="DIR")
     switch.add_argument("name")
@@ -50,12 +56,16 @@ def run(args: argparse.Namespace) -> int:
         controller = make_certificate(folder, ca, "controller", hosts=args.host or ["127.0.0.1"])
         print(f"CA: {ca.cert}\ncontroller: {controller.cert} (serve --openflow-tls {folder})")
         return 0
-    if args.name in ("ca", "controller") or not args.name.replace("-", "").replace("_", "").isalnum():
-        raise SrfabricError("name", f"{args.name!r}: letters, digits, - and _ only, and not ca or controller (the "
-                                    "CA's and the controller's files)")
     ca = Issued(folder / "ca-cert.pem", folder / "ca-privkey.pem")
     if not ca.key.exists():
         raise SrfabricError("DIR", f"{folder} has no CA: run `srfabric pki init {folder}` first")
+    if args.pki_command == "controller":
+        made = make_certificate(folder, ca, "controller", hosts=args.host or ["127.0.0.1"])
+        print(f"controller: {made.cert} (restart `serve --openflow-tls {folder}` to use it)")
+        return 0
+    if args.name in ("ca", "controller") or not args.name.replace("-", "").replace("_", "").isalnum():
+        raise SrfabricError("name", f"{args.name!r}: letters, digits, - and _ only, and not ca or controller (the "
+                                    "CA's and the controller's files)")
     made = make_certificate(folder, ca, args.name, dpids=[parse_dpid(text) for text in args.dpid],
                             listens=args.listens)
     print(f"ovs-vsctl set-ssl {made.key} {made.cert} {ca.cert}")

@@ -69,8 +69,8 @@ def make_ca(folder: Path, name: str = "srfabric fabric CA") -> Issued:
 
 def make_certificate(folder: Path, ca: Issued, name: str, dpids: Sequence[int] = (),
                      hosts: Sequence[str] = ("127.0.0.1",), listens: bool = False) -> Issued:
-    """A certificate signed by ``ca`` for ``name``: a switch's (``dpids`` it may claim) or the controller's
-    (``hosts``: the addresses switches reach it at).
+    """A certificate signed by ``ca`` for ``name``: a switch's (``dpids`` it may claim, and no address) or the
+    controller's (``hosts``: the addresses switches reach it at).
 
     Its extended key usage says which end of a TLS connection it may be. A switch's is a client's, or with
     ``listens`` (a switch the controller dials, ``serve --dial``) a server's only, so that no switch's
@@ -82,7 +82,7 @@ def make_certificate(folder: Path, ca: Issued, name: str, dpids: Sequence[int] =
     ca_cert = x509.load_pem_x509_certificate(ca.cert.read_bytes())
     key = _key()
     names: list[x509.GeneralName] = [x509.UniformResourceIdentifier(f"{DPID_URI}{dpid:016x}") for dpid in dpids]
-    for host in hosts:
+    for host in () if dpids else hosts:  # a switch names no address: it cannot pass as the controller anywhere
         try:
             names.append(x509.IPAddress(ipaddress.ip_address(host)))
         except ValueError:
@@ -97,6 +97,17 @@ def make_certificate(folder: Path, ca: Issued, name: str, dpids: Sequence[int] =
             .add_extension(x509.ExtendedKeyUsage(usage), critical=False)
             .sign(ca_key, hashes.SHA256()))  # type: ignore[arg-type]
     return _write(folder, name, cert, key)
+
+
+def may_dial(cert_path: Path) -> bool:
+    """Whether the certificate at ``cert_path`` may be a TLS client (extended key usage clientAuth, or none), as
+    dialing switches that listen needs of the controller's."""
+    cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
+    try:
+        usages = cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    except x509.ExtensionNotFound:
+        return True
+    return ExtendedKeyUsageOID.CLIENT_AUTH in usages
 
 
 def dpids_of(cert: x509.Certificate) -> set[int]:

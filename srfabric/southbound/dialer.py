@@ -12,15 +12,22 @@ connects.
 from __future__ import annotations
 
 import asyncio
+import logging
+import re
 import ssl
 import time
 from collections.abc import Awaitable, Callable
 
 from srfabric.errors import SrfabricError
 
+log = logging.getLogger(__name__)
+
 FIRST_RETRY_S = 0.05
 LONGEST_RETRY_S = 1.0
 CONNECT_S = 5.0  # a TCP connect and TLS handshake that take longer count as failed
+# A host name of dot-separated labels, an IPv4 address, or an IPv6 address (given in brackets).
+HOST = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*"
+                  r"|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*")
 
 
 def parse_address(text: str) -> tuple[str, int]:
@@ -30,13 +37,16 @@ def parse_address(text: str) -> tuple[str, int]:
     ('127.0.0.1', 16653)
     >>> parse_address("[::1]:6653")
     ('::1', 6653)
+    >>> parse_address("a..b:6653")
+    Traceback (most recent call last):
+    srfabric.errors.SrfabricError: --dial: 'a..b:6653' is not HOST:PORT (a port from 1 to 65535)
     >>> parse_address("s1")
     Traceback (most recent call last):
     srfabric.errors.SrfabricError: --dial: 's1' is not HOST:PORT (a port from 1 to 65535)
     """
     host, _, port = text.rpartition(":")
     host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-    if not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+    if not HOST.fullmatch(host) or not port.isdigit() or not 1 <= int(port) <= 65535:
         raise SrfabricError("--dial", f"{text!r} is not HOST:PORT (a port from 1 to 65535)")
     return host, int(port)
 
@@ -45,30 +55,35 @@ Take = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
 
 async def dial_forever(take: Take, host: str, port: int, context: ssl.SSLContext | None,
-                       failed: Callable[[str, str], None],
+                       failed: Callable[[str, str, bool], None],
                        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
                        clock: Callable[[], float] = time.monotonic) -> None:
     """Connect to ``host:port`` and hand the connection to ``take`` (which returns when it ends), again and
-    again until cancelled. ``failed(why, reason)`` hears of each attempt that fails after a success or with a new
-    reason, so that a switch that stays away is logged once, not every second."""
+    again until cancelled. ``failed(why, reason, new)`` hears of every attempt that fails; ``new`` says whether
+    its reason differs from the attempt before (so that a switch that stays away is logged once, not every
+    second). No error ends the dialing but cancellation: a switch that listens never comes back by itself."""
     delay, last = FIRST_RETRY_S, ""
     while True:
         try:
             reader, writer = await asyncio.wait_for(
                 asyncio.open_connection(host, port, ssl=context, ssl_handshake_timeout=CONNECT_S if context else None),
                 CONNECT_S)
-        except (OSError, TimeoutError) as error:  # ssl.SSLError is an OSError: a certificate refused
+        except Exception as error:  # noqa: BLE001  (OSError, ssl.SSLError, a timeout, or what the resolver raises)
             reason = str(error) or type(error).__name__
             why = "tls" if isinstance(error, ssl.SSLError) else "dial"
-            if reason != last:
-                failed(why, f"{host}:{port}: {reason}")
-                last = reason
+            failed(why, f"{host}:{port}: {reason}", reason != last)
+            last = reason
             await sleep(delay)
             delay = min(delay * 2, LONGEST_RETRY_S)
             continue
         last = ""
         began = clock()
-        await take(reader, writer)
+        try:
+            await take(reader, writer)
+        except Exception as error:  # noqa: BLE001  (what the hand-over did not expect: logged, then dialed again)
+            log.exception("switch at %s:%d: its connection ended on an unexpected error", host, port)
+            failed("error", f"{host}:{port}: {type(error).__name__}: {error}", True)
+            writer.close()
         if clock() - began >= LONGEST_RETRY_S:
             delay = FIRST_RETRY_S
         await sleep(delay)  # a switch refused or dropped at once is dialed less and less often, as after a failure

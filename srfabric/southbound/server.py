@@ -120,9 +120,11 @@ class OpenFlowServer:
         (``dialer``); over TLS when ``require_tls`` was called."""
         self._spawn(dial_forever(self.take, host, port, self.dialing, self.dial_failed))
 
-    def dial_failed(self, why: str, reason: str) -> None:
+    def dial_failed(self, why: str, reason: str, new: bool) -> None:
+        """Every failed attempt is counted; one is logged when its reason is new."""
         self.refused[why] += 1
-        security_event(log, "switch_unreachable", f"dialing a switch failed ({why}): {reason}", reason=reason)
+        if new:
+            security_event(log, "switch_unreachable", f"dialing a switch failed ({why}): {reason}", reason=reason)
 
     async def take(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """Shake hands with a switch on a new connection (taken in or dialed), check who it may be, hand it to

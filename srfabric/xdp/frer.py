@@ -46,8 +46,8 @@ class FrerEliminator:
     @classmethod
     def load(cls, name: str, history_length: int = 32, reset_ms: int = 2000) -> FrerEliminator:
         check_settings(history_length, reset_ms)
+        reset = ms_to_ticks(reset_ms, kernel_hz())  # before loading: an error leaves nothing pinned
         made = cls(load("frer", name))
-        reset = ms_to_ticks(reset_ms, kernel_hz())
         made.loaded.map("frer_config").update(struct.pack("<I", 0), CONFIG.pack(history_length, 0, reset))
         return made
 

@@ -110,3 +110,35 @@ def test_only_the_controller_may_dial_a_listening_switch_and_only_a_listening_ce
                 await handshake("connecting", dialing_context(tmp_path))]
 
     assert asyncio.run(scenario()) == [True, False, False]
+
+
+def test_no_switch_certificate_passes_as_the_controller_to_a_switch_that_connects(tmp_path: Path) -> None:
+    """The XDP agent checks the controller's certificate against the address it dials: a switch's certificate,
+    even a listening one (a TLS server's), names no address."""
+    ca = make_ca(tmp_path)
+    make_certificate(tmp_path, ca, "controller")
+    make_certificate(tmp_path, ca, "listening", dpids=[1], listens=True)
+    make_certificate(tmp_path, ca, "xdp", dpids=[2])
+
+    async def handshake(server: str) -> bool:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(tmp_path / f"{server}-cert.pem", tmp_path / f"{server}-privkey.pem")
+
+        async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            writer.close()
+
+        listening = await asyncio.start_server(answer, "127.0.0.1", 0, ssl=context)
+        port = listening.sockets[0].getsockname()[1]
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", port, ssl=client_context(tmp_path, "xdp"))
+            writer.close()
+            return True
+        except (ssl.SSLError, ConnectionError):
+            return False
+        finally:
+            listening.close()
+
+    async def scenario() -> list[bool]:
+        return [await handshake("controller"), await handshake("listening")]
+
+    assert asyncio.run(scenario()) == [True, False]
