@@ -1,0 +1,28 @@
+"""Every committed benchmark summary records where it came from: the commit (``+`` when the code differed), the
+date, the machine (cpus, kernel) and the command line. Runs made before summaries recorded them are kept apart,
+under a ``before-provenance`` folder, and the results index says what each lacks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from srfabric.bench.index import missing_provenance
+
+ROOT = Path(__file__).resolve().parents[2]
+ARCHIVE = "before-provenance"
+
+
+def committed_summaries() -> list[Path]:
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "docs/results"], capture_output=True, text=True,
+                            check=True).stdout.split()
+    return [ROOT / name for name in listed if name.endswith("summary.json")]
+
+
+def test_every_committed_summary_names_its_commit_date_machine_and_command() -> None:
+    summaries = committed_summaries()
+    assert summaries, "no committed summary"
+    lacking = {str(path.relative_to(ROOT)): missing_provenance(json.loads(path.read_text()))
+               for path in summaries if ARCHIVE not in path.parts}
+    assert not {name: fields for name, fields in lacking.items() if fields}
