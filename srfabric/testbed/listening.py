@@ -9,27 +9,21 @@ from collections.abc import Callable
 from pathlib import Path
 
 from srfabric.model.topo import TopoSpec
+from srfabric.testbed.net import use_tls
 
 
-def vsctl(*words: str) -> None:
-    subprocess.run(["ovs-vsctl", "--timeout=10", *words], check=True, capture_output=True)
+def listen_on(bridge: str, port: int, tls: bool) -> str:
+    """Make ``bridge`` listen for its controller on ``port`` (type primary: a controller, not a tool); returns the
+    ``--dial`` address."""
+    target = f"{'pssl' if tls else 'ptcp'}:{port}:127.0.0.1"
+    subprocess.run(["ovs-vsctl", "--timeout=10", "--", "--id=@c", "create", "controller", f'target="{target}"',
+                    "type=primary", "--", "set", "bridge", bridge, "controller=@c"], check=True, capture_output=True)
+    return f"127.0.0.1:{port}"
 
 
 def listen_for_controller(spec: TopoSpec, tls: Path | None, free_port: Callable[[], int]) -> list[str]:
     """Make every bridge of ``spec`` listen on a port of its own; returns the ``--dial`` addresses, in the
     spec's order of switches."""
     if tls is not None:
-        from srfabric.security.pki import Issued, make_certificate
-
-        ca = Issued(tls / "ca-cert.pem", tls / "ca-privkey.pem")
-        made = make_certificate(tls, ca, "ovs-listening", dpids=[sw.dpid for sw in spec.switches.values()],
-                                listens=True)
-        vsctl("set-ssl", str(made.key), str(made.cert), str(ca.cert))
-    addresses = []
-    for name in spec.switches:
-        port = free_port()
-        target = f"{'pssl' if tls is not None else 'ptcp'}:{port}:127.0.0.1"
-        vsctl("--", "--id=@c", "create", "controller", f'target="{target}"', "type=primary",
-              "--", "set", "bridge", name, "controller=@c")
-        addresses.append(f"127.0.0.1:{port}")
-    return addresses
+        use_tls(tls, "ovs-listening", [sw.dpid for sw in spec.switches.values()], listens=True)
+    return [listen_on(name, free_port(), tls is not None) for name in spec.switches]

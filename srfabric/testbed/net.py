@@ -52,13 +52,14 @@ class TlsControllerTarget(ControllerTarget):
     protocol = "ssl"
 
 
-def use_tls(pki: Path, name: str, dpids: Sequence[int]) -> None:
+def use_tls(pki: Path, name: str, dpids: Sequence[int], listens: bool = False) -> None:
     """Give this machine's Open vSwitch daemon a certificate of ``pki``'s CA naming ``dpids`` (one certificate
-    serves all its bridges: ``ovs-vsctl set-ssl``), made once per name."""
+    serves all its bridges: ``ovs-vsctl set-ssl``), made once per name; with ``listens``, a TLS server's, for
+    bridges the controller dials (``listening``)."""
     from srfabric.security.pki import Issued, make_certificate
 
     ca = Issued(pki / "ca-cert.pem", pki / "ca-privkey.pem")
-    made = make_certificate(pki, ca, name, dpids=dpids)
+    made = make_certificate(pki, ca, name, dpids=dpids, listens=listens)
     subprocess.run(["ovs-vsctl", "--timeout=10", "set-ssl", str(made.key), str(made.cert), str(ca.cert)],
                    check=True, capture_output=True)
 
@@ -95,7 +96,6 @@ def ipv6_off_by_default() -> Iterator[None]:
 
 
 FABRIC_MTU = 1600
-
 
 
 DATAPATHS = ("user", "kernel")

@@ -3,6 +3,7 @@ verifier inlines, where a clock read is a helper call) have their timeouts given
 
 from __future__ import annotations
 
+import functools
 import gzip
 import os
 import re
@@ -15,6 +16,7 @@ CONFIG_HZ = re.compile(rb"^CONFIG_HZ=(\d+)$", re.MULTILINE)
 JIFFIES = re.compile(r"^jiffies: (\d+)$", re.MULTILINE)
 
 
+@functools.cache  # the tick rate is fixed while the kernel runs; measuring it takes 0.2 s
 def kernel_hz(release: str | None = None) -> int:
     """``CONFIG_HZ`` of the running kernel, from ``/proc/config.gz`` or ``/boot/config-<release>``, else measured
     from ``/proc/timer_list`` (root), else a clear error."""

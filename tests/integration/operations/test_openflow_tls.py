@@ -59,11 +59,12 @@ def test_ovs_over_tls_is_taken_only_for_the_dpid_its_certificate_names(pki: Path
 def listening_bridge(bridge: str, dpid: int) -> int:
     """``bridge`` listening for its controller over TLS (``pssl:``, type=primary) on a free port; returns it."""
     from srfabric.testbed.api_lab import free_port
+    from srfabric.testbed.listening import listen_on
 
     port = free_port()
     vsctl("--may-exist", "add-br", bridge, "--", "set", "bridge", bridge, "datapath_type=netdev",
-          f"other-config:datapath-id={dpid:016x}", "protocols=OpenFlow13", "--", "--id=@c", "create", "controller",
-          f'target="pssl:{port}:127.0.0.1"', "type=primary", "--", "set", "bridge", bridge, "controller=@c")
+          f"other-config:datapath-id={dpid:016x}", "protocols=OpenFlow13")
+    listen_on(bridge, port, tls=True)
     return port
 
 
