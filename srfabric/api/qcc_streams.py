@@ -26,11 +26,10 @@ async def create(service: SfcService, document: Any, project: str | None = None)
         raise qcc.refusal(in_use("StreamNotAdmitted", f"talker.traffic-specification.max-frame-size: "
                                                       f"{asked.size_bytes} bytes, over the {MAX_FRAME_BYTES} the "
                                                       f"links carry"), "size_bytes")
-    if asked.seamless_trees > 1:
+    if asked.seamless_trees > 2:
         raise qcc.refusal(in_use("StreamNotAdmitted", f"user-to-network-requirements.num-seamless-trees: "
-                                                      f"{asked.seamless_trees} trees: srfabric replicates "
-                                                      "(802.1CB) best-effort streams only so far, and Qcc's are "
-                                                      "scheduled; ask for 1"), "trees")
+                                                      f"{asked.seamless_trees} trees: srfabric replicates each "
+                                                      "frame (802.1CB) along at most 2; ask for 1 or 2"), "trees")
     mine = {} if project is None else {"project_id": [project]}
     ports = {str(p.get("mac_address") or "").lower(): p["id"] for p in service.find_all("ports", mine, [])}
     ends = {}
@@ -44,7 +43,8 @@ async def create(service: SfcService, document: Any, project: str | None = None)
     body = {"name": asked.stream_id, **ends, **({} if project is None else {"project_id": project}),
             "period_ns": asked.period_ns, "size_bytes": asked.size_bytes,
             "max_latency_ns": asked.max_latency_ns, "priority": asked.priority,
-            "udp_source_port": asked.udp_source_port, "udp_destination_port": asked.udp_destination_port}
+            "udp_source_port": asked.udp_source_port, "udp_destination_port": asked.udp_destination_port,
+            "num_seamless_trees": asked.seamless_trees}
     try:
         record = await service.create("streams", body)
     except ApiError as error:

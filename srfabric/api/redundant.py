@@ -1,27 +1,27 @@
 """Where a redundant stream (IEEE 802.1CB, ``num_seamless_trees: 2``) runs: its two paths, named in the request
-or chosen to share no link (``routing.disjoint``), and no switch where the topology allows. Best-effort classes
-only for now: a time-triggered stream would need a slot on each tree, which the scheduler does not give yet."""
+or chosen to share no link (``routing.disjoint``), and no switch where the topology allows. A time-triggered one
+(priority 7) also gets one slot and phase on both trees from the live planner (``tsn.redundant``)."""
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 
 from srfabric.api.errors import ApiError, bad_request, in_use
 from srfabric.api.repository import Record
-from srfabric.errors import RoutingError
+from srfabric.errors import ModelError, RoutingError
 from srfabric.model.fabric import Fabric
 from srfabric.routing.disjoint import disjoint_pair
 from srfabric.rules.streams import check_path_ends, switch_path
+from srfabric.tsn.live import LivePlanner, Refused
+from srfabric.tsn.model import Stream
+from srfabric.tsn.schedule import Assignment
 
 TT_PRIORITY = 7
 
 
 def redundant_record(fabric: Fabric, record: Record, talker: str, listener: str) -> Record:
     """``record`` with its ``path`` and ``second_path`` set; ``ApiError`` naming the field when they cannot be."""
-    if record["priority"] == TT_PRIORITY:
-        raise in_use("StreamNotAdmitted", "num_seamless_trees: 2 is taken for best-effort classes (priority 0..6) "
-                                          "only: a time-triggered stream would need a slot on each tree, which "
-                                          "the scheduler does not give yet")
     ends = fabric.hosts[talker], fabric.hosts[listener]
     names = {dpid: switch.name for dpid, switch in fabric.switches.items()}
     try:
@@ -59,3 +59,51 @@ def shared_links(first: tuple[str, ...], second: tuple[str, ...]) -> list[tuple[
     """
     theirs = {frozenset(pair) for pair in itertools.pairwise(second)}
     return [pair for pair in itertools.pairwise(first) if frozenset(pair) in theirs]
+
+
+def replan_redundant(planner: LivePlanner, fabric: Fabric, record: Record, old: Record | None,
+                     ends: tuple[str, str], stream: Callable[[], Stream]) -> tuple[Record, Callable[[], None]]:
+    """A created or changed redundant stream's record (paths, and a slot and phase when time-triggered) and how
+    to undo what the planner was told; ``ends``: its talker's and listener's hosts."""
+    if old is not None and record["path"] == old["path"]:
+        return record, lambda: None
+    placed = redundant_record(fabric, record, *ends)
+    ident = placed["id"]
+    put_back = planner.keep(ident) if ident in planner.streams else lambda: None
+    if ident in planner.streams:
+        planner.remove(ident)
+    if placed["priority"] != TT_PRIORITY:
+        return placed, put_back
+    trees = [(ends[0], *placed[field], ends[1]) for field in ("path", "second_path")]
+    try:
+        where = planner.admit_redundant(stream(), trees[0], trees[1])
+    except Refused as error:
+        put_back()
+        raise in_use("StreamNotAdmitted", str(error)) from None
+    except ModelError as error:
+        put_back()
+        raise bad_request(str(error), "StreamBadRequest") from None
+
+    def undo() -> None:
+        planner.remove(ident)
+        put_back()
+
+    return {**placed, "slot": where.slot, "phase": where.phase}, undo
+
+
+def place_kept(planner: LivePlanner, stream: Stream, full: tuple[str, ...], record: Record) -> None:
+    """A kept stream's slot and phase on a new planner (after a restart or a topology change): on both trees
+    when it is redundant; raises ``ModelError`` when they are taken."""
+    if record.get("second_path"):
+        second = (full[0], *record["second_path"], full[-1])
+        planner.admit_redundant(stream, full, second, (record["slot"], record["phase"] or 0))
+    else:
+        planner.place(stream, Assignment(record["id"], record["slot"], full, record["phase"] or 0))
+
+
+def latency_bound_ns(planner: LivePlanner, stream: Stream, full: tuple[str, ...], record: Record) -> int:
+    """From the talker's send to the last bit at the listener on ``full``; for a redundant stream, on the slower
+    tree and one frame behind the other copy."""
+    if record.get("second_path"):
+        return planner.redundant_latency_ns(stream, full, (full[0], *record["second_path"], full[-1]))
+    return planner.latency_ns(stream, full)

@@ -28,6 +28,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     create.add_argument("--udp-dst", type=int, default=None, help="the stream's UDP destination port")
     create.add_argument("--udp-src", type=int, default=None)
     create.add_argument("--path", default=None, help="switches to cross, comma-separated (default: scheduler's)")
+    create.add_argument("--trees", type=int, choices=(1, 2), default=None,
+                        help="2: every frame along two paths that share no link (IEEE 802.1CB)")
+    create.add_argument("--second-path", default=None, help="with --trees 2 and --path: the second path's switches")
     batch = actions.add_parser("batch", help="request several streams at once, admitted together (the scheduler "
                                              "chooses their order, so more fit than one by one)")
     batch.add_argument("file", help="a JSON list of streams: talker, listener (host names) and any of name, "
@@ -59,8 +62,9 @@ def find_stream(client: SfcClient, key: str) -> dict[str, Any]:
 
 def _line(stream: dict[str, Any]) -> str:
     slot = "-" if stream["slot"] is None else f"slot {stream['slot']}/{stream['phase']}"
+    second = f" and {' > '.join(stream['second_path'])}" if stream.get("second_path") else ""
     return (f"{stream['id']}  {stream['name']:<16} prio {stream['priority']}  {stream['period_ns']} ns  "
-            f"{slot:<10} {' > '.join(stream['path'])}")
+            f"{slot:<10} {' > '.join(stream['path'])}{second}")
 
 
 def batch_bodies(client: SfcClient, path: str) -> list[dict[str, Any]]:
@@ -92,7 +96,9 @@ def run(args: argparse.Namespace) -> int:
                 "listener": node_port(ports, args.listener, "listener"), "period_ns": args.period_ns,
                 "size_bytes": args.size_bytes, "priority": args.priority}
             optional = {"max_latency_ns": args.max_latency_ns, "udp_destination_port": args.udp_dst,
-                        "udp_source_port": args.udp_src, "path": args.path.split(",") if args.path else None}
+                        "udp_source_port": args.udp_src, "path": args.path.split(",") if args.path else None,
+                        "num_seamless_trees": args.trees,
+                        "second_path": args.second_path.split(",") if args.second_path else None}
             body |= {key: value for key, value in optional.items() if value is not None}
             print(_line(client.create("streams", body, "stream")))
         elif args.action == "batch":

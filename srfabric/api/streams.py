@@ -1,14 +1,11 @@
 """Streams on the live fabric: admission by the incremental scheduler, the talker's entry, the gates.
 
-A stream of priority 7 is admitted into a slot on one of its k shortest
-paths (or on the path it names), if need be by moving up to two admitted
-streams to other free slots or paths of their own, or refused with 409 and the
-reason; a lower priority is a best-effort flow class that is only pinned to its
-path. A moved stream's new slot takes effect with the gates' base time; its
-talker reads its new offset from the schedule.
-Each change (create, re-route, delete) goes out as one sync: only the talkers'
-edges receive entries. The gate control lists of every egress port on a
-scheduled path then switch at one common base time.
+A stream of priority 7 is admitted into a slot on one of its k shortest paths (or on the path it names), if need
+be by moving up to two admitted streams to other free slots or paths of their own, or refused with 409 and the
+reason; a lower priority is a best-effort flow class that is only pinned to its path. A moved stream's new slot
+takes effect with the gates' base time; its talker reads its new offset from the schedule. Each change (create,
+re-route, delete) goes out as one sync: only the talkers' edges receive entries. The gate control lists of every
+egress port on a scheduled path then switch at one common base time.
 """
 
 from __future__ import annotations
@@ -20,8 +17,9 @@ from functools import partial
 from typing import Any
 
 from srfabric.api.errors import ApiError, bad_request, in_use
-from srfabric.api.redundant import TT_PRIORITY, redundant_record
+from srfabric.api.redundant import TT_PRIORITY, latency_bound_ns, place_kept, replan_redundant
 from srfabric.api.repository import Record, Snapshot
+from srfabric.api.schedule_view import scheduled_streams
 from srfabric.api.translate import port_host, translate
 from srfabric.controller.controller import Controller
 from srfabric.errors import ModelError, RoutingError, SrfabricError
@@ -84,7 +82,7 @@ class StreamService:
                     continue
                 try:
                     stream, path = self._stream(snap or self.current(), record), self._full_path(snap, record)
-                    planner.place(stream, Assignment(record["id"], record["slot"], path, record["phase"] or 0))
+                    place_kept(planner, stream, path, record)
                 except (ApiError, SrfabricError) as error:
                     log.warning("stream %s keeps no slot on this topology: %s", record["id"], error)
             try:
@@ -123,7 +121,7 @@ class StreamService:
         its talker sends (ns from the start of the hyperperiod)."""
         snap = self.current()
         planner = self.planner()
-        latency = planner.latency_ns(self._stream(snap, record), self._full_path(snap, record))
+        latency = latency_bound_ns(planner, self._stream(snap, record), self._full_path(snap, record), record)
         return latency, planner.offset_ns(record["id"]) if record.get("slot") is not None else None
 
     def _full_path(self, snap: Snapshot | None, record: Record) -> tuple[str, ...]:
@@ -171,7 +169,10 @@ class StreamService:
         records in ``new`` follow, their talkers' edges get entries and the gates switch at one base time.
         Nothing is sent when nothing moves; on failure nothing stays."""
         planner = self.planner()
-        moved, undo = planner.reoptimise()
+        try:
+            moved, undo = planner.reoptimise()
+        except Refused as error:
+            raise in_use("ScheduleNotApplied", str(error)) from None
         self.moved = [assignment.stream for assignment in moved]
         for assignment in moved:
             _placed(new, new["streams"][assignment.stream], assignment)
@@ -276,11 +277,11 @@ class StreamService:
         """Change the planner for one stream (``changes.change_one``) and fill in its record in ``new``; returns
         how to undo it."""
         record = new["streams"].get(ident)
-        if record is not None and record.get("num_seamless_trees", 1) > 1:  # pinned to two paths: no slot
-            if old is None or record["path"] != old["path"]:
-                full = self._full_path(new, {**record, "path": []})
-                new["streams"][ident] = redundant_record(self.controller.fabric, record, full[0], full[-1])
-            return lambda: None
+        if record is not None and record.get("num_seamless_trees", 1) > 1:  # two paths, one slot when timed
+            ends = self._full_path(new, {**record, "path": []})
+            new["streams"][ident], undo = replan_redundant(planner, self.controller.fabric, record, old,
+                                                           (ends[0], ends[-1]), partial(self._stream, new, record))
+            return undo
         try:
             change = change_one(planner, ident, None if record is None else self._ask(new, record),
                                 old is None, record is not None and old is not None and record["path"] != old["path"],
@@ -373,15 +374,9 @@ class StreamService:
         except ApiError as error:
             return {"error": error.message}
         cycle = self.cycle
-        streams = []
-        for ident, (stream, _multiple) in sorted(planner.streams.items()):
-            placed = planner.admission.admitted[ident][0]
-            streams.append({"id": ident, "path": list(placed.path), "slot": placed.slot, "phase": placed.phase,
-                            "period_ns": stream.period_ns, "offset_ns": planner.offset_ns(ident),
-                            "latency_bound_ns": planner.latency_ns(stream, placed.path)})
         return {
             "base_period_ns": cycle.base_period_ns, "cycle_ns": cycle.cycle_ns, "duty_percent": planner.duty_percent,
-            "slot_ns": planner.slot_ns, "slots": planner.slots, "streams": streams,
+            "slot_ns": planner.slot_ns, "slots": planner.slots, "streams": scheduled_streams(planner),
             "gates": [{"port": g.interface, "switch": g.node, "base_time_ns": g.base_time_ns,
                        "entries": [[e.mask, e.duration_ns] for e in g.entries], "tt_mask": 1 << g.tt_class,
                        "taprio": to_taprio(g)}

@@ -45,9 +45,9 @@ def change_one(planner: LivePlanner, ident: str, asked: StreamAsk | None, new: b
     """Stream ``ident`` deleted (``asked`` None), created (``new``), put on another path, or left as it is."""
     if asked is None:
         if not new and ident in planner.streams:
-            kept, stream = planner.admission.admitted[ident][0], planner.streams[ident][0]
+            put_back = planner.keep(ident)
             planner.remove(ident)
-            return StreamChange(undo=lambda: planner.place(stream, kept))
+            return StreamChange(undo=put_back)
         return StreamChange()
     if not asked.timed:
         return StreamChange(pinned={ident: asked.full_path() if asked.named else shortest(planner, asked.stream())})

@@ -15,10 +15,11 @@ GateEntry(mask=1, duration_ns=800)]
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from srfabric.tsn.model import SWITCH, Network
-from srfabric.tsn.schedule import Schedule
+from srfabric.tsn.schedule import Assignment, Schedule
 from srfabric.tsn.slots import SlotModel
 from srfabric.tsn.timed import TimedSchedule
 
@@ -86,19 +87,23 @@ def build_gcls(
     be_class: int = BE_CLASS,
     base_time_ns: int = 0,
     slot_model: SlotModel | None = None,
+    extra: Sequence[tuple[Assignment, int]] = (),
 ) -> list[PortGcl]:
-    """One :class:`PortGcl` per egress port used by the schedule (switch ports; host ports on request)."""
+    """One :class:`PortGcl` per egress port used by the schedule (switch ports; host ports on request).
+    ``extra``: more positions (each with its period in base periods) held by no stream of the problem, such as a
+    redundant stream's second tree (``tsn.redundant``)."""
     problem = schedule.problem
     network = problem.network
     slot_model = slot_model or SlotModel()
     cycle_ns = problem.cycles * problem.base_period_ns
     index_of = {stream.id: index for index, stream in enumerate(problem.streams)}
     windows: dict[tuple[str, str], list[tuple[int, int]]] = {}
-    for assignment in schedule.assignments:
+    held = [(a, range(a.phase, problem.cycles, problem.multiples[index_of[a.stream]])) for a in schedule.assignments]
+    for assignment, cycles in [*held, *((a, range(a.phase, problem.cycles, m)) for a, m in extra)]:
         for hop in zip(assignment.path, assignment.path[1:], strict=False):
             if network.kinds[hop[0]] != SWITCH and not include_hosts:
                 continue
-            for cycle in problem.cycles_used(index_of[assignment.stream], assignment.phase):
+            for cycle in cycles:
                 start = cycle * problem.base_period_ns + assignment.slot * problem.slot_ns
                 windows.setdefault(hop, []).append((start, start + problem.slot_ns))
     return [_port_gcl(network, hop, spans, cycle_ns, slot_model, guard_bytes, problem.base_period_ns, tt_class,

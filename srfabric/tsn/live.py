@@ -41,6 +41,7 @@ from srfabric.tsn.batch import BatchResult, admit_batch
 from srfabric.tsn.gcl import PortGcl, build_gcls, windows_to_entries
 from srfabric.tsn.incremental import Admission
 from srfabric.tsn.model import HOST, SWITCH, Link, Network, Stream
+from srfabric.tsn.redundant import RedundantPlan, plan_pair
 from srfabric.tsn.schedule import Assignment, Schedule
 from srfabric.tsn.slots import Problem, SlotModel
 from srfabric.tsn.solve_options import SolveOptions
@@ -111,6 +112,7 @@ class LivePlanner:
                                                f"({self.slot_ns} ns)")
         self.admission = Admission(network, self.slots, config.hyper_cycles, config.max_links, config.k_paths)
         self.streams: dict[str, tuple[Stream, int]] = {}
+        self.redundant: dict[str, RedundantPlan] = {}  # streams sent along two trees (``tsn.redundant``)
         self.duty_percent: int | None = None
 
     def window_ns(self, duty_percent: int) -> int:
@@ -126,7 +128,8 @@ class LivePlanner:
             raise ModelError("duty_percent", f"must be between 1 and 99, got {duty_percent}")
         window = self.window_ns(duty_percent)
         for name in sorted(self.streams):
-            slot = self.admission.admitted[name][0].slot
+            spill = self.redundant[name].spill if name in self.redundant else None
+            slot = (spill or self.admission.admitted[name][0]).slot
             if (slot + 1) * self.slot_ns > window:
                 raise Refused("duty_percent", f"{duty_percent} % opens {window} ns per period, where stream "
                                               f"{name}'s slot {slot} ends at {(slot + 1) * self.slot_ns} ns")
@@ -231,6 +234,56 @@ class LivePlanner:
 
         return result, {stream.id: refused[stream.id] for stream, _ in requests if stream.id in refused}, undo
 
+    def admit_redundant(self, stream: Stream, first: tuple[str, ...], second: tuple[str, ...],
+                        at: tuple[int, int] | None = None) -> Assignment:
+        """Place a redundant stream on both its trees in one slot and phase (``tsn.redundant``), or raise
+        :class:`Refused` saying why; ``at``: only that (slot, phase), as when placed again after a restart."""
+        if stream.id in self.streams:
+            raise ModelError("id", f"stream {stream.id!r} is already admitted")
+        multiple = self.multiple(stream)
+        for tree in (first, second):
+            self._candidates(stream, [tree])
+        latency = self.redundant_latency_ns(stream, first, second)
+        if stream.deadline_ns is not None and latency > stream.deadline_ns:
+            raise Refused("max_latency_ns", f"{stream.deadline_ns} ns is below the {latency} ns the later copy "
+                                            "may need (its tree, and one frame behind the other copy)")
+        plan = plan_pair(self.admission, stream.id, multiple, first, second, latency > self.slot_ns, at)
+        if plan is None:
+            spill = " and the next slot on the listener's link" if latency > self.slot_ns else ""
+            raise Refused("slot", f"no slot{spill} is free on both trees of {stream.id} in "
+                                  f"{self.admission.slots} slots of {self.slot_ns} ns")
+        placed: list[Assignment] = []
+        try:
+            for piece in (plan.first, *plan.extra):
+                self.admission.place(piece, multiple)
+                placed.append(piece)
+        except ModelError:
+            for piece in placed:
+                self.admission.remove(piece.stream)
+            raise
+        self.streams[stream.id] = (stream, multiple)
+        self.redundant[stream.id] = plan
+        return plan.first
+
+    def redundant_latency_ns(self, stream: Stream, first: Sequence[str], second: Sequence[str]) -> int:
+        """A redundant stream's worst case: its slower tree, and one frame behind the other copy on the
+        listener's link."""
+        frame = SlotModel().frame_ns(stream.size_bytes, self.config.rate_bps)
+        return max(self.latency_ns(stream, first), self.latency_ns(stream, second)) + frame
+
+    def keep(self, stream_id: str) -> Callable[[], None]:
+        """How to put admitted stream ``stream_id`` back where it is now, once removed."""
+        stream, kept = self.streams[stream_id][0], self.admission.admitted[stream_id][0]
+        plan = self.redundant.get(stream_id)
+        if plan is None:
+            return lambda: self.place(stream, kept)
+        second = plan.second_path
+
+        def again() -> None:
+            self.admit_redundant(stream, kept.path, second, (kept.slot, kept.phase))
+
+        return again
+
     def place(self, stream: Stream, assignment: Assignment) -> None:
         """Record a stream placed before (after a restart); raises when it collides."""
         multiple = self.multiple(stream)
@@ -238,11 +291,16 @@ class LivePlanner:
         self.streams[stream.id] = (stream, multiple)
 
     def remove(self, stream_id: str) -> None:
+        plan = self.redundant.pop(stream_id, None)
+        for piece in [] if plan is None else plan.extra:
+            self.admission.remove(piece.stream)
         self.admission.remove(stream_id)
         del self.streams[stream_id]
 
     def move(self, stream_id: str, path: tuple[str, ...]) -> Assignment:
         """Put an admitted stream on ``path`` (any free slot there); on refusal it stays where it was."""
+        if stream_id in self.redundant:
+            raise ModelError("path", f"stream {stream_id} is redundant: its two trees move together or not at all")
         stream, multiple = self.streams[stream_id]
         old = self.admission.admitted[stream_id][0]
         self.remove(stream_id)
@@ -262,6 +320,9 @@ class LivePlanner:
         names = sorted(self.streams)
         if not names:
             return [], lambda: None
+        if self.redundant:
+            raise Refused("reoptimise", f"redundant time-triggered streams ({', '.join(sorted(self.redundant))}) "
+                                        "keep their slots on both trees; re-solving them is not built yet")
         streams = [self.streams[name][0] for name in names]
         multiples = tuple(self.streams[name][1] for name in names)
         problem = Problem(self.network, tuple(streams), self.admission.slots, self.slot_ns,
@@ -302,8 +363,9 @@ class LivePlanner:
         if not self.streams:
             return []
         schedule = self.schedule()
+        extra = [(piece, self.streams[name][1]) for name, plan in self.redundant.items() for piece in plan.extra]
         gcls = build_gcls(schedule, self.config.guard_bytes, base_time_ns=base_time_ns,
-                          slot_model=self.config.slot_model)
+                          slot_model=self.config.slot_model, extra=extra)
         hyper = self.config.cycle_ns
         cycle = schedule.problem.cycles * self.config.base_period_ns
         if cycle != hyper:  # one cycle length on every port, whatever the streams: a change never resizes it

@@ -259,6 +259,10 @@ function showStream(stream) {
   const paths = document.getElementById("paths");
   paths.replaceChildren();
   el("polyline", { class: "stream-path", points: streamPoints(stream.path) }, paths);
+  if (stream.second_path) {  // a redundant stream (802.1CB): every frame along both trees
+    el("polyline", { class: "stream-path second-tree", points: streamPoints(stream.second_path) }, paths);
+    html("p", `second tree: ${stream.second_path.join(" \u2192 ")}`, body);
+  }
   html("p", `${stream.path.join(" \u2192 ")}; slot ${stream.slot}, offset ${(stream.offset_ns / 1000).toFixed(1)} ` +
        `\u00b5s, every ${(stream.period_ns / 1000).toFixed(0)} \u00b5s; latency bound ` +
        `${(stream.latency_bound_ns / 1000).toFixed(1)} \u00b5s`, body);
@@ -327,7 +331,8 @@ function drawSchedule() {
     const row = html("tr", undefined, table);
     row.dataset.stream = stream.id;
     row.addEventListener("click", () => showStream(stream));
-    for (const value of [stream.id.slice(0, 8), stream.path.join(" \u2192 "), stream.slot,
+    const trees = [stream.path, stream.second_path].filter(Boolean).map((p) => p.join(" \u2192 "));
+    for (const value of [stream.id.slice(0, 8), trees.join(" + "), stream.slot,
                          (stream.offset_ns / 1000).toFixed(1), (stream.period_ns / 1000).toFixed(0)]) {
       html("td", String(value), row);
     }

@@ -1,7 +1,8 @@
 """A redundant stream on real Open vSwitch (Mininet, the TSN paper's Fig. 1 fabric): made through the API with
 ``num_seamless_trees: 2``, its talker writing R-TAGs at 1,000 frames/s, end-system elimination in XDP on the
 listener's interface. A link of the first path is cut in the middle of the run: the listener's socket gets
-every frame once (0 lost, 0 duplicates), and the eliminator's counters show the copies it discarded."""
+every frame once (0 lost, 0 duplicates), and the eliminator's counters show the copies it discarded. As a
+best-effort class, and time-triggered (one slot on both trees, the R-TAG frames in the time-triggered queue)."""
 
 from __future__ import annotations
 
@@ -30,12 +31,14 @@ def lab(tmp_path: Path) -> Iterator[ApiLab]:
         yield running
 
 
-def test_a_cut_on_one_path_loses_nothing_and_delivers_nothing_twice(lab: ApiLab) -> None:
+@pytest.mark.parametrize("priority", [5, 7])
+def test_a_cut_on_one_path_loses_nothing_and_delivers_nothing_twice(lab: ApiLab, priority: int) -> None:
     with lab.serve.client() as client:
-        made = client.create("streams", {"talker": lab.ports["h1"], "listener": lab.ports["h3"], "priority": 5,
-                                         "udp_source_port": 6001, "udp_destination_port": 6000,
+        made = client.create("streams", {"talker": lab.ports["h1"], "listener": lab.ports["h3"],
+                                         "priority": priority, "udp_source_port": 6001, "udp_destination_port": 6000,
                                          "num_seamless_trees": 2})
     assert (made["path"], made["second_path"]) == (["s1", "s2", "s5"], ["s1", "s3", "s4", "s5"])
+    assert (made["slot"] is not None) == (priority == 7)
     assert lab.testbed is not None
     listener_pid = lab.testbed.node("h3").pid
     eliminator = FrerEliminator.load("test-frer-h3", history_length=32, reset_ms=2000)

@@ -62,6 +62,18 @@ def test_a_qcc_request_is_admitted_and_answered_with_the_status_group(tmp_path: 
     assert (again.status, again.body()["status"]["status-info"]["failure-code"]) == (409, 4)
 
 
+def test_two_seamless_trees_are_two_paths_in_one_slot_with_the_slower_trees_latency(tmp_path: Path) -> None:
+    service, gates = make(tmp_path)
+    asyncio.run(host_ports(service))
+    one = asyncio.run(qcc_streams.create(service, request(1, 5001)))
+    two = asyncio.run(qcc_streams.create(service, request(2, 5002, trees=2, talker="h2")))
+    assert two["stream"]["second_path"] and two["stream"]["slot"] is not None
+    assert two["status"]["status-info"]["failure-code"] == 0
+    latency = [answer["status"]["talker"]["accumulated-latency"] for answer in (one, two)]
+    assert latency[1] > latency[0]  # one link more, and a frame behind the other copy
+    assert {"s1-eth4", "s3-eth2", "s4-eth2"} <= set(gates.ports)
+
+
 def test_what_srfabric_cannot_meet_is_refused_with_the_code_that_fits(tmp_path: Path) -> None:
     service, _ = make(tmp_path, TWO_SLOTS)
     asyncio.run(host_ports(service))
@@ -69,7 +81,7 @@ def test_what_srfabric_cannot_meet_is_refused_with_the_code_that_fits(tmp_path: 
     code = {}
     code["latency"] = refused(service, request(2, 5001, 1_000, interval=every_60_us)).body()["status"]
     code["size"] = refused(service, request(3, 5001, size=9_001, interval=every_60_us)).body()["status"]
-    code["trees"] = refused(service, request(4, 5001, trees=2, interval=every_60_us)).body()["status"]
+    code["trees"] = refused(service, request(4, 5001, trees=3, interval=every_60_us)).body()["status"]
     for number in (5, 6):  # h1's link holds two slots per base period
         asyncio.run(qcc_streams.create(service, request(number, 5000 + number, interval=every_60_us)))
     code["full"] = refused(service, request(7, 5007, interval=every_60_us)).body()["status"]

@@ -1,6 +1,7 @@
 """Redundant streams (``num_seamless_trees: 2``) through the API's service: two paths that share no link are
-chosen (or taken as named), the controller steers both, a time-triggered one and paths sharing a link are
-refused by name, and a refused request changes nothing."""
+chosen (or taken as named), the controller steers both, a time-triggered one gets one slot with gates on every
+port of both trees (kept over a restart, freed on delete), paths sharing a link are refused by name, and a refused
+request changes nothing."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ def test_a_redundant_stream_runs_on_two_paths_that_share_no_link(tmp_path: Path)
 
 
 @pytest.mark.parametrize(("fields", "refusal"), [
-    ({"priority": 7, "num_seamless_trees": 2}, "num_seamless_trees: 2 is taken for best-effort classes"),
+    ({"priority": 7, "num_seamless_trees": 2, "max_latency_ns": 8_000, "period_ns": 1_000_000},
+     "max_latency_ns: 8000 ns is below the 9122 ns the later copy may need"),
     ({"priority": 5, "num_seamless_trees": 2, "path": ["s1", "s2", "s5"], "second_path": ["s1", "s2", "s5"]},
      "second_path: shares the link s1 - s2 with path"),
     ({"priority": 5, "num_seamless_trees": 2, "path": ["s1", "s2", "s5"]}, "second_path: name both paths"),
@@ -67,3 +69,68 @@ def test_a_redundant_stream_stays_installed_while_a_link_of_one_path_is_down(tmp
 
     ident, steered = asyncio.run(scenario())
     assert ident in steered and steered[ident].second_path == ("s1", "s3", "s4", "s5")
+
+
+BOTH_TREES = ["s1-eth3", "s1-eth4", "s2-eth2", "s3-eth2", "s4-eth2", "s5-eth4"]  # s1-s2-s5 and s1-s3-s4-s5
+
+
+def open_ns(gcl: Any) -> list[tuple[int, int]]:
+    """When a port's gate lets the time-triggered class through: (start, end) in ns of its cycle."""
+    spans, at = [], 0
+    for entry in gcl.entries:
+        if entry.mask & (1 << gcl.tt_class):
+            spans.append((at, at + entry.duration_ns))
+        at += entry.duration_ns
+    return spans
+
+
+def test_a_time_triggered_redundant_stream_is_gated_in_one_slot_on_every_port_of_both_trees(tmp_path: Path) -> None:
+    service, gates = make(tmp_path)
+
+    async def first() -> dict[str, Any]:
+        await service.start()
+        ports = await host_ports(service)
+        return await service.create("streams", stream(ports, period_ns=1_000_000, priority=7, num_seamless_trees=2))
+
+    record = asyncio.run(first())
+    assert (record["path"], record["second_path"], record["slot"]) == (["s1", "s2", "s5"], ["s1", "s3", "s4", "s5"], 0)
+    assert service.controller.streams[record["id"]].time_triggered
+    assert sorted(gates.ports) == BOTH_TREES
+    windows = {name: open_ns(gcl)[0] for name, gcl in gates.ports.items()}
+    assert len(set(windows.values())) == 1  # both copies leave the talker's edge together, in one slot
+    shown = service.streams.view()["streams"][0]  # what the web view draws
+    assert (shown["path"], shown["second_path"]) == (["h1", "s1", "s2", "s5", "h3"], ["h1", "s1", "s3", "s4", "s5",
+                                                                                      "h3"])
+    again, gates_again = make(tmp_path)
+
+    async def second() -> None:
+        await again.start()
+        assert sorted(gates_again.ports) == BOTH_TREES
+        ports = await host_ports_of(again)
+        other = await again.create("streams", stream(ports, "h2", "h3", period_ns=1_000_000, priority=7,
+                                                     udp_destination_port=5002))
+        assert other["slot"] != record["slot"]  # s5's port to h3 is the redundant stream's in its slot
+        await again.delete("streams", record["id"])
+        assert sorted(gates_again.ports) == ["s1-eth3", "s2-eth2", "s5-eth4"]
+
+    asyncio.run(second())
+
+
+async def host_ports_of(service: Any) -> dict[str, str]:
+    """The ports made before a restart, by host name."""
+    return {record["name"]: ident for ident, record in service.snapshot["ports"].items()}
+
+
+def test_a_large_redundant_frame_holds_the_next_slot_on_the_listeners_link(tmp_path: Path) -> None:
+    service, gates = make(tmp_path)
+
+    async def scenario() -> dict[str, Any]:
+        await service.start()
+        ports = await host_ports(service)
+        return await service.create("streams", stream(ports, period_ns=1_000_000, size_bytes=1500, priority=7,
+                                                      num_seamless_trees=2))
+
+    asyncio.run(scenario())
+    slot_ns = service.streams.planner().slot_ns
+    assert open_ns(gates.ports["s1-eth3"])[0] == (0, slot_ns)
+    assert open_ns(gates.ports["s5-eth4"])[0] == (0, 2 * slot_ns)  # the copy one frame behind may run past it
