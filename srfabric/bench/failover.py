@@ -265,8 +265,9 @@ def run_bench(quick: bool, out: str, switch: str = "ovs", progress: Any = print,
     take-over (takeover.csv, takeover.png; Open vSwitch only); summary.json for both. ``part``: ``cuts``,
     ``takeover`` or ``all``."""
     from srfabric.bench import takeover
-    from srfabric.bench.output import machine, provenance, run_folder, write_csv, write_json
+    from srfabric.bench.output import machine, provenance, run_folder, write_csv, write_json, write_runs
 
+    measured_on = machine()
     folder = run_folder(out, "failover")
     cuts, seconds = (2, 3.0) if quick else (20, 3.0)
     rows: list[dict[str, Any]] = []
@@ -274,7 +275,7 @@ def run_bench(quick: bool, out: str, switch: str = "ovs", progress: Any = print,
         rows += run_cuts(steering, cuts, seconds, folder, switch, progress)
     (folder / "received.csv").unlink(missing_ok=True)
     if rows:
-        write_csv(folder / "runs.csv", flat_rows(rows))
+        write_runs(folder / "runs.csv", flat_rows(rows), measured_on)
         plot(rows, summarise(rows), folder / "failover.png")
     kills: list[dict[str, Any]] = []
     if part in ("all", "takeover") and switch == "ovs":
@@ -282,7 +283,7 @@ def run_bench(quick: bool, out: str, switch: str = "ovs", progress: Any = print,
         write_csv(folder / "takeover.csv", kills)
         takeover.plot(kills, folder / "takeover.png")
     document = {"steerings": summarise(rows), "takeover": takeover.summarise(kills) if kills else None,
-                **provenance(machine(), "srfabric bench failover"), "quick": quick, "switch": switch, "part": part,
+                **provenance(measured_on, "srfabric bench failover"), "quick": quick, "switch": switch, "part": part,
                 "frames_per_s_per_chain": PPS, "seconds_per_cut": seconds, "goals": goals(summarise(rows), kills)}
     write_json(folder / "summary.json", document)
     return document, folder

@@ -34,6 +34,12 @@ def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
         writer.writerows(rows)
 
 
+def write_runs(path: Path, rows: Sequence[dict[str, Any]], measured_on: dict[str, Any]) -> None:
+    """A run's ``runs.csv``: ``rows`` with the commit they were measured at (``machine()``'s) as the first column,
+    so a row read on its own still says which code made it."""
+    write_csv(path, [{"commit": measured_on.get("commit", "unknown"), **row} for row in rows])
+
+
 def write_json(path: Path, document: Any) -> None:
     path.write_text(json.dumps(document, indent=1) + "\n")
 

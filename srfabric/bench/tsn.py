@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from srfabric.bench.output import machine, provenance, run_folder, write_csv, write_json
+from srfabric.bench.output import machine, provenance, run_folder, write_json, write_runs
 from srfabric.bench.tsn_scenarios import FLOW_COUNTS, Scenario, fig4c, fig4d, fig4e, fig4f
 from srfabric.tsn.any_moves import admit_whatever_fits
 from srfabric.tsn.incremental import Admission
@@ -154,12 +154,13 @@ class Plan:
         return out
 
 
-def summarise(runs: list[tuple[str, Run]]) -> dict[str, Any]:
-    """Quality statistics, runtimes and the issue's goals, with the paper's figures."""
+def summarise(runs: list[tuple[str, Run]], measured_on: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Quality statistics, runtimes and the issue's goals, with the paper's figures; ``measured_on``: ``machine()``
+    as the run began."""
     by_part: dict[str, list[Run]] = {}
     for part, run in runs:
         by_part.setdefault(part, []).append(run)
-    summary: dict[str, Any] = {**provenance(machine(), "srfabric bench tsn"), "paper": PAPER}
+    summary: dict[str, Any] = {**provenance(measured_on or machine(), "srfabric bench tsn"), "paper": PAPER}
     quality: dict[str, dict[str, float]] = {}
     # Only scenarios where S/UR proved its optimum serve as the reference.
     sur = {id(r.scenario): r.scheduled for r in by_part.get("4c", []) if r.variant == "sur" and r.status == "optimal"}
@@ -330,6 +331,7 @@ def run_bench(quick: bool, out: str, time_limit_s: float, seed: int = 0) -> tupl
     plan = Plan.make(quick, seed)
     solve = SolveOptions(time_limit_s=time_limit_s, seed=seed)
     jobs = plan.jobs()
+    measured_on = machine()
     runs: list[tuple[str, Run]] = []
     with Progress(transient=True) as progress:
         task = progress.add_task("bench tsn", total=len(jobs))
@@ -338,8 +340,8 @@ def run_bench(quick: bool, out: str, time_limit_s: float, seed: int = 0) -> tupl
             runs.append((part, measure(scenario, variant, solve, repeats)))
             progress.advance(task)
     folder = run_folder(out, "tsn")
-    write_csv(folder / "runs.csv", [dict(part=p) | r.row() for p, r in runs])
-    summary = summarise(runs)
+    write_runs(folder / "runs.csv", [dict(part=p) | r.row() for p, r in runs], measured_on)
+    summary = summarise(runs, measured_on)
     summary["repair_single_admission_ms"] = admission_times(plan.quality)
     summary["quick"] = quick
     write_json(folder / "summary.json", summary)

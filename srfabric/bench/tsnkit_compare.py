@@ -318,8 +318,9 @@ def plot(summary: dict[str, Any], path: Path) -> None:
 def run_bench(quick: bool, out: str, time_limit_s: float | None = None, seed: int = 1,
               progress: Any = print, sizes: str | None = None) -> tuple[dict[str, Any], Path]:
     """Generate, schedule, simulate; writes runs.csv, summary.json and tsnkit.png."""
-    from srfabric.bench.output import machine, provenance, run_folder, write_csv, write_json
+    from srfabric.bench.output import machine, provenance, run_folder, write_json, write_runs
 
+    measured_on = machine()
     plan = Plan.make(quick, time_limit_s, sizes)
     folder = run_folder(out, "tsnkit")
     work = folder / "work"
@@ -334,10 +335,10 @@ def run_bench(quick: bool, out: str, time_limit_s: float | None = None, seed: in
         for algorithm in plan.algorithms:
             rows.append(base | run_tsnkit(instance, algorithm, work / "runs", plan.time_limit_s))
         # Written after every instance: a long run stopped early keeps what it measured.
-        write_csv(folder / "runs.csv", [{k: (round(v, 6) if isinstance(v, float) else v) for k, v in r.items()}
-                                        for r in rows])
+        write_runs(folder / "runs.csv", [{k: (round(v, 6) if isinstance(v, float) else v) for k, v in r.items()}
+                                         for r in rows], measured_on)
     shutil.rmtree(work, ignore_errors=True)
-    summary = summarise(rows) | provenance(machine(), "srfabric bench tsnkit") | {
+    summary = summarise(rows) | provenance(measured_on, "srfabric bench tsnkit") | {
         "quick": quick, "time_limit_s": plan.time_limit_s, "seed": seed, "instances": len(instances),
         "sizes": [f"{sw}x{st}" for sw, st in plan.sizes]}
     write_json(folder / "summary.json", summary)
@@ -365,7 +366,8 @@ def summarise_folder(folder: Path) -> dict[str, Any]:
         raise ModelError("summarise", f"{runs} lists no run")
     done = sorted({r["instance"] for r in rows})
     summary = summarise(rows) | provenance(machine(), f"srfabric bench tsnkit --summarise {folder}") | {
-        "instances_done": len(done), "summarised_from": "runs.csv"}
+        "instances_done": len(done), "summarised_from": "runs.csv",
+        "rows_measured_at": sorted({str(r.get("commit") or "unknown") for r in rows})}
     write_json(folder / "summary.json", summary)
     plot(summary, folder / "tsnkit.png")
     return summary

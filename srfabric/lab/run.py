@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from srfabric.bench.output import machine, provenance, run_folder, write_csv, write_json
+from srfabric.bench.output import machine, provenance, run_folder, write_csv, write_json, write_runs
 from srfabric.errors import ModelError
 from srfabric.lab.core import Context, Experiment, Settings
 from srfabric.lab.netlab import NetLab
@@ -53,6 +53,7 @@ def run_experiment(experiment: Experiment, settings: Settings, root: str | Path,
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     folder = run_folder(root, experiment.name)
+    measured_on = machine()  # the commit as the run began
     begin = time.monotonic()
     with Progress(TextColumn(f"[bold]{experiment.name}[/]"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), TextColumn("{task.description}"), disable=not show, transient=True) as progress:
@@ -69,15 +70,15 @@ def run_experiment(experiment: Experiment, settings: Settings, root: str | Path,
         "title": experiment.title,
         "paper": experiment.paper,
         "settings": {"reps": settings.reps, "seconds": settings.seconds, "quick": settings.quick},
-        **provenance(machine(), f"srfabric lab {experiment.name}"),
+        **provenance(measured_on, f"srfabric lab {experiment.name}"),
         "elapsed_s": round(time.monotonic() - begin, 1),
         "points": rows,
         **ctx.extra,
     }
     summary["comparison"] = experiment.compare(rows, ctx.extra)
     write_csv(folder / "points.csv", rows)
-    write_csv(folder / "runs.csv", [{**p.params, "metric": p.metric, "run": i, "value": v}
-                                    for p in ctx.points for i, v in enumerate(p.runs)])
+    write_runs(folder / "runs.csv", [{**p.params, "metric": p.metric, "run": i, "value": v}
+                                     for p in ctx.points for i, v in enumerate(p.runs)], measured_on)
     write_json(folder / "summary.json", summary)
     experiment.plot(rows, ctx.extra, folder / f"{experiment.name}.png")
     return summary, folder

@@ -26,3 +26,10 @@ def test_every_committed_summary_names_its_commit_date_machine_and_command() -> 
     lacking = {str(path.relative_to(ROOT)): missing_provenance(json.loads(path.read_text()))
                for path in summaries if ARCHIVE not in path.parts}
     assert not {name: fields for name, fields in lacking.items() if fields}
+
+
+def test_a_runs_csv_row_names_the_commit_it_was_measured_at(tmp_path: Path) -> None:
+    from srfabric.bench.output import write_runs
+
+    write_runs(tmp_path / "runs.csv", [{"run": 0, "value": 1.5}], {"cpus": 2, "commit": "a9b0617c0ffe"})
+    assert (tmp_path / "runs.csv").read_text().splitlines() == ["commit,run,value", "a9b0617c0ffe,0,1.5"]
