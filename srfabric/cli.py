@@ -23,6 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--duration", type=float, default=4.0, help="seconds of traffic per chain")
     demo.add_argument("--rate", default="2M", help="iperf3 UDP rate per chain")
     from srfabric.api.chain_cli import add_parser as add_chain
+    from srfabric.api.frer_cli import add_parser as add_frer
     from srfabric.api.serve import add_parser as add_serve
     from srfabric.api.stream_cli import add_parser as add_stream
     from srfabric.bench.cli import add_parsers as add_bench
@@ -36,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_serve(commands)
     add_chain(commands)
     add_stream(commands)
+    add_frer(commands)
     add_tsn(commands)
     add_bench(commands)
     add_lab(commands)
@@ -54,7 +56,7 @@ def exit_on_sigterm() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.command in ("bench", "lab"):
+    if args.command in ("bench", "lab", "frer"):
         exit_on_sigterm()
     try:
         if args.command == "demo":
@@ -73,6 +75,10 @@ def main(argv: list[str] | None = None) -> int:
             from srfabric.api.stream_cli import run as run_stream
 
             return run_stream(args)
+        if args.command == "frer":
+            from srfabric.api.frer_cli import run as run_frer
+
+            return run_frer(args)
         if args.command == "tsn":
             from srfabric.tsn.cli import run as run_tsn
 

@@ -15,6 +15,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from srfabric.api import discovery, ui
 from srfabric.api.dispatch import ResourceApp
 from srfabric.api.errors import ApiError, internal_error, neutron_error, validation_message
+from srfabric.api.frer_counters import FrerReport, stream_ends
 from srfabric.api.projects import TokenBook
 from srfabric.api.routes import RESOURCES, documented_routes
 from srfabric.api.schemas import ScheduleUpdate, body
@@ -22,6 +23,7 @@ from srfabric.api.service import SfcService
 
 log = logging.getLogger(__name__)
 ScheduleBody = body("schedule", ScheduleUpdate)
+FrerReportBody = body("report", FrerReport)
 TOKEN_HEADER = APIKeyHeader(name="X-Auth-Token", auto_error=False, description="the token `srfabric serve` was given")
 
 
@@ -131,6 +133,24 @@ def create_app(service: SfcService, token: str | None, https: bool = False, book
         names the moved streams (empty: the schedule was already as good, and nothing was sent)."""
         await service.reoptimise()
         return {"schedule": service.streams.view()}
+
+    @app.post("/v2.0/srfabric/frer/reports", tags=["srfabric"], dependencies=[Depends(authenticate)],
+              status_code=201)
+    async def frer_report(request: FrerReportBody) -> dict[str, Any]:  # type: ignore[valid-type]
+        """An end-system eliminator's counters (IEEE 802.1CB sequence recovery, ``srfabric frer eliminate``):
+        kept as the interface's newest; answers how many of its streams are admitted streams."""
+        report: FrerReport = request.report  # type: ignore[attr-defined]
+        service.streams.frer.keep(report)
+        ends = stream_ends(list(service.snapshot["streams"].values()), service.snapshot["ports"])
+        matched = sum(1 for seen in report.streams if any(end.matches(seen) for end in ends))
+        return {"report": {"interface": report.interface, "streams": len(report.streams), "matched": matched}}
+
+    @app.get("/v2.0/srfabric/frer", tags=["srfabric"], dependencies=[Depends(authenticate)])
+    async def frer() -> dict[str, Any]:
+        """The eliminators' newest counters and settings in ``ieee802-dot1cb-frer``'s terms (per-port-per-stream
+        counters, sequence recovery), handles being the streams' ``stream_id``."""
+        snapshot = service.snapshot
+        return service.streams.frer.document(stream_ends(list(snapshot["streams"].values()), snapshot["ports"]))
 
     ui.add_ui_routes(app, service, authenticate, valid, secure=https)
 

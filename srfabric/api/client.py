@@ -141,6 +141,11 @@ class SfcClient:
         result: dict[str, Any] = self._send("POST", "/v2.0/srfabric/schedule/reoptimise", "schedule", {})["schedule"]
         return result
 
+    def report_frer(self, report: dict[str, Any]) -> dict[str, Any]:
+        """An end-system eliminator's counters (``frer_counters.FrerReport``); how many streams were matched."""
+        result: dict[str, Any] = self._send("POST", "/v2.0/srfabric/frer/reports", "frer", {"report": report})["report"]
+        return result
+
     def list(self, kind: str, **filters: str) -> list[dict[str, Any]]:
         result: list[dict[str, Any]] = self._send("GET", self._url(kind), kind, params=filters)[kind]
         return result

@@ -11,7 +11,9 @@ Exported (``srfabric_`` first):
   (over the last 10,000);
 - ``port_chains``, ``streams``, ``unrouted`` (what the controller could not route now, chains and streams);
 - ``gate_schedule_changes_total``; ``leader_generation`` (with a controller pair);
-- ``gptp_synced`` and ``gptp_offset_nanoseconds`` by bridge, when srfabric watches gPTP.
+- ``gptp_synced`` and ``gptp_offset_nanoseconds`` by bridge, when srfabric watches gPTP;
+- ``frer_rx_passed_pkts`` ... ``frer_rx_resets``: each admitted stream's sequence-recovery counters (802.1CB) by
+  stream and interface, as its eliminator last reported them.
 """
 
 from __future__ import annotations
@@ -101,3 +103,21 @@ class FabricCollector(Collector):
                     offset.add_metric([bridge], state.offset_ns)
             yield synced
             yield offset
+        yield from frer_counters(service)
+
+
+def frer_counters(service: SfcService) -> Iterator[Metric]:
+    """The eliminators' counters of the admitted streams, one family per ``ieee802-dot1cb-frer`` leaf."""
+    from srfabric.api.frer_counters import stream_ends
+    from srfabric.tsn.frer import COUNTERS
+
+    snapshot = service.snapshot
+    ends = stream_ends(list(snapshot["streams"].values()), snapshot["ports"])
+    families = {leaf: CounterMetricFamily(f"srfabric_frer_{leaf.replace('-', '_')}", f"802.1CB sequence recovery: "
+                                          f"{leaf}, by stream and the eliminator's interface",
+                                          labels=["stream", "interface"]) for leaf in COUNTERS.values()}
+    for interface, _, _, seen, stream in service.streams.frer.tied(ends):
+        if stream is not None:
+            for leaf, family in families.items():
+                family.add_metric([stream.name or stream.ident, interface], seen.count(leaf))
+    yield from families.values()

@@ -11,12 +11,14 @@ egress port on a scheduled path then switch at one common base time.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 from srfabric.api.errors import ApiError, bad_request, in_use
+from srfabric.api.frer_counters import FrerBook
 from srfabric.api.redundant import TT_PRIORITY, latency_bound_ns, place_kept, replan_redundant
 from srfabric.api.repository import Record, Snapshot
 from srfabric.api.schedule_view import scheduled_streams
@@ -67,6 +69,7 @@ class StreamService:
         self._planned: tuple[int, LivePlanner] | None = None
         self.clocks: ClockWatch | None = None  # the bridges' gPTP states, when srfabric watches them
         self.gate_changes = 0  # gate schedules sent (for /metrics)
+        self.frer = FrerBook(time.time)  # the end-system eliminators' newest reports
 
     # -- the scheduler's view of the fabric ---------------------------------------------
     def planner(self, snap: Snapshot | None = None) -> LivePlanner:

@@ -11,7 +11,7 @@ is taken whatever its number.
 >>> recovery = VectorRecovery(history_length=8, reset_ns=10**9)
 >>> [recovery.accept(n, now_ns=0) for n in (1, 2, 2, 4, 3, 1000)]
 [True, True, False, True, True, False]
->>> recovery.counters()["frer-cps-seq-rcvy-rogue-packets"]
+>>> recovery.counters()["rx-rogue-pkts"]
 1
 """
 
@@ -21,9 +21,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 SEQ_SPACE = 1 << 16  # the R-TAG's 16-bit sequence number
-COUNTERS = {"passed": "frer-cps-seq-rcvy-passed-packets", "discarded": "frer-cps-seq-rcvy-discarded-packets",
-            "out_of_order": "frer-cps-seq-rcvy-out-of-order-packets", "lost": "frer-cps-seq-rcvy-lost-packets",
-            "rogue": "frer-cps-seq-rcvy-rogue-packets", "resets": "frer-cps-seq-rcvy-resets"}
+# The leaves of ``ieee802-dot1cb-frer``'s per-port-per-stream-counters (802.1CB 10.8; the MIB's
+# frerCpsSeqRcvyPassedPackets and so on).
+COUNTERS = {"passed": "rx-passed-pkts", "discarded": "rx-discarded-pkts", "out_of_order": "rx-out-of-order-pkts",
+            "lost": "rx-lost-pkts", "rogue": "rx-rogue-pkts", "resets": "rx-resets"}
 
 
 @dataclass

@@ -12,6 +12,7 @@ import struct
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from srfabric.errors import SrfabricError
 from srfabric.tsn.frer import COUNTERS, SEQ_SPACE
@@ -42,12 +43,14 @@ class FrerEliminator:
     """The loaded program, pinned as ``name``; ``attach``/``detach`` an interface, ``counters()`` per stream."""
 
     loaded: LoadedObject
+    history_length: int = 32
+    reset_ms: int = 2000
 
     @classmethod
     def load(cls, name: str, history_length: int = 32, reset_ms: int = 2000) -> FrerEliminator:
         check_settings(history_length, reset_ms)
         reset = ms_to_ticks(reset_ms, kernel_hz())  # before loading: an error leaves nothing pinned
-        made = cls(load("frer", name))
+        made = cls(load("frer", name), history_length, reset_ms)
         made.loaded.map("frer_config").update(struct.pack("<I", 0), CONFIG.pack(history_length, 0, reset))
         return made
 
@@ -71,11 +74,11 @@ class FrerEliminator:
         if done.returncode != 0:
             raise SrfabricError("xdp", f"attaching FRER elimination to {ifname}: {done.stderr.strip()}")
 
-    def counters(self) -> dict[str, dict[str, int]]:
-        """Each stream's recovery counters (``source:port > destination:port``), by their ``ieee802-dot1cb-frer``
-        names."""
+    def streams(self) -> list[dict[str, Any]]:
+        """Each stream the program holds: IPv4 addresses, UDP ports and counters by ``ieee802-dot1cb-frer`` leaf
+        (the items of a report to the API, ``api.frer_counters.EliminatedStream``)."""
         slots = self.loaded.map("frer_slots")
-        found = {}
+        found = []
         for index in range(SLOTS):
             value = slots.lookup(struct.pack("<I", index))
             if value is None:
@@ -84,10 +87,23 @@ class FrerEliminator:
             if not fields[-1]:
                 continue
             src, dst, sport, dport = fields[12:16]
-            stream = (f"{ipaddress.IPv4Address(src)}:{int.from_bytes(sport, 'big')} > "
-                      f"{ipaddress.IPv4Address(dst)}:{int.from_bytes(dport, 'big')}")
-            found[stream] = {COUNTERS[short]: count for short, count in zip(ORDER, fields[6:12], strict=True)}
+            found.append({"source": str(ipaddress.IPv4Address(src)), "source_port": int.from_bytes(sport, "big"),
+                          "destination": str(ipaddress.IPv4Address(dst)),
+                          "destination_port": int.from_bytes(dport, "big"),
+                          "counters": {COUNTERS[short]: count for short, count in zip(ORDER, fields[6:12],
+                                                                                      strict=True)}})
         return found
+
+    def counters(self) -> dict[str, dict[str, int]]:
+        """Each stream's recovery counters (``source:port > destination:port``), by their ``ieee802-dot1cb-frer``
+        leaf names."""
+        return {f"{s['source']}:{s['source_port']} > {s['destination']}:{s['destination_port']}": s["counters"]
+                for s in self.streams()}
+
+    def report(self, interface: str) -> dict[str, Any]:
+        """What ``srfabric frer eliminate`` sends the API for ``interface``: the settings and every stream."""
+        return {"interface": interface, "history_length": self.history_length, "reset_ms": self.reset_ms,
+                "streams": self.streams()}
 
     def unmatched(self) -> int:
         """R-TAG frames passed untouched because another stream held their slot."""

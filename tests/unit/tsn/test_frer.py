@@ -18,9 +18,9 @@ def test_two_paths_copies_pass_once_each_in_any_interleaving() -> None:
     interleaved = [n for pair in zip(first, second, strict=True) for n in pair]
     assert run(recovery, interleaved) == list(range(100))
     counters = recovery.counters()
-    assert counters["frer-cps-seq-rcvy-passed-packets"] == 100
-    assert counters["frer-cps-seq-rcvy-discarded-packets"] == 100
-    assert counters["frer-cps-seq-rcvy-lost-packets"] == counters["frer-cps-seq-rcvy-rogue-packets"] == 0
+    assert counters["rx-passed-pkts"] == 100
+    assert counters["rx-discarded-pkts"] == 100
+    assert counters["rx-lost-pkts"] == counters["rx-rogue-pkts"] == 0
 
 
 def test_one_path_late_the_other_cut_nothing_is_lost_or_doubled() -> None:

@@ -1,0 +1,53 @@
+"""``srfabric frer``: end-system elimination (IEEE 802.1CB) on a listener's interface, reporting its counters to
+the API (``eliminate``), and the counters the API holds (``show``).
+
+``eliminate`` runs until stopped (Ctrl-C, SIGTERM): it loads ``bpf/frer_eliminate.c``, attaches it to the
+interface, sends the counters every ``--every-s`` seconds, and takes the program off again when it ends.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+from srfabric.api.chain_cli import api_command
+from srfabric.api.client import SfcClient
+from srfabric.errors import SrfabricError
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    actions = api_command(commands, "frer", "802.1CB elimination on a listener, and its counters (REST API)")
+    eliminate = actions.add_parser("eliminate", help="eliminate duplicate copies on INTERFACE (XDP) and report its "
+                                                     "counters to the API until stopped (root)")
+    eliminate.add_argument("interface", help="the listener's interface, e.g. eth0")
+    eliminate.add_argument("--pid", type=int, default=None, help="the interface is in this process's network "
+                                                                 "namespace (a Mininet host's)")
+    eliminate.add_argument("--history-length", type=int, default=32, help="frerSeqRcvyHistoryLength, 2..64")
+    eliminate.add_argument("--reset-ms", type=int, default=2000, help="frerSeqRcvyResetMSec")
+    eliminate.add_argument("--every-s", type=float, default=1.0, help="seconds between reports")
+    actions.add_parser("show", help="the eliminators' newest counters, in ieee802-dot1cb-frer's terms")
+
+
+def run(args: argparse.Namespace) -> int:
+    with SfcClient(args.url, args.token) as client:
+        if args.action == "show":
+            print(json.dumps(client.get("/v2.0/srfabric/frer"), indent=2))
+            return 0
+        if not 0.1 <= args.every_s <= 3600:
+            raise SrfabricError("every-s", f"must be in 0.1..3600, got {args.every_s}")
+        from srfabric.xdp.frer import FrerEliminator
+        from srfabric.xdp.loader import build
+
+        build()
+        eliminator = FrerEliminator.load(f"frer-{args.interface}", args.history_length, args.reset_ms)
+        try:
+            eliminator.attach(args.interface, args.pid)
+            print(f"eliminating on {args.interface}; reporting every {args.every_s:g} s", flush=True)
+            while True:
+                answer = client.report_frer(eliminator.report(args.interface))
+                print(f"{answer['streams']} streams, {answer['matched']} of them admitted", flush=True)
+                time.sleep(args.every_s)
+        finally:
+            eliminator.attach(args.interface, args.pid, off=True)
+            eliminator.unload()
