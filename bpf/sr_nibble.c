@@ -4,6 +4,7 @@
  * count h means "leave through the port in nibble h - 1, then write h - 1".
  * At most 11 hops of ports 1..15. See srfabric/codecs/mac_nibble.py.
  */
+#include "include/frer_recovery.h"
 #include "include/sr_parse.h"
 #include "include/sr_tables.h"
 #include "include/sr_verdict.h"

@@ -7,6 +7,11 @@
  *                           after it): the next port, SR_EXHAUSTED or SR_BAD_HEADER
  *   codec_strip(ctx)        remove an exhausted header, leaving Ethernet + IPv4; 0 on success
  *   codec_encap(ctx, act)   write the action's header; 0 on success
+ *
+ * With SR_REWRITES_SOURCE_MAC the header leaves the EtherType alone, so a redundant stream's frames (IEEE 802.1CB,
+ * an R-TAG after the MAC addresses) cross the fabric as they are: sr_host hands them to the tc replicator
+ * (frer_replicate.c, which writes one header per path) and the egress edge eliminates the second copy with the
+ * recovery in frer_recovery.h (the including file includes it) before it restores and delivers the frame.
  */
 #ifndef SR_EDGE_H
 #define SR_EDGE_H
@@ -17,6 +22,7 @@
 
 #define ETH_P_ARP_BE bpf_htons(0x0806)
 #define ETH_P_LLDP_BE bpf_htons(0x88cc)
+#define ETH_P_RTAG_BE bpf_htons(0xF1C1)
 
 
 /* Fill the classifier key from an IPv4 frame; ports only for unfragmented TCP and UDP. */
@@ -67,7 +73,27 @@ static __always_inline void sr_terminate(struct xdp_md *ctx, struct sr_verdict *
 	c.pos = (void *)(long)ctx->data;
 	c.end = (void *)(long)ctx->data_end;
 	eth = parse_eth(&c);
-	if (!eth || eth_proto(eth) != ETH_P_IP_BE)
+	if (!eth)
+		return;
+#if SR_REWRITES_SOURCE_MAC
+	if (eth_proto(eth) == ETH_P_RTAG_BE) {
+		/* The copies come in on different ports, so on different CPUs at once: the recovery takes its lock. */
+		enum frer_outcome done = frer_eliminate_frame(ctx, 1);
+
+		if (done == FRER_DUPLICATE) {
+			sr_drop(v, SR_DROP_DUPLICATE);
+			return;
+		}
+		if (done != FRER_STRIPPED)
+			return; /* an R-TAG over something the recovery cannot read, or no settings: malformed */
+		c.pos = (void *)(long)ctx->data;
+		c.end = (void *)(long)ctx->data_end;
+		eth = parse_eth(&c);
+		if (!eth)
+			return;
+	}
+#endif
+	if (eth_proto(eth) != ETH_P_IP_BE)
 		return;
 	ip = parse_ipv4(&c);
 	if (!ip || sr_flow_key_of(&c, ip, SR_STAGE_TERMINATE, sr_in_port(ctx), &key) < 0)
@@ -158,6 +184,13 @@ int sr_host(struct xdp_md *ctx)
 		sr_drop(&v, SR_DROP_FORGED);
 		goto out;
 	}
+#if SR_REWRITES_SOURCE_MAC
+	if (proto == ETH_P_RTAG_BE) {
+		v.reason = SR_REPLICATE; /* the kernel's tc hook on this port copies it (XDP cannot clone) */
+		v.action = XDP_PASS;
+		goto out;
+	}
+#endif
 	if (proto != ETH_P_IP_BE) {
 		sr_drop(&v, SR_DROP_NO_RULE);
 		goto out;

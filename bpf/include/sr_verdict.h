@@ -20,7 +20,9 @@ enum sr_reason {
 	SR_DROP_NO_RULE = 8,  /* nothing classifies the frame */
 	SR_DROP_FORGED = 9,   /* a host sent a frame that already carries a path */
 	SR_ROUTED = 10,       /* baseline router: longest prefix match */
-	SR_REASONS = 11,
+	SR_REPLICATE = 11,    /* a redundant stream's frame (802.1CB R-TAG) handed to the tc replicator */
+	SR_DROP_DUPLICATE = 12, /* a redundant stream's second copy, or a rogue sequence number, eliminated */
+	SR_REASONS = 13,
 };
 
 /* What a transit step returns besides a port (1..255). */

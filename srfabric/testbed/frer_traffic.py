@@ -90,6 +90,18 @@ class NumberedUdp:
         return [(int(n), int(at)) for n, at in json.loads(self.received_file.read_text())]
 
 
+def with_a_cut(lab: ApiLab, flow: NumberedUdp, cut_after_s: float, link: tuple[str, str]) -> dict[str, float | int]:
+    """``flow`` sent with ``link`` (two Mininet node names) cut ``cut_after_s`` in; what the listener got
+    (``tally``)."""
+    assert lab.testbed is not None
+    flow.listen()
+    time.sleep(0.5)  # the listener's socket open before the first frame
+    flow.talk()
+    time.sleep(cut_after_s)
+    lab.testbed.net.configLinkStatus(*link, "down")
+    return tally(flow.received(flow.count / flow.rate + 15), flow.count, 1_000_000_000 // flow.rate)
+
+
 def tally(received: list[tuple[int, int]], count: int, period_ns: int) -> dict[str, float | int]:
     """Frames lost and delivered twice, and the longest gap between two frames received less the period (ms).
 

@@ -56,7 +56,9 @@ from srfabric.xdp.of_messages import (
     port_desc_reply,
     port_status,
 )
+from srfabric.xdp.ports import attach_command, parse_port
 from srfabric.xdp.probe import verdict_counts
+from srfabric.xdp.replication import Replicator, replica_key, replicas_value, set_recovery
 from srfabric.xdp.tables import BUILT_IN, XdpTableError, XdpTables, check_group, xdp_tables
 from srfabric.xdp.walk import fill
 
@@ -66,20 +68,12 @@ PACKET_OUTGOING = 4
 TABLES = 5
 
 
-def attach_command(ifname: str, program: Path | None) -> list[str]:
-    """``ip`` attaching a pinned program in native mode (None detaches).
-
-    >>> attach_command("s1-eth1", None)
-    ['ip', 'link', 'set', 'dev', 's1-eth1', 'xdpdrv', 'off']
-    """
-    if program is None:
-        return ["ip", "link", "set", "dev", ifname, "xdpdrv", "off"]
-    return ["ip", "-force", "link", "set", "dev", ifname, "xdpdrv", "pinned", str(program)]
-
-
 class XdpAgent:
-    def __init__(self, dpid: int, ports: dict[int, str], codec: str, name: str) -> None:
+    def __init__(self, dpid: int, ports: dict[int, str], codec: str, name: str,
+                 recovery: tuple[int, int] = (32, 2000)) -> None:
         self.dpid, self.ports, self.codec, self.name = dpid, ports, codec, name
+        self.recovery = recovery  # the egress edge's 802.1CB history length and reset time (ms)
+        self.replicator: Replicator | None = None  # mac-nibble only: the codec that carries an R-TAG
         self.table: dict[EntryKey, FlowEntry] = {}
         self.groups: dict[int, GroupEntry] = {}
         self.applied: XdpTables | None = None
@@ -107,6 +101,11 @@ class XdpAgent:
             sock.setblocking(False)
             self.sockets[port] = sock
         self.links = link_socket()
+        if self.codec == "mac-nibble":
+            set_recovery(self.obj, *self.recovery)
+            self.replicator = Replicator(f"{self.name}-replicate")
+            for ifname in self.ports.values():
+                self.replicator.attach(ifname)
 
     def _attach(self, port: int, program: str) -> None:
         assert self.obj is not None
@@ -123,6 +122,8 @@ class XdpAgent:
             sock.close()
         for ifname in self.ports.values():
             subprocess.run(attach_command(ifname, None), capture_output=True)
+        if self.replicator is not None:
+            self.replicator.close()
         if self.obj is not None:
             self.obj.unload()
 
@@ -139,6 +140,11 @@ class XdpAgent:
                 for key in set(before) - set(now):
                     with contextlib.suppress(SrfabricError):
                         self.obj.map(map_name).delete(key)
+        if self.replicator is not None:
+            ifindex = {port: index for index, port in self.indexes.items()}
+            self.replicator.write({replica_key(ifindex[port], mac): replicas_value(
+                [(ifindex[out], header) for out, header in copies]) for (port, mac), copies in tables.replicas.items()
+                if port in ifindex and all(out in ifindex for out, _ in copies)})
         self.applied = tables
         for port in self.ports:
             self._attach(port, "sr_fabric" if port in tables.trusted_ports else "sr_host")
@@ -266,7 +272,7 @@ class XdpAgent:
                 data, address = sock.recvfrom(65535)
             except (BlockingIOError, InterruptedError):
                 return
-            if address[2] == PACKET_OUTGOING:
+            if address[2] == PACKET_OUTGOING or data[12:14] == b"\xf1\xc1":  # R-TAG: the tc replicator's
                 continue
             table = HOST_IN if data[12:14] == b"\x08\x06" else PORT_IN
             punt = next((e for e in self.table.values() if e.table == table and ToController() in e.actions), None)
@@ -328,18 +334,6 @@ def _mac_of(ifname: str) -> int:
     return mac_from_str(Path(f"/sys/class/net/{ifname}/address").read_text().strip(), ifname)
 
 
-def parse_port(text: str) -> tuple[int, str]:
-    """``3=s1-eth3`` -> (3, "s1-eth3").
-
-    >>> parse_port("3=s1-eth3")
-    (3, 's1-eth3')
-    """
-    number, _, name = text.partition("=")
-    if not number.isdigit() or not name or not 1 <= int(number) <= 255:
-        raise SrfabricError("port", f"{text!r} is not NUMBER=INTERFACE with a number in 1..255")
-    return int(number), name
-
-
 def main(argv: list[str] | None = None) -> int:
     args = argparse.ArgumentParser(prog="srfabric.xdp.agent")
     args.add_argument("--dpid", required=True, type=lambda text: int(text, 0))
@@ -350,12 +344,15 @@ def main(argv: list[str] | None = None) -> int:
     args.add_argument("--tls", metavar="DIR", type=Path,
                       help="connect over TLS with DIR's CA and the certificate --cert (``srfabric pki switch``)")
     args.add_argument("--cert", metavar="NAME", help="the certificate's name in --tls's folder (NAME-cert.pem)")
+    args.add_argument("--frer-history-length", type=int, default=32, help="802.1CB elimination at the egress edge")
+    args.add_argument("--frer-reset-ms", type=int, default=2000)
     options = args.parse_args(argv)
     if (options.tls is None) != (options.cert is None):
         args.error("--tls and --cert go together")
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
     host, _, port = options.controller.rpartition(":")
-    agent = XdpAgent(options.dpid, dict(options.port), options.codec, options.name or f"agent-{options.dpid:x}")
+    agent = XdpAgent(options.dpid, dict(options.port), options.codec, options.name or f"agent-{options.dpid:x}",
+                     (options.frer_history_length, options.frer_reset_ms))
 
     async def run() -> None:
         loop = asyncio.get_running_loop()

@@ -28,7 +28,8 @@ WILD_RULES = 64
 # bpf/include/sr_verdict.h: enum sr_reason, in order.
 REASONS = (
     "forwarded", "encapsulated", "delivered", "local", "passed",
-    "drop_malformed", "drop_exhausted", "drop_no_port", "drop_no_rule", "drop_forged", "routed",
+    "drop_malformed", "drop_exhausted", "drop_no_port", "drop_no_rule", "drop_forged", "routed", "replicate",
+    "drop_duplicate",
 )
 
 # Linux XDP actions.

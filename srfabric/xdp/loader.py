@@ -31,7 +31,9 @@ OBJECTS = {
     "sink": "sink.o",
     "generator": "generator.o",
     "frer": "frer_eliminate.o",
+    "frer-replicate": "frer_replicate.o",
 }
+TC_OBJECTS = {"frer-replicate"}  # tc programs: their type comes from their section, not ``type xdp``
 
 
 class XdpError(SrfabricError):
@@ -51,8 +53,8 @@ def build() -> None:
         raise XdpError("bpf", f"building the XDP programs failed: {done.stderr.strip()[-400:]}")
 
 
-def load_command(obj: Path, folder: Path) -> list[str]:
-    return ["bpftool", "prog", "loadall", str(obj), str(folder / "progs"), "type", "xdp",
+def load_command(obj: Path, folder: Path, xdp: bool = True) -> list[str]:
+    return ["bpftool", "prog", "loadall", str(obj), str(folder / "progs"), *(["type", "xdp"] if xdp else []),
             "pinmaps", str(folder / "maps")]
 
 
@@ -125,7 +127,7 @@ def load(kind: str, name: str, root: Path = PIN_ROOT) -> LoadedObject:
     folder = root / name
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
-    done = subprocess.run(load_command(obj, folder), capture_output=True, text=True)
+    done = subprocess.run(load_command(obj, folder, kind not in TC_OBJECTS), capture_output=True, text=True)
     if done.returncode != 0:
         shutil.rmtree(folder, ignore_errors=True)
         raise XdpError("bpf", f"loading {obj.name} failed: {done.stderr.strip()[-400:]}")

@@ -7,6 +7,12 @@ entries: which ports are trusted (fabric and service-function ports run
 ``sr_fabric``, host ports run ``sr_host``), classifiers with the header to
 write, restore and delivery. An entry the XDP switch cannot express is refused
 with an error that names it.
+
+A redundant stream (IEEE 802.1CB) has an entry at its talker's edge that hands
+its R-TAG frames to a group of type all: its buckets become the tc replicator's
+copies (``replicas``: each path's first port and header). Its delivery entry at
+the listener's edge needs nothing: the egress edge eliminates the second copy
+and delivers the first as any IPv4 frame.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from srfabric.rules.entries import (
     SetMplsTtl,
     match_fields,
 )
+from srfabric.rules.frer import RTAG_ETHERTYPE
 from srfabric.rules.pipeline import DELIVER, HOST_IN, IPV4_ETHERTYPE, IPV6_ETHERTYPE, PORT_IN, TERMINATE
 from srfabric.xdp import layout
 
@@ -35,6 +42,7 @@ from srfabric.xdp import layout
 KEY_FIELDS = {"in_port": 16, "ipv4_src": 32, "ipv4_dst": 32, "ip_proto": 8,
               "tcp_src": 16, "tcp_dst": 16, "udp_src": 16, "udp_dst": 16}
 BUILT_IN = {Kind.CONTROL, Kind.SECURITY, Kind.DECODE, Kind.MISS}
+MAX_COPIES = 4  # bpf/frer_replicate.c
 
 
 class XdpTableError(SrfabricError):
@@ -51,6 +59,8 @@ class XdpTables:
     wild: list[bytes] = field(default_factory=list)
     restore: dict[bytes, bytes] = field(default_factory=dict)
     deliver: dict[bytes, bytes] = field(default_factory=dict)
+    # (in port, destination MAC) -> each copy's (first port, header as the source MAC), for the tc replicator
+    replicas: dict[tuple[int, int], list[tuple[int, int]]] = field(default_factory=dict)
 
     def add_action(self, packed: bytes) -> int:
         self.actions.append(packed)
@@ -118,14 +128,49 @@ def _resolved(entry: FlowEntry, groups: dict[int, GroupEntry]) -> tuple[tuple[Ac
     if group is None:
         raise XdpTableError(_name(entry), f"group {group_id} is not installed")
     check_group(group)
+    if group.type != "indirect":
+        raise XdpTableError(_name(entry), f"group {group_id} is a group of type {group.type}: a route or chain "
+                                          "hands its frames to an indirect group (a shared header) only")
     return group.buckets[0].actions, group_id
 
 
 def check_group(group: GroupEntry) -> None:
-    """Refuse a group the XDP switch cannot hold: it knows indirect groups of one bucket (a shared header)."""
-    if group.type != "indirect" or len(group.buckets) != 1:
-        raise XdpTableError(f"group {group.group_id}", f"a {group.type} group of {len(group.buckets)} buckets has "
-                                                       "no XDP form (indirect groups of one bucket only)")
+    """Refuse a group the XDP switch cannot hold: indirect groups of one bucket (a shared header), and groups of
+    type all of 1 to ``MAX_COPIES`` buckets, each a header and an output (a redundant stream's copies)."""
+    if group.type == "indirect" and len(group.buckets) == 1:
+        return
+    if group.type == "all" and 1 <= len(group.buckets) <= MAX_COPIES:
+        for bucket in group.buckets:
+            copy_of(f"group {group.group_id}", bucket.actions)
+        return
+    raise XdpTableError(f"group {group.group_id}", f"a {group.type} group of {len(group.buckets)} buckets has no "
+                                                   f"XDP form (indirect groups of one bucket, or all groups of 1 "
+                                                   f"to {MAX_COPIES} copies)")
+
+
+def copy_of(name: str, actions: tuple[Action, ...]) -> tuple[int, int]:
+    """A replicating bucket's (first port, header): it writes the source MAC (mac-nibble) and outputs, nothing
+    else. XDP has no egress queues, so a time-triggered stream's ``set_queue`` is refused by name."""
+    sets = [a for a in actions if isinstance(a, SetField)]
+    if len(actions) == 2 and len(sets) == 1 and sets[0].field == "eth_src" and isinstance(actions[1], Output):
+        return actions[1].port, sets[0].value
+    raise XdpTableError(name, f"a copy's actions {actions} are not a source-MAC header and an output (the XDP "
+                              "switch replicates mac-nibble streams of best-effort classes: it has no egress queues "
+                              "for time-triggered ones)")
+
+
+def replication(entry: FlowEntry, groups: dict[int, GroupEntry]) -> tuple[tuple[int, int], list[tuple[int, int]]]:
+    """A redundant stream's entry at its talker's edge: (in port, destination MAC) and its copies."""
+    fields = match_fields(entry.match)
+    if set(fields) != {"eth_type", "in_port", "eth_dst"} or len(entry.actions) != 1 or not isinstance(
+            entry.actions[0], Group):
+        raise XdpTableError(_name(entry), "an R-TAG entry matches in_port and eth_dst and hands frames to a group")
+    group = groups.get(entry.actions[0].group_id)
+    if group is None or group.type != "all":
+        raise XdpTableError(_name(entry), f"group {entry.actions[0].group_id} is not an installed group of type all")
+    check_group(group)
+    copies = [copy_of(f"group {group.group_id}", bucket.actions) for bucket in group.buckets]
+    return (fields["in_port"][0], fields["eth_dst"][0]), copies
 
 
 def xdp_tables(entries: Iterable[FlowEntry], groups: Iterable[GroupEntry] = ()) -> XdpTables:
@@ -146,6 +191,13 @@ def xdp_tables(entries: Iterable[FlowEntry], groups: Iterable[GroupEntry] = ()) 
             raise XdpTableError(_name(entry), "IPv6 is not in the XDP data plane (it forwards IPv4; a host's IPv6 "
                                               "frames are dropped, forged ones counted as such): run a dual-stack "
                                               "fabric on Open vSwitch")
+        if fields.get("eth_type", (0, None))[0] == RTAG_ETHERTYPE:
+            if kind == Kind.STREAM and entry.table == HOST_IN:
+                key, copies = replication(entry, by_id)
+                tables.replicas[key] = copies
+                continue
+            if kind == Kind.DELIVER and entry.table == DELIVER:
+                continue  # eliminated at this edge, then delivered as IPv4 (sr_terminate)
         if entry.table == PORT_IN and kind == Kind.PORT:
             if "in_port" in fields:
                 tables.trusted_ports.add(fields["in_port"][0])

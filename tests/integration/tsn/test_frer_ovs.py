@@ -18,7 +18,7 @@ import pytest
 
 from srfabric.model.topo import tsn_fig1
 from srfabric.testbed.api_lab import ApiLab, ServeProcess
-from srfabric.testbed.frer_traffic import NumberedUdp, tally
+from srfabric.testbed.frer_traffic import NumberedUdp, tally, with_a_cut
 from srfabric.testbed.net import ovs_running
 from srfabric.tsn.frer import COUNTERS
 from srfabric.xdp.frer import FrerEliminator
@@ -49,12 +49,7 @@ def test_a_cut_on_one_path_loses_nothing_and_delivers_nothing_twice(lab: ApiLab,
     try:
         eliminator.attach("h3-eth0", listener_pid)
         flow = NumberedUdp(lab, "redundant", "h1", "h3", 6000, FRAMES, RATE, tagged=True)
-        flow.listen()
-        time.sleep(0.5)
-        flow.talk()
-        time.sleep(CUT_AFTER_S)
-        lab.testbed.net.configLinkStatus("s2", "s5", "down")
-        result = tally(flow.received(FRAMES / RATE + 15), FRAMES, 1_000_000_000 // RATE)
+        result = with_a_cut(lab, flow, CUT_AFTER_S, ("s2", "s5"))
         counted = next(iter(eliminator.counters().values()))
         with lab.serve.client() as client:  # as `srfabric frer eliminate` reports them
             assert client.report_frer(eliminator.report("h3-eth0"))["matched"] == 1

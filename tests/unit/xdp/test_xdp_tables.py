@@ -39,8 +39,12 @@ def test_a_route_to_a_group_that_is_not_indirect_or_missing_is_refused_by_name()
     with pytest.raises(XdpTableError, match="group 7 is not installed"):
         xdp_tables([route])
     select = GroupEntry(7, "select", (Bucket((Output(1),), 1), Bucket((Output(2),), 1)))
-    with pytest.raises(XdpTableError, match="indirect groups of one bucket only"):
+    with pytest.raises(XdpTableError, match="indirect groups of one bucket, or all groups of 1 to 4 copies"):
         xdp_tables([route], [select])
+    copies = GroupEntry(7, "all", (Bucket((SetField("eth_src", 0x21), Output(1))), Bucket((SetField("eth_src", 0x31),
+                                                                                             Output(2)))))
+    with pytest.raises(XdpTableError, match="a route or chain hands its frames to an indirect group"):
+        xdp_tables([route], [copies])
 
 
 def chain_entry(priority: int, actions: tuple, **fields: int | tuple[int, int]) -> FlowEntry:
@@ -126,3 +130,34 @@ def test_the_sr_proxy_is_refused_by_name(codec: str) -> None:
     state = compile_state(fabric, [], codec)
     with pytest.raises(XdpTableError, match="SR proxy .*correlation None.* not in the XDP data plane"):
         xdp_tables(state.entries[function.ingress[0]], state.groups.get(function.ingress[0], ()))
+
+
+def redundant_state(time_triggered: bool):  # type: ignore[no-untyped-def]
+    from srfabric.model.stream import SteeredStream
+    from srfabric.model.topo import tsn_fig1
+    from srfabric.rules.compile import CompileCache
+
+    fabric = tsn_fig1().to_fabric()
+    stream = SteeredStream("cam", 1, "h1", "h3", ("s1", "s2", "s5"), time_triggered=time_triggered,
+                           second_path=("s1", "s3", "s4", "s5"))
+    return fabric, CompileCache("mac-nibble", tt_queue=6).state(fabric, [], streams=[stream])
+
+
+def test_a_redundant_streams_group_becomes_one_copy_per_path_for_the_replicator() -> None:
+    fabric, state = redundant_state(time_triggered=False)
+    names = {switch.name: dpid for dpid, switch in fabric.switches.items()}
+    talker, listener = fabric.hosts["h1"], fabric.hosts["h3"]
+    at_talker = xdp_tables(state.entries[names["s1"]], state.groups.get(names["s1"], ()))
+    copies = at_talker.replicas[(talker.port, listener.mac)]
+    ports = {b: port for (a, port), (b, _) in fabric.links.items() if a == names["s1"]}
+    assert sorted(port for port, _ in copies) == sorted([ports[names["s2"]], ports[names["s3"]]])
+    assert len({header for _, header in copies}) == 2  # each path its own header
+    at_listener = xdp_tables(state.entries[names["s5"]], state.groups.get(names["s5"], ()))
+    assert at_listener.replicas == {}  # its R-TAG delivery is the edge's elimination: nothing to write
+
+
+def test_a_time_triggered_redundant_stream_is_refused_by_name_on_xdp() -> None:
+    fabric, state = redundant_state(time_triggered=True)
+    s1 = next(dpid for dpid, switch in fabric.switches.items() if switch.name == "s1")
+    with pytest.raises(XdpTableError, match="no egress queues"):
+        xdp_tables(state.entries[s1], state.groups.get(s1, ()))
