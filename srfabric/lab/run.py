@@ -29,13 +29,14 @@ def registry(kernel_lab: bool = False) -> dict[str, Experiment]:
         tsn_fig10,
         tsn_fig11,
         tsn_fig12,
+        tsn_frer,
         tsn_tables23,
     )
 
     modules = (calibration, ovs_chain, ns_chain, firewall, shaper, sfc_throughput, sr_vs_rules, sr_proxy)
     experiments = {m.EXPERIMENT.name: m.EXPERIMENT for m in modules}
     if kernel_lab:
-        for module in (tsn_fig9, tsn_fig10, tsn_fig11, tsn_fig12, tsn_tables23):
+        for module in (tsn_fig9, tsn_fig10, tsn_fig11, tsn_fig12, tsn_tables23, tsn_frer):
             experiments[module.EXPERIMENT.name] = module.EXPERIMENT
     return experiments
 

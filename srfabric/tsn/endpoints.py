@@ -60,19 +60,25 @@ def wait_until(deadline_ns: int, spin: bool = True) -> None:
 
 def talk(dst: str, streams: list[tuple[int, int]], period_ns: int, count: int, size: int, priority: int,
          lead_ns: int = 50_000_000, spread: bool = False, seed: int = 1, stamp_sent: bool = False,
-         txtime_ns: int = 0, etf_delta_ns: int = 0) -> dict[str, Any]:
+         txtime_ns: int = 0, etf_delta_ns: int = 0, rtag: tuple[str, int, str, int] | None = None) -> dict[str, Any]:
     """Send ``count`` datagrams of each (UDP port, slot offset) stream, every period, from one process
     (``spread``: at a random point of each period instead, as a sender that knows no schedule;
     ``stamp_sent``: each datagram carries when it left, and no CPU is spent spinning for the planned time;
     ``txtime_ns``: each datagram is handed to the kernel that long ahead with its planned time as its
     SO_TXTIME launch time, plus ``etf_delta_ns`` as etf releases a frame that much before its launch time;
-    one handed over too late counts in ``too_late``);
+    one handed over too late counts in ``too_late``; ``rtag``: (interface, destination MAC, source address, source
+    port): each datagram R-tagged, numbered, on a raw socket, as a redundant stream's talker sends it);
     returns how late the sends left, at most and on average."""
     import random
 
     draw = random.Random(seed)
     padding = b"\0" * max(0, size - HEADER.size)
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+    from srfabric.tsn.rtag_sender import RtagSender
+
+    if rtag and txtime_ns:
+        raise ValueError("rtag: R-tagged frames are sent on a raw socket, which takes no SO_TXTIME")
+    opened: Any = RtagSender(*rtag) if rtag else socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    with opened as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_PRIORITY, priority)
         if txtime_ns:
             sock.setsockopt(socket.SOL_SOCKET, SO_TXTIME, struct.pack("iI", time.CLOCK_TAI, 0))
@@ -199,6 +205,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="hand each frame to the kernel this long ahead with SO_TXTIME (needs the etf qdisc)")
     talker.add_argument("--etf-delta-ns", type=int, default=0,
                         help="the etf qdisc's delta: launch times are set this much after the planned time")
+    talker.add_argument("--rtag", nargs=4, metavar=("IFACE", "DST_MAC", "SRC_IP", "SPORT"), default=None,
+                        help="send R-tagged frames (IEEE 802.1CB) on IFACE's raw socket: a redundant stream's talker")
     listener = sub.add_parser("listen")
     listener.add_argument("--port", type=int, action="append", required=True, help="repeatable")
     listener.add_argument("--count", type=int, default=1000, help="frames per port")
@@ -217,7 +225,9 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("give one --offset-ns per --port")
         result = talk(args.dst, list(zip(args.port, offsets, strict=True)), args.period_ns, args.count, args.size,
                       args.priority, spread=args.spread, seed=args.seed, stamp_sent=args.stamp == "sent",
-                      txtime_ns=args.txtime_ns, etf_delta_ns=args.etf_delta_ns)
+                      txtime_ns=args.txtime_ns, etf_delta_ns=args.etf_delta_ns,
+                      rtag=(args.rtag[0], int(args.rtag[1].replace(":", ""), 16), args.rtag[2], int(args.rtag[3]))
+                      if args.rtag else None)
     else:
         if args.late_after_ns and len(args.late_after_ns) not in (1, len(args.port)):
             parser.error("give one --late-after-ns, or one per --port")

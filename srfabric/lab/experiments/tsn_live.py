@@ -89,9 +89,10 @@ class Fig7Fabric:
             time.sleep(min(left / 1e9, 0.5))
 
     def stream(self, talker: str, listener: str, port: int, priority: int = 7, path: list[str] | None = None,
-               name: str = "") -> dict[str, Any]:
+               name: str = "", more: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A stream through the API; ``more``: other fields of its body (a redundant one's second path...)."""
         body: dict[str, Any] = {"name": name, "talker": self.lab.ports[talker], "listener": self.lab.ports[listener],
-                                "period_ns": 1_000_000, "size_bytes": 1400, "priority": priority}
+                                "period_ns": 1_000_000, "size_bytes": 1400, "priority": priority, **(more or {})}
         if port:
             body["udp_destination_port"] = port
         if path:
@@ -122,12 +123,13 @@ class Fig7Fabric:
         return process
 
     def talk(self, host: str, dst: str, ports: list[int], pps: int, seconds: float, size: int = 1400,
-             seed: int = 1) -> subprocess.Popen[bytes]:
-        """Each port's flow at ``pps``, every frame at a random point of its period, stamped when it left."""
+             seed: int = 1, rtag: tuple[str, str, str, str] | None = None) -> subprocess.Popen[bytes]:
+        """Each port's flow at ``pps``, every frame at a random point of its period, stamped when it left;
+        ``rtag``: R-tagged on a raw socket (interface, destination MAC, source address, source port)."""
         assert self.lab.testbed is not None
         args = [*ENDPOINTS, "talk", "--dst", dst, "--period-ns", str(1_000_000_000 // pps), "--count",
                 str(max(1, int(seconds * pps))), "--size", str(size), "--spread", "--stamp", "sent", "--seed",
-                str(seed)]
+                str(seed), *(["--rtag", *rtag] if rtag else [])]
         for port in ports:
             args += ["--port", str(port)]
         process = self.lab.testbed.popen(host, args, stdout=subprocess.PIPE)

@@ -1,0 +1,167 @@
+"""srfabric's own experiment in the style of Fig. 12 (IEEE 802.1CB): a link cut at t = ``seconds`` under a
+redundant priority-7 stream and, beside it in the same run, a single-path one, on the live fabric with taprio.
+
+Fig. 7's fabric under ``srfabric serve --gates taprio``, every gated port open to priority 7 for 70 % of each
+1 ms period (as in Fig. 12). t1 → l1 is redundant (``num_seamless_trees: 2`` on s1-s2-s4 and s1-s3-s4, one slot
+on both trees); its talker R-tags and numbers every frame, and l1's interface eliminates the second copy in XDP
+(``bpf/frer_eliminate.c``: end-system elimination, as on any Open vSwitch fabric). t2 → l2 is an ordinary
+priority-7 stream whose path the scheduler chooses. Both send 1,000 frames/s of 1,400 bytes, every frame at a
+random point of its period and stamped when it left. At t = ``seconds`` (10 s by default) the middle link of the
+single-path stream's path goes down, and the run goes on as long again; the controller repairs the single-path
+stream as it repairs any, while the redundant one goes on over its other tree. The link comes back up between
+runs. As in Fig. 12, the priority-7 class of every gated port drains at an emulated 250 Mbit/s.
+Run it in the kernel lab: ``srfabric kernel-lab run --ovs -- srfabric lab tsn-frer``.
+"""
+
+from __future__ import annotations
+
+import csv
+import time
+from pathlib import Path
+from typing import Any
+
+from srfabric.lab.core import Context, Experiment, Settings
+from srfabric.lab.experiments.tsn_fig9 import taprio_kernel
+from srfabric.lab.experiments.tsn_live import PRIMARY, SECONDARY, Fig7Fabric, finish, latency_series, sleep_until
+from srfabric.southbound.taprio import tai_now_ns
+
+Row = dict[str, Any]
+PPS, DUTY, LINE_MBIT = 1000, 70, 250
+PORTS = {"redundant": 6100, "single": 6200}
+STREAMS = ("redundant", "single")
+
+
+def count(settings: Settings) -> int:
+    return 1
+
+
+def received(csv_path: Path) -> list[tuple[int, int, int]]:
+    """(sequence number, planned send, latency) of every frame a listener wrote, as it came."""
+    with csv_path.open() as rows:
+        return [(int(r["seq"]), int(r["planned_ns"]), int(r["latency_ns"])) for r in csv.DictReader(rows)]
+
+
+def outcome(frames: list[tuple[int, int, int]], sent: int, cut_ns: int, skip_ns: int) -> dict[str, float]:
+    """Lost and twice-delivered frames, the longest gap between two frames sent less the period (ms), and the mean
+    latency before and after the cut (µs), leaving out the first ``skip_ns`` (the kernel datapath's first upcalls).
+
+    >>> row = outcome([(0, 0, 50_000), (1, 1_000_000, 60_000), (1, 1_000_000, 70_000), (3, 3_000_000, 80_000)],
+    ...               4, 2_000_000, 0)
+    >>> row["lost"], row["duplicates"], row["gap_ms"], row["before_mean_us"], row["after_mean_us"]
+    (1.0, 1.0, 1.0, 60.0, 80.0)
+    """
+    numbers = [seq for seq, _, _ in frames]
+    unique = sorted(set(numbers))
+    planned = sorted({planned for _, planned, _ in frames})
+    gaps = [(b - a) / 1e6 - 1000 / PPS for a, b in zip(planned, planned[1:], strict=False)]
+    before = [latency for _, at, latency in frames if skip_ns <= at < cut_ns]
+    after = [latency for _, at, latency in frames if at >= cut_ns]
+    return {"lost": float(sent - len(unique)), "duplicates": float(len(numbers) - len(unique)),
+            "gap_ms": round(max(gaps, default=0.0), 3),
+            "before_mean_us": round(sum(before) / max(1, len(before)) / 1000, 2),
+            "after_mean_us": round(sum(after) / max(1, len(after)) / 1000, 2)}
+
+
+def run(ctx: Context) -> None:
+    from srfabric.xdp.frer import FrerEliminator
+    from srfabric.xdp.loader import build
+
+    taprio_kernel("tsn-frer")
+    half = ctx.settings.seconds
+    build()
+    with Fig7Fabric(pairs=2, line_mbit=LINE_MBIT) as fabric:
+        fabric.stream("t1", "l1", PORTS["redundant"], path=PRIMARY, name="redundant",
+                      more={"num_seamless_trees": 2, "second_path": SECONDARY, "udp_source_port": 6101})
+        single = fabric.stream("t2", "l2", PORTS["single"], name="single")
+        fabric.reschedule(DUTY)
+        cut = (single["path"][1], single["path"][2])
+        testbed = fabric.lab.testbed
+        assert testbed is not None
+        eliminator = FrerEliminator.load("lab-tsn-frer-l1", history_length=32, reset_ms=2000)
+        eliminator.attach("l1-eth0", testbed.node("l1").pid)
+        listener = fabric.lab.spec.hosts["l1"]
+        rep = 0
+
+        def sample() -> dict[str, float]:
+            nonlocal rep
+            rep += 1
+            paths = {name: fabric.folder / f"{name}-{rep}.csv" for name in STREAMS}
+            sent = int(2 * half * PPS)
+            listeners = [fabric.listen(host, [PORTS[name]], sent, paths[name], timeout_s=3)
+                         for name, host in (("redundant", "l1"), ("single", "l2"))]
+            fabric.wait_for_gates()
+            start_ns, begin = tai_now_ns(), time.monotonic()
+            talkers = [fabric.talk("t1", listener.ip, [PORTS["redundant"]], PPS, 2 * half, seed=rep,
+                                   rtag=("t1-eth0", f"{listener.mac:012x}", fabric.ip("t1"), "6101")),
+                       fabric.talk("t2", fabric.ip("l2"), [PORTS["single"]], PPS, 2 * half, seed=100 + rep)]
+            sleep_until(begin + half)
+            cut_ns = tai_now_ns()
+            testbed.net.configLinkStatus(*cut, "down")
+            for process in (*talkers, *listeners):
+                finish(process, timeout_s=4 * half + 60)
+            testbed.net.configLinkStatus(*cut, "up")
+            time.sleep(3.0)  # the controller sees the link again and puts the second bucket back
+            skip = int(0.1 * half * 1e9)
+            row: dict[str, float] = {}
+            for name in STREAMS:
+                frames = received(paths[name])
+                row |= {f"{name}_{metric}": value for metric, value in outcome(frames, sent, cut_ns, start_ns + skip
+                                                                               ).items()}
+                ctx.extra.setdefault(f"{name}_series", []).append(latency_series(paths[name], start_ns, 0.25))
+            ctx.extra.setdefault("cut_s", []).append(round((cut_ns - start_ns) / 1e9, 3))
+            return row
+
+        try:
+            ctx.repeat({"duty_percent": DUTY, "pps": PPS, "cut": "-".join(cut)}, sample)
+            ctx.extra["eliminator"] = next(iter(eliminator.counters().values()), {})
+        finally:
+            eliminator.attach("l1-eth0", testbed.node("l1").pid, off=True)
+            eliminator.unload()
+        ctx.extra["api_calls"] = fabric.calls
+
+
+def plot(rows: list[Row], extra: dict[str, Any], path: Path) -> None:
+    """The last run: each stream's frames and mean latency per quarter second, the cut marked."""
+    from srfabric.lab.plot import pyplot, save
+
+    plt = pyplot()
+    figure, (frames_ax, latency_ax) = plt.subplots(2, 1, figsize=(7.5, 6), sharex=True)
+    for name, style in (("redundant", "o-"), ("single", "s-")):
+        series = (extra.get(f"{name}_series") or [[]])[-1]
+        label = "redundant (802.1CB, two trees)" if name == "redundant" else "single path"
+        frames_ax.plot([t for t, _, _ in series], [n for _, _, n in series], style, markersize=3, label=label)
+        latency_ax.plot([t for t, _, _ in series], [m for _, m, _ in series], style, markersize=3, label=label)
+    for ax in (frames_ax, latency_ax):
+        for cut in (extra.get("cut_s") or [[]])[-1:]:
+            ax.axvline(cut, color="grey", linestyle="--")
+        ax.grid(alpha=0.3)
+    frames_ax.set(ylabel="frames per 0.25 s", title="A link cut under a redundant and a single-path stream")
+    latency_ax.set(xlabel="time (s)", ylabel="mean latency (µs)")
+    frames_ax.legend(fontsize=8)
+    save(figure, path, "the redundant stream loses nothing at the cut; the single-path one loses its repair time")
+
+
+def compare(rows: list[Row], extra: dict[str, Any]) -> list[str]:
+    by = {r["metric"]: r["median"] for r in rows}
+    out = []
+    for name in STREAMS:
+        out.append(f"{name}: lost {by.get(f'{name}_lost', 0):.0f}, delivered twice "
+                   f"{by.get(f'{name}_duplicates', 0):.0f}, longest gap {by.get(f'{name}_gap_ms', 0):.1f} ms, mean "
+                   f"latency {by.get(f'{name}_before_mean_us', 0):.0f} µs before the cut and "
+                   f"{by.get(f'{name}_after_mean_us', 0):.0f} after (medians of the runs)")
+    if extra.get("eliminator"):
+        counters = extra["eliminator"]
+        out.append("l1's eliminator over all runs: " + ", ".join(f"{k} {v}" for k, v in counters.items()))
+    return out
+
+
+EXPERIMENT = Experiment(
+    name="tsn-frer",
+    title="A link cut under a redundant (IEEE 802.1CB) and a single-path priority-7 stream, taprio gates",
+    paper="srfabric's own: FRER (issue 43) beside Fig. 12's setting; the redundant stream should lose nothing and "
+          "deliver nothing twice, the single-path one loses what its repair takes",
+    count=count,
+    measure=run,
+    plot=plot,
+    compare=compare,
+)
