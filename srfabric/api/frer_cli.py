@@ -1,5 +1,6 @@
 """``srfabric frer``: end-system elimination (IEEE 802.1CB) on a listener's interface, reporting its counters to
-the API (``eliminate``), and the counters the API holds (``show``).
+the API (``eliminate``); an XDP switch's egress-edge elimination counters reported (``report``); and the counters
+the API holds (``show``).
 
 ``eliminate`` runs until stopped (Ctrl-C, SIGTERM): it loads ``bpf/frer_eliminate.c``, attaches it to the
 interface, sends the counters every ``--every-s`` seconds, and takes the program off again when it ends.
@@ -26,6 +27,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     eliminate.add_argument("--history-length", type=int, default=32, help="frerSeqRcvyHistoryLength, 2..64")
     eliminate.add_argument("--reset-ms", type=int, default=2000, help="frerSeqRcvyResetMSec")
     eliminate.add_argument("--every-s", type=float, default=1.0, help="seconds between reports")
+    report = actions.add_parser("report", help="report the counters of an XDP switch's egress-edge elimination "
+                                               "(its agent's pin name, e.g. mn-s5) to the API (root)")
+    report.add_argument("switch", help="the agent's --name (pinned under /sys/fs/bpf/srfabric)")
+    report.add_argument("--every-s", type=float, default=1.0, help="seconds between reports")
+    report.add_argument("--once", action="store_true", help="one report, then exit")
     actions.add_parser("show", help="the eliminators' newest counters, in ieee802-dot1cb-frer's terms")
 
 
@@ -38,6 +44,15 @@ def run(args: argparse.Namespace) -> int:
             raise SrfabricError("every-s", f"must be in 0.1..3600, got {args.every_s}")
         from srfabric.xdp.frer import FrerEliminator
         from srfabric.xdp.loader import build
+
+        if args.action == "report":  # the switch's own tables: nothing to load or attach
+            switch = FrerEliminator.pinned(args.switch)
+            while True:
+                answer = client.report_frer(switch.report(args.switch[-15:]))
+                print(f"{answer['streams']} streams, {answer['matched']} of them admitted", flush=True)
+                if args.once:
+                    return 0
+                time.sleep(args.every_s)
 
         build()
         eliminator = FrerEliminator.load(f"frer-{args.interface}", args.history_length, args.reset_ms)

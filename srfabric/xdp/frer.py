@@ -16,7 +16,7 @@ from typing import Any
 
 from srfabric.errors import SrfabricError
 from srfabric.tsn.frer import COUNTERS, SEQ_SPACE
-from srfabric.xdp.loader import LoadedObject, load
+from srfabric.xdp.loader import PIN_ROOT, LoadedObject, load
 from srfabric.xdp.ticks import kernel_hz, ms_to_ticks
 
 CONFIG = struct.Struct("<IIQ")  # history_length, pad, reset time in the kernel's ticks (``ticks``)
@@ -53,6 +53,18 @@ class FrerEliminator:
         made = cls(load("frer", name), history_length, reset_ms)
         made.loaded.map("frer_config").update(struct.pack("<I", 0), CONFIG.pack(history_length, 0, reset))
         return made
+
+    @classmethod
+    def pinned(cls, name: str) -> FrerEliminator:
+        """The recovery tables of an object pinned as ``name`` already: an XDP switch's (its agent's ``--name``),
+        whose egress edge eliminates; its settings read back from it."""
+        folder = PIN_ROOT / name
+        if not (folder / "maps" / "frer_slots").exists():
+            raise SrfabricError("switch", f"nothing pinned as {name} holds FRER recovery tables ({folder})")
+        loaded = LoadedObject("mac-nibble", folder)
+        raw = loaded.map("frer_config").lookup(struct.pack("<I", 0))
+        history, _, ticks = CONFIG.unpack(raw) if raw else (0, 0, 0)
+        return cls(loaded, history, max(1, (ticks - 1) * 1000 // kernel_hz()))
 
     def program(self, queues: int = 1) -> Path:
         """The program for an interface with ``queues`` receive queues: without a lock for one (NAPI runs it one

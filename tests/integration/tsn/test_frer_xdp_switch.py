@@ -3,10 +3,12 @@ every switch): made through the API with ``num_seamless_trees: 2``. The talker's
 into both paths with the tc replicator (XDP cannot clone), and the listener's edge eliminates the second copy in
 XDP before it delivers the frame without its tag, so the listener's host runs nothing. A link of the first path
 is cut in the middle of the run: every frame arrives once (0 lost, 0 duplicates), and the switches' counters show
-the copies made and eliminated."""
+the copies made and eliminated; ``srfabric frer report`` puts the egress edge's counters in the API."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +18,7 @@ from srfabric.model.topo import tsn_fig1
 from srfabric.testbed.api_lab import ApiLab, ServeProcess
 from srfabric.testbed.frer_traffic import NumberedUdp, with_a_cut
 from srfabric.testbed.net import ovs_running
+from srfabric.tsn.frer import COUNTERS
 from srfabric.xdp.bpf_syscall import PinnedMap
 from srfabric.xdp.layout import REASONS, sum_counts, u32
 from srfabric.xdp.loader import PIN_ROOT, build
@@ -52,3 +55,11 @@ def test_the_xdp_switches_copy_and_eliminate_so_a_cut_loses_nothing(lab: ApiLab)
     assert (result["lost"], result["duplicates"]) == (0, 0)
     assert verdicts("s1", "replicate") == FRAMES  # s1, the talker's edge: every frame to the replicator
     assert verdicts("s5", "drop_duplicate") >= CUT_AFTER_S * RATE * 0.5  # s5: the second copies until the cut
+    reported = subprocess.run([sys.executable, "-m", "srfabric", "frer", "report", "mn-s5", "--once", "--url",
+                               lab.serve.url, "--token", lab.serve.token], capture_output=True, text=True, timeout=60)
+    assert "1 of them admitted" in reported.stdout, reported.stdout + reported.stderr
+    with lab.serve.client() as client:
+        shown = client.get("/v2.0/srfabric/frer")["ietf-interfaces:interfaces"]["interface"]
+    counters = next(i for i in shown if i["name"] == "mn-s5")["statistics"]["ieee802-dot1cb-frer:frer"]
+    entry = counters["per-port-per-stream-counters"][0]
+    assert (entry["handle"], entry[COUNTERS["passed"]]) == (made["stream_id"], FRAMES)
