@@ -80,6 +80,13 @@ if ! ovs-vsctl --timeout=5 show >/dev/null 2>&1; then
   /usr/share/openvswitch/scripts/ovs-ctl start --system-id=random
 fi
 
+# A peer under `bench capacity`: os-ken 1.4.0's simple_switch_13, the last release that ships it, unchanged, run by
+# the venv's os-ken (its own dependencies need an eventlet that Python 3.11 cannot import): the package only.
+PEERS=build/peers/os-ken-1.4.0
+if [ ! -f "$PEERS/os_ken/app/simple_switch_13.py" ]; then
+  "$VENV/bin/pip" install -q --no-deps --target "$PEERS" os-ken==1.4.0
+fi
+
 # The no-wait TSN scheduler's placement loop in C, a module for the venv's Python (srfabric falls back to its
 # Python loop without it).
 make -s -C native PYTHON="$PWD/$VENV/bin/python"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import socket
 import time
 
 from srfabric.api.chain_cli import api_command
@@ -27,12 +28,26 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     eliminate.add_argument("--history-length", type=int, default=32, help="frerSeqRcvyHistoryLength, 2..64")
     eliminate.add_argument("--reset-ms", type=int, default=2000, help="frerSeqRcvyResetMSec")
     eliminate.add_argument("--every-s", type=float, default=1.0, help="seconds between reports")
+    eliminate.add_argument("--reporter", default=socket.gethostname()[:64],
+                           help="who reports (default: this host's name): one interface name on several hosts")
     report = actions.add_parser("report", help="report the counters of an XDP switch's egress-edge elimination "
                                                "(its agent's pin name, e.g. mn-s5) to the API (root)")
     report.add_argument("switch", help="the agent's --name (pinned under /sys/fs/bpf/srfabric)")
     report.add_argument("--every-s", type=float, default=1.0, help="seconds between reports")
     report.add_argument("--once", action="store_true", help="one report, then exit")
+    report.add_argument("--reporter", default=socket.gethostname()[:64], help="who reports (default: this host)")
     actions.add_parser("show", help="the eliminators' newest counters, in ieee802-dot1cb-frer's terms")
+
+
+def send(client: SfcClient, report: dict[str, object]) -> bool:
+    """One report; an error (the API down, the token refused) is printed, not raised."""
+    try:
+        answer = client.report_frer(report)
+    except SrfabricError as error:
+        print(f"report not taken: {error}", flush=True)
+        return False
+    print(f"{answer['streams']} streams, {answer['matched']} of them admitted", flush=True)
+    return True
 
 
 def run(args: argparse.Namespace) -> int:
@@ -48,10 +63,9 @@ def run(args: argparse.Namespace) -> int:
         if args.action == "report":  # the switch's own tables: nothing to load or attach
             switch = FrerEliminator.pinned(args.switch)
             while True:
-                answer = client.report_frer(switch.report(args.switch[-15:]))
-                print(f"{answer['streams']} streams, {answer['matched']} of them admitted", flush=True)
+                sent = send(client, switch.report(args.switch[-15:]) | {"reporter": args.reporter})
                 if args.once:
-                    return 0
+                    return 0 if sent else 1
                 time.sleep(args.every_s)
 
         build()
@@ -59,9 +73,8 @@ def run(args: argparse.Namespace) -> int:
         try:
             eliminator.attach(args.interface, args.pid)
             print(f"eliminating on {args.interface}; reporting every {args.every_s:g} s", flush=True)
-            while True:
-                answer = client.report_frer(eliminator.report(args.interface))
-                print(f"{answer['streams']} streams, {answer['matched']} of them admitted", flush=True)
+            while True:  # the API down or refusing is no reason to stop eliminating: the next report tries again
+                send(client, eliminator.report(args.interface) | {"reporter": args.reporter})
                 time.sleep(args.every_s)
         finally:
             eliminator.attach(args.interface, args.pid, off=True)

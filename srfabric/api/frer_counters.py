@@ -58,7 +58,13 @@ class FrerReport(Strict):
     """What one eliminator reports: where it runs, its settings (802.1CB's frerSeqRcvyHistoryLength and
     frerSeqRcvyResetMSec), and its streams."""
 
+    reporter: str = Field(default="", pattern=r"^[A-Za-z0-9_.:@-]{0,64}$")  # the host: one interface name on many
     interface: str = Field(pattern=r"^[A-Za-z0-9_.:@-]{1,15}$")
+
+    @property
+    def where(self) -> str:
+        """The interface as the answer names it: ``reporter/interface`` when the reporter said who it is."""
+        return f"{self.reporter}/{self.interface}" if self.reporter else self.interface
     history_length: int = Field(ge=2, le=64)
     reset_ms: int = Field(ge=1, le=3_600_000)
     streams: list[EliminatedStream] = Field(max_length=MAX_STREAMS)
@@ -106,7 +112,7 @@ class FrerBook:
         self.reports: dict[str, tuple[float, FrerReport]] = {}
 
     def keep(self, report: FrerReport) -> None:
-        self.reports[report.interface] = (self.clock(), report)
+        self.reports[report.where] = (self.clock(), report)
 
     def tied(self, streams: Sequence[StreamEnds]) -> Iterator[tuple[str, float, FrerReport, EliminatedStream,
                                                                    StreamEnds | None]]:
@@ -116,6 +122,17 @@ class FrerBook:
             for seen in report.streams:
                 yield interface, at, report, seen, next((s for s in streams if s.matches(seen)), None)
 
+    def totals(self, streams: Sequence[StreamEnds]) -> dict[tuple[str, StreamEnds], dict[str, int]]:
+        """Each (interface, admitted stream)'s counters, summed over what the eliminator holds of it (a stream
+        of any source port may be several there)."""
+        summed: dict[tuple[str, StreamEnds], dict[str, int]] = {}
+        for interface, _, _, seen, stream in self.tied(streams):
+            if stream is not None:
+                counts = summed.setdefault((interface, stream), dict.fromkeys(COUNTERS.values(), 0))
+                for leaf in counts:
+                    counts[leaf] += seen.count(leaf)
+        return summed
+
     def document(self, streams: Sequence[StreamEnds]) -> dict[str, Any]:
         """The counters and settings in ``ieee802-dot1cb-frer``'s terms, and srfabric's part: which stream each
         handle is, when each interface reported, and the streams no admitted stream matches."""
@@ -124,14 +141,14 @@ class FrerBook:
         unmatched: list[dict[str, str]] = []
         handles: dict[str, dict[str, str]] = {}
         reported = {interface: at for interface, (at, _) in self.reports.items()}
-        for interface, _, report, seen, stream in self.tied(streams):
-            counts = interfaces.setdefault(interface, [])
+        for interface, _, _, seen, stream in self.tied(streams):
+            interfaces.setdefault(interface, [])
             if stream is None:
                 unmatched.append({"interface": interface, "source": f"{seen.source}:{seen.source_port}",
                                   "destination": f"{seen.destination}:{seen.destination_port}"})
-                continue
-            counts.append({"direction-out-facing": False, "handle": stream.handle,
-                           **{leaf: seen.count(leaf) for leaf in COUNTERS.values()}})
+        for (interface, stream), counts in self.totals(streams).items():
+            report = self.reports[interface][1]
+            interfaces[interface].append({"direction-out-facing": False, "handle": stream.handle, **counts})
             recovery.append({"index": len(recovery), "stream": [stream.handle], "port": [interface],
                              "direction-out-facing": False, "algorithm": {"vector": {}},
                              "history-length": report.history_length, "reset-timeout": report.reset_ms})

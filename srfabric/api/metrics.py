@@ -13,7 +13,7 @@ Exported (``srfabric_`` first):
 - ``gate_schedule_changes_total``; ``leader_generation`` (with a controller pair);
 - ``gptp_synced`` and ``gptp_offset_nanoseconds`` by bridge, when srfabric watches gPTP;
 - ``frer_rx_passed_pkts`` ... ``frer_rx_resets``: each admitted stream's sequence-recovery counters (802.1CB) by
-  stream and interface, as its eliminator last reported them.
+  stream (its id) and interface, as its eliminator last reported them.
 """
 
 from __future__ import annotations
@@ -116,8 +116,7 @@ def frer_counters(service: SfcService) -> Iterator[Metric]:
     families = {leaf: CounterMetricFamily(f"srfabric_frer_{leaf.replace('-', '_')}", f"802.1CB sequence recovery: "
                                           f"{leaf}, by stream and the eliminator's interface",
                                           labels=["stream", "interface"]) for leaf in COUNTERS.values()}
-    for interface, _, _, seen, stream in service.streams.frer.tied(ends):
-        if stream is not None:
-            for leaf, family in families.items():
-                family.add_metric([stream.name or stream.ident, interface], seen.count(leaf))
+    for (interface, stream), counts in service.streams.frer.totals(ends).items():
+        for leaf, family in families.items():
+            family.add_metric([stream.ident, interface], counts[leaf])  # ids: names need not be unique
     yield from families.values()

@@ -93,12 +93,22 @@ def replan_redundant(planner: LivePlanner, fabric: Fabric, record: Record, old: 
 
 def place_kept(planner: LivePlanner, stream: Stream, full: tuple[str, ...], record: Record) -> None:
     """A kept stream's slot and phase on a new planner (after a restart or a topology change): on both trees
-    when it is redundant; raises ``ModelError`` when they are taken."""
-    if record.get("second_path"):
-        second = (full[0], *record["second_path"], full[-1])
-        planner.admit_redundant(stream, full, second, (record["slot"], record["phase"] or 0))
-    else:
-        planner.place(stream, Assignment(record["id"], record["slot"], full, record["phase"] or 0))
+    when it is redundant, or on the tree that still has all its links while a link of the other is down (its
+    slot kept there, so no other stream takes it; both again once the link is back); raises ``ModelError``
+    when they are taken."""
+    at = (record["slot"], record["phase"] or 0)
+    if not record.get("second_path"):
+        planner.place(stream, Assignment(record["id"], at[0], full, at[1]))
+        return
+    second = (full[0], *record["second_path"], full[-1])
+    try:
+        planner.admit_redundant(stream, full, second, at)
+        return
+    except ModelError as both:
+        whole = [tree for tree in (full, second) if planner.network.has_path(tree)]
+        if not whole:
+            raise both from None
+    planner.place(stream, Assignment(record["id"], at[0], whole[0], at[1]))
 
 
 def latency_bound_ns(planner: LivePlanner, stream: Stream, full: tuple[str, ...], record: Record) -> int:
@@ -107,3 +117,16 @@ def latency_bound_ns(planner: LivePlanner, stream: Stream, full: tuple[str, ...]
     if record.get("second_path"):
         return planner.redundant_latency_ns(stream, full, (full[0], *record["second_path"], full[-1]))
     return planner.latency_ns(stream, full)
+
+
+def trees(records: list[Record]) -> list[list[str]]:
+    """Every path the records' streams cross: a redundant stream's second too."""
+    return [path for record in records for path in (record["path"], record.get("second_path") or []) if path]
+
+
+class Undos(list[Callable[[], None]]):
+    """Undo steps, run last first when called."""
+
+    def __call__(self) -> None:
+        for undo in reversed(self):
+            undo()

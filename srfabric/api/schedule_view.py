@@ -1,11 +1,35 @@
-"""The scheduled streams as the schedule view shows them: path, slot, offset, latency bound, and a redundant
-stream's second tree."""
+"""The schedule as the API shows it: the slot grid, the scheduled streams (path, slot, offset, latency bound, and a
+redundant stream's second tree), every gated port's gates (taprio and YANG), and what the last change sent."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
-from srfabric.tsn.live import LivePlanner
+from srfabric.tsn.gcl import PortGcl
+from srfabric.tsn.live import CycleConfig, LivePlanner
+from srfabric.tsn.render import to_taprio, to_yang
+
+
+class LastChange(Protocol):
+    entries: dict[str, int]
+    gated: list[str]
+    base_time_ns: int | None
+    moved: list[str]
+
+
+def schedule_view(planner: LivePlanner, cycle: CycleConfig, gcls: list[PortGcl], last: LastChange
+                  ) -> dict[str, Any]:
+    """The schedule, as ``GET /v2.0/srfabric/schedule`` answers it."""
+    return {
+        "base_period_ns": cycle.base_period_ns, "cycle_ns": cycle.cycle_ns, "duty_percent": planner.duty_percent,
+        "slot_ns": planner.slot_ns, "slots": planner.slots, "streams": scheduled_streams(planner),
+        "gates": [{"port": g.interface, "switch": g.node, "base_time_ns": g.base_time_ns,
+                   "entries": [[e.mask, e.duration_ns] for e in g.entries], "tt_mask": 1 << g.tt_class,
+                   "taprio": to_taprio(g)} for g in gcls],
+        "yang": to_yang(gcls),
+        "last_change": {"entries_sent": last.entries, "gated_ports": last.gated, "base_time_ns": last.base_time_ns,
+                        "moved_streams": last.moved},
+    }
 
 
 def scheduled_streams(planner: LivePlanner) -> list[dict[str, Any]]:

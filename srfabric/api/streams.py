@@ -19,9 +19,9 @@ from typing import Any
 
 from srfabric.api.errors import ApiError, bad_request, in_use
 from srfabric.api.frer_counters import FrerBook
-from srfabric.api.redundant import TT_PRIORITY, latency_bound_ns, place_kept, replan_redundant
+from srfabric.api.redundant import TT_PRIORITY, Undos, latency_bound_ns, place_kept, replan_redundant, trees
 from srfabric.api.repository import Record, Snapshot
-from srfabric.api.schedule_view import scheduled_streams
+from srfabric.api.schedule_view import schedule_view
 from srfabric.api.translate import port_host, translate
 from srfabric.controller.controller import Controller
 from srfabric.errors import ModelError, RoutingError, SrfabricError
@@ -33,7 +33,6 @@ from srfabric.tsn.clock_watch import ClockWatch
 from srfabric.tsn.gcl import PortGcl
 from srfabric.tsn.live import CycleConfig, LivePlanner, Refused, network_from_fabric
 from srfabric.tsn.model import Stream
-from srfabric.tsn.render import to_taprio, to_yang
 from srfabric.tsn.schedule import Assignment
 
 log = logging.getLogger(__name__)
@@ -84,8 +83,10 @@ class StreamService:
                 if record["slot"] is None:
                     continue
                 try:
-                    stream, path = self._stream(snap or self.current(), record), self._full_path(snap, record)
-                    place_kept(planner, stream, path, record)
+                    # Not checked against today's links: a tree with a link down is the planner's to judge.
+                    ends = self._full_path(snap, {**record, "path": []})
+                    place_kept(planner, self._stream(snap or self.current(), record),
+                               (ends[0], *record["path"], ends[-1]), record)
                 except (ApiError, SrfabricError) as error:
                     log.warning("stream %s keeps no slot on this topology: %s", record["id"], error)
             try:
@@ -190,7 +191,7 @@ class StreamService:
         """Steer every stream of ``new`` (confirming ``changed``; one of ``must`` that cannot be steered is the
         answer), then gate every port at one base time; on failure ``undo`` puts the planner back and the
         previous streams and gates are restored."""
-        unsynced = self._unsynced([new["streams"][ident]["path"] for ident in changed if ident in new["streams"]])
+        unsynced = self._unsynced(trees([new["streams"][ident] for ident in changed if ident in new["streams"]]))
         if unsynced is not None:
             undo()
             raise unsynced
@@ -239,7 +240,7 @@ class StreamService:
             raise in_use("ScheduleNotApplied", str(error)) from None
         except ModelError as error:
             raise bad_request(str(error), "ScheduleBadRequest") from None
-        unsynced = self._unsynced([record["path"] for record in self.current()["streams"].values()])
+        unsynced = self._unsynced(trees(list(self.current()["streams"].values())))
         if unsynced is not None:
             planner.set_duty(before)
             raise unsynced
@@ -301,24 +302,34 @@ class StreamService:
         """Admit new streams together: best-effort classes are pinned to their paths, time-triggered ones
         go to the planner as one batch (``changes.change_batch``); fills their records in ``new`` and drops the
         refused ones."""
-        timed = []
+        timed, undos, refused = [], Undos(), {}
         for ident in idents:
             record = new["streams"][ident]
             if record["priority"] != TT_PRIORITY or record.get("num_seamless_trees", 1) > 1:
-                self._replan(planner, new, ident, None)  # nothing to undo: no slot
+                try:  # pinned to its path, or a redundant one (its slot on both trees, when time-triggered)
+                    undos.append(self._replan(planner, new, ident, None))
+                except ApiError as error:
+                    if error.status != 409:
+                        undos()
+                        raise
+                    refused[ident] = error.message
+                    del new["streams"][ident]
                 continue
             timed.append(self._ask(new, record))
         try:
             change = change_batch(planner, timed, self.max_moves)
         except SrfabricError as error:
+            undos()
             raise bad_request(str(error), "StreamBadRequest") from None
         self._fill(new, change)
         for ident in change.refused:
             del new["streams"][ident]
-        if len(change.refused) == len(idents):
-            change.undo()
-            raise in_use("StreamNotAdmitted", "; ".join(f"{new_id}: {why}" for new_id, why in change.refused.items()))
-        return change.undo, change.refused
+        refused |= change.refused
+        undos.append(change.undo)
+        if len(refused) == len(idents):
+            undos()
+            raise in_use("StreamNotAdmitted", "; ".join(f"{new_id}: {why}" for new_id, why in refused.items()))
+        return undos, {ident: refused[ident] for ident in idents if ident in refused}
 
     def _ask(self, snap: Snapshot, record: Record) -> StreamAsk:
         """What the record asks; its ports are resolved to the fabric's hosts only as the change needs them
@@ -376,19 +387,7 @@ class StreamService:
             planner = self.planner()
         except ApiError as error:
             return {"error": error.message}
-        cycle = self.cycle
-        return {
-            "base_period_ns": cycle.base_period_ns, "cycle_ns": cycle.cycle_ns, "duty_percent": planner.duty_percent,
-            "slot_ns": planner.slot_ns, "slots": planner.slots, "streams": scheduled_streams(planner),
-            "gates": [{"port": g.interface, "switch": g.node, "base_time_ns": g.base_time_ns,
-                       "entries": [[e.mask, e.duration_ns] for e in g.entries], "tt_mask": 1 << g.tt_class,
-                       "taprio": to_taprio(g)}
-                      for g in self.gcls],
-            "yang": to_yang(self.gcls),
-            "last_change": {"entries_sent": self.last.entries, "gated_ports": self.last.gated,
-                            "base_time_ns": self.last.base_time_ns, "moved_streams": self.last.moved},
-        }
-
+        return schedule_view(planner, self.cycle, self.gcls, self.last)
 
 def _placed(new: Snapshot, record: Record, placed: Assignment) -> None:
     """The stream's record in ``new`` with where the scheduler put it (switches only, slot, phase)."""

@@ -31,13 +31,16 @@ from typing import Any
 import uvloop
 
 from srfabric.bench.of_emulator import EmulatedFabric, Tally
-from srfabric.bench.output import machine, provenance, run_folder, write_csv, write_json
+from srfabric.bench.output import machine, provenance, run_folder, write_json, write_runs
 from srfabric.controller.heap import freeze_heap
 from srfabric.errors import SrfabricError
 from srfabric.lab.stats import percentile
 from srfabric.model.topo import fat_tree
 
 STEERINGS = ("source-routing", "hop-by-hop")
+PEER = "os-ken simple_switch_13"
+PEER_RATES = (50.0, 100.0, 200.0, 300.0, 500.0, 750.0, 1000.0, 1500.0, 2000.0)
+QUICK_PEER_RATES = (50.0, 200.0)
 FULL_RATES = (500.0, 1000.0, 1500.0, 2000.0, 3000.0, 4000.0, 5000.0, 6000.0, 7000.0, 8000.0, 10000.0, 12000.0,
               15000.0, 20000.0)
 QUICK_RATES = (500.0, 2000.0)
@@ -116,29 +119,75 @@ async def _step(fabric: EmulatedFabric, pid: int, steering: str, rate: float, se
                 round(tally.flow_mods / max(set_up, 1), 2), round(tally.barriers / max(set_up, 1), 2))
 
 
-async def sweep(steering: str, rates: tuple[float, ...], seconds: float, k: int = 4, codec: str = "mac-nibble",
+@dataclass(frozen=True)
+class Contender:
+    """A controller under the generator: its process (``argv``, printing its OpenFlow port first), whether it
+    prints a second line once it knows the fabric (srfabric's), and whether it decides switch by switch, so
+    its packet-outs are followed hop by hop (``peer_following``)."""
+
+    name: str
+    argv: tuple[str, ...]
+    says_ready: bool = True
+    following: bool = False
+
+
+def srfabric_contender(steering: str, k: int = 4, codec: str = "mac-nibble") -> Contender:
+    return Contender(steering, (sys.executable, "-m", "srfabric.bench.capacity_controller", str(k), steering, codec))
+
+
+def peer_contenders() -> list[Contender]:
+    """os-ken's ``simple_switch_13`` (Ryu's successor's reactive learning switch), when bootstrap fetched it."""
+    from srfabric.bench.peer_controller import SIMPLE_SWITCH_13
+
+    if not SIMPLE_SWITCH_13.exists():
+        return []
+    return [Contender(PEER, (sys.executable, "-m", "srfabric.bench.peer_controller", str(SIMPLE_SWITCH_13)),
+                      says_ready=False, following=True)]
+
+
+async def _connect(fabric: EmulatedFabric, port: int, timeout: float = 30.0) -> None:
+    """Connect every switch; a peer prints its port before it listens, so a refusal is tried again."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            await fabric.connect(port)
+            return
+        except OSError:
+            fabric.close()
+            fabric.switches.clear()
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.05)
+
+
+async def sweep(contender: Contender, rates: tuple[float, ...], seconds: float, k: int = 4,
                 say: Any = print) -> list[Step]:
     """Start a controller, connect the emulated fat-tree, then offer each rate in turn until saturated."""
+    from srfabric.bench.peer_following import FollowingFabric
+
     spec = fat_tree(k)
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "srfabric.bench.capacity_controller", str(k), steering, codec,
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+        *contender.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL)
     _pin(process.pid, CONTROLLER_CPU)
     _pin(0, GENERATOR_CPU)
-    fabric = EmulatedFabric(spec)
+    fabric = FollowingFabric(spec) if contender.following else EmulatedFabric(spec)
     steps: list[Step] = []
     try:
         port = (await _line(process, 30))["port"]
-        await fabric.connect(port)
+        await _connect(fabric, port)
         await asyncio.sleep(0.3)  # links first: a host's port must not look like a fabric port
         fabric.announce_hosts()
-        await _line(process, 30)  # every link and host known, first sync done
+        if contender.says_ready:
+            await _line(process, 30)  # every link and host known, first sync done
+        else:
+            await asyncio.sleep(1.0)  # the hosts' announcements flooded and learned
         freeze_heap()  # no full collection of this process's heap in a step: it would show as slow setups
-        say(f"capacity {steering}: warming up")
-        await _step(fabric, process.pid, steering, rates[0], 1.0)
+        say(f"capacity {contender.name}: warming up")
+        await _step(fabric, process.pid, contender.name, rates[0], 1.0)
         for rate in rates:
-            say(f"capacity {steering}: {rate:g} new flows/s for {seconds:g} s")
-            step = await _step(fabric, process.pid, steering, rate, seconds)
+            say(f"capacity {contender.name}: {rate:g} new flows/s for {seconds:g} s")
+            step = await _step(fabric, process.pid, contender.name, rate, seconds)
             steps.append(step)
             if step.p99_ms > SATURATED_P99_MS or step.set_up < 0.9 * step.sent:
                 break
@@ -174,17 +223,23 @@ def capacity(steps: list[Step], steering: str) -> float:
     return reached
 
 
-def summarise(steps: list[Step], quick: bool) -> dict[str, Any]:
+def summarise(steps: list[Step], quick: bool, measured_on: dict[str, Any] | None = None) -> dict[str, Any]:
     sr, rules = capacity(steps, "source-routing"), capacity(steps, "hop-by-hop")
     ratio = sr / rules if rules else float("inf") if sr else 0.0
+    measured_peer = any(s.steering == PEER for s in steps)
+    peer = capacity(steps, PEER) if measured_peer else None
     busy = [s for s in steps if s.generator_cpu > 0.9]
     return {
-        **provenance(machine(), "srfabric bench capacity"),
+        **provenance(measured_on or machine(), "srfabric bench capacity"),
         "quick": quick,
         "topology": "fat-tree k=4 (20 emulated switches, 16 hosts)",
         "p99_goal_ms": P99_GOAL_MS,
-        "capacity_flows_per_s": {"source_routing": sr, "hop_by_hop": rules},
+        "capacity_flows_per_s": {"source_routing": sr, "hop_by_hop": rules, "os_ken_simple_switch_13": peer},
         "sr_over_rules": round(ratio, 2) if ratio != float("inf") else None,
+        "sr_over_os_ken": round(sr / peer, 1) if peer else None,
+        "peer_rule": ("os-ken 1.4.0's simple_switch_13, unchanged, under os-ken's AppManager: its packet-outs are "
+                      "followed hop by hop and a flow is set up when one leaves on its destination host's port "
+                      "(bench/peer_following.py)") if measured_peer else "not measured (make bootstrap fetches it)",
         "generator_bound_steps": [(s.steering, s.offered) for s in busy],
         "goals": {
             "capacity": {"flows_per_s": sr, "goal": GOAL_FLOWS_PER_S, "met": sr >= GOAL_FLOWS_PER_S},
@@ -193,7 +248,7 @@ def summarise(steps: list[Step], quick: bool) -> dict[str, Any]:
         },
         "steps": [asdict(s) for s in steps],
         "median_p50_ms": {steering: statistics.median([s.p50_ms for s in steps if s.steering == steering] or [0])
-                          for steering in STEERINGS},
+                          for steering in (*STEERINGS, PEER)},
     }
 
 
@@ -202,8 +257,10 @@ def plot(steps: list[Step], path: Path) -> None:
 
     plt = pyplot()
     figure, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
-    for steering, colour in zip(STEERINGS, ("tab:blue", "tab:red"), strict=True):
+    for steering, colour in zip((*STEERINGS, PEER), ("tab:blue", "tab:red", "tab:green"), strict=True):
         mine = [s for s in steps if s.steering == steering]
+        if not mine:
+            continue
         offered = [s.offered for s in mine]
         left.plot(offered, [s.achieved for s in mine], "o-", color=colour, label=steering)
         right.plot(offered, [s.p99_ms for s in mine], "o-", color=colour, label=f"{steering} p99")
@@ -216,27 +273,33 @@ def plot(steps: list[Step], path: Path) -> None:
     left.legend()
     right.axhline(P99_GOAL_MS, color="grey", linestyle=":", label=f"goal: p99 under {P99_GOAL_MS:g} ms")
     right.set_yscale("log")
+    left.set_xscale("log")
+    right.set_xscale("log")
     right.set_xlabel("new flows offered per second")
     right.set_ylabel("setup time, packet-in to packet-out (ms)")
     right.set_title("Setup time")
     right.legend(fontsize=7)
-    save(figure, path, "Measured: the srfabric controller on one CPU, the emulated switches (real TCP OpenFlow "
-                       "channels) on the other.")
+    save(figure, path, "Measured: the controller under test on one CPU, the emulated switches (real TCP OpenFlow "
+                       "channels) on the other; os-ken's packet-outs followed hop by hop.")
 
 
 def run_bench(quick: bool, out: str, say: Any = print) -> tuple[dict[str, Any], Path]:
+    measured_on = machine()
     rates, seconds = (QUICK_RATES, 1.0) if quick else (FULL_RATES, STEP_SECONDS)
+    peer_rates = QUICK_PEER_RATES if quick else PEER_RATES
 
     async def both() -> list[Step]:
         steps: list[Step] = []
         for steering in STEERINGS:
-            steps += await sweep(steering, rates, seconds, say=say)
+            steps += await sweep(srfabric_contender(steering), rates, seconds, say=say)
+        for peer in peer_contenders():  # the same generator and fat-tree, in the same run
+            steps += await sweep(peer, peer_rates, seconds, say=say)
         return steps
 
     steps = uvloop.run(both())
     folder = run_folder(out, "capacity")
-    write_csv(folder / "steps.csv", [asdict(s) for s in steps])
-    summary = summarise(steps, quick)
+    write_runs(folder / "steps.csv", [asdict(s) for s in steps], measured_on)
+    summary = summarise(steps, quick, measured_on)
     write_json(folder / "summary.json", summary)
     plot(steps, folder / "capacity.png")
     return summary, folder

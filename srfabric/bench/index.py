@@ -3,14 +3,20 @@
 Every ``summary.json`` under the results folder is one run. The index lists them by benchmark, newest first:
 when and at which commit each ran and by which command, and each goal it states with its value, the paper's
 (the anchor's) where the summary names one, the bar, and whether it was met. A summary that lacks its provenance
-(``provenance``) is listed as such, so an index never hides where a figure came from.
+(``provenance``) is listed as such, so an index never hides where a figure came from. The "code since" column
+is ``git diff`` from the run's commit to the working tree over the code (``output.CODE``): "unchanged" means the
+run measured the code as it is now, which lets a run that takes hours stand for a later commit.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import subprocess
 from pathlib import Path
 from typing import Any
+
+from srfabric.bench.output import CODE
 
 PROVENANCE = ("machine.commit", "machine.cpus", "machine.kernel", "date", "command")
 VALUE_KEYS = ("ratio", "flows_per_s", "median_ms", "speedup", "speedup_worst", "value", "net_ns", "pass_net_ns",
@@ -34,6 +40,26 @@ def missing_provenance(summary: dict[str, Any]) -> list[str]:
     return missing
 
 
+def code_since(commit: str, repo: Path) -> str:
+    """How the code (``CODE``) differs now from ``commit`` (a run's; ``+``: it ran with changes of its own)."""
+    base = commit.rstrip("+")
+    if not re.fullmatch(r"[0-9a-f]{7,40}", base):
+        return "(no commit)"
+    try:
+        done = subprocess.run(["git", "-C", str(repo), "diff", "--shortstat", base, "--", *CODE],
+                              capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return "(git failed)"
+    if done.returncode != 0:
+        return "(commit unknown here)"
+    changed = re.search(r"(\d+) files? changed", done.stdout)
+    new = subprocess.run(["git", "-C", str(repo), "ls-files", "--others", "--exclude-standard", "--", *CODE],
+                         capture_output=True, text=True, timeout=30).stdout.split()  # code not added yet
+    count = (int(changed.group(1)) if changed else 0) + len(new)
+    state = f"{count} files changed" if count else "unchanged"
+    return state + (" (run with local changes)" if commit.endswith("+") else "")
+
+
 def goal_rows(goals: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
     """(goal, value, anchor, bar, met) for each goal a summary states.
 
@@ -54,8 +80,10 @@ def goal_rows(goals: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
     return rows
 
 
-def index_markdown(root: Path) -> str:
-    """The index of every summary under ``root`` (a results folder)."""
+def index_markdown(root: Path, repo: Path | None = None) -> str:
+    """The index of every summary under ``root`` (a results folder); ``repo``: the checkout whose code the runs
+    are compared with (default: the one this package runs from)."""
+    repo = repo or Path(__file__).resolve().parents[2]
     runs: dict[str, list[tuple[Path, dict[str, Any]]]] = {}
     for path in sorted(root.rglob("summary.json")):
         try:
@@ -68,21 +96,26 @@ def index_markdown(root: Path) -> str:
     out = ["# Results index", "",
            "Made by `srfabric bench index` from every committed `summary.json` under `docs/results/`. Each run",
            "names its commit, date, machine and command; a goal's anchor is the published figure it is set against,",
-           "where the summary names one.", ""]
+           "where the summary names one. \"Code since\" compares the run's commit with the code as it is now",
+           "(`git diff` over srfabric, bpf, native, integrations, scripts and the pins): \"unchanged\" means the",
+           "run measured today's code.", ""]
     for bench, found in sorted(runs.items()):
-        out += [f"## {bench}", "", "| run | date | commit | command | goal | value | anchor | bar | met |",
-                "|---|---|---|---|---|---|---|---|---|"]
+        out += [f"## {bench}", "",
+                "| run | date | commit | code since | command | goal | value | anchor | bar | met |",
+                "|---|---|---|---|---|---|---|---|---|---|"]
         for folder, summary in sorted(found, key=lambda item: str(item[1].get("date", "")), reverse=True):
             machine = summary["machine"] if isinstance(summary.get("machine"), dict) else {}
             lacking = missing_provenance(summary)
             commit = str(machine.get("commit", "")) or "(none)"
             where = f"[{folder}]({folder.as_posix()}/summary.json)"
-            head = (f"| {where} | {summary.get('date', '(none)')} | {commit} | `{summary.get('command', '(none)')}` "
+            since = code_since(commit, repo)
+            head = (f"| {where} | {summary.get('date', '(none)')} | {commit} | {since} | "
+                    f"`{summary.get('command', '(none)')}` "
                     f"{'(lacks ' + ', '.join(lacking) + ') ' if lacking else ''}")
             goals = summary.get("goals")
             rows = goal_rows(goals) if isinstance(goals, dict) and goals else [("", "", "", "", "")]
             for number, row in enumerate(rows):
-                first = head if number == 0 else "| | | | "
+                first = head if number == 0 else "| | | | | "
                 out.append(first + "| " + " | ".join(cell.replace("|", "/") for cell in row) + " |")
         out.append("")
     return "\n".join(out)

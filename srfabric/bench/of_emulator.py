@@ -137,7 +137,7 @@ class EmulatedSwitch(asyncio.Protocol):
         tally = self.fabric.tally
         tally.messages_in += 1
         if kind == ofp.OFPT_PACKET_OUT:
-            self.fabric.packet_out(self, packet_out_frame(msg), now)
+            self.fabric.packet_out(self, msg, now)
         elif kind == ofp.OFPT_FLOW_MOD:
             tally.flow_mods += 1
         elif kind == ofp.OFPT_BARRIER_REQUEST:
@@ -196,7 +196,9 @@ class EmulatedFabric:
             arp = ArpPacket(1, host.mac, host.ip, 0, host.ip, host.mac, 0xFFFFFFFFFFFF)
             self.switches[host.switch].write(packet_in(host.port, arp.to_bytes()))
 
-    def packet_out(self, switch: EmulatedSwitch, frame: bytes, now: int) -> None:
+    def packet_out(self, switch: EmulatedSwitch, msg: memoryview, now: int) -> None:
+        """A packet-out: an LLDP frame crosses its link; a flow's frame is its setup, done."""
+        frame = packet_out_frame(msg)
         if frame[12:14] == b"\x88\xcc":  # LLDP: deliver it to the far end of the link, as a wire would
             try:
                 dpid, port = parse_lldp(frame)

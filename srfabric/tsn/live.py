@@ -241,8 +241,13 @@ class LivePlanner:
         if stream.id in self.streams:
             raise ModelError("id", f"stream {stream.id!r} is already admitted")
         multiple = self.multiple(stream)
-        for tree in (first, second):
-            self._candidates(stream, [tree])
+        for field, tree in (("path", first), ("second_path", second)):
+            try:
+                self._candidates(stream, [tree])
+            except Refused:
+                raise
+            except ModelError as error:  # a link the tree names is not there: say which tree
+                raise ModelError(field, error.message) from None
         latency = self.redundant_latency_ns(stream, first, second)
         if stream.deadline_ns is not None and latency > stream.deadline_ns:
             raise Refused("max_latency_ns", f"{stream.deadline_ns} ns is below the {latency} ns the later copy "
@@ -294,6 +299,8 @@ class LivePlanner:
         plan = self.redundant.pop(stream_id, None)
         for piece in [] if plan is None else plan.extra:
             self.admission.remove(piece.stream)
+        if plan is not None:
+            self.admission.requests.pop(stream_id, None)  # so that no repair ever takes its first tree alone
         self.admission.remove(stream_id)
         del self.streams[stream_id]
 

@@ -169,6 +169,10 @@ class Network:
             graph.add_edge(u, v, index=index)
         return graph
 
+    def has_path(self, path: Sequence[str]) -> bool:
+        """Whether every hop of ``path`` is a link of the network."""
+        return all((u, v) in self.edge_index for u, v in zip(path, path[1:], strict=False))
+
     def path_edges(self, path: Sequence[str]) -> list[int]:
         """Edge indices of a node path; raises :class:`ModelError` for a hop without a link."""
         try:

@@ -20,14 +20,15 @@ HEADERS = 14 + 20 + 8  # Ethernet, IPv4, UDP
 
 
 class RtagSender:
-    """Frames from ``ifname`` (its MAC) and ``src_ip``:``sport`` to ``dst_mac``, each datagram's R-TAG one more."""
+    """Frames from ``ifname`` (its MAC) and ``src_ip``:``sport`` to ``dst_mac``; each destination (address and
+    port: one stream) numbered on its own, one more each datagram."""
 
     def __init__(self, ifname: str, dst_mac: int, src_ip: str, sport: int) -> None:
         self.src_mac = mac_from_str(Path(f"/sys/class/net/{ifname}/address").read_text().strip(), ifname)
         self.dst_mac, self.src_ip, self.sport = dst_mac, src_ip, sport
         self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
         self.sock.bind((ifname, 0))
-        self.sequence = 0
+        self.sequences: dict[tuple[str, int], int] = {}
 
     def setsockopt(self, *option: Any) -> None:
         self.sock.setsockopt(*option)
@@ -35,8 +36,9 @@ class RtagSender:
     def sendto(self, payload: bytes, address: tuple[str, int]) -> None:
         frame = udp_frame(self.dst_mac, self.src_mac, self.src_ip, address[0], self.sport, address[1],
                           HEADERS + len(payload))
-        self.sock.send(rtag(self.sequence, frame[:HEADERS] + payload))
-        self.sequence = (self.sequence + 1) % SEQ_SPACE
+        sequence = self.sequences.get(address, 0)
+        self.sock.send(rtag(sequence, frame[:HEADERS] + payload))
+        self.sequences[address] = (sequence + 1) % SEQ_SPACE
 
     def __enter__(self) -> RtagSender:
         return self

@@ -64,6 +64,9 @@ class FrerEliminator:
         loaded = LoadedObject("mac-nibble", folder)
         raw = loaded.map("frer_config").lookup(struct.pack("<I", 0))
         history, _, ticks = CONFIG.unpack(raw) if raw else (0, 0, 0)
+        if not 2 <= history <= MAX_HISTORY:
+            raise SrfabricError("switch", f"{name} has no FRER settings (its agent runs a codec without R-TAGs)")
+        # The reset time as the switch keeps it: whole ticks, so what was asked rounded up to a tick.
         return cls(loaded, history, max(1, (ticks - 1) * 1000 // kernel_hz()))
 
     def program(self, queues: int = 1) -> Path:

@@ -1,5 +1,6 @@
 """``srfabric bench capacity --quick``: the controller in a process of its own discovers a k=4 fat-tree of
-emulated switches over real TCP OpenFlow channels and sets up every new flow. No root needed."""
+emulated switches over real TCP OpenFlow channels and sets up every new flow; os-ken's simple_switch_13 runs
+under the same generator, its packet-outs followed hop by hop. No root needed."""
 
 from __future__ import annotations
 
@@ -25,7 +26,11 @@ def test_quick_capacity_bench_sets_up_every_flow(tmp_path: Path, capsys: pytest.
     summary = json.loads(capsys.readouterr().out)
     assert {p.name for p in Path(summary["folder"]).iterdir()} == {"steps.csv", "summary.json", "capacity.png"}
     steps = {(s["steering"], s["offered"]): s for s in summary["steps"]}
-    assert set(steps) == {(steering, rate) for steering in ("source-routing", "hop-by-hop") for rate in (500, 2000)}
+    ours = {(steering, rate) for steering in ("source-routing", "hop-by-hop") for rate in (500, 2000)}
+    assert set(steps) == ours | {("os-ken simple_switch_13", rate) for rate in (50, 200)}
+    peer = steps[("os-ken simple_switch_13", 50)]
+    assert peer["sent"] == 50 and peer["set_up"] == 50  # followed switch by switch to the destination's port
+    assert peer["flow_mods_per_flow"] > 2  # a flow-mod at every switch it decides for, as hop-by-hop does
     low_sr, low_rules = steps[("source-routing", 500)], steps[("hop-by-hop", 500)]
     for step in (low_sr, low_rules):
         assert step["sent"] == 500 and step["set_up"] == 500  # every packet-in answered by its packet-out

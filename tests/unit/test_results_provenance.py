@@ -33,3 +33,17 @@ def test_a_runs_csv_row_names_the_commit_it_was_measured_at(tmp_path: Path) -> N
 
     write_runs(tmp_path / "runs.csv", [{"run": 0, "value": 1.5}], {"cpus": 2, "commit": "a9b0617c0ffe"})
     assert (tmp_path / "runs.csv").read_text().splitlines() == ["commit,run,value", "a9b0617c0ffe,0,1.5"]
+
+
+def test_the_index_says_whether_a_runs_code_is_todays() -> None:
+    from srfabric.bench.index import code_since
+
+    repo = Path(__file__).resolve().parents[2]
+    head = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--", "srfabric", "bpf", "native",
+                            "integrations", "scripts"], capture_output=True, text=True).stdout
+    assert code_since(head, repo) == "unchanged" or dirty.strip() and "files changed" in code_since(head, repo)
+    assert code_since(head + "+", repo).endswith("(run with local changes)")
+    assert code_since("0123456789ab", repo) == "(commit unknown here)"
+    assert code_since("(none)", repo) == "(no commit)"

@@ -60,6 +60,6 @@ def test_the_xdp_switches_copy_and_eliminate_so_a_cut_loses_nothing(lab: ApiLab)
     assert "1 of them admitted" in reported.stdout, reported.stdout + reported.stderr
     with lab.serve.client() as client:
         shown = client.get("/v2.0/srfabric/frer")["ietf-interfaces:interfaces"]["interface"]
-    counters = next(i for i in shown if i["name"] == "mn-s5")["statistics"]["ieee802-dot1cb-frer:frer"]
+    counters = next(i for i in shown if i["name"].endswith("/mn-s5"))["statistics"]["ieee802-dot1cb-frer:frer"]
     entry = counters["per-port-per-stream-counters"][0]
     assert (entry["handle"], entry[COUNTERS["passed"]]) == (made["stream_id"], FRAMES)

@@ -62,7 +62,7 @@ def test_a_report_is_shown_in_the_yang_modules_terms_and_in_metrics(app: Any) ->
     scraped = call(app, "GET", "/metrics").text
     samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
                for family in text_string_to_metric_families(scraped) for s in family.samples}
-    labels = (("interface", "h3-eth0"), ("stream", "cam"))
+    labels = (("interface", "h3-eth0"), ("stream", app.made["id"]))
     assert samples[("srfabric_frer_rx_passed_pkts_total", labels)] == 3500
     assert samples[("srfabric_frer_rx_rogue_pkts_total", labels)] == 1
 
@@ -99,3 +99,16 @@ def test_a_report_that_is_not_one_is_refused_naming_the_field_and_changes_nothin
     answer = call(app, "POST", "/v2.0/srfabric/frer/reports", body)
     assert answer.status_code == 400 and field in answer.json()["NeutronError"]["message"]
     assert call(app, "GET", "/v2.0/srfabric/frer").json() == before
+
+
+def test_reports_of_one_interface_name_on_two_hosts_are_kept_apart_and_summed_per_stream(app: Any) -> None:
+    for reporter, passed in (("host-a", 10), ("host-b", 20)):
+        body = report(passed=passed)
+        body["report"]["reporter"] = reporter
+        twice = dict(body["report"]["streams"][0], source_port=6001)
+        body["report"]["streams"].append(twice)  # the eliminator holds two entries the stream matches
+        assert call(app, "POST", "/v2.0/srfabric/frer/reports", body).status_code == 201
+    interfaces = call(app, "GET", "/v2.0/srfabric/frer").json()["ietf-interfaces:interfaces"]["interface"]
+    passed = {i["name"]: i["statistics"]["ieee802-dot1cb-frer:frer"]["per-port-per-stream-counters"][0]
+              ["rx-passed-pkts"] for i in interfaces}
+    assert passed == {"host-a/h3-eth0": 20, "host-b/h3-eth0": 40}

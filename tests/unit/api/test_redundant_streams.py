@@ -134,3 +134,40 @@ def test_a_large_redundant_frame_holds_the_next_slot_on_the_listeners_link(tmp_p
     slot_ns = service.streams.planner().slot_ns
     assert open_ns(gates.ports["s1-eth3"])[0] == (0, slot_ns)
     assert open_ns(gates.ports["s5-eth4"])[0] == (0, 2 * slot_ns)  # the copy one frame behind may run past it
+
+
+def test_a_time_triggered_redundant_stream_keeps_its_slot_on_the_tree_left_while_a_link_is_down(
+        tmp_path: Path) -> None:
+    service, gates = make(tmp_path)
+
+    async def scenario() -> tuple[dict[str, Any], dict[str, Any]]:
+        await service.start()
+        ports = await host_ports(service)
+        made = await service.create("streams", stream(ports, period_ns=1_000_000, priority=7, num_seamless_trees=2))
+        fabric = service.controller.fabric
+        by_name = {switch.name: dpid for dpid, switch in fabric.switches.items()}
+        fabric.suspend_link((by_name["s1"], fabric.graph().edges[by_name["s1"], by_name["s2"]]["port"]))
+        other = await service.create("streams", stream(ports, "h2", "h3", period_ns=1_000_000, priority=7,
+                                                       udp_destination_port=5002))
+        return made, other
+
+    made, other = asyncio.run(scenario())
+    assert other["path"] == ["s1", "s3", "s4", "s5"] and other["slot"] != made["slot"]  # not in the kept slot
+    assert made["id"] in service.controller.streams
+
+
+def test_a_batch_that_is_refused_leaves_no_redundant_slot_behind(tmp_path: Path) -> None:
+    service, gates = make(tmp_path)
+
+    async def scenario() -> None:
+        await service.start()
+        ports = await host_ports(service)
+        good = stream(ports, period_ns=1_000_000, priority=7, num_seamless_trees=2)
+        late = stream(ports, "h2", "h3", period_ns=1_000_000, priority=7, num_seamless_trees=2, max_latency_ns=8_000,
+                      udp_destination_port=5002)
+        created, refused = await service.create_streams([good, late])
+        assert len(created) == 1 and "max_latency_ns" in refused[0]["reason"]
+        await service.delete("streams", created[0]["id"])
+        assert not service.streams.planner().streams  # nothing held for either
+
+    asyncio.run(scenario())
