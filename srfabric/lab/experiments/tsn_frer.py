@@ -6,10 +6,12 @@ Fig. 7's fabric under ``srfabric serve --gates taprio``, every gated port open t
 on both trees); its talker R-tags and numbers every frame, and l1's interface eliminates the second copy in XDP
 (``bpf/frer_eliminate.c``: end-system elimination, as on any Open vSwitch fabric). t2 → l2 is an ordinary
 priority-7 stream whose path the scheduler chooses. Both send 1,000 frames/s of 1,400 bytes, every frame at a
-random point of its period and stamped when it left. At t = ``seconds`` (10 s by default) the middle link of the
-single-path stream's path goes down, and the run goes on as long again; the controller repairs the single-path
-stream as it repairs any, while the redundant one goes on over its other tree. The link comes back up between
-runs. As in Fig. 12, the priority-7 class of every gated port drains at an emulated 250 Mbit/s.
+random point of its period and stamped when it left. At t = ``seconds`` (10 s by default) the last link of the
+single-path stream's path as it is then goes down (so every run cuts under both streams: the repair may have
+moved it to the other path), and the run goes on as long again; the controller repairs the single-path stream
+as it repairs any, while the redundant one goes on over its other tree. The link comes back up between runs, and
+the next run starts once the controller knows it again (both trees steered). As in Fig. 12, the priority-7
+class of every gated port drains at an emulated 250 Mbit/s.
 Run it in the kernel lab: ``srfabric kernel-lab run --ovs -- srfabric lab tsn-frer``.
 """
 
@@ -74,18 +76,20 @@ def run(ctx: Context) -> None:
                       more={"num_seamless_trees": 2, "second_path": SECONDARY, "udp_source_port": 6101})
         single = fabric.stream("t2", "l2", PORTS["single"], name="single")
         fabric.reschedule(DUTY)
-        cut = (single["path"][1], single["path"][2])
         testbed = fabric.lab.testbed
         assert testbed is not None
         eliminator = FrerEliminator.load("lab-tsn-frer-l1", history_length=32, reset_ms=2000)
         eliminator.attach("l1-eth0", testbed.node("l1").pid)
         listener = fabric.lab.spec.hosts["l1"]
-        rep = 0
+        rep, cuts = 0, []
 
         def sample() -> dict[str, float]:
             nonlocal rep
             rep += 1
             paths = {name: fabric.folder / f"{name}-{rep}.csv" for name in STREAMS}
+            path = fabric.client.show("streams", single["id"])["path"]  # where the last repair left it
+            cut = (path[-2], path[-1])
+            cuts.append("-".join(cut))
             sent = int(2 * half * PPS)
             listeners = [fabric.listen(host, [PORTS[name]], sent, paths[name], timeout_s=3)
                          for name, host in (("redundant", "l1"), ("single", "l2"))]
@@ -100,7 +104,7 @@ def run(ctx: Context) -> None:
             for process in (*talkers, *listeners):
                 finish(process, timeout_s=4 * half + 60)
             testbed.net.configLinkStatus(*cut, "up")
-            time.sleep(3.0)  # the controller sees the link again and puts the second bucket back
+            fabric.lab.wait_for_discovery(fabric.client, timeout=60)  # both trees again for the next run
             skip = int(0.1 * half * 1e9)
             row: dict[str, float] = {}
             for name in STREAMS:
@@ -112,7 +116,8 @@ def run(ctx: Context) -> None:
             return row
 
         try:
-            ctx.repeat({"duty_percent": DUTY, "pps": PPS, "cut": "-".join(cut)}, sample)
+            ctx.repeat({"duty_percent": DUTY, "pps": PPS}, sample)
+            ctx.extra["cuts"] = cuts
             ctx.extra["eliminator"] = next(iter(eliminator.counters().values()), {})
         finally:
             eliminator.attach("l1-eth0", testbed.node("l1").pid, off=True)
