@@ -67,11 +67,11 @@ def source_commit() -> str:
     """The commit of the checkout this package runs from, ``+`` if its code (``CODE``) differs from it; "unknown"
     outside a git checkout."""
     root = Path(__file__).resolve().parents[2]
-    try:
+    try:  # generous: in the kernel lab git reads the checkout over 9p on an emulated CPU, slower still when busy
         head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"], capture_output=True,
-                              text=True, timeout=10, check=True).stdout.strip()
+                              text=True, timeout=120, check=True).stdout.strip()
         changed = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "--",
-                                  *CODE], capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+                                  *CODE], capture_output=True, text=True, timeout=120, check=True).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return head + ("+" if changed else "")
