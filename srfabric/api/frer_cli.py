@@ -12,6 +12,7 @@ import argparse
 import json
 import socket
 import time
+from collections.abc import Callable
 
 from srfabric.api.chain_cli import api_command
 from srfabric.api.client import SfcClient
@@ -50,6 +51,16 @@ def send(client: SfcClient, report: dict[str, object]) -> bool:
     return True
 
 
+def report_every(client: SfcClient, report: Callable[[], dict[str, object]], args: argparse.Namespace) -> int:
+    """Report every ``--every-s`` until stopped, or once with ``--once``. A report not taken (the API down) is no
+    reason to stop: elimination goes on and the next report tries again."""
+    while True:
+        sent = send(client, report() | {"reporter": args.reporter})
+        if getattr(args, "once", False):
+            return 0 if sent else 1
+        time.sleep(args.every_s)
+
+
 def run(args: argparse.Namespace) -> int:
     with SfcClient(args.url, args.token) as client:
         if args.action == "show":
@@ -62,20 +73,14 @@ def run(args: argparse.Namespace) -> int:
 
         if args.action == "report":  # the switch's own tables: nothing to load or attach
             switch = FrerEliminator.pinned(args.switch)
-            while True:
-                sent = send(client, switch.report(args.switch[-15:]) | {"reporter": args.reporter})
-                if args.once:
-                    return 0 if sent else 1
-                time.sleep(args.every_s)
+            return report_every(client, lambda: switch.report(args.switch[-15:]), args)
 
         build()
         eliminator = FrerEliminator.load(f"frer-{args.interface}", args.history_length, args.reset_ms)
         try:
             eliminator.attach(args.interface, args.pid)
             print(f"eliminating on {args.interface}; reporting every {args.every_s:g} s", flush=True)
-            while True:  # the API down or refusing is no reason to stop eliminating: the next report tries again
-                send(client, eliminator.report(args.interface) | {"reporter": args.reporter})
-                time.sleep(args.every_s)
+            return report_every(client, lambda: eliminator.report(args.interface), args)
         finally:
             eliminator.attach(args.interface, args.pid, off=True)
             eliminator.unload()

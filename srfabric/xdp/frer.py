@@ -16,6 +16,7 @@ from typing import Any
 
 from srfabric.errors import SrfabricError
 from srfabric.tsn.frer import COUNTERS, SEQ_SPACE
+from srfabric.xdp.layout import sum_u64
 from srfabric.xdp.loader import PIN_ROOT, LoadedObject, load
 from srfabric.xdp.ticks import kernel_hz, ms_to_ticks
 
@@ -38,6 +39,13 @@ def check_settings(history_length: int, reset_ms: int) -> None:
         raise SrfabricError("reset-ms", f"must be in 1..3600000, got {reset_ms}")
 
 
+def recovery_settings(history_length: int, reset_ms: int) -> bytes:
+    """The ``frer_config`` value for these settings (checked), the reset time in the kernel's ticks: what the
+    end-system eliminator and the XDP switch's egress edge both read."""
+    check_settings(history_length, reset_ms)
+    return CONFIG.pack(history_length, 0, ms_to_ticks(reset_ms, kernel_hz()))
+
+
 @dataclass
 class FrerEliminator:
     """The loaded program, pinned as ``name``; ``attach``/``detach`` an interface, ``counters()`` per stream."""
@@ -48,10 +56,9 @@ class FrerEliminator:
 
     @classmethod
     def load(cls, name: str, history_length: int = 32, reset_ms: int = 2000) -> FrerEliminator:
-        check_settings(history_length, reset_ms)
-        reset = ms_to_ticks(reset_ms, kernel_hz())  # before loading: an error leaves nothing pinned
+        settings = recovery_settings(history_length, reset_ms)  # before loading: an error leaves nothing pinned
         made = cls(load("frer", name), history_length, reset_ms)
-        made.loaded.map("frer_config").update(struct.pack("<I", 0), CONFIG.pack(history_length, 0, reset))
+        made.loaded.map("frer_config").update(struct.pack("<I", 0), settings)
         return made
 
     @classmethod
@@ -122,8 +129,7 @@ class FrerEliminator:
 
     def unmatched(self) -> int:
         """R-TAG frames passed untouched because another stream held their slot."""
-        return sum(int.from_bytes(v, "little") for v in self.loaded.map("frer_unmatched").lookup_per_cpu(
-            struct.pack("<I", 0)))
+        return sum_u64(self.loaded.map("frer_unmatched").lookup_per_cpu(struct.pack("<I", 0)))
 
     def unload(self) -> None:
         self.loaded.unload()

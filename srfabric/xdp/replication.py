@@ -15,12 +15,11 @@ import subprocess
 from collections.abc import Sequence
 
 from srfabric.errors import SrfabricError
-from srfabric.xdp.frer import CONFIG, check_settings
-from srfabric.xdp.layout import u32
+from srfabric.xdp.frer import recovery_settings
+from srfabric.xdp.layout import sum_u64, u32
 from srfabric.xdp.loader import LoadedObject, load
-from srfabric.xdp.ticks import kernel_hz, ms_to_ticks
+from srfabric.xdp.tables import MAX_COPIES
 
-MAX_COPIES = 4
 KEY = struct.Struct("=I6s2x")  # the port's interface index, the destination MAC
 COPY = struct.Struct("=I6s2x")  # the path's first port's interface index, its header (the source MAC)
 OUTCOMES = ("sent", "no_entry", "failed")  # bpf/frer_replicate.c
@@ -48,8 +47,7 @@ def replicas_value(copies: Sequence[tuple[int, int]]) -> bytes:
 
 def set_recovery(obj: LoadedObject, history_length: int, reset_ms: int) -> None:
     """The egress edge's sequence recovery settings (frerSeqRcvyHistoryLength, frerSeqRcvyResetMSec)."""
-    check_settings(history_length, reset_ms)
-    obj.map("frer_config").update(u32(0), CONFIG.pack(history_length, 0, ms_to_ticks(reset_ms, kernel_hz())))
+    obj.map("frer_config").update(u32(0), recovery_settings(history_length, reset_ms))
 
 
 class Replicator:
@@ -84,8 +82,7 @@ class Replicator:
     def counts(self) -> dict[str, int]:
         """Copies sent, frames of no redundant stream dropped, failures; summed over CPUs."""
         table = self.obj.map("frer_replicate_counts")
-        return {name: sum(int.from_bytes(v, "little") for v in table.lookup_per_cpu(u32(index)))
-                for index, name in enumerate(OUTCOMES)}
+        return {name: sum_u64(table.lookup_per_cpu(u32(index))) for index, name in enumerate(OUTCOMES)}
 
     def close(self) -> None:
         for ifname in self.interfaces:  # the qdisc takes its filter with it
