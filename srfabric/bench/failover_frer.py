@@ -58,7 +58,6 @@ def cut_once(lab: ApiLab, number: int, link: tuple[str, str], paths: dict[str, l
              "single": NumberedUdp(lab, f"single{number}", "h2", "h3", 6100, count, RATE, tagged=False)}
     for flow in flows.values():
         flow.listen()
-    time.sleep(0.5)
     for flow in flows.values():
         flow.talk()
     time.sleep(CUT_AT_S)

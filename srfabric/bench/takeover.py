@@ -67,11 +67,11 @@ class Traffic:
         send.write_text(SEND.format(count=int(seconds * PPS), rate=PPS, dst=lab.spec.hosts["h2"].ip, port=CHAIN_PORT,
                                     out=self.sent))
         lab.cmd("h2", f"python3 {receive} &")
-        time.sleep(0.5)
+        lab.wait_listening("h2", CHAIN_PORT)
         lab.cmd("h1", f"python3 {send} &")
 
-    def lost(self, timeout: float = 30.0) -> tuple[int, int]:
-        """(frames lost, frames sent)."""
+    def missing(self, timeout: float = 30.0) -> tuple[list[int], int]:
+        """(the numbers of the frames lost, in order; frames sent)."""
         deadline = time.monotonic() + timeout
         while not (self.received.exists() and self.sent.exists()):
             if time.monotonic() > deadline:
@@ -79,7 +79,12 @@ class Traffic:
             time.sleep(0.2)
         total = int(self.sent.read_text())
         seen = {int(n) for n in self.received.read_text().split()}
-        return len(set(range(total)) - seen), total
+        return sorted(set(range(total)) - seen), total
+
+    def lost(self, timeout: float = 30.0) -> tuple[int, int]:
+        """(frames lost, frames sent)."""
+        missing, total = self.missing(timeout)
+        return len(missing), total
 
 
 def write_once(client: SfcClient, port: int) -> None:

@@ -214,6 +214,15 @@ class ApiLab(Running):
         assert self.testbed is not None
         return str(self.testbed.node(node).cmd(command))
 
+    def wait_listening(self, node: str, port: int, timeout: float = 15.0) -> None:
+        """Until a UDP socket on ``node`` is bound to ``port``: a receiver started in the background must be
+        listening before its sender's first frame (a fixed sleep was too short on a loaded machine)."""
+        deadline = time.monotonic() + timeout
+        while not self.cmd(node, f"ss -Hlun 'sport = :{port}'").strip():
+            if time.monotonic() > deadline:
+                raise SrfabricError(node, f"nothing listening on UDP port {port} within {timeout} s")
+            time.sleep(0.05)
+
     def dump_flows(self) -> dict[str, list[str]]:
         """Every switch's entries and groups as Open vSwitch prints them, counters and ages removed, sorted (a
         default route's header is in its group)."""

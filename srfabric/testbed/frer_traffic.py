@@ -69,6 +69,7 @@ class NumberedUdp:
         script = self.lab.workdir / f"{self.name}-listen.py"
         script.write_text(LISTEN.format(port=self.port, quiet=2.0, out=self.received_file))
         self.lab.cmd(self.listener, f"{sys.executable} {script} &")
+        self.lab.wait_listening(self.listener, self.port)
 
     def talk(self) -> None:
         spec = self.lab.spec
@@ -95,7 +96,6 @@ def with_a_cut(lab: ApiLab, flow: NumberedUdp, cut_after_s: float, link: tuple[s
     (``tally``)."""
     assert lab.testbed is not None
     flow.listen()
-    time.sleep(0.5)  # the listener's socket open before the first frame
     flow.talk()
     time.sleep(cut_after_s)
     lab.testbed.net.configLinkStatus(*link, "down")

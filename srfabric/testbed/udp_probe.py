@@ -38,7 +38,7 @@ def udp_through(lab: ApiLab, port: int, count: int = 100, source: str = "h1",
     received.unlink(missing_ok=True)
     script.write_text(RECEIVE.format(port=port, out=received))
     lab.cmd(destination, f"python3 {script} &")
-    lab.cmd(source, "sleep 1")  # the receiver is listening
+    lab.wait_listening(destination, port)
     lab.cmd(source, f"python3 -c '{SEND_UDP.format(count=count, dst=lab.spec.hosts[destination].ip, port=port)}'")
     after = lab.function_stats(3.0)
     seen: dict[str, dict[str, int]] = {}

@@ -104,7 +104,7 @@ def test_tap_receives_a_copy(lab: ApiLab) -> None:
             script, count = lab.workdir / "receive.py", lab.workdir / "received"
             script.write_text(RECEIVE.format(port=21000, out=count))
             lab.cmd("h2", f"python3 {script} &")
-            lab.cmd("h1", "sleep 1")  # the receiver is listening
+            lab.wait_listening("h2", 21000)
             python_in(lab, "h1", SEND_UDP.format(count=200, dst=lab.spec.hosts["h2"].ip, port=21000))
             stats = lab.function_stats(3.0)
             seen = {f: function_flows(stats[f]).get("udp:21000", {}).get("packets", 0) for f in ("v1", "v4")}

@@ -69,7 +69,7 @@ def test_a_chain_without_destination_carries_udp_and_tcp_to_two_destinations(lab
                 script.write_text(RECEIVE.format(port=port, out=count))
                 lab.cmd(host, f"python3 {script} &")
                 received[host] = count
-            lab.cmd("h1", "sleep 1")  # the receivers are listening
+                lab.wait_listening(host, port)
             for host, port in (("h2", 24000), ("h3", 24001)):
                 python_in(lab, "h1", SEND_UDP.format(count=200, dst=lab.spec.hosts[host].ip, port=port))
             stats = lab.function_stats(2.5)
@@ -105,7 +105,7 @@ def test_everything_else_goes_to_the_gateway_and_back_through_a_chain_and_withou
             script, count = lab.workdir / "receive-outside.py", lab.workdir / "received-outside"
             script.write_text(RECEIVE.format(port=24002, out=count))
             lab.cmd("h2", f"python3 {script} &")
-            lab.cmd("h1", "sleep 1")
+            lab.wait_listening("h2", 24002)
             python_in(lab, "h1", SEND_UDP.format(count=200, dst=OUTSIDE, port=24002))
             stats = lab.function_stats(2.5)
             seen = {f: function_flows(stats[f]).get("udp:24002", {}) for f in ("v1", "v2")}

@@ -46,7 +46,7 @@ def test_thousand_chains_survive_sigkill(restart_lab: ApiLab) -> None:
     receive.write_text(RECEIVE.format(port=31000, out=count).replace("settimeout(1.5)", "settimeout(3)"))
     send, sent = lab.workdir / "send.py", lab.workdir / "sent"
     lab.cmd("h2", f"python3 {receive} &")
-    time.sleep(0.5)
+    lab.wait_listening("h2", 31000)
     send.write_text(SEND.format(seconds=12, dst=lab.spec.hosts["h2"].ip, port=31000, out=sent))
     lab.cmd("h1", f"python3 {send} &")
     time.sleep(1.0)

@@ -124,7 +124,7 @@ def udp_ttls(lab: ApiLab, host: str, port: int) -> list[list[Any]]:
     script, out = lab.workdir / f"ttl-{host}-{port}.py", lab.workdir / f"ttl-{host}-{port}.json"
     script.write_text(RECEIVE_TTL.format(port=port, out=out))
     lab.cmd(host, f"python3 {script} &")
-    lab.cmd("h1", "sleep 1")
+    lab.wait_listening(host, port)
     python_in(lab, "h1", SEND_UDP.format(count=100, dst=lab.spec.hosts[host].ip, port=port))
     lab.cmd("h1", "sleep 2")
     return json.loads(out.read_text())

@@ -79,7 +79,6 @@ def test_srfabric_frer_eliminate_reports_until_stopped_and_then_takes_its_progra
         assert "eliminating on h3-eth0" in daemon.stdout.readline()
         flow = NumberedUdp(lab, "reported", "h1", "h3", 6002, 300, RATE, tagged=True)  # from port 6003
         flow.listen()
-        time.sleep(0.5)
         flow.talk()
         result = tally(flow.received(300 / RATE + 15), 300, 1_000_000_000 // RATE)
         time.sleep(0.6)  # a report after the last frame
