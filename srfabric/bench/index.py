@@ -22,6 +22,7 @@ PROVENANCE = ("machine.commit", "machine.cpus", "machine.kernel", "date", "comma
 VALUE_KEYS = ("ratio", "flows_per_s", "median_ms", "speedup", "speedup_worst", "value", "net_ns", "pass_net_ns",
               "discard_net_ns", "share")
 BAR_KEYS = ("goal", "bar_ms", "goal_ns", "goal_ms", "goal_s")
+NAMED_FILES = 8  # "code since" names the changed files up to this many
 
 
 def missing_provenance(summary: dict[str, Any]) -> list[str]:
@@ -41,22 +42,25 @@ def missing_provenance(summary: dict[str, Any]) -> list[str]:
 
 
 def code_since(commit: str, repo: Path) -> str:
-    """How the code (``CODE``) differs now from ``commit`` (a run's; ``+``: it ran with changes of its own)."""
+    """How the code (``CODE``) differs now from ``commit`` (a run's; ``+``: it ran with changes of its own): the
+    files changed, named when there are few, so a reader can tell whether the run's benchmark uses them."""
     base = commit.rstrip("+")
     if not re.fullmatch(r"[0-9a-f]{7,40}", base):
         return "(no commit)"
     try:
-        done = subprocess.run(["git", "-C", str(repo), "diff", "--shortstat", base, "--", *CODE],
+        done = subprocess.run(["git", "-C", str(repo), "diff", "--name-only", base, "--", *CODE],
                               capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.SubprocessError):
         return "(git failed)"
     if done.returncode != 0:
         return "(commit unknown here)"
-    changed = re.search(r"(\d+) files? changed", done.stdout)
     new = subprocess.run(["git", "-C", str(repo), "ls-files", "--others", "--exclude-standard", "--", *CODE],
                          capture_output=True, text=True, timeout=30).stdout.split()  # code not added yet
-    count = (int(changed.group(1)) if changed else 0) + len(new)
-    state = f"{count} files changed" if count else "unchanged"
+    files = done.stdout.split() + new
+    state = "unchanged"
+    if files:
+        state = f"{len(files)} file{'s' if len(files) > 1 else ''} changed"
+        state += ": " + ", ".join(f"`{name}`" for name in files) if len(files) <= NAMED_FILES else ""
     return state + (" (run with local changes)" if commit.endswith("+") else "")
 
 
@@ -98,7 +102,8 @@ def index_markdown(root: Path, repo: Path | None = None) -> str:
            "names its commit, date, machine and command; a goal's anchor is the published figure it is set against,",
            "where the summary names one. \"Code since\" compares the run's commit with the code as it is now",
            "(`git diff` over srfabric, bpf, native, integrations, scripts and the pins): \"unchanged\" means the",
-           "run measured today's code.", ""]
+           "run measured today's code; otherwise it names the files changed, so whether the benchmark runs them",
+           "can be checked.", ""]
     for bench, found in sorted(runs.items()):
         out += [f"## {bench}", "",
                 "| run | date | commit | code since | command | goal | value | anchor | bar | met |",

@@ -43,7 +43,7 @@ def test_the_index_says_whether_a_runs_code_is_todays() -> None:
                           text=True, check=True).stdout.strip()
     dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--", "srfabric", "bpf", "native",
                             "integrations", "scripts"], capture_output=True, text=True).stdout
-    assert code_since(head, repo) == "unchanged" or dirty.strip() and "files changed" in code_since(head, repo)
+    assert code_since(head, repo) == "unchanged" or dirty.strip() and " changed" in code_since(head, repo)
     assert code_since(head + "+", repo).endswith("(run with local changes)")
     assert code_since("0123456789ab", repo) == "(commit unknown here)"
     assert code_since("(none)", repo) == "(no commit)"
