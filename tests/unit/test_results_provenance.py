@@ -5,6 +5,7 @@ under a ``before-provenance`` folder, and the results index says what each lacks
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -43,7 +44,8 @@ def test_the_index_says_whether_a_runs_code_is_todays() -> None:
                           text=True, check=True).stdout.strip()
     dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--", "srfabric", "bpf", "native",
                             "integrations", "scripts"], capture_output=True, text=True).stdout
-    assert code_since(head, repo) == "unchanged" or dirty.strip() and " changed" in code_since(head, repo)
+    now = code_since(head, repo)
+    assert now == "unchanged" or dirty.strip() and re.match(r"\d+ files? changed", now)
     assert code_since(head + "+", repo).endswith("(run with local changes)")
     assert code_since("0123456789ab", repo) == "(commit unknown here)"
     assert code_since("(none)", repo) == "(no commit)"
