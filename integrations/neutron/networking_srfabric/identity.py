@@ -58,7 +58,8 @@ def setup(state: Path, db: str, url: str, admin_password: str) -> None:
     manage(state, "db_sync")
     manage(state, "fernet_setup", "--keystone-user", "root", "--keystone-group", "root")
     manage(state, "credential_setup", "--keystone-user", "root", "--keystone-group", "root")
-    manage(state, "bootstrap", "--bootstrap-password", admin_password, "--bootstrap-admin-url", f"{url}/v3",
+    # One word with "=": a generated password may start with "-", which would read as the next option.
+    manage(state, "bootstrap", f"--bootstrap-password={admin_password}", "--bootstrap-admin-url", f"{url}/v3",
            "--bootstrap-internal-url", f"{url}/v3", "--bootstrap-public-url", f"{url}/v3",
            "--bootstrap-region-id", "RegionOne")
 
