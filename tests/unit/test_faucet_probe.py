@@ -14,6 +14,7 @@ from os_ken.ofproto import ofproto_v1_3_parser as parser
 
 from srfabric.bench.of_emulator import EmulatedFabric
 from srfabric.model.topo import fat_tree
+from srfabric.southbound.wire import HEADER
 
 PROBE = Path(__file__).resolve().parents[2] / "docs" / "results" / "capacity-faucet" / "probe.py"
 
@@ -30,7 +31,7 @@ def test_a_probe_packet_in_reads_as_one_from_faucets_eth_src_table() -> None:
     probe = probe_module()
     frame = bytes(range(12)) + b"\x08\x00" + b"payload"
     raw = probe.tagged_packet_in(3, frame)
-    version, kind, length, xid = struct.unpack_from("!BBHI", raw)
+    version, kind, length, xid = HEADER.unpack_from(raw)
     msg = parser.OFPPacketIn.parser(None, version, kind, length, xid, raw)
     assert (msg.cookie, msg.reason, msg.table_id, msg.match["in_port"]) == (
         probe.FAUCET_COOKIE, ofp.OFPR_ACTION, probe.ETH_SRC_TABLE, 3)
