@@ -8,7 +8,8 @@ functions (namespaces forwarding between their two interfaces) and prints the
 API's URL and token. It writes where everything is to a state file
 (``/run/srfabric/up.json``) that ``srfabric host`` reads. On Ctrl-C or SIGTERM
 it stops what it started, by process id, and Mininet removes its namespaces,
-links and bridges by name; the state file goes too.
+links and bridges by name; the state file goes too. An ``up`` that finds the
+state of one that was killed removes what that one left (``up_leftovers``) first.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from typing import Any
 from srfabric.errors import SrfabricError
 from srfabric.testbed.api_lab import ApiLab, ServeProcess
 from srfabric.testbed.topo_choice import topology
-from srfabric.up_state import STATE
+from srfabric.testbed.up_leftovers import remove_leftovers
+from srfabric.up_state import STATE, read_up_state
 
 
 class Stop(Exception):
@@ -61,8 +63,13 @@ def run_up(args: argparse.Namespace, ready: Any = print) -> int:
 
     check_host(args.switch)
     spec = topology(args.topo, args.functions)
-    if STATE.exists() and _alive(json.loads(STATE.read_text()).get("pid", 0)):
+    previous_state = read_up_state()
+    if previous_state and _alive(previous_state.get("pid", 0)):
         raise SrfabricError("up", f"another srfabric up is running (see {STATE})")
+    if previous_state:  # an up that was killed: its bridges and links would clash with this one's
+        removed = remove_leftovers(previous_state)
+        ready(f"srfabric up: removed what a killed srfabric up left: {', '.join(removed) or 'nothing'}")
+        STATE.unlink(missing_ok=True)
     folder = Path(tempfile.mkdtemp(prefix="srfabric-up-"))
     token = args.token or secrets.token_urlsafe(16)
     pki = folder / "pki"  # OpenFlow over TLS with a CA of this fabric's own
@@ -126,8 +133,8 @@ def run_on_host(state: dict[str, Any], name: str, argv: list[str],
                           stderr=subprocess.STDOUT if capture else None)
 
 
-def _alive(pid: int) -> bool:
-    if pid <= 0:
+def _alive(pid: object) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
         return False
     try:
         os.kill(pid, 0)
