@@ -4,8 +4,9 @@ Every ``summary.json`` under the results folder is one run. The index lists them
 when and at which commit each ran and by which command, and each goal it states with its value, the paper's
 (the anchor's) where the summary names one, the bar, and whether it was met. A summary that lacks its provenance
 (``provenance``) is listed as such, so an index never hides where a figure came from. The "code since" column
-is ``git diff`` from the run's commit to the working tree over the code (``output.CODE``): "unchanged" means the
-run measured the code as it is now, which lets a run that takes hours stand for a later commit.
+is ``git diff`` from the run's commit to the working tree over the files the run ran (``exercised``):
+"unchanged" means the run measured the code as it is now, which lets a run that takes hours stand for a later
+commit.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from srfabric.bench.exercised import exercised_paths
 from srfabric.bench.output import CODE
 
 PROVENANCE = ("machine.commit", "machine.cpus", "machine.kernel", "date", "command")
@@ -41,26 +44,39 @@ def missing_provenance(summary: dict[str, Any]) -> list[str]:
     return missing
 
 
-def code_since(commit: str, repo: Path) -> str:
-    """How the code (``CODE``) differs now from ``commit`` (a run's; ``+``: it ran with changes of its own): the
-    files changed, named when there are few, so a reader can tell whether the run's benchmark uses them."""
+def changed_files(commit: str, repo: Path, paths: Sequence[str]) -> list[str] | str:
+    """The files under ``paths`` that differ now from ``commit`` (or are new and not yet added), or why that
+    cannot be told."""
     base = commit.rstrip("+")
     if not re.fullmatch(r"[0-9a-f]{7,40}", base):
         return "(no commit)"
     try:
-        done = subprocess.run(["git", "-C", str(repo), "diff", "--name-only", base, "--", *CODE],
+        done = subprocess.run(["git", "-C", str(repo), "diff", "--name-only", base, "--", *paths],
                               capture_output=True, text=True, timeout=30)
+        new = subprocess.run(["git", "-C", str(repo), "ls-files", "--others", "--exclude-standard", "--", *paths],
+                             capture_output=True, text=True, timeout=30).stdout.split()
     except (OSError, subprocess.SubprocessError):
         return "(git failed)"
-    if done.returncode != 0:
-        return "(commit unknown here)"
-    new = subprocess.run(["git", "-C", str(repo), "ls-files", "--others", "--exclude-standard", "--", *CODE],
-                         capture_output=True, text=True, timeout=30).stdout.split()  # code not added yet
-    files = done.stdout.split() + new
+    return done.stdout.split() + new if done.returncode == 0 else "(commit unknown here)"
+
+
+def code_since(commit: str, repo: Path, runs: Sequence[str] | None = None) -> str:
+    """How the code a run ran (``runs``, from ``exercised``; None: all of ``CODE``) differs now from its
+    ``commit`` (``+``: it ran with changes of its own): the files changed, named when there are few, and how
+    many other code files changed that the run does not run."""
+    files = changed_files(commit, repo, runs if runs is not None else CODE)
+    if isinstance(files, str):
+        return files
     state = "unchanged"
     if files:
         state = f"{len(files)} file{'s' if len(files) > 1 else ''} changed"
         state += ": " + ", ".join(f"`{name}`" for name in files) if len(files) <= NAMED_FILES else ""
+    if runs is not None:
+        others = changed_files(commit, repo, CODE)
+        if isinstance(others, list) and (elsewhere := len(set(others) - set(files))):
+            state += f" ({elsewhere} other code file{'s' if elsewhere > 1 else ''} changed, not run by it)"
+    else:
+        state += " (whole tree compared)"
     return state + (" (run with local changes)" if commit.endswith("+") else "")
 
 
@@ -100,10 +116,13 @@ def index_markdown(root: Path, repo: Path | None = None) -> str:
     out = ["# Results index", "",
            "Made by `srfabric bench index` from every committed `summary.json` under `docs/results/`. Each run",
            "names its commit, date, machine and command; a goal's anchor is the published figure it is set against,",
-           "where the summary names one. \"Code since\" compares the run's commit with the code as it is now",
-           "(`git diff` over srfabric, bpf, native, integrations, scripts and the pins): \"unchanged\" means the",
-           "run measured today's code; otherwise it names the files changed, so whether the benchmark runs them",
-           "can be checked.", ""]
+           "where the summary names one. \"Code since\" is `git diff` from the run's commit to the code as it is",
+           "now, over the files the run ran: its entry module and every srfabric module it imports or starts, at",
+           "any depth, the BPF and C sources and Neutron drivers those use, the command-line files and the Python",
+           "pins (`srfabric/bench/exercised.py` finds them). \"Unchanged\" means the run measured today's code;",
+           "otherwise it names the files. Code files changed elsewhere are counted beside it. A run whose command",
+           "is not a `srfabric` one is compared over the whole tree. The Makefile and `scripts/` install; they",
+           "are not counted.", ""]
     for bench, found in sorted(runs.items()):
         out += [f"## {bench}", "",
                 "| run | date | commit | code since | command | goal | value | anchor | bar | met |",
@@ -113,7 +132,7 @@ def index_markdown(root: Path, repo: Path | None = None) -> str:
             lacking = missing_provenance(summary)
             commit = str(machine.get("commit", "")) or "(none)"
             where = f"[{folder}]({folder.as_posix()}/summary.json)"
-            since = code_since(commit, repo)
+            since = code_since(commit, repo, exercised_paths(summary, folder.as_posix(), repo))
             head = (f"| {where} | {summary.get('date', '(none)')} | {commit} | {since} | "
                     f"`{summary.get('command', '(none)')}` "
                     f"{'(lacks ' + ', '.join(lacking) + ') ' if lacking else ''}")

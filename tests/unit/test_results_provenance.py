@@ -45,7 +45,38 @@ def test_the_index_says_whether_a_runs_code_is_todays() -> None:
     dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--", "srfabric", "bpf", "native",
                             "integrations", "scripts"], capture_output=True, text=True).stdout
     now = code_since(head, repo)
-    assert now == "unchanged" or dirty.strip() and re.match(r"\d+ files? changed", now)
+    assert now.startswith("unchanged") or dirty.strip() and re.match(r"\d+ files? changed", now)
     assert code_since(head + "+", repo).endswith("(run with local changes)")
     assert code_since("0123456789ab", repo) == "(commit unknown here)"
     assert code_since("(none)", repo) == "(no commit)"
+
+
+def test_code_since_counts_only_the_files_a_run_ran(tmp_path: Path) -> None:
+    from srfabric.bench.exercised import exercised_paths
+    from srfabric.bench.index import code_since
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(tmp_path), *args], capture_output=True, text=True,
+                              check=True).stdout.strip()
+
+    files = {"srfabric/__init__.py": "", "srfabric/bench/__init__.py": "",
+             "srfabric/bench/capacity.py": "def run():\n    from srfabric import routes\n"
+                                           "    return ['-m', 'srfabric.bench.worker']\n",
+             "srfabric/bench/worker.py": "", "srfabric/routes.py": "", "srfabric/unrelated.py": "",
+             "constraints.txt": ""}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "run")
+    commit = git("rev-parse", "--short=12", "HEAD")
+    summary = {"command": "srfabric bench capacity --out docs/results"}
+    runs = exercised_paths(summary, "capacity/x", tmp_path)
+    assert runs is not None and {"srfabric/routes.py", "srfabric/bench/worker.py"} <= set(runs)
+    assert "srfabric/unrelated.py" not in runs
+    (tmp_path / "srfabric/unrelated.py").write_text("X = 1\n")
+    assert code_since(commit, tmp_path, runs) == "unchanged (1 other code file changed, not run by it)"
+    (tmp_path / "srfabric/bench/worker.py").write_text("X = 1\n")  # started as a process: it counts
+    assert code_since(commit, tmp_path, runs).startswith("1 file changed: `srfabric/bench/worker.py`")
+    assert code_since(commit, tmp_path).endswith("(whole tree compared)")
