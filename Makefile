@@ -35,14 +35,23 @@ docs: bootstrap
 	$(PY) -m srfabric bench index --out docs/results
 	NO_MKDOCS_2_WARNING=1 .venv-docs/bin/mkdocs build --strict --quiet
 
-# Every benchmark again at this commit (root; hours), then the results index. `make results QUICK=1`: smoke runs
-# into build/results instead.
+# Every committed result again at this commit (root; about five hours on two cores), then the results index: the
+# host benchmarks (faucet and os-ken run inside `bench capacity`), the service-chain lab, and each TSN experiment
+# in the kernel lab with the repetitions its committed runs used. `make results QUICK=1`: smoke runs of all of
+# them into build/results instead.
 RESULTS := $(if $(QUICK),build/results,docs/results)
+TSN_LAB := "tsn-fig9 --reps 3 --seconds 5" "tsn-tables23 --reps 2 --seconds 5" "tsn-fig10 --reps 3 --seconds 4" \
+	"tsn-fig11 --reps 2 --seconds 8" "tsn-fig12 --reps 2 --seconds 8" "tsn-frer"
 results: bootstrap
+	mkdir -p $(RESULTS)
 	for bench in dataplane capacity deploy tsn tsnkit hostile reconnect neutron; do \
 	  $(VENV)/bin/srfabric bench $$bench $(if $(QUICK),--quick) --out $(RESULTS) || exit 1; done
 	$(VENV)/bin/srfabric bench failover --part all $(if $(QUICK),--quick) --out $(RESULTS)
 	$(VENV)/bin/srfabric bench failover --frer $(if $(QUICK),--quick) --out $(RESULTS)
+	$(VENV)/bin/srfabric lab all $(if $(QUICK),--quick) --out $(RESULTS)
+	for run in $(TSN_LAB); do set -- $$run; name=$$1; shift; \
+	  $(VENV)/bin/srfabric kernel-lab run --timeout 7000 --ovs --share $(CURDIR)/$(RESULTS) -- \
+	    $(VENV)/bin/srfabric lab $$name $(if $(QUICK),--quick,$$*) --out $(CURDIR)/$(RESULTS) || exit 1; done
 	$(VENV)/bin/srfabric bench index --out $(RESULTS)
 
 clean:

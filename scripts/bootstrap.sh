@@ -67,6 +67,15 @@ if [ ! -f "$NEUTRON_VENV/.installed" ] || [ integrations/neutron/constraints.txt
   touch "$NEUTRON_VENV/.installed"
 fi
 
+# faucet 1.10, a peer under `bench capacity`: it pins os-ken 3.1 and a prometheus-client of its own, so it gets a
+# virtualenv of its own.
+FAUCET_VENV=.venv-faucet
+if [ ! -f "$FAUCET_VENV/.installed" ] || [ faucet-constraints.txt -nt "$FAUCET_VENV/.installed" ]; then
+  [ -x "$FAUCET_VENV/bin/python" ] || /usr/bin/python3 -m venv "$FAUCET_VENV"
+  "$FAUCET_VENV/bin/pip" install -q -c faucet-constraints.txt faucet
+  touch "$FAUCET_VENV/.installed"
+fi
+
 # MkDocs with the Material theme builds the documentation site (make docs): a venv of its own, pinned.
 DOCS_VENV=.venv-docs
 if [ ! -f "$DOCS_VENV/.installed" ] || [ docs-constraints.txt -nt "$DOCS_VENV/.installed" ]; then

@@ -10,7 +10,10 @@ packet-in, one flow-mod and a packet-out; under hop-by-hop rules, a flow-mod for
 every switch on the path and a barrier round trip to each one past the first.
 The emulated switches act on nothing, so the figure is the controller's own
 limit (as ``cbench`` measures it); both processes' CPU time is reported, so a
-step where the generator, not the controller, ran out of CPU shows.
+step where the generator, not the controller, ran out of CPU shows. Where the
+bootstrap installed them, os-ken's ``simple_switch_13`` and faucet 1.10
+(``capacity_faucet``, which sets up no flow of its own: its messages per new
+flow and its CPU are reported) run under the same generator in the same run.
 """
 
 from __future__ import annotations
@@ -19,7 +22,6 @@ import asyncio
 import contextlib
 import json
 import os
-import resource
 import signal
 import statistics
 import sys
@@ -32,6 +34,7 @@ import uvloop
 
 from srfabric.bench.of_emulator import EmulatedFabric, Tally
 from srfabric.bench.output import machine, provenance, run_folder, write_json, write_runs
+from srfabric.bench.process_cpu import own_cpu_s, pin, process_cpu_s
 from srfabric.controller.heap import freeze_heap
 from srfabric.errors import SrfabricError
 from srfabric.lab.stats import percentile
@@ -41,6 +44,8 @@ STEERINGS = ("source-routing", "hop-by-hop")
 PEER = "os-ken simple_switch_13"
 PEER_RATES = (50.0, 100.0, 200.0, 300.0, 500.0, 750.0, 1000.0, 1500.0, 2000.0)
 QUICK_PEER_RATES = (50.0, 200.0)
+FAUCET_RATES, QUICK_FAUCET_RATES = (1000.0, 10000.0), (500.0,)
+FAUCET_SECONDS = 3.0
 FULL_RATES = (500.0, 1000.0, 1500.0, 2000.0, 3000.0, 4000.0, 5000.0, 6000.0, 7000.0, 8000.0, 10000.0, 12000.0,
               15000.0, 20000.0)
 QUICK_RATES = (500.0, 2000.0)
@@ -76,22 +81,6 @@ class Step:
         return self.set_up >= SET_UP_SHARE * self.sent and self.p99_ms <= P99_GOAL_MS
 
 
-def _process_cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _own_cpu_s() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
-def _pin(pid: int, cpu: int) -> None:
-    if (os.cpu_count() or 1) > cpu:
-        with contextlib.suppress(OSError):
-            os.sched_setaffinity(pid, {cpu})
-
-
 async def _line(process: asyncio.subprocess.Process, timeout: float) -> dict[str, Any]:
     assert process.stdout is not None
     raw = await asyncio.wait_for(process.stdout.readline(), timeout)
@@ -103,7 +92,7 @@ async def _line(process: asyncio.subprocess.Process, timeout: float) -> dict[str
 
 async def _step(fabric: EmulatedFabric, pid: int, steering: str, rate: float, seconds: float) -> Step:
     fabric.tally = tally = Tally()
-    controller_before, own_before, begin = _process_cpu_s(pid), _own_cpu_s(), time.perf_counter()
+    controller_before, own_before, begin = process_cpu_s(pid), own_cpu_s(), time.perf_counter()
     await fabric.load(rate, seconds)
     sent = len(tally.sent) + len(tally.setup_ns)
     waited = time.perf_counter()
@@ -114,8 +103,8 @@ async def _step(fabric: EmulatedFabric, pid: int, steering: str, rate: float, se
     return Step(steering, rate, seconds, sent, set_up, round(set_up / seconds, 1),
                 round(percentile(tally.setup_ns, 0.5) / 1e6, 3), round(percentile(tally.setup_ns, 0.99) / 1e6, 3),
                 round(max(tally.setup_ns, default=0) / 1e6, 3),
-                round((_process_cpu_s(pid) - controller_before) / wall, 3),
-                round((_own_cpu_s() - own_before) / wall, 3),
+                round((process_cpu_s(pid) - controller_before) / wall, 3),
+                round((own_cpu_s() - own_before) / wall, 3),
                 round(tally.flow_mods / max(set_up, 1), 2), round(tally.barriers / max(set_up, 1), 2))
 
 
@@ -145,21 +134,6 @@ def peer_contenders() -> list[Contender]:
                       says_ready=False, following=True)]
 
 
-async def _connect(fabric: EmulatedFabric, port: int, timeout: float = 30.0) -> None:
-    """Connect every switch; a peer prints its port before it listens, so a refusal is tried again."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            await fabric.connect(port)
-            return
-        except OSError:
-            fabric.close()
-            fabric.switches.clear()
-            if time.monotonic() > deadline:
-                raise
-            await asyncio.sleep(0.05)
-
-
 async def sweep(contender: Contender, rates: tuple[float, ...], seconds: float, k: int = 4,
                 say: Any = print) -> list[Step]:
     """Start a controller, connect the emulated fat-tree, then offer each rate in turn until saturated."""
@@ -169,13 +143,13 @@ async def sweep(contender: Contender, rates: tuple[float, ...], seconds: float, 
     process = await asyncio.create_subprocess_exec(
         *contender.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL)
-    _pin(process.pid, CONTROLLER_CPU)
-    _pin(0, GENERATOR_CPU)
+    pin(process.pid, CONTROLLER_CPU)
+    pin(0, GENERATOR_CPU)
     fabric = FollowingFabric(spec) if contender.following else EmulatedFabric(spec)
     steps: list[Step] = []
     try:
         port = (await _line(process, 30))["port"]
-        await _connect(fabric, port)
+        await fabric.connect(port)
         await asyncio.sleep(0.3)  # links first: a host's port must not look like a fabric port
         fabric.announce_hosts()
         if contender.says_ready:
@@ -223,7 +197,8 @@ def capacity(steps: list[Step], steering: str) -> float:
     return reached
 
 
-def summarise(steps: list[Step], quick: bool, measured_on: dict[str, Any] | None = None) -> dict[str, Any]:
+def summarise(steps: list[Step], quick: bool, measured_on: dict[str, Any] | None = None,
+              faucet: dict[str, Any] | str | None = None) -> dict[str, Any]:
     sr, rules = capacity(steps, "source-routing"), capacity(steps, "hop-by-hop")
     ratio = sr / rules if rules else float("inf") if sr else 0.0
     measured_peer = any(s.steering == PEER for s in steps)
@@ -241,6 +216,7 @@ def summarise(steps: list[Step], quick: bool, measured_on: dict[str, Any] | None
                       "followed hop by hop and a flow is set up when one leaves on its destination host's port "
                       "(bench/peer_following.py)") if measured_peer else "not measured (make bootstrap fetches it)",
         "generator_bound_steps": [(s.steering, s.offered) for s in busy],
+        "faucet": faucet or "not measured (make bootstrap makes .venv-faucet)",
         "goals": {
             "capacity": {"flows_per_s": sr, "goal": GOAL_FLOWS_PER_S, "met": sr >= GOAL_FLOWS_PER_S},
             "over_hop_by_hop": {"ratio": round(ratio, 2) if rules else None, "goal": GOAL_RATIO,
@@ -288,18 +264,30 @@ def run_bench(quick: bool, out: str, say: Any = print) -> tuple[dict[str, Any], 
     rates, seconds = (QUICK_RATES, 1.0) if quick else (FULL_RATES, STEP_SECONDS)
     peer_rates = QUICK_PEER_RATES if quick else PEER_RATES
 
-    async def both() -> list[Step]:
+    async def every() -> tuple[list[Step], dict[str, Any] | str | None]:
+        from srfabric.bench.capacity_faucet import measure_faucet
+
         steps: list[Step] = []
         for steering in STEERINGS:
             steps += await sweep(srfabric_contender(steering), rates, seconds, say=say)
         for peer in peer_contenders():  # the same generator and fat-tree, in the same run
             steps += await sweep(peer, peer_rates, seconds, say=say)
-        return steps
+        pin(0, GENERATOR_CPU)
+        faucet: dict[str, Any] | str | None
+        try:  # a faucet that fails is reported; the sweeps before it stand
+            faucet = await measure_faucet(fat_tree(4), QUICK_FAUCET_RATES if quick else FAUCET_RATES,
+                                          1.0 if quick else FAUCET_SECONDS, CONTROLLER_CPU, say)
+        except SrfabricError as error:
+            faucet = f"failed: {error}"
+        finally:
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(0, set(range(os.cpu_count() or 1)))
+        return steps, faucet
 
-    steps = uvloop.run(both())
+    steps, faucet = uvloop.run(every())
     folder = run_folder(out, "capacity")
     write_runs(folder / "steps.csv", [asdict(s) for s in steps], measured_on)
-    summary = summarise(steps, quick, measured_on)
+    summary = summarise(steps, quick, measured_on, faucet)
     write_json(folder / "summary.json", summary)
     plot(steps, folder / "capacity.png")
     return summary, folder

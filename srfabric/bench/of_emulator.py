@@ -38,6 +38,11 @@ PORT = struct.Struct("!I4x6s2x16sIIIIIIII")
 # buffer id, total length, reason, table, cookie; then an OXM match holding in_port only (12 bytes, padded to
 # 16) and 2 bytes of padding before the frame.
 PACKET_IN_FIXED = struct.Struct("!IHBBQHHIII2x")
+FRAME_AT = HEADER.size + PACKET_IN_FIXED.size  # where an untagged packet-in's frame starts
+UDP_SPORT_AT = 34  # in an untagged IPv4/UDP frame
+# OFPMP_DESC's body: manufacturer, hardware, software, serial number, datapath (fixed-size, NUL-padded).
+DESCRIPTION = b"".join(text.ljust(size, b"\0") for text, size in (
+    (b"srfabric", 256), (b"emulated switch", 256), (b"0", 256), (b"0", 32), (b"emulated", 256)))
 
 
 def message(kind: int, xid: int, body: bytes = b"") -> bytes:
@@ -149,14 +154,19 @@ class EmulatedSwitch(asyncio.Protocol):
             self.write(message(ofp.OFPT_FEATURES_REPLY, xid, struct.pack("!QIBB2xII", self.dpid, 0, 254, 0, 0x4F, 0)))
         elif kind == ofp.OFPT_MULTIPART_REQUEST:
             (part,) = struct.unpack_from("!H", msg, HEADER.size)
-            body = b"".join(self.fabric.port_desc(self.name)) if part == ofp.OFPMP_PORT_DESC else b""
+            body = (b"".join(self.fabric.port_desc(self.name)) if part == ofp.OFPMP_PORT_DESC
+                    else DESCRIPTION if part == ofp.OFPMP_DESC else b"")
             self.write(message(ofp.OFPT_MULTIPART_REPLY, xid, struct.pack("!HH4x", part, 0) + body))
             if part == ofp.OFPMP_PORT_DESC and not self.ready.done():
                 self.ready.set_result(None)
 
 
 class EmulatedFabric:
-    """Every switch of ``spec`` connected to the controller at ``port``."""
+    """Every switch of ``spec`` connected to the controller at ``port``. A subclass may make its own switches
+    (``make_switch``) and send packet-ins as its controller's pipeline would (``packet_in_of``, with the UDP
+    source port of a flow's frame at ``sport_at`` in the message)."""
+
+    sport_at = FRAME_AT + UDP_SPORT_AT
 
     def __init__(self, spec: TopoSpec, seed: int = 1) -> None:
         self.spec = spec
@@ -181,12 +191,30 @@ class EmulatedFabric:
                           f"{name}-eth{number}".encode(), 0, 4, 0, 0, 0, 0, 10_000_000, 10_000_000)
                 for number in sorted(ports)]
 
-    async def connect(self, port: int, timeout: float = 60.0) -> None:
+    def make_switch(self, name: str) -> EmulatedSwitch:
+        return EmulatedSwitch(self, name)
+
+    def packet_in_of(self, in_port: int, frame: bytes) -> bytes:
+        return packet_in(in_port, frame)
+
+    async def connect(self, port: int, timeout: float = 60.0, refused_for: float = 30.0) -> None:
+        """Connect every switch and wait for each handshake; a controller that prints its port before it
+        listens refuses at first, so a refusal is tried again for ``refused_for`` seconds."""
         loop = asyncio.get_running_loop()
-        for name in self.spec.switches:
-            switch = EmulatedSwitch(self, name)
-            await loop.create_connection(lambda switch=switch: switch, "127.0.0.1", port)  # type: ignore[misc]
-            self.switches[name] = switch
+        deadline = time.monotonic() + refused_for
+        while not self.switches:
+            try:
+                for name in self.spec.switches:
+                    switch = self.make_switch(name)
+                    await loop.create_connection(lambda switch=switch: switch, "127.0.0.1",  # type: ignore[misc]
+                                                 port)
+                    self.switches[name] = switch
+            except OSError:
+                self.close()
+                self.switches.clear()
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.05)
         await asyncio.wait_for(asyncio.gather(*(s.ready for s in self.switches.values())), timeout)
 
     def announce_hosts(self) -> None:
@@ -194,7 +222,7 @@ class EmulatedFabric:
         for name in self.hosts:
             host = self.spec.hosts[name]
             arp = ArpPacket(1, host.mac, host.ip, 0, host.ip, host.mac, 0xFFFFFFFFFFFF)
-            self.switches[host.switch].write(packet_in(host.port, arp.to_bytes()))
+            self.switches[host.switch].write(self.packet_in_of(host.port, arp.to_bytes()))
 
     def packet_out(self, switch: EmulatedSwitch, msg: memoryview, now: int) -> None:
         """A packet-out: an LLDP frame crosses its link; a flow's frame is its setup, done."""
@@ -206,7 +234,7 @@ class EmulatedFabric:
                 return
             far = self.peer.get((dpid, port))
             if far is not None and far[0] in self.switches:  # a switch not yet connected hears the next round
-                self.switches[far[0]].write(packet_in(far[1], frame))
+                self.switches[far[0]].write(self.packet_in_of(far[1], frame))
             return
         key = flow_key(frame)
         if key is not None:
@@ -219,7 +247,7 @@ class EmulatedFabric:
         if found is None:
             host, far = self.spec.hosts[source], self.spec.hosts[destination]
             frame = udp_frame(far.mac, host.mac, host.ip, far.ip, 0, FLOW_PORT)
-            found = self._frames[(source, destination)] = packet_in(host.port, frame)
+            found = self._frames[(source, destination)] = self.packet_in_of(host.port, frame)
         return found
 
     def new_flows(self, count: int) -> None:
@@ -231,8 +259,7 @@ class EmulatedFabric:
             sport = self.next_sport[source]
             self.next_sport[source] = sport + 1 if sport < 65535 else 1024
             msg = bytearray(self._frame(source, destination))
-            # The frame starts 42 bytes in (header 8, fixed 16, match 16, pad 2); its UDP source port 34 after.
-            struct.pack_into("!H", msg, 42 + 34, sport)
+            struct.pack_into("!H", msg, self.sport_at, sport)
             batches.setdefault(self.spec.hosts[source].switch, []).append(bytes(msg))
             keys.append((socket.inet_aton(self.spec.hosts[source].ip), sport))
         now = time.perf_counter_ns()

@@ -1,6 +1,7 @@
 """``srfabric bench capacity --quick``: the controller in a process of its own discovers a k=4 fat-tree of
 emulated switches over real TCP OpenFlow channels and sets up every new flow; os-ken's simple_switch_13 runs
-under the same generator, its packet-outs followed hop by hop. No root needed."""
+under the same generator, its packet-outs followed hop by hop, and faucet (the bootstrap's) after them. No root
+needed."""
 
 from __future__ import annotations
 
@@ -40,3 +41,9 @@ def test_quick_capacity_bench_sets_up_every_flow(tmp_path: Path, capsys: pytest.
     mean = mean_switches_per_path(4)
     assert abs(low_rules["flow_mods_per_flow"] - mean) < 0.3
     assert abs(low_rules["barriers_per_flow"] - (mean - 1)) < 0.3
+    # faucet configured every switch, learned each host from its announcement, and then needed to send nothing
+    # for a new flow between learned hosts.
+    faucet = summary["faucet"]
+    configure, announce, flows = faucet["phases"]
+    assert configure["flow_mods"] >= 20 and announce["flow_mods"] > 0 and not faucet["exceptions"]
+    assert flows["packet_ins"] == 500 and flows["flow_mods"] == flows["packet_outs"] == 0
