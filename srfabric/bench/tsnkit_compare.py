@@ -130,8 +130,11 @@ def generate(folder: Path, plan: Plan, seed: int = 1) -> list[Instance]:
         seeded = (f"import random, runpy, sys, numpy; random.seed({seed}); numpy.random.seed({seed}); "
                   "sys.argv = ['generator', *sys.argv[1:]]; "
                   "runpy.run_module('tsnkit.data.generator', run_name='__main__')")
-        subprocess.run([str(TSNKIT_PYTHON), "-c", seeded, *args], check=True, capture_output=True, cwd=where,
-                       timeout=300)
+        made = subprocess.run([str(TSNKIT_PYTHON), "-c", seeded, *args], capture_output=True, text=True,
+                              cwd=where, timeout=300, check=False)
+        if made.returncode != 0:
+            said = made.stderr.strip().splitlines()[-1:] or ["no output"]
+            raise ModelError("tsnkit", f"its generator failed on {name} (exit {made.returncode}): {said[0]}")
         instances.append(Instance(name, TOPOLOGIES[topology], switches, streams, period, deadline,
                                   where / "1_task.csv", where / "1_topo.csv"))
     return instances
@@ -322,7 +325,7 @@ def run_bench(quick: bool, out: str, time_limit_s: float | None = None, seed: in
 
     measured_on = machine()
     plan = Plan.make(quick, time_limit_s, sizes)
-    folder = run_folder(out, "tsnkit")
+    folder = run_folder(out, "tsnkit").resolve()  # tsnkit's tools run in folders below it, given paths in it
     work = folder / "work"
     instances = generate(work / "instances", plan, seed)
     rows: list[dict[str, Any]] = []
