@@ -19,6 +19,7 @@ index then compares the whole code tree.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import shlex
 from pathlib import Path
@@ -104,7 +105,8 @@ def module_file(repo: Path, module: str) -> str | None:
     return None
 
 
-def closure(repo: Path, entries: list[str]) -> set[str]:
+@functools.cache  # many runs share their entry files; the index clears it for each build
+def closure(repo: Path, entries: tuple[str, ...]) -> frozenset[str]:
     """``entries`` and every srfabric file they import, at any depth, with each package's ``__init__.py``."""
     seen: set[str] = set()
     todo = list(entries)
@@ -123,7 +125,7 @@ def closure(repo: Path, entries: list[str]) -> set[str]:
         except (OSError, SyntaxError, ValueError):
             continue
         todo += [found for module in modules if (found := module_file(repo, module)) is not None]
-    return seen
+    return frozenset(seen)
 
 
 def exercised_paths(summary: dict[str, Any], folder: str, repo: Path) -> list[str] | None:
@@ -132,7 +134,7 @@ def exercised_paths(summary: dict[str, Any], folder: str, repo: Path) -> list[st
     entries = entry_files(str(summary.get("command") or ""), folder)
     if entries is None:
         return None
-    files = closure(repo, entries)
+    files = closure(repo, tuple(entries))
     paths = files | set(ALWAYS) | {entry for entry in entries if not (repo / entry).is_file()}
     paths |= set(COMMAND_LINE) if entries[0].startswith("srfabric/") else set()
     for name in files:

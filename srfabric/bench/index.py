@@ -11,14 +11,15 @@ commit.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from srfabric.bench.exercised import exercised_paths
+from srfabric.bench.exercised import closure, exercised_paths
 from srfabric.bench.output import CODE
 
 PROVENANCE = ("machine.commit", "machine.cpus", "machine.kernel", "date", "command")
@@ -44,7 +45,7 @@ def missing_provenance(summary: dict[str, Any]) -> list[str]:
     return missing
 
 
-def changed_files(commit: str, repo: Path, paths: Sequence[str]) -> list[str] | str:
+def changed_files(commit: str, repo: Path, paths: tuple[str, ...]) -> list[str] | str:
     """The files under ``paths`` that differ now from ``commit`` (or are new and not yet added), or why that
     cannot be told."""
     base = commit.rstrip("+")
@@ -60,11 +61,13 @@ def changed_files(commit: str, repo: Path, paths: Sequence[str]) -> list[str] | 
     return done.stdout.split() + new if done.returncode == 0 else "(commit unknown here)"
 
 
-def code_since(commit: str, repo: Path, runs: Sequence[str] | None = None) -> str:
+def code_since(commit: str, repo: Path, runs: Sequence[str] | None = None,
+               changed: Callable[[str, Path, tuple[str, ...]], list[str] | str] = changed_files) -> str:
     """How the code a run ran (``runs``, from ``exercised``; None: all of ``CODE``) differs now from its
     ``commit`` (``+``: it ran with changes of its own): the files changed, named when there are few, and how
-    many other code files changed that the run does not run."""
-    files = changed_files(commit, repo, runs if runs is not None else CODE)
+    many other code files changed that the run does not run. ``changed``: ``changed_files``, or a memo of it
+    while the tree stands still."""
+    files = changed(commit, repo, tuple(runs) if runs is not None else CODE)
     if isinstance(files, str):
         return files
     state = "unchanged"
@@ -72,7 +75,7 @@ def code_since(commit: str, repo: Path, runs: Sequence[str] | None = None) -> st
         state = f"{len(files)} file{'s' if len(files) > 1 else ''} changed"
         state += ": " + ", ".join(f"`{name}`" for name in files) if len(files) <= NAMED_FILES else ""
     if runs is not None:
-        others = changed_files(commit, repo, CODE)
+        others = changed(commit, repo, CODE)
         if isinstance(others, list) and (elsewhere := len(set(others) - set(files))):
             state += f" ({elsewhere} other code file{'s' if elsewhere > 1 else ''} changed, not run by it)"
     else:
@@ -104,6 +107,10 @@ def index_markdown(root: Path, repo: Path | None = None) -> str:
     """The index of every summary under ``root`` (a results folder); ``repo``: the checkout whose code the runs
     are compared with (default: the one this package runs from)."""
     repo = repo or Path(__file__).resolve().parents[2]
+    # One build reads a still tree: many runs share a commit and entry files, so each diff and import closure is
+    # worked out once.
+    changed = functools.cache(changed_files)
+    closure.cache_clear()
     runs: dict[str, list[tuple[Path, dict[str, Any]]]] = {}
     for path in sorted(root.rglob("summary.json")):
         try:
@@ -132,7 +139,7 @@ def index_markdown(root: Path, repo: Path | None = None) -> str:
             lacking = missing_provenance(summary)
             commit = str(machine.get("commit", "")) or "(none)"
             where = f"[{folder}]({folder.as_posix()}/summary.json)"
-            since = code_since(commit, repo, exercised_paths(summary, folder.as_posix(), repo))
+            since = code_since(commit, repo, exercised_paths(summary, folder.as_posix(), repo), changed)
             head = (f"| {where} | {summary.get('date', '(none)')} | {commit} | {since} | "
                     f"`{summary.get('command', '(none)')}` "
                     f"{'(lacks ' + ', '.join(lacking) + ') ' if lacking else ''}")
