@@ -25,6 +25,7 @@ from srfabric.bench.output import CODE
 PROVENANCE = ("machine.commit", "machine.cpus", "machine.kernel", "date", "command")
 VALUE_KEYS = ("ratio", "flows_per_s", "median_ms", "speedup", "speedup_worst", "value", "net_ns", "pass_net_ns",
               "discard_net_ns", "share")
+BOUND_KEYS = {"ratio_at_least": ">= "}  # a value known only as a bound is shown with it
 BAR_KEYS = ("goal", "bar_ms", "goal_ns", "goal_ms", "goal_s")
 NAMED_FILES = 8  # "code since" names the changed files up to this many
 
@@ -88,11 +89,14 @@ def goal_rows(goals: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
 
     >>> goal_rows({"capacity": {"flows_per_s": 12000.0, "goal": 10000.0, "met": True}, "no_loss": False})
     [('capacity', '12000.0', '', '10000.0', 'met'), ('no_loss', '', '', '', 'not met')]
+    >>> goal_rows({"over": {"ratio_at_least": 3.0, "goal": 3.0, "met": True}})
+    [('over', '>= 3.0', '', '3.0', 'met')]
     """
     rows = []
     for name, goal in goals.items():
         if isinstance(goal, dict):
-            value = next((str(goal[k]) for k in VALUE_KEYS if k in goal), "")
+            value = next((str(goal[k]) for k in VALUE_KEYS if k in goal), "") or next(
+                (prefix + str(goal[k]) for k, prefix in BOUND_KEYS.items() if k in goal), "")
             anchor = next((str(v) for k, v in goal.items() if k.startswith("paper")), "")
             bar = next((str(goal[k]) for k in BAR_KEYS if k in goal), "")
             met = goal.get("met")
