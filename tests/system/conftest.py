@@ -5,7 +5,8 @@ The kernel lab's suite (``test_lab_suite.py``: ``tests/lab`` in one QEMU guest, 
 starts in the background as soon as collection has selected it, and its test collects the outcome. Everything
 else runs meanwhile: the other tests mostly wait on namespaces, sockets and subprocesses, and the guest has its
 own kernel, namespaces and Open vSwitch, and counts time in instructions, so the host's load does not shift what
-it measures."""
+it measures. Where the guest waits on this machine's files (9p) it does: ``tests/lab/conftest.py`` imports what
+the tests would read late before any test's timeout starts."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ class LabSuiteRun:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "srfabric", "kernel-lab", "run", "--memory-mb", "3072",
                  "--timeout", str(GUEST_LIMIT_S), "--", sys.executable, "-m", "pytest", "-q", "-p",
-                 "no:cacheprovider", "-x", "tests/lab"],
+                 "no:cacheprovider", "-x", "--durations=10", "tests/lab"],
                 cwd=ROOT, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
     def outcome(self, timeout_s: float) -> tuple[int, str]:
