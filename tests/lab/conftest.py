@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 import subprocess
 import time
@@ -15,12 +14,11 @@ import pytest
 # while the guest waits for it its clock (instructions counted, sleep=off) jumps to its next timer: under the host's
 # load a cold import of matplotlib took a test past its timeout. Importing them at collection, outside every
 # test's timeout, leaves the tests reading them from the guest's page cache.
+# (The API server's own modules come from ``srfabric.api.serve``, which lists them for its own early import.)
 LATE_IMPORTS = (
-    "matplotlib.pyplot", "rich.console", "rich.progress", "rich.table", "networkx", "uvicorn",
-    "srfabric.api.app", "srfabric.api.http_server", "srfabric.api.leadership", "srfabric.api.repository",
-    "srfabric.api.service", "srfabric.api.store", "srfabric.api.clock_task", "srfabric.controller.controller",
-    "srfabric.southbound.taprio", "srfabric.tsn.clock_watch", "srfabric.tsn.endpoints", "srfabric.tsn.live",
-    "srfabric.xdp.frer", "srfabric.xdp.loader",
+    "rich.console", "rich.progress", "rich.table", "networkx", "srfabric.api.clock_task",
+    "srfabric.controller.controller", "srfabric.southbound.taprio", "srfabric.tsn.clock_watch",
+    "srfabric.tsn.endpoints", "srfabric.tsn.live", "srfabric.xdp.frer", "srfabric.xdp.loader",
 )
 WARM_UP: list[float] = []
 
@@ -32,14 +30,14 @@ def in_kernel_lab() -> bool:
 def pytest_configure(config: pytest.Config) -> None:
     if not in_kernel_lab():
         return
+    from srfabric.api.serve import HTTP_MODULES, STATE_MODULES, load_modules
     from srfabric.lab.plot import pyplot
     from srfabric.lab.run import registry
 
     started = time.monotonic()
-    pyplot()  # the Agg backend, as the experiments choose it
+    pyplot()  # matplotlib with the Agg backend, as the experiments choose it
     registry(kernel_lab=True)
-    for name in LATE_IMPORTS:
-        importlib.import_module(name)
+    load_modules(STATE_MODULES + HTTP_MODULES + LATE_IMPORTS)
     WARM_UP.append(time.monotonic() - started)
 
 
