@@ -1,4 +1,4 @@
-/* The no-wait placement loop of srfabric.tsn.timed_heuristic, in C: the same search, the same answers.
+/* The no-wait placement loop of srfabric.tsn.schedulers.nowait.heuristic, in C: the same search, the same answers.
  *
  * Python packs each stream's candidate paths (latency, links, hop starts, windows) into a block of int64 once,
  * when it lists them; this orders the streams as the Python loop does, places them one by one and says, per

@@ -9,7 +9,7 @@
 #include "nowait.h"
 
 /* place(n_links, grid, periods, sizes, block_at, blocks) -> [(candidate, offset), ...] in the streams' order.
- * The four buffers hold native int64 words (srfabric.tsn.nowait_native.pack_problem). Raises MemoryError or
+ * The four buffers hold native int64 words (srfabric.tsn.schedulers.nowait.native.pack_problem). Raises MemoryError or
  * ValueError (a malformed input) as the loop returns -1 or -2. */
 static PyObject *place(PyObject *self, PyObject *args)
 {

@@ -10,7 +10,7 @@ import logging
 from srfabric.api.errors import ApiError
 from srfabric.api.service import SfcService
 from srfabric.errors import SrfabricError
-from srfabric.tsn.clock_watch import ClockWatch
+from srfabric.tsn.runtime.clock_watch import ClockWatch
 
 log = logging.getLogger(__name__)
 PERIOD_S = 1.0

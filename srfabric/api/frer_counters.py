@@ -31,7 +31,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from srfabric.api.schemas import Strict
-from srfabric.tsn.frer import COUNTERS
+from srfabric.tsn.model.frer import COUNTERS
 
 MAX_STREAMS = 4096  # the eliminator's table holds no more
 Counter64 = Annotated[int, Field(ge=0, le=2**64 - 1)]

@@ -13,9 +13,9 @@ from srfabric.errors import ModelError, RoutingError
 from srfabric.model.fabric import Fabric
 from srfabric.routing.disjoint import disjoint_pair
 from srfabric.rules.streams import check_path_ends, switch_path
-from srfabric.tsn.live import LivePlanner, Refused
-from srfabric.tsn.model import Stream
-from srfabric.tsn.schedule import Assignment
+from srfabric.tsn.model.network import Stream
+from srfabric.tsn.model.schedule import Assignment
+from srfabric.tsn.runtime.live import LivePlanner, Refused
 
 TT_PRIORITY = 7
 

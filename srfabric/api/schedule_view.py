@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from srfabric.tsn.gcl import PortGcl
-from srfabric.tsn.live import CycleConfig, LivePlanner
-from srfabric.tsn.render import to_taprio, to_yang
+from srfabric.tsn.gates.gcl import PortGcl
+from srfabric.tsn.gates.render import to_taprio, to_yang
+from srfabric.tsn.runtime.live import CycleConfig, LivePlanner
 
 
 class LastChange(Protocol):

@@ -151,7 +151,7 @@ async def serve(args: argparse.Namespace, inherited: socket.socket | None = None
     from srfabric.api.store import open_database
     from srfabric.controller.heap import freeze_heap
     from srfabric.southbound.taprio import RecordingGates, TaprioGates
-    from srfabric.tsn.live import CycleConfig
+    from srfabric.tsn.runtime.live import CycleConfig
 
     engine = open_database(args.db)
     repository = Repository(engine)
@@ -172,7 +172,7 @@ async def serve(args: argparse.Namespace, inherited: socket.socket | None = None
     watching = None
     if args.gptp:
         from srfabric.api.clock_task import parse_sockets, watch_clocks
-        from srfabric.tsn.clock_watch import ClockWatch
+        from srfabric.tsn.runtime.clock_watch import ClockWatch
 
         if args.gptp_bound_ns < 1:
             raise SrfabricError("--gptp-bound-ns", f"must be at least 1, got {args.gptp_bound_ns}")

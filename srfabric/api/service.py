@@ -31,7 +31,7 @@ from srfabric.errors import SrfabricError
 from srfabric.logs import security_event
 from srfabric.model.fabric import Fabric, Switch
 from srfabric.southbound.taprio import Gates
-from srfabric.tsn.live import CycleConfig
+from srfabric.tsn.runtime.live import CycleConfig
 
 log = logging.getLogger(__name__)
 

@@ -28,12 +28,12 @@ from srfabric.errors import ModelError, RoutingError, SrfabricError
 from srfabric.model.stream import SteeredStream
 from srfabric.rules.streams import check_path_ends, switch_path
 from srfabric.southbound.taprio import Gates, RecordingGates, next_base_time, tai_now_ns
-from srfabric.tsn.changes import StreamAsk, StreamChange, change_batch, change_one
-from srfabric.tsn.clock_watch import ClockWatch
-from srfabric.tsn.gcl import PortGcl
-from srfabric.tsn.live import CycleConfig, LivePlanner, Refused, network_from_fabric
-from srfabric.tsn.model import Stream
-from srfabric.tsn.schedule import Assignment
+from srfabric.tsn.gates.gcl import PortGcl
+from srfabric.tsn.model.network import Stream
+from srfabric.tsn.model.schedule import Assignment
+from srfabric.tsn.runtime.changes import StreamAsk, StreamChange, change_batch, change_one
+from srfabric.tsn.runtime.clock_watch import ClockWatch
+from srfabric.tsn.runtime.live import CycleConfig, LivePlanner, Refused, network_from_fabric
 
 log = logging.getLogger(__name__)
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from srfabric.codecs.mac_nibble import MacNibbleCodec
 from srfabric.codecs.mac_vlan_mpls import MacVlanMplsCodec
 from srfabric.errors import SrfabricError
-from srfabric.tsn.frer import SEQ_SPACE
+from srfabric.tsn.model.frer import SEQ_SPACE
 from srfabric.xdp import frames, layout
 from srfabric.xdp.bpf_syscall import prog_test_run
 from srfabric.xdp.frer import FrerEliminator, rtag

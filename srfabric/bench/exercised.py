@@ -32,7 +32,7 @@ ALWAYS = ("pyproject.toml", "constraints.txt")
 # The command line: parsed and dispatched here, with the options' defaults. Counted as files: what they import
 # lazily is every other benchmark.
 COMMAND_LINE = ("srfabric/__main__.py", "srfabric/cli.py", "srfabric/bench/cli.py", "srfabric/lab/cli.py")
-ASSETS = {"srfabric/xdp/": ("bpf",), "srfabric/tsn/nowait_native.py": ("native",),
+ASSETS = {"srfabric/xdp/": ("bpf",), "srfabric/tsn/schedulers/nowait/native.py": ("native",),
           "srfabric/testbed/neutron_stack.py": ("integrations/neutron",),
           "srfabric/bench/tsnkit_runner.py": ("tsnkit-constraints.txt",),
           "srfabric/bench/capacity_faucet.py": ("faucet-constraints.txt",)}

@@ -23,7 +23,7 @@ from srfabric.errors import SrfabricError
 from srfabric.model.topo import tsn_fig1
 from srfabric.testbed.api_lab import ApiLab, ServeProcess
 from srfabric.testbed.frer_traffic import NumberedUdp, tally
-from srfabric.tsn.frer import COUNTERS
+from srfabric.tsn.model.frer import COUNTERS
 from srfabric.xdp.frer import FrerEliminator
 from srfabric.xdp.loader import build
 

@@ -1,9 +1,9 @@
 """``srfabric bench tsn``: the TSSDN paper's Fig. 4c-4f, measured here, next to the paper's figures.
 
 4c: quality (flows scheduled relative to S/UR) of S/PR, S/FR and incremental admission, with and
-without repair, of the scenario's requests admitted as one batch (``srfabric.tsn.batch``), and (on every
+without repair, of the scenario's requests admitted as one batch (``srfabric.tsn.schedulers.slot.batch``), and (on every
 fourth scenario) admission that may move any number of streams
-(``srfabric.tsn.any_moves``: one ILP per refusal, a reference, not an admission policy).
+(``srfabric.tsn.schedulers.slot.any_moves``: one ILP per refusal, a reference, not an admission policy).
 4d: runtime vs flows; 4e: runtime vs slots; 4f: runtime vs links. The paper ran
 CPLEX on 16 cores (4c, 4d) and a 2-core machine (4e, 4f).
 """
@@ -19,12 +19,13 @@ from typing import Any
 
 from srfabric.bench.output import machine, provenance, run_folder, write_json, write_runs
 from srfabric.bench.tsn_scenarios import FLOW_COUNTS, Scenario, fig4c, fig4d, fig4e, fig4f
-from srfabric.tsn.any_moves import admit_whatever_fits
-from srfabric.tsn.incremental import Admission
-from srfabric.tsn.mip import SolveOptions
-from srfabric.tsn.reoptimise import admit_and_reoptimise
-from srfabric.tsn.scheduler import SchedulerOptions, schedule
-from srfabric.tsn.verify import verify
+from srfabric.tsn.schedulers.options import SchedulerOptions
+from srfabric.tsn.schedulers.registry import schedule_slots as schedule
+from srfabric.tsn.schedulers.slot.any_moves import admit_whatever_fits
+from srfabric.tsn.schedulers.slot.incremental import Admission
+from srfabric.tsn.schedulers.slot.mip import SolveOptions
+from srfabric.tsn.schedulers.slot.reoptimise import admit_and_reoptimise
+from srfabric.tsn.verify.slot import verify
 
 # The paper's figures (section 5.2), quoted in the output next to ours.
 PAPER: dict[str, Any] = {

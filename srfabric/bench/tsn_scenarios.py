@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from srfabric.tsn.generators import barabasi_albert, erdos_renyi, random_regular, random_streams, waxman
-from srfabric.tsn.model import Network
-from srfabric.tsn.slots import Problem
+from srfabric.tsn.formats.generators import barabasi_albert, erdos_renyi, random_regular, random_streams, waxman
+from srfabric.tsn.model.network import Network
+from srfabric.tsn.model.slots import Problem
 
 FLOW_COUNTS = tuple(range(20, 111, 10))
 

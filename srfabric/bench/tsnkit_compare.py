@@ -36,12 +36,14 @@ from pathlib import Path
 from typing import Any
 
 from srfabric.errors import ModelError
-from srfabric.tsn import tsnkit
-from srfabric.tsn.paths import PathFinder
-from srfabric.tsn.timed import TimedProblem
-from srfabric.tsn.timed_exact import schedule_cpsat
-from srfabric.tsn.timed_heuristic import listed_problem, schedule_nowait
-from srfabric.tsn.timed_verify import verify_timed
+from srfabric.tsn.formats import tsnkit
+from srfabric.tsn.model.paths import PathFinder
+from srfabric.tsn.model.solve_options import SolveOptions
+from srfabric.tsn.model.timed import TimedProblem
+from srfabric.tsn.schedulers.nowait.heuristic import listed_problem
+from srfabric.tsn.schedulers.options import SchedulerOptions
+from srfabric.tsn.schedulers.registry import METHODS, schedule_slots, schedule_timed
+from srfabric.tsn.verify.timed import verify_timed
 
 ROOT = Path(__file__).resolve().parents[2]
 TSNKIT_PYTHON = ROOT / ".venv-tsnkit" / "bin" / "python"
@@ -165,26 +167,25 @@ def run_ours(instance: Instance, method: str, out: Path, limit_s: float) -> dict
     network = tsnkit.network_from_tsnkit(instance.topo.read_text())
     streams = tsnkit.streams_from_tsnkit(instance.task.read_text())
     began = time.perf_counter()
-    if method in ("nowait", "cpsat"):
+    if METHODS[method].model == "timed":
         problem = TimedProblem.build(network, streams, tsnkit.TSNKIT_GRID_NS, 0, max(8, instance.switches + 2))
         finder = PathFinder(network, problem.max_hops)
         listed_problem(problem, finder, 4)  # the candidate paths and their hop times first, as tsnkit's init does
         # nowait on the clock tsnkit's runner times its algorithms' solve on (CPU time); cpsat's search runs
         # in a worker process of its own, so it is timed on the wall clock.
         clock = time.process_time if method == "nowait" else time.perf_counter
+        options = SchedulerOptions(solve=SolveOptions(time_limit_s=limit_s), k_paths=4)
         listed = clock()
-        result = (schedule_nowait(problem, 4, finder) if method == "nowait"
-                  else schedule_cpsat(problem, 4, limit_s, finder=finder))
+        result = schedule_timed(problem, method, options, finder)
         solve_s, problems, scheduled = clock() - listed, verify_timed(result), len(result.assignments)
         exported = result
     else:
-        from srfabric.tsn.scheduler import schedule
-        from srfabric.tsn.slots import SlotModel, plan, shortest_diameter
-        from srfabric.tsn.verify import verify
+        from srfabric.tsn.model.slots import SlotModel, plan, shortest_diameter
+        from srfabric.tsn.verify.slot import verify
 
         model = SlotModel(diameter=shortest_diameter(network, streams), store_and_forward=True,
                           grid_ns=tsnkit.TSNKIT_GRID_NS)
-        slotted = schedule(plan(network, streams, model=model), method)
+        slotted = schedule_slots(plan(network, streams, model=model), method)
         solve_s, problems, scheduled = slotted.solve_s, verify(slotted), len(slotted.assignments)
         exported = slotted  # type: ignore[assignment]
     total_s = time.perf_counter() - began

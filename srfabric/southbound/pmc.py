@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import subprocess
 
-from srfabric.tsn.gptp import ClockReading, reading_from_pmc
+from srfabric.tsn.model.gptp import ClockReading, reading_from_pmc
 
 TIMEOUT_S = 2.0
 # gPTP's transportSpecific is 1; ptp4l answers only management messages that carry it.

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from srfabric.errors import ModelError
-from srfabric.tsn.gcl import GateEntry, PortGcl
-from srfabric.tsn.render import to_taprio
+from srfabric.tsn.gates.gcl import GateEntry, PortGcl
+from srfabric.tsn.gates.render import to_taprio
 
 Runner = Callable[[list[str], str | None], tuple[int, str]]
 

@@ -8,18 +8,18 @@ import sys
 from pathlib import Path
 
 from srfabric.errors import ModelError
-from srfabric.tsn.files import network_from_json, read_json, read_text, streams_from_json
-from srfabric.tsn.model import Network, Stream
-from srfabric.tsn.schedule import METHODS, Schedule, schedule_from_json
-from srfabric.tsn.slots import DEFAULT_DIAMETER, WIRE_OVERHEAD_BYTES, SlotModel, plan, shortest_diameter
-from srfabric.tsn.timed import TimedProblem, TimedSchedule
-from srfabric.tsn.tsnkit import TSNKIT_GRID_NS
-
-TIMED_METHODS = ("nowait", "cpsat")  # fine-grained: per-link transmission times instead of slots
+from srfabric.tsn.formats.files import network_from_json, read_json, read_text, streams_from_json
+from srfabric.tsn.formats.tsnkit import TSNKIT_GRID_NS
+from srfabric.tsn.model.network import Network, Stream
+from srfabric.tsn.model.schedule import Schedule, schedule_from_json
+from srfabric.tsn.model.slots import DEFAULT_DIAMETER, WIRE_OVERHEAD_BYTES, SlotModel, plan, shortest_diameter
+from srfabric.tsn.model.timed import TimedProblem, TimedSchedule
+from srfabric.tsn.schedulers.options import SchedulerOptions
+from srfabric.tsn.schedulers.registry import METHODS
 
 
 def add_parsers(commands: argparse._SubParsersAction) -> None:
-    """Register ``tsn schedule``, ``tsn gcl`` and ``tsn generate``."""
+    """Register ``tsn schedule``, ``tsn gcl``, ``tsn methods`` and ``tsn generate``."""
     tsn = commands.add_parser("tsn", help="time-triggered streams: routes, slots and gate control lists")
     sub = tsn.add_subparsers(dest="tsn_command", required=True)
 
@@ -38,6 +38,9 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     gcl.add_argument("--include-hosts", action="store_true", help="also gate the hosts' egress ports")
     gcl.add_argument("--check", action="store_true", help="run the taprio commands in a kernel booted under QEMU")
 
+    sub.add_parser("methods", help="the scheduling methods: model, exact or heuristic, where each is the default, "
+                                   "when to pick it (a Markdown table)")
+
     generate = sub.add_parser("generate", help="write a random topology and flows like the paper's evaluation")
     generate.add_argument("--model", choices=("er", "rrg", "ba", "waxman"), default="er")
     generate.add_argument("--switches", type=int, default=6)
@@ -52,7 +55,8 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
 def _problem_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--topology", required=True, help="topology JSON, or tsnkit's topology CSV (*.csv)")
     parser.add_argument("--flows", required=True, help="flows JSON, or tsnkit's stream CSV (*.csv)")
-    parser.add_argument("--method", choices=METHODS + TIMED_METHODS, default="spr")
+    parser.add_argument("--method", choices=list(METHODS), default="spr",
+                        help="; ".join(f"{m.name}: {m.pick_when}" for m in METHODS.values()))
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--slots", type=int, help="number of slots per base period")
     size.add_argument("--base-period-ns", type=int, help="base period (default: gcd of the flows' periods)")
@@ -79,7 +83,7 @@ def _problem_args(parser: argparse.ArgumentParser) -> None:
 
 def load_inputs(topology: str, flows: str) -> tuple[Network, list[Stream]]:
     """Read the topology and flow files, JSON or tsnkit CSV by extension."""
-    from srfabric.tsn import tsnkit
+    from srfabric.tsn.formats import tsnkit
 
     if topology.endswith(".csv"):
         network = tsnkit.network_from_tsnkit(read_text(topology, "topology"))
@@ -129,32 +133,32 @@ def timed_problem(args: argparse.Namespace, network: Network, streams: list[Stre
 
 
 def compute(args: argparse.Namespace) -> Schedule | TimedSchedule:
-    """Plan slots and run the chosen method (or the fine-grained one)."""
-    from srfabric.tsn.mip import SolveOptions
-    from srfabric.tsn.scheduler import SchedulerOptions, schedule
+    """Build the problem the method's model needs (slots, or per-link times) and run the method."""
+    from srfabric.tsn.model.solve_options import SolveOptions
+    from srfabric.tsn.schedulers.options import SchedulerOptions
+    from srfabric.tsn.schedulers.registry import METHODS, schedule
 
     network, streams = load_inputs(args.topology, args.flows)
-    if args.method in TIMED_METHODS:
-        from srfabric.tsn.timed_exact import schedule_cpsat
-        from srfabric.tsn.timed_heuristic import schedule_nowait
-
-        if args.k_paths < 1:
-            raise ModelError("k-paths", f"must be >= 1, got {args.k_paths}")
-        timed = timed_problem(args, network, streams)
-        if args.method == "cpsat":
-            return schedule_cpsat(timed, args.k_paths, args.time_limit, seed=args.seed)
-        return schedule_nowait(timed, args.k_paths)
-    model = slot_model(args, network, streams)
-    problem = plan(network, streams, args.slots, args.base_period_ns, model, phases=not args.no_phases)
-    if args.time_limit <= 0:
-        raise ModelError("time-limit", f"must be > 0, got {args.time_limit}")
-    if not 0 <= args.gap < 1:
-        raise ModelError("gap", f"must be in [0, 1), got {args.gap}")
     options = SchedulerOptions(
         solve=SolveOptions(time_limit_s=args.time_limit, mip_gap=args.gap, seed=args.seed),
         path_cap=args.path_cap, k_paths=args.k_paths, sur_form=args.sur_form,
     )
+    _check_options(options)
+    if METHODS[args.method].model == "timed":
+        return schedule(timed_problem(args, network, streams), args.method, options)
+    model = slot_model(args, network, streams)
+    problem = plan(network, streams, args.slots, args.base_period_ns, model, phases=not args.no_phases)
     return schedule(problem, args.method, options)
+
+
+def _check_options(options: SchedulerOptions) -> None:
+    """The options' own check, with the errors named as the command line spells the flags."""
+    flags = {"time_limit_s": "time-limit", "mip_gap": "gap", "k_paths": "k-paths", "path_cap": "path-cap",
+             "sur_form": "sur-form"}
+    try:
+        options.check()
+    except ModelError as error:
+        raise ModelError(flags.get(error.field, error.field), error.message) from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -163,19 +167,24 @@ def run(args: argparse.Namespace) -> int:
         return _schedule(args)
     if args.tsn_command == "gcl":
         return _gcl(args)
+    if args.tsn_command == "methods":
+        from srfabric.tsn.schedulers.registry import methods_table
+
+        print(methods_table())
+        return 0
     return _generate(args)
 
 
 def _schedule(args: argparse.Namespace) -> int:
-    from srfabric.tsn.timed_verify import verify_timed
-    from srfabric.tsn.verify import verify
+    from srfabric.tsn.verify.slot import verify
+    from srfabric.tsn.verify.timed import verify_timed
 
     result = compute(args)
     problems = verify_timed(result) if isinstance(result, TimedSchedule) else verify(result)
     if problems:  # A solver bug, not bad input: say so plainly rather than print a wrong schedule.
         raise ModelError("schedule", "the verifier rejected the result: " + "; ".join(problems[:3]))
     if args.tsnkit_out:
-        from srfabric.tsn.tsnkit import write_tsnkit
+        from srfabric.tsn.formats.tsnkit import write_tsnkit
 
         write_tsnkit(result, args.tsnkit_out)
     if args.json:
@@ -230,14 +239,14 @@ def _print_timed(result: TimedSchedule) -> None:
 
 
 def _gcl(args: argparse.Namespace) -> int:
-    from srfabric.tsn.gcl import build_gcls, build_timed_gcls
-    from srfabric.tsn.render import to_taprio, to_yang
+    from srfabric.tsn.gates.gcl import build_gcls, build_timed_gcls
+    from srfabric.tsn.gates.render import to_taprio, to_yang
 
     if args.guard_bytes < 0:
         raise ModelError("guard-bytes", f"must be >= 0, got {args.guard_bytes}")
     if args.base_time_ns < 0:
         raise ModelError("base-time-ns", f"must be >= 0, got {args.base_time_ns}")
-    if args.schedule and args.method in TIMED_METHODS:
+    if args.schedule and METHODS[args.method].model == "timed":
         raise ModelError("schedule", f"a saved schedule is read for the slot methods only, not {args.method}")
     result = _saved_schedule(args) if args.schedule else compute(args)
     if isinstance(result, TimedSchedule):
@@ -250,7 +259,7 @@ def _gcl(args: argparse.Namespace) -> int:
         for gcl in gcls:
             print(to_taprio(gcl))
     if args.check:
-        from srfabric.tsn.taprio_check import check_in_qemu
+        from srfabric.tsn.io.taprio_check import check_in_qemu
 
         verdicts = check_in_qemu([(gcl.interface, to_taprio(gcl)) for gcl in gcls])
         refused = [v for v in verdicts if not v.accepted]
@@ -263,7 +272,7 @@ def _gcl(args: argparse.Namespace) -> int:
 
 def _saved_schedule(args: argparse.Namespace) -> Schedule:
     """A schedule printed by ``tsn schedule --json``, rebuilt on the same slots and checked again."""
-    from srfabric.tsn.verify import verify
+    from srfabric.tsn.verify.slot import verify
 
     network, streams = load_inputs(args.topology, args.flows)
     document = read_json(args.schedule, "schedule")
@@ -288,8 +297,8 @@ def _saved_schedule(args: argparse.Namespace) -> Schedule:
 
 
 def _generate(args: argparse.Namespace) -> int:
-    from srfabric.tsn import generators
-    from srfabric.tsn.files import network_to_json, streams_to_json
+    from srfabric.tsn.formats import generators
+    from srfabric.tsn.formats.files import network_to_json, streams_to_json
 
     if args.model == "er":
         network = generators.erdos_renyi(args.switches, args.hosts, args.links, args.seed)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from srfabric.errors import SrfabricError
-from srfabric.tsn.frer import COUNTERS, SEQ_SPACE
+from srfabric.tsn.model.frer import COUNTERS, SEQ_SPACE
 from srfabric.xdp.layout import sum_u64
 from srfabric.xdp.loader import PIN_ROOT, LoadedObject, load
 from srfabric.xdp.ticks import kernel_hz, ms_to_ticks

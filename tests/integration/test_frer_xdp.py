@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from srfabric.errors import SrfabricError
-from srfabric.tsn.frer import COUNTERS, VectorRecovery
+from srfabric.tsn.model.frer import COUNTERS, VectorRecovery
 from srfabric.xdp import frames
 from srfabric.xdp.bpf_syscall import prog_test_run
 from srfabric.xdp.frer import FrerEliminator, check_settings, rtag

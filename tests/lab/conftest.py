@@ -17,8 +17,8 @@ import pytest
 # (The API server's own modules come from ``srfabric.api.serve``, which lists them for its own early import.)
 LATE_IMPORTS = (
     "rich.console", "rich.progress", "rich.table", "networkx", "srfabric.api.clock_task",
-    "srfabric.controller.controller", "srfabric.southbound.taprio", "srfabric.tsn.clock_watch",
-    "srfabric.tsn.endpoints", "srfabric.tsn.live", "srfabric.xdp.frer", "srfabric.xdp.loader",
+    "srfabric.controller.controller", "srfabric.southbound.taprio", "srfabric.tsn.runtime.clock_watch",
+    "srfabric.tsn.io.endpoints", "srfabric.tsn.runtime.live", "srfabric.xdp.frer", "srfabric.xdp.loader",
 )
 WARM_UP: list[float] = []
 

@@ -8,7 +8,7 @@ import pytest
 
 from srfabric.errors import ModelError
 from srfabric.southbound.taprio import TaprioGates
-from srfabric.tsn.gcl import GateEntry, PortGcl
+from srfabric.tsn.gates.gcl import GateEntry, PortGcl
 
 
 def interfaces(root: Path, queues: dict[str, int]) -> Path:

@@ -24,10 +24,10 @@ from srfabric.errors import ModelError
 from srfabric.lab.stats import percentile
 from srfabric.model.topo import tsn_fig7
 from srfabric.testbed.api_lab import ApiLab, ServeProcess
-from srfabric.tsn.gcl import TT_CLASS
+from srfabric.tsn.gates.gcl import TT_CLASS
 
 PRIMARY, SECONDARY = ["s1", "s2", "s4"], ["s1", "s3", "s4"]
-ENDPOINTS = [sys.executable, "-m", "srfabric.tsn.endpoints"]
+ENDPOINTS = [sys.executable, "-m", "srfabric.tsn.io.endpoints"]
 
 
 class Fig7Fabric:

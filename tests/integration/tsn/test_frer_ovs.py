@@ -20,7 +20,7 @@ from srfabric.model.topo import tsn_fig1
 from srfabric.testbed.api_lab import ApiLab, ServeProcess
 from srfabric.testbed.frer_traffic import NumberedUdp, tally, with_a_cut
 from srfabric.testbed.net import ovs_running
-from srfabric.tsn.frer import COUNTERS
+from srfabric.tsn.model.frer import COUNTERS
 from srfabric.xdp.frer import FrerEliminator
 from srfabric.xdp.loader import build
 

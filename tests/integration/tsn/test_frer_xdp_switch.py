@@ -18,7 +18,7 @@ from srfabric.model.topo import tsn_fig1
 from srfabric.testbed.api_lab import ApiLab, ServeProcess
 from srfabric.testbed.frer_traffic import NumberedUdp, with_a_cut
 from srfabric.testbed.net import ovs_running
-from srfabric.tsn.frer import COUNTERS
+from srfabric.tsn.model.frer import COUNTERS
 from srfabric.xdp.bpf_syscall import PinnedMap
 from srfabric.xdp.layout import REASONS, sum_counts, u32
 from srfabric.xdp.loader import PIN_ROOT, build

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from srfabric.testbed.gptp import Ptp4l
-from srfabric.tsn.clock_watch import ClockWatch
+from srfabric.tsn.runtime.clock_watch import ClockWatch
 
 NAMESPACES = ("srfgt-gm", "srfgt-br")
 pytestmark = pytest.mark.skipif(subprocess.run(["which", "ptp4l"], capture_output=True).returncode != 0,

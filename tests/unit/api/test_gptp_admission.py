@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from srfabric.api.errors import ApiError
-from srfabric.tsn.clock_watch import ClockWatch
-from srfabric.tsn.gptp import ClockReading
+from srfabric.tsn.model.gptp import ClockReading
+from srfabric.tsn.runtime.clock_watch import ClockWatch
 from tests.unit.api.test_streams_service import TWO_SLOTS, host_ports, make, state, stream
 
 

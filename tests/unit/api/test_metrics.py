@@ -10,8 +10,8 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from srfabric.api.app import create_app
-from srfabric.tsn.clock_watch import ClockWatch
-from srfabric.tsn.gptp import ClockReading
+from srfabric.tsn.model.gptp import ClockReading
+from srfabric.tsn.runtime.clock_watch import ClockWatch
 from tests.unit.api.test_streams_service import TWO_SLOTS, host_ports, make, stream
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from srfabric.tsn.model import Network, Stream
-from srfabric.tsn.slots import Problem
+from srfabric.tsn.model.network import Network, Stream
+from srfabric.tsn.model.slots import Problem
 
 
 def dumbbell(flows: int = 5) -> Network:

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from srfabric.tsn.batch import admit_batch, batch_order, swap_for_more
-from srfabric.tsn.generators import erdos_renyi, random_regular, random_streams
-from srfabric.tsn.incremental import Admission, schedule_incremental
-from srfabric.tsn.model import Network, Stream
-from srfabric.tsn.schedule import Schedule
-from srfabric.tsn.scheduler import schedule
-from srfabric.tsn.slots import Problem
-from srfabric.tsn.verify import verify
+from srfabric.tsn.formats.generators import erdos_renyi, random_regular, random_streams
+from srfabric.tsn.model.network import Network, Stream
+from srfabric.tsn.model.schedule import Schedule
+from srfabric.tsn.model.slots import Problem
+from srfabric.tsn.schedulers.registry import schedule_slots as schedule
+from srfabric.tsn.schedulers.slot.batch import admit_batch, batch_order, swap_for_more
+from srfabric.tsn.schedulers.slot.incremental import Admission, schedule_incremental
+from srfabric.tsn.verify.slot import verify
 
 
 def star() -> Network:

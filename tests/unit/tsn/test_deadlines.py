@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from srfabric.tsn.model import Network, Stream
-from srfabric.tsn.schedule import METHODS, Assignment, Schedule
-from srfabric.tsn.scheduler import schedule
-from srfabric.tsn.slots import SlotModel, plan
-from srfabric.tsn.verify import verify
+from srfabric.tsn.model.network import Network, Stream
+from srfabric.tsn.model.schedule import Assignment, Schedule
+from srfabric.tsn.model.slots import SlotModel, plan
+from srfabric.tsn.schedulers.registry import methods_of
+from srfabric.tsn.schedulers.registry import schedule_slots as schedule
+from srfabric.tsn.verify.slot import verify
 
 
 def two_ways() -> Network:
@@ -23,7 +24,7 @@ def two_ways() -> Network:
 MODEL = SlotModel(diameter=5, store_and_forward=True)
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", methods_of("slot"))
 def test_a_deadline_no_path_meets_leaves_that_stream_out_with_the_reason(method: str) -> None:
     network = two_ways()
     # 3 links store-and-forward: 3 x (4000 + 1050) ns = 15150 ns for 458 bytes at 1 Gbit/s.

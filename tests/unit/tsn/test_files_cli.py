@@ -11,12 +11,12 @@ import pytest
 
 from srfabric.cli import main
 from srfabric.errors import ModelError
-from srfabric.tsn.files import network_from_json, network_to_json, streams_from_json, streams_to_json
-from srfabric.tsn.generators import erdos_renyi, random_streams, waxman
-from srfabric.tsn.model import Stream
-from srfabric.tsn.scheduler import schedule
-from srfabric.tsn.slots import SlotModel, plan
-from srfabric.tsn.tsnkit import network_from_tsnkit, schedule_to_tsnkit, streams_from_tsnkit
+from srfabric.tsn.formats.files import network_from_json, network_to_json, streams_from_json, streams_to_json
+from srfabric.tsn.formats.generators import erdos_renyi, random_streams, waxman
+from srfabric.tsn.formats.tsnkit import network_from_tsnkit, schedule_to_tsnkit, streams_from_tsnkit
+from srfabric.tsn.model.network import Stream
+from srfabric.tsn.model.slots import SlotModel, plan
+from srfabric.tsn.schedulers.registry import schedule_slots as schedule
 
 from .cases import dumbbell
 
@@ -188,8 +188,8 @@ def test_a_saved_schedule_must_match_the_files(tmp_path: Path, capsys: pytest.Ca
 
 
 def test_long_gate_entries_are_split_into_32_bit_intervals() -> None:
-    from srfabric.tsn.gcl import GateEntry, PortGcl
-    from srfabric.tsn.render import parse_taprio, to_taprio
+    from srfabric.tsn.gates.gcl import GateEntry, PortGcl
+    from srfabric.tsn.gates.render import parse_taprio, to_taprio
 
     gcl = PortGcl("s1", "h1", "s1-eth1", 5_000_000_000, 0, [GateEntry(1, 4_999_000_000), GateEntry(2, 1_000_000)])
     back = parse_taprio(to_taprio(gcl))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from srfabric.tsn.frer import SEQ_SPACE, VectorRecovery
+from srfabric.tsn.model.frer import SEQ_SPACE, VectorRecovery
 
 
 def run(recovery: VectorRecovery, numbers: list[int], now_ns: int = 0) -> list[int]:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from srfabric.errors import ModelError
-from srfabric.tsn.gcl import GateEntry, build_gcls, windows_to_entries
-from srfabric.tsn.model import Stream
-from srfabric.tsn.render import parse_taprio, parse_yang, to_taprio, to_yang
-from srfabric.tsn.scheduler import schedule
-from srfabric.tsn.slots import plan
+from srfabric.tsn.gates.gcl import GateEntry, build_gcls, windows_to_entries
+from srfabric.tsn.gates.render import parse_taprio, parse_yang, to_taprio, to_yang
+from srfabric.tsn.model.network import Stream
+from srfabric.tsn.model.slots import plan
+from srfabric.tsn.schedulers.registry import schedule_slots as schedule
 
 from .cases import dumbbell
 

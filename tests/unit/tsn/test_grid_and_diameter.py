@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from srfabric.errors import ModelError
-from srfabric.tsn.model import Link, Network, Stream
-from srfabric.tsn.slots import SlotModel, plan, shortest_diameter
+from srfabric.tsn.model.network import Link, Network, Stream
+from srfabric.tsn.model.slots import SlotModel, plan, shortest_diameter
 
 
 def line_network(switches: int) -> Network:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 
 from srfabric.errors import ModelError
-from srfabric.tsn.generators import erdos_renyi, random_streams
-from srfabric.tsn.mip import SolveOptions
-from srfabric.tsn.model import Stream
-from srfabric.tsn.scheduler import SchedulerOptions, schedule
-from srfabric.tsn.slots import Problem, plan
-from srfabric.tsn.verify import verify
+from srfabric.tsn.formats.generators import erdos_renyi, random_streams
+from srfabric.tsn.model.network import Stream
+from srfabric.tsn.model.slots import Problem, plan
+from srfabric.tsn.schedulers.options import SchedulerOptions
+from srfabric.tsn.schedulers.registry import schedule_slots as schedule
+from srfabric.tsn.schedulers.slot.mip import SolveOptions
+from srfabric.tsn.verify.slot import verify
 
 from .cases import detour_problem, dumbbell, dumbbell_problem
 
@@ -120,8 +121,8 @@ def test_bad_options_name_the_field() -> None:
 def test_a_loop_beside_a_route_is_ignored_when_reading_paths() -> None:
     import numpy as np
 
-    from srfabric.tsn.ilp_sur import SurModel
-    from srfabric.tsn.paths import PathFinder
+    from srfabric.tsn.model.paths import PathFinder
+    from srfabric.tsn.schedulers.slot.sur import SurModel
 
     problem = detour_problem()
     finder = PathFinder(problem.network, problem.max_hops)
@@ -135,7 +136,7 @@ def test_a_loop_beside_a_route_is_ignored_when_reading_paths() -> None:
 
 
 def test_the_relaxation_bound_is_a_proven_upper_bound() -> None:
-    from srfabric.tsn.ilp_paths import PathOptions, load_bound
+    from srfabric.tsn.schedulers.slot.spr_sfr import PathOptions, load_bound
 
     problem = dumbbell_problem(3)
     options = PathOptions.enumerate(problem, [[(f"A{i}", "S1", "S2", f"B{i}")] for i in range(1, 6)])

@@ -6,12 +6,12 @@ import random
 
 import pytest
 
-from srfabric.tsn import nowait_native
-from srfabric.tsn.generators import erdos_renyi, random_streams
-from srfabric.tsn.model import Network, Stream
-from srfabric.tsn.timed import TimedProblem
-from srfabric.tsn.timed_heuristic import schedule_nowait
-from srfabric.tsn.timed_verify import verify_timed
+from srfabric.tsn.formats.generators import erdos_renyi, random_streams
+from srfabric.tsn.model.network import Network, Stream
+from srfabric.tsn.model.timed import TimedProblem
+from srfabric.tsn.schedulers.nowait import native as nowait_native
+from srfabric.tsn.schedulers.nowait.heuristic import schedule_nowait
+from srfabric.tsn.verify.timed import verify_timed
 
 
 def test_the_bootstrap_built_the_c_loop() -> None:

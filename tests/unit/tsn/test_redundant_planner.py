@@ -8,8 +8,8 @@ import pytest
 
 from srfabric.errors import ModelError
 from srfabric.model.topo import tsn_fig1
-from srfabric.tsn.live import LivePlanner, Refused, network_from_fabric
-from srfabric.tsn.model import Stream
+from srfabric.tsn.model.network import Stream
+from srfabric.tsn.runtime.live import LivePlanner, Refused, network_from_fabric
 
 FIRST = ("h1", "s1", "s2", "s5", "h3")
 SECOND = ("h1", "s1", "s3", "s4", "s5", "h3")

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from srfabric.errors import ModelError
-from srfabric.tsn.generators import erdos_renyi, random_streams
-from srfabric.tsn.incremental import Admission
-from srfabric.tsn.reoptimise import admit_and_reoptimise, reoptimise, with_path
-from srfabric.tsn.schedule import Assignment, Schedule
-from srfabric.tsn.slots import Problem
-from srfabric.tsn.verify import verify
+from srfabric.tsn.formats.generators import erdos_renyi, random_streams
+from srfabric.tsn.model.schedule import Assignment, Schedule
+from srfabric.tsn.model.slots import Problem
+from srfabric.tsn.schedulers.slot.incremental import Admission
+from srfabric.tsn.schedulers.slot.reoptimise import admit_and_reoptimise, reoptimise, with_path
+from srfabric.tsn.verify.slot import verify
 
 
 def links(assignments: list[Assignment]) -> int:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from srfabric.tsn.generators import erdos_renyi, random_streams
-from srfabric.tsn.incremental import Admission, schedule_incremental
-from srfabric.tsn.model import Network, Stream
-from srfabric.tsn.paths import PathFinder
-from srfabric.tsn.schedule import Schedule
-from srfabric.tsn.slots import Problem
-from srfabric.tsn.verify import verify
+from srfabric.tsn.formats.generators import erdos_renyi, random_streams
+from srfabric.tsn.model.network import Network, Stream
+from srfabric.tsn.model.paths import PathFinder
+from srfabric.tsn.model.schedule import Schedule
+from srfabric.tsn.model.slots import Problem
+from srfabric.tsn.schedulers.slot.incremental import Admission, schedule_incremental
+from srfabric.tsn.verify.slot import verify
 
 
 def diamond() -> Network:

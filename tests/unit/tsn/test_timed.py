@@ -8,14 +8,14 @@ import random
 import pytest
 
 from srfabric.errors import ModelError
-from srfabric.tsn.gcl import build_timed_gcls
-from srfabric.tsn.generators import erdos_renyi, random_streams
-from srfabric.tsn.model import Network, Stream
-from srfabric.tsn.render import parse_taprio, to_taprio
-from srfabric.tsn.timed import TimedAssignment, TimedProblem, TimedSchedule
-from srfabric.tsn.timed_busy import BusyLink
-from srfabric.tsn.timed_heuristic import earliest_offset, path_checks, schedule_nowait
-from srfabric.tsn.timed_verify import verify_timed
+from srfabric.tsn.formats.generators import erdos_renyi, random_streams
+from srfabric.tsn.gates.gcl import build_timed_gcls
+from srfabric.tsn.gates.render import parse_taprio, to_taprio
+from srfabric.tsn.model.network import Network, Stream
+from srfabric.tsn.model.timed import TimedAssignment, TimedProblem, TimedSchedule
+from srfabric.tsn.schedulers.nowait.busy import BusyLink
+from srfabric.tsn.schedulers.nowait.heuristic import earliest_offset, path_checks, schedule_nowait
+from srfabric.tsn.verify.timed import verify_timed
 
 
 def mixed_streams(network: Network, count: int, seed: int) -> list[Stream]:

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from srfabric.errors import ModelError
-from srfabric.tsn.model import Network, Stream
-from srfabric.tsn.timed import TimedProblem
-from srfabric.tsn.timed_exact import schedule_cpsat
-from srfabric.tsn.timed_heuristic import schedule_nowait
-from srfabric.tsn.timed_verify import verify_timed
+from srfabric.tsn.model.network import Network, Stream
+from srfabric.tsn.model.timed import TimedProblem
+from srfabric.tsn.schedulers.nowait.cpsat import schedule_cpsat
+from srfabric.tsn.schedulers.nowait.heuristic import schedule_nowait
+from srfabric.tsn.verify.timed import verify_timed
 
 
 def ring_problem(seed: int, count: int = 14) -> TimedProblem:
@@ -94,6 +94,6 @@ def test_bad_limits_and_a_failed_worker_name_the_field() -> None:
 
 def test_the_worker_process_loads_no_highs() -> None:
     """OR-Tools and HiGHS crash in one process: the worker must not pull in the slot methods' solver."""
-    code = "import sys, srfabric.tsn.cpsat_worker; print('highspy' in sys.modules)"
+    code = "import sys, srfabric.tsn.schedulers.nowait.cpsat_worker; print('highspy' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from srfabric.errors import ModelError
-from srfabric.tsn.incremental import Admission
-from srfabric.tsn.model import Stream
-from srfabric.tsn.schedule import Assignment, Schedule
-from srfabric.tsn.scheduler import schedule
-from srfabric.tsn.slots import plan
-from srfabric.tsn.verify import verify
+from srfabric.tsn.model.network import Stream
+from srfabric.tsn.model.schedule import Assignment, Schedule
+from srfabric.tsn.model.slots import plan
+from srfabric.tsn.schedulers.registry import schedule_slots as schedule
+from srfabric.tsn.schedulers.slot.incremental import Admission
+from srfabric.tsn.verify.slot import verify
 
 from .cases import dumbbell, dumbbell_problem
 

@@ -1,0 +1,1 @@
+"""TSN code with sockets or subprocesses: talkers, listeners, the taprio check under QEMU."""

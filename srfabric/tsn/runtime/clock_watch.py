@@ -1,0 +1,63 @@
+"""The bridges' gPTP states as srfabric last read them (``ClockWatch.poll``, the reader passed in): what the
+scheduler asks before it schedules a stream through a bridge, what the fabric view shows, and which bridges came
+back within the bound (their gates are then sent again).
+
+>>> from srfabric.tsn.model.gptp import ClockReading
+>>> offsets = {"s2": 300}
+>>> watch = ClockWatch({"s2": "/run/ptp4l-s2"}, 1000,
+...                    lambda bridge, _: ClockReading(bridge, offsets[bridge], True, "gm", ("SLAVE",)))
+>>> watch.poll(), watch.unsynced(["s1", "s2"]) is None
+([], True)
+>>> offsets["s2"] = 5000
+>>> watch.poll(), watch.unsynced(["s1", "s2"]).reason
+([], 'offset 5000 ns from grandmaster gm, over the 1000 ns bound')
+>>> offsets["s2"] = 200
+>>> watch.poll()
+['s2']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from srfabric.tsn.model.gptp import DEFAULT_BOUND_NS, ClockReading, ClockState, judge
+
+Reader = Callable[[str, str], ClockReading]  # (bridge, its ptp4l socket) -> a reading
+
+
+class ClockWatch:
+    def __init__(self, sockets: dict[str, str], bound_ns: int = DEFAULT_BOUND_NS, read: Reader | None = None) -> None:
+        if read is None:
+            from srfabric.southbound.pmc import read_clock
+
+            read = read_clock
+        self.sockets, self.bound_ns, self.read = dict(sockets), bound_ns, read
+        self.states: dict[str, ClockState] = {}
+
+    def poll(self) -> list[str]:
+        """Read every bridge once; the bridges that were out of sync and are now within the bound."""
+        back = []
+        for bridge, socket_path in sorted(self.sockets.items()):
+            state = judge(self.read(bridge, socket_path), self.bound_ns)
+            before = self.states.get(bridge)
+            if state.synced and before is not None and not before.synced:
+                back.append(bridge)
+            self.states[bridge] = state
+        return back
+
+    def unsynced(self, switches: Iterable[str]) -> ClockState | None:
+        """The first of ``switches`` that runs gPTP and is not synchronised (a bridge not yet read counts as
+        not synchronised); None when all that run it are."""
+        for name in switches:
+            if name in self.sockets:
+                state = self.states.get(name) or ClockState(name, False, None, "", "not read yet")
+                if not state.synced:
+                    return state
+        return None
+
+    def view(self) -> dict[str, dict[str, Any]]:
+        """For the fabric view: each bridge's state, offset, grandmaster and the bound."""
+        return {bridge: {"synced": state.synced, "offset_ns": state.offset_ns, "grandmaster": state.grandmaster,
+                         "reason": state.reason, "bound_ns": self.bound_ns}
+                for bridge, state in sorted(self.states.items())}

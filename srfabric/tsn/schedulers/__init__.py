@@ -1,0 +1,1 @@
+"""Every scheduling method, behind one registry (:mod:`srfabric.tsn.schedulers.registry`)."""

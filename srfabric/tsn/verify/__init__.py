@@ -1,0 +1,1 @@
+"""Independent checks of schedules, written without the solvers' code."""
