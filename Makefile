@@ -26,6 +26,7 @@ integration: bootstrap
 
 lint: bootstrap
 	$(VENV)/bin/ruff check srfabric tests integrations
+	$(VENV)/bin/lint-imports
 
 typecheck: bootstrap
 	$(VENV)/bin/mypy

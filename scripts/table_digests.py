@@ -16,7 +16,10 @@ from srfabric.model import Alternative, Chain, FlowClassifier  # noqa: E402
 from srfabric.model.stream import SteeredStream  # noqa: E402
 from srfabric.model.topo import fat_tree, tsn_fig1  # noqa: E402
 from srfabric.rules.compile import compile_state  # noqa: E402
-from srfabric.southbound.ofbind import wire_cookie  # noqa: E402
+try:
+    from srfabric.rules.openflow.ofbind import wire_cookie  # noqa: E402
+except ImportError:  # before OpenFlow messages moved among the rules as data
+    from srfabric.southbound.ofbind import wire_cookie  # type: ignore[no-redef]  # noqa: E402
 
 try:
     from srfabric.rules.compile import CompileCache  # noqa: E402

@@ -172,11 +172,12 @@ async def serve(args: argparse.Namespace, inherited: socket.socket | None = None
     watching = None
     if args.gptp:
         from srfabric.api.clock_task import parse_sockets, watch_clocks
+        from srfabric.southbound.pmc import read_clock
         from srfabric.tsn.runtime.clock_watch import ClockWatch
 
         if args.gptp_bound_ns < 1:
             raise SrfabricError("--gptp-bound-ns", f"must be at least 1, got {args.gptp_bound_ns}")
-        service.streams.clocks = ClockWatch(parse_sockets(args.gptp), args.gptp_bound_ns)
+        service.streams.clocks = ClockWatch(parse_sockets(args.gptp), args.gptp_bound_ns, read_clock)
         watching = asyncio.create_task(watch_clocks(service, service.streams.clocks))
     if leadership is None:
         await service.start()  # the kept state is in place before the first switch is taken

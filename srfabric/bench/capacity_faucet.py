@@ -33,7 +33,7 @@ from srfabric.bench.of_emulator import FRAME_AT, PACKET_IN_FIXED, UDP_SPORT_AT, 
 from srfabric.bench.process_cpu import pin, process_cpu_s
 from srfabric.errors import SrfabricError
 from srfabric.model.topo import TopoSpec
-from srfabric.southbound.wire import HEADER
+from srfabric.rules.openflow.wire import HEADER
 
 FAUCET_VENV = Path(__file__).resolve().parents[2] / ".venv-faucet"
 VLAN = 100

@@ -36,7 +36,7 @@ from srfabric.testbed.scenario import Scenario
 
 PPS = 1000
 PERIOD_NS = 1_000_000_000 // PPS
-ENDPOINTS = ["-m", "srfabric.tsn.io.endpoints"]
+ENDPOINTS = ["-m", "srfabric.testbed.stations.endpoints"]
 STEERINGS = ("source-routing", "hop-by-hop")
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from os_ken.ofproto import ofproto_v1_3 as ofp
 
-from srfabric.southbound.wire import HEADER
+from srfabric.rules.openflow.wire import HEADER
 from srfabric.xdp.of_messages import MULTIPART, error, features_reply, header, port_desc_reply
 
 ROLE = struct.Struct("!I4xQ")

@@ -30,7 +30,7 @@ from os_ken.ofproto import ofproto_v1_3 as ofp
 from srfabric.controller.packets import ArpPacket, parse_lldp
 from srfabric.errors import DecodingError
 from srfabric.model.topo import TopoSpec
-from srfabric.southbound.wire import HEADER, PACKET_OUT_HEAD
+from srfabric.rules.openflow.wire import HEADER, PACKET_OUT_HEAD
 from srfabric.xdp.frames import udp_frame
 
 FLOW_PORT = 5009
@@ -57,7 +57,7 @@ def message(kind: int, xid: int, body: bytes = b"") -> bytes:
 def packet_in(in_port: int, frame: bytes, xid: int = 0) -> bytes:
     """An OFPT_PACKET_IN of ``frame`` from ``in_port`` (table miss, no buffer), as the controller reads it.
 
-    >>> from srfabric.southbound.wire import parse_packet_in
+    >>> from srfabric.rules.openflow.wire import parse_packet_in
     >>> parsed = parse_packet_in(packet_in(3, b"frame"))
     >>> parsed.in_port, parsed.data
     (3, b'frame')
@@ -69,7 +69,7 @@ def packet_in(in_port: int, frame: bytes, xid: int = 0) -> bytes:
 def packet_out_frame(msg: bytes | memoryview) -> bytes:
     """The frame a packet-out carries (after its actions).
 
-    >>> from srfabric.southbound.wire import packet_out_packed
+    >>> from srfabric.rules.openflow.wire import packet_out_packed
     >>> packet_out_frame(packet_out_packed(1, (), b"abc").buf)
     b'abc'
     """

@@ -19,7 +19,7 @@ from os_ken.ofproto import ofproto_v1_3 as ofp
 
 from srfabric.bench.of_emulator import EmulatedFabric, EmulatedSwitch, flow_key, packet_in, packet_out_frame
 from srfabric.model.topo import TopoSpec
-from srfabric.southbound.wire import PACKET_OUT_HEAD
+from srfabric.rules.openflow.wire import PACKET_OUT_HEAD
 
 MAX_HOPS = 10
 ACTION = struct.Struct("!HH")  # type, length
@@ -28,7 +28,7 @@ ACTION = struct.Struct("!HH")  # type, length
 def output_ports(msg: memoryview | bytes) -> tuple[int, list[int]]:
     """A packet-out's in-port and the ports of its output actions, in order.
 
-    >>> from srfabric.southbound.wire import packet_out_packed
+    >>> from srfabric.rules.openflow.wire import packet_out_packed
     >>> from srfabric.rules.entries import Output
     >>> output_ports(packet_out_packed(3, (Output(1), Output(2)), b"frame").buf)
     (3, [1, 2])

@@ -23,10 +23,10 @@ from srfabric.controller.taking import STALE, read_back, take_master, take_slave
 from srfabric.errors import SrfabricError
 from srfabric.logs import security_event
 from srfabric.rules.entries import GroupEntry
+from srfabric.rules.openflow.readback import group_from_ofp, match_from_ofp
+from srfabric.rules.openflow.wire import PacketIn
 from srfabric.southbound.channel import SwitchConnection, SwitchError, port_down
-from srfabric.southbound.readback import group_from_ofp, match_from_ofp
 from srfabric.southbound.server import OpenFlowServer
-from srfabric.southbound.wire import PacketIn
 
 log = logging.getLogger("srfabric.controller.controller")  # one logger for the controller's own story
 

@@ -7,8 +7,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from srfabric.controller.packets import FiveTuple
 from srfabric.model.fabric import Fabric, Role
+from srfabric.model.flow import FiveTuple
 from srfabric.rules.entries import Kind, kind_of
 
 

@@ -13,14 +13,15 @@ from typing import Any
 
 from srfabric.controller.config import ControllerConfig, FlowSetup
 from srfabric.controller.outbox import Send
-from srfabric.controller.packets import FiveTuple, parse_five_tuple
+from srfabric.controller.packets import parse_five_tuple
 from srfabric.controller.reconcile import Reconciler
 from srfabric.errors import SrfabricError
 from srfabric.model.fabric import Fabric
+from srfabric.model.flow import FiveTuple
 from srfabric.rules.entries import EntryKey, FlowEntry, Match
+from srfabric.rules.openflow.ofbind import flow_add, wire_cookie
+from srfabric.rules.openflow.wire import step_flow_add, step_packet_out
 from srfabric.rules.reactive import FlowPlan, FlowStep, RouteCache
-from srfabric.southbound.ofbind import flow_add, wire_cookie
-from srfabric.southbound.wire import step_flow_add, step_packet_out
 
 Link = tuple[int, int]
 

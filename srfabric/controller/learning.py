@@ -15,7 +15,7 @@ from srfabric.controller.neighbours import SOLICIT, parse_nd
 from srfabric.controller.outbox import Effects, Send
 from srfabric.controller.packets import ARP_REQUEST, lldp_frame, parse_arp
 from srfabric.model.fabric import Fabric, Host, is_routable_ipv6
-from srfabric.southbound.ofbind import packet_out
+from srfabric.rules.openflow.ofbind import packet_out
 
 MAX_IP6 = 8  # IPv6 addresses one host may have: each costs an entry at every ingress
 MAX_UNCLAIMED = 1024  # (MAC, port)s whose IPv6 addresses wait for their ARP

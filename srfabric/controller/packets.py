@@ -10,6 +10,7 @@ import struct
 from dataclasses import dataclass
 
 from srfabric.errors import DecodingError
+from srfabric.model.flow import FiveTuple
 
 ETH = struct.Struct("!6s6sH")
 ARP = struct.Struct("!HHBBH6s4s6s4s")
@@ -131,17 +132,6 @@ IPV4 = struct.Struct("!BBHHHBBH4s4s")
 PORTS = struct.Struct("!HH")
 VLAN_TPIDS = (0x8100, 0x88A8)
 MPLS_TYPES = (0x8847, 0x8848)
-
-
-@dataclass(frozen=True, slots=True)
-class FiveTuple:
-    """What identifies an IPv4 flow; ports are 0 for protocols without them."""
-
-    src: str
-    dst: str
-    proto: int
-    sport: int = 0
-    dport: int = 0
 
 
 def _ipv4_offset(frame: bytes) -> int:

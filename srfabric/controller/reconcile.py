@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from srfabric.rules.entries import EntryKey, FlowEntry, GroupEntry, kind_of
-from srfabric.southbound.ofbind import group_delete, group_mod, wire_cookie
-from srfabric.southbound.wire import flow_add_packed, flow_delete_packed
+from srfabric.rules.openflow.ofbind import group_delete, group_mod, wire_cookie
+from srfabric.rules.openflow.wire import flow_add_packed, flow_delete_packed
 
 Held = dict[EntryKey, int]  # entry key -> the cookie it was sent with
 HeldGroups = dict[int, GroupEntry | None]  # group id -> the group (None: one srfabric did not send)

@@ -14,9 +14,9 @@ from os_ken.ofproto import ofproto_v1_3 as ofp
 
 from srfabric.controller.reconcile import Held, HeldGroups
 from srfabric.errors import SrfabricError
+from srfabric.rules.openflow.ofbind import flow_delete_all
+from srfabric.rules.openflow.readback import group_from_ofp, match_from_ofp
 from srfabric.southbound.channel import SwitchConnection, SwitchError
-from srfabric.southbound.ofbind import flow_delete_all
-from srfabric.southbound.readback import group_from_ofp, match_from_ofp
 
 log = logging.getLogger("srfabric.controller.controller")
 STALE = (ofp.OFPET_ROLE_REQUEST_FAILED, ofp.OFPRRFC_STALE)  # a role request with an old generation id

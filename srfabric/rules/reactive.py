@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from srfabric.controller.packets import FiveTuple
 from srfabric.errors import RoutingError
 from srfabric.model.fabric import Endpoint, Fabric, Host
+from srfabric.model.flow import FiveTuple
 from srfabric.routing.paths import Route, host_route
 from srfabric.rules.codec_rules import CodecRules, rules_for
 from srfabric.rules.entries import (

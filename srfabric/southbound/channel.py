@@ -21,8 +21,8 @@ from os_ken.ofproto import ofproto_v1_3 as ofp
 from os_ken.ofproto import ofproto_v1_3_parser as parser
 
 from srfabric.errors import SrfabricError
-from srfabric.southbound.ofbind import PROTOCOL
-from srfabric.southbound.wire import HEADER, PackedMessage, PacketIn, parse_packet_in
+from srfabric.rules.openflow.ofbind import PROTOCOL
+from srfabric.rules.openflow.wire import HEADER, PackedMessage, PacketIn, parse_packet_in
 
 log = logging.getLogger(__name__)
 READ_SIZE = 1 << 16

@@ -18,9 +18,9 @@ from typing import Any
 
 from srfabric.errors import SrfabricError
 from srfabric.logs import security_event
+from srfabric.rules.openflow.wire import PacketIn
 from srfabric.southbound.channel import SwitchConnection
 from srfabric.southbound.dialer import dial_forever
-from srfabric.southbound.wire import PacketIn
 
 log = logging.getLogger("srfabric.southbound.channel")
 

@@ -259,7 +259,7 @@ def _gcl(args: argparse.Namespace) -> int:
         for gcl in gcls:
             print(to_taprio(gcl))
     if args.check:
-        from srfabric.tsn.io.taprio_check import check_in_qemu
+        from srfabric.kernel_lab.taprio_check import check_in_qemu
 
         verdicts = check_in_qemu([(gcl.interface, to_taprio(gcl)) for gcl in gcls])
         refused = [v for v in verdicts if not v.accepted]

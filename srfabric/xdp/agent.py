@@ -36,9 +36,9 @@ from os_ken.ofproto import ofproto_v1_3 as ofp
 from srfabric.codecs.macaddr import mac_from_str
 from srfabric.errors import SrfabricError
 from srfabric.rules.entries import EntryKey, FlowEntry, Group, GroupEntry, Kind, Output, ToController
+from srfabric.rules.openflow.wire import HEADER
 from srfabric.rules.pipeline import HOST_IN, PORT_IN
 from srfabric.security.switch_identity import client_context
-from srfabric.southbound.wire import HEADER
 from srfabric.xdp import layout
 from srfabric.xdp.carrier import link_events, link_socket
 from srfabric.xdp.loader import LoadedObject, load

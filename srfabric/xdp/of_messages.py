@@ -22,9 +22,9 @@ from srfabric.rules.entries import (
     GroupEntry,
     match,
 )
-from srfabric.southbound.ofbind import DIGEST_MASK, PROTOCOL, wire_cookie
-from srfabric.southbound.readback import GROUP_TYPE_NAMES, UnreadableAction, action_from_ofp, match_from_ofp
-from srfabric.southbound.wire import HEADER, pack_match
+from srfabric.rules.openflow.ofbind import DIGEST_MASK, PROTOCOL, wire_cookie
+from srfabric.rules.openflow.readback import GROUP_TYPE_NAMES, UnreadableAction, action_from_ofp, match_from_ofp
+from srfabric.rules.openflow.wire import HEADER, pack_match
 
 FEATURES = struct.Struct("!QIBB2xII")
 MULTIPART = struct.Struct("!HH4x")
@@ -106,7 +106,7 @@ def parse_group_mod(raw: bytes) -> GroupMod:
     """A group-mod as the rule object the controller built it from.
 
     >>> from srfabric.rules.entries import Bucket, GroupEntry, Output
-    >>> from srfabric.southbound.ofbind import group_mod
+    >>> from srfabric.rules.openflow.ofbind import group_mod
     >>> msg = group_mod(GroupEntry(5, "indirect", (Bucket((Output(2),)),))); msg.set_xid(1); msg.serialize()
     >>> parse_group_mod(bytes(msg.buf)).group
     GroupEntry(group_id=5, type='indirect', buckets=(Bucket(actions=(Output(port=2),), weight=0),))
@@ -141,7 +141,7 @@ class PacketOut:
 def parse_packet_out(raw: bytes) -> PacketOut:
     """A packet-out's actions and frame.
 
-    >>> from srfabric.southbound.ofbind import packet_out
+    >>> from srfabric.rules.openflow.ofbind import packet_out
     >>> msg = packet_out(3, b"frame"); msg.set_xid(1); msg.serialize()
     >>> parse_packet_out(bytes(msg.buf))
     PacketOut(in_port=4294967293, actions=(Output(port=3),), data=b'frame')

@@ -18,7 +18,7 @@ import pytest
 LATE_IMPORTS = (
     "rich.console", "rich.progress", "rich.table", "networkx", "srfabric.api.clock_task",
     "srfabric.controller.controller", "srfabric.southbound.taprio", "srfabric.tsn.runtime.clock_watch",
-    "srfabric.tsn.io.endpoints", "srfabric.tsn.runtime.live", "srfabric.xdp.frer", "srfabric.xdp.loader",
+    "srfabric.testbed.stations.endpoints", "srfabric.tsn.runtime.live", "srfabric.xdp.frer", "srfabric.xdp.loader",
 )
 WARM_UP: list[float] = []
 

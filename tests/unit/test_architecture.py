@@ -13,9 +13,9 @@ import pytest
 
 from srfabric.rules import entries as e
 from srfabric.rules.entries import Action
-from srfabric.southbound.ofbind import bind_action
+from srfabric.rules.openflow.ofbind import bind_action
+from srfabric.rules.openflow.readback import action_from_ofp
 from srfabric.southbound.ofctl_text import action_text
-from srfabric.southbound.readback import action_from_ofp
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "srfabric"

@@ -12,7 +12,7 @@ from os_ken.ofproto import ofproto_v1_3_parser as parser
 from srfabric.bench.capacity_faucet import ETH_SRC_TABLE, FAUCET_COOKIE, VLAN, FaucetFabric, faucet_config
 from srfabric.bench.of_emulator import EmulatedFabric, Tally, flow_key
 from srfabric.model.topo import fat_tree
-from srfabric.southbound.wire import HEADER
+from srfabric.rules.openflow.wire import HEADER
 
 
 def read(raw: bytes) -> parser.OFPPacketIn:

@@ -7,9 +7,9 @@ import asyncio
 from os_ken.ofproto import ofproto_v1_3_parser as parser
 
 from srfabric.rules.entries import FlowEntry, Output, match
+from srfabric.rules.openflow.ofbind import PROTOCOL
+from srfabric.rules.openflow.wire import flow_add_packed
 from srfabric.southbound.channel import RECENT, SwitchConnection
-from srfabric.southbound.ofbind import PROTOCOL
-from srfabric.southbound.wire import flow_add_packed
 
 
 class Writer:

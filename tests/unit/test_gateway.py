@@ -95,7 +95,7 @@ def test_a_gateway_address_that_is_no_ipv4_address_is_refused_by_name() -> None:
 
 
 def test_hop_by_hop_rules_and_reactive_flows_take_everything_else_to_the_gateway() -> None:
-    from srfabric.controller.packets import FiveTuple
+    from srfabric.model.flow import FiveTuple
     from srfabric.rules.hop_by_hop import compile_hop_by_hop
     from srfabric.rules.reactive import flow_entries, reactive_tables
 

@@ -9,7 +9,7 @@ from srfabric.model import Chain, FlowClassifier
 from srfabric.model.topo import fat_tree
 from srfabric.rules.compile import compile_fabric
 from srfabric.rules.entries import FlowEntry, Output, match
-from srfabric.southbound.ofbind import PROTOCOL, bind_match, flow_add, flow_delete
+from srfabric.rules.openflow.ofbind import PROTOCOL, bind_match, flow_add, flow_delete
 
 
 @pytest.mark.parametrize("codec", ["mac-nibble", "mac-vlan-mpls"])
@@ -39,7 +39,7 @@ def test_lb_split_matches_read_back_as_sent(lb_fields: tuple[str, ...]) -> None:
     """A switch's read-back of the masked entries equals them, so a reconnect finds nothing to fix."""
     from srfabric.rules.classify import classifier_matches
     from srfabric.rules.lb_split import split
-    from srfabric.southbound.readback import match_from_ofp
+    from srfabric.rules.openflow.readback import match_from_ofp
 
     classifier = FlowClassifier(protocol="tcp", destination_port_range=(8000, 8099), source_ip_prefix="10.0.0.0/8")
     for base in classifier_matches(classifier, in_port=3):

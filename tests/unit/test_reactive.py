@@ -7,8 +7,9 @@ from dataclasses import replace
 
 import pytest
 
-from srfabric.controller.packets import FiveTuple, parse_five_tuple
+from srfabric.controller.packets import parse_five_tuple
 from srfabric.errors import DecodingError, RoutingError
+from srfabric.model.flow import FiveTuple
 from srfabric.model.topo import fat_tree
 from srfabric.routing.paths import host_route
 from srfabric.rules.compile import compile_fabric

@@ -8,16 +8,15 @@ import pytest
 from os_ken.ofproto import ofproto_parser
 from os_ken.ofproto import ofproto_v1_3 as ofp
 
-from srfabric.controller.packets import FiveTuple
 from srfabric.errors import DecodingError
 from srfabric.model import Chain, FlowClassifier
+from srfabric.model.flow import FiveTuple
 from srfabric.model.topo import fat_tree
 from srfabric.rules.compile import compile_fabric
 from srfabric.rules.entries import FlowEntry
 from srfabric.rules.hop_by_hop import compile_hop_by_hop
-from srfabric.rules.reactive import RouteCache, flow_entries
-from srfabric.southbound.ofbind import PROTOCOL, flow_add, flow_delete, packet_out_actions
-from srfabric.southbound.wire import (
+from srfabric.rules.openflow.ofbind import PROTOCOL, flow_add, flow_delete, packet_out_actions
+from srfabric.rules.openflow.wire import (
     pack_flow_add,
     pack_flow_delete,
     packet_out_packed,
@@ -25,6 +24,7 @@ from srfabric.southbound.wire import (
     step_flow_add,
     step_packet_out,
 )
+from srfabric.rules.reactive import RouteCache, flow_entries
 
 
 def entries() -> list[FlowEntry]:

@@ -30,9 +30,9 @@ from srfabric.errors import ModelError
 from srfabric.lab import ditg
 from srfabric.lab.core import Context, Experiment, Settings
 from srfabric.lab.plot import pyplot, save
+from srfabric.testbed.stations.endpoints import summary
 from srfabric.tsn.gates.gcl import BE_CLASS, TT_CLASS, GateEntry, PortGcl
 from srfabric.tsn.gates.render import to_taprio
-from srfabric.tsn.io.endpoints import summary
 
 Row = dict[str, Any]
 CYCLE_US = 1000
@@ -137,7 +137,7 @@ def _mac(lab: Any, ns: str) -> str:
 
 def probe(ctx: Context, talker: str, listener: str, frames: int) -> dict[str, Any]:
     """One run of the probe: listener first, then the talker; the listener's summary."""
-    endpoints = [sys.executable, "-m", "srfabric.tsn.io.endpoints"]
+    endpoints = [sys.executable, "-m", "srfabric.testbed.stations.endpoints"]
     receiving = ctx.lab.spawn([*endpoints, "listen", "--port", str(PORT), "--count", str(frames),
                                "--timeout", "5", "--skip", str(WARMUP)], ns=listener)
     assert receiving.stdout is not None

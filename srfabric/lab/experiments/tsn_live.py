@@ -27,7 +27,7 @@ from srfabric.testbed.api_lab import ApiLab, ServeProcess
 from srfabric.tsn.gates.gcl import TT_CLASS
 
 PRIMARY, SECONDARY = ["s1", "s2", "s4"], ["s1", "s3", "s4"]
-ENDPOINTS = [sys.executable, "-m", "srfabric.tsn.io.endpoints"]
+ENDPOINTS = [sys.executable, "-m", "srfabric.testbed.stations.endpoints"]
 
 
 class Fig7Fabric:

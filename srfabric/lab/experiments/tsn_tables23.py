@@ -71,7 +71,7 @@ def run(ctx: Context) -> None:
 
 def probe(ctx: Context, talker: str, listener: str, offsets: list[int], frames: int) -> dict[str, Any]:
     """One run: every flow's frames, from one talker process; the listener's per-flow summaries."""
-    endpoints = [sys.executable, "-m", "srfabric.tsn.io.endpoints"]
+    endpoints = [sys.executable, "-m", "srfabric.testbed.stations.endpoints"]
     ports = [str(BASE_PORT + i) for i in range(len(offsets))]
     listen = [*endpoints, "listen", "--count", str(frames), "--timeout", "5", "--skip", str(WARMUP)]
     window_end = len(offsets) * SLOT_US * 1000  # the gate is open for every flow's slot, from the period's start

@@ -21,17 +21,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from srfabric.tsn.model.gptp import DEFAULT_BOUND_NS, ClockReading, ClockState, judge
+from srfabric.tsn.model.gptp import ClockReading, ClockState, judge
 
 Reader = Callable[[str, str], ClockReading]  # (bridge, its ptp4l socket) -> a reading
 
 
 class ClockWatch:
-    def __init__(self, sockets: dict[str, str], bound_ns: int = DEFAULT_BOUND_NS, read: Reader | None = None) -> None:
-        if read is None:
-            from srfabric.southbound.pmc import read_clock
-
-            read = read_clock
+    def __init__(self, sockets: dict[str, str], bound_ns: int, read: Reader) -> None:
         self.sockets, self.bound_ns, self.read = dict(sockets), bound_ns, read
         self.states: dict[str, ClockState] = {}
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from srfabric.southbound.pmc import read_clock
 from srfabric.testbed.gptp import Ptp4l
 from srfabric.tsn.runtime.clock_watch import ClockWatch
 
@@ -37,7 +38,7 @@ def clocks(tmp_path: Path) -> Iterator[ClockWatch]:
     try:
         for daemon in daemons:
             daemon.start()
-        yield ClockWatch({"br": daemons[1].socket}, 100_000)  # software timestamps: a lab's bound
+        yield ClockWatch({"br": daemons[1].socket}, 100_000, read_clock)  # software timestamps: a lab's bound
     finally:
         for daemon in daemons:
             daemon.stop()

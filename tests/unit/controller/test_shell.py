@@ -15,7 +15,7 @@ from srfabric.controller.controller import Controller
 from srfabric.model.fabric import Fabric, Switch
 from srfabric.model.topo import fat_tree
 from srfabric.rules.compile import compile_state
-from srfabric.southbound.ofbind import wire_cookie
+from srfabric.rules.openflow.ofbind import wire_cookie
 from srfabric.xdp.frames import udp_frame
 from tests.unit.controller.wire_switch import WireSwitch
 

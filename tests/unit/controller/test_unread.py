@@ -8,9 +8,9 @@ import asyncio
 import pytest
 from os_ken.ofproto import ofproto_v1_3_parser as parser
 
+from srfabric.rules.openflow.ofbind import PROTOCOL
 from srfabric.southbound import channel
 from srfabric.southbound.channel import SwitchConnection
-from srfabric.southbound.ofbind import PROTOCOL
 
 
 def test_a_switch_that_reads_nothing_is_closed_past_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:

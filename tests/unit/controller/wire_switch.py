@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from os_ken.ofproto import ofproto_v1_3 as ofp
 
 from srfabric.rules.entries import EntryKey, FlowEntry
-from srfabric.southbound.ofbind import wire_cookie
-from srfabric.southbound.wire import HEADER, pack_match
+from srfabric.rules.openflow.ofbind import wire_cookie
+from srfabric.rules.openflow.wire import HEADER, pack_match
 from srfabric.xdp.of_messages import (
     FLOW_STATS,
     MULTIPART,

@@ -6,7 +6,7 @@ import socket
 import threading
 from typing import Any
 
-from srfabric.tsn.io import endpoints
+from srfabric.testbed.stations import endpoints
 
 
 def free_udp_port() -> int:

@@ -7,8 +7,8 @@ from os_ken.ofproto import ofproto_v1_3 as ofp
 from srfabric.model.topo import fat_tree
 from srfabric.rules.compile import compile_state
 from srfabric.rules.entries import Bucket, FlowEntry, GroupEntry, Kind, Output, PopVlan, cookie, match
-from srfabric.southbound.ofbind import flow_delete, flow_delete_all, group_delete, group_mod
-from srfabric.southbound.wire import flow_add_packed
+from srfabric.rules.openflow.ofbind import flow_delete, flow_delete_all, group_delete, group_mod
+from srfabric.rules.openflow.wire import flow_add_packed
 from srfabric.xdp.agent import XdpAgent
 
 

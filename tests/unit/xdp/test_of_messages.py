@@ -9,8 +9,8 @@ from srfabric.model import Chain, FlowClassifier
 from srfabric.model.topo import fat_tree
 from srfabric.rules.compile import compile_fabric
 from srfabric.rules.entries import Kind
-from srfabric.southbound.ofbind import PROTOCOL, packet_out_actions, wire_cookie
-from srfabric.southbound.wire import flow_add_packed
+from srfabric.rules.openflow.ofbind import PROTOCOL, packet_out_actions, wire_cookie
+from srfabric.rules.openflow.wire import flow_add_packed
 from srfabric.xdp.of_messages import (
     PortDesc,
     features_reply,
@@ -74,7 +74,7 @@ def test_replies_parse_with_os_ken() -> None:
     assert [(s.table_id, s.priority, s.cookie, s.packet_count) for s in stats.body] == [
         (e.table, e.priority, wire_cookie(e), 3) for e in entries]
     raw = packet_in(4, 1, 0x0100000000000000, b"\xff" * 42)
-    from srfabric.southbound.wire import parse_packet_in
+    from srfabric.rules.openflow.wire import parse_packet_in
 
     parsed = parse_packet_in(raw)
     assert (parsed.in_port, parsed.data, parsed.table_id) == (4, b"\xff" * 42, 1)

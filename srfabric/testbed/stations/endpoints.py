@@ -1,6 +1,6 @@
 """TSSDN's end systems: a talker that sends in its slot every period, a listener that timestamps arrivals.
 
-``python -m srfabric.tsn.io.endpoints talk --dst IP --port P --period-ns N --offset-ns O --count C``
+``python -m srfabric.testbed.stations.endpoints talk --dst IP --port P --period-ns N --offset-ns O --count C``
 sends frame ``i`` at the first ``t ≡ O (mod N)`` on CLOCK_TAI after it starts,
 then every period (a timed send: sleep, then spin the last stretch);
 each datagram carries its sequence number and the time it was meant to leave
@@ -73,7 +73,7 @@ def talk(dst: str, streams: list[tuple[int, int]], period_ns: int, count: int, s
 
     draw = random.Random(seed)
     padding = b"\0" * max(0, size - HEADER.size)
-    from srfabric.tsn.io.rtag_sender import RtagSender
+    from srfabric.testbed.stations.rtag_sender import RtagSender
 
     if rtag and txtime_ns:
         raise ValueError("rtag: R-tagged frames are sent on a raw socket, which takes no SO_TXTIME")
@@ -185,7 +185,7 @@ def summary(latencies: list[int], sent: int) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m srfabric.tsn.io.endpoints")
+    parser = argparse.ArgumentParser(prog="python -m srfabric.testbed.stations.endpoints")
     sub = parser.add_subparsers(dest="role", required=True)
     talker = sub.add_parser("talk")
     talker.add_argument("--dst", required=True)

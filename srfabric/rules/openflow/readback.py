@@ -86,7 +86,7 @@ def action_from_ofp(action: Any) -> Action:
     LoadBits(field='eth_src', ofs=44, nbits=4, value=1)
     >>> action_from_ofp(parser.OFPActionCopyTtlIn())
     Traceback (most recent call last):
-    srfabric.southbound.readback.UnreadableAction: action: OFPActionCopyTtlIn has no rule object to read it into
+    srfabric.rules.openflow.readback.UnreadableAction: action: OFPActionCopyTtlIn has no rule object to read it into
     """
     if isinstance(action, parser.OFPActionOutput):
         return ToController() if action.port == ofp.OFPP_CONTROLLER else Output(action.port)

@@ -24,8 +24,8 @@ from os_ken.ofproto import ofproto_v1_3_parser as parser
 
 from srfabric.errors import DecodingError
 from srfabric.rules.entries import Action, FlowEntry, Match
+from srfabric.rules.openflow.ofbind import bind_action, flow_add, flow_delete, wire_cookie
 from srfabric.rules.reactive import FlowStep
-from srfabric.southbound.ofbind import bind_action, flow_add, flow_delete, wire_cookie
 
 # OXM basic class (0x8000) field numbers and value widths in bytes, from OpenFlow 1.3.5 table 12.
 OXM_FIELDS: dict[str, tuple[int, int]] = {
