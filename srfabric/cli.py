@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+from collections.abc import Callable
 
 from srfabric.codecs import CODEC_NAMES
 from srfabric.errors import SrfabricError
@@ -54,70 +55,114 @@ def exit_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, lambda number, _frame: sys.exit(128 + number))
 
 
+def _demo(args: argparse.Namespace) -> int:
+    from srfabric.demo import run_demo
+
+    return run_demo(args)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from srfabric.api.serve import run
+
+    return run(args)
+
+
+def _chain(args: argparse.Namespace) -> int:
+    from srfabric.api.chain_cli import run
+
+    return run(args)
+
+
+def _stream(args: argparse.Namespace) -> int:
+    from srfabric.api.stream_cli import run
+
+    return run(args)
+
+
+def _frer(args: argparse.Namespace) -> int:
+    from srfabric.api.frer_cli import run
+
+    return run(args)
+
+
+def _tsn(args: argparse.Namespace) -> int:
+    from srfabric.tsn.cli import run
+
+    return run(args)
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from srfabric.bench.cli import run
+
+    return run(args)
+
+
+def _kernel_lab(args: argparse.Namespace) -> int:
+    from srfabric.kernel_lab.cli import run
+
+    return run(args)
+
+
+def _up(args: argparse.Namespace) -> int:
+    from srfabric.testbed.up import run_up
+
+    return run_up(args)
+
+
+def _host(args: argparse.Namespace) -> int:
+    from srfabric.testbed.up import run_host
+
+    return run_host(args)
+
+
+def _pki(args: argparse.Namespace) -> int:
+    from srfabric.security.cli import run
+
+    return run(args)
+
+
+def _neutron_demo(args: argparse.Namespace) -> int:
+    from srfabric.neutron_demo import run
+
+    return run(args)
+
+
+def _lab(args: argparse.Namespace) -> int:
+    from srfabric.lab.cli import run
+
+    return run(args)
+
+
+# Each command's module loads only when that command runs: `srfabric chain list` never imports Mininet or NumPy.
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "demo": _demo,
+    "serve": _serve,
+    "chain": _chain,
+    "stream": _stream,
+    "frer": _frer,
+    "tsn": _tsn,
+    "bench": _bench,
+    "kernel-lab": _kernel_lab,
+    "up": _up,
+    "host": _host,
+    "pki": _pki,
+    "neutron-demo": _neutron_demo,
+    "lab": _lab,
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command in ("bench", "lab", "frer"):
         exit_on_sigterm()
     try:
-        if args.command == "demo":
-            from srfabric.demo import run_demo
-
-            return run_demo(args)
-        if args.command == "serve":
-            from srfabric.api.serve import run as run_serve
-
-            return run_serve(args)
-        if args.command == "chain":
-            from srfabric.api.chain_cli import run as run_chain
-
-            return run_chain(args)
-        if args.command == "stream":
-            from srfabric.api.stream_cli import run as run_stream
-
-            return run_stream(args)
-        if args.command == "frer":
-            from srfabric.api.frer_cli import run as run_frer
-
-            return run_frer(args)
-        if args.command == "tsn":
-            from srfabric.tsn.cli import run as run_tsn
-
-            return run_tsn(args)
-        if args.command == "bench":
-            from srfabric.bench.cli import run as run_bench
-
-            return run_bench(args)
-        if args.command == "kernel-lab":
-            from srfabric.kernel_lab.cli import run as run_kernel_lab
-
-            return run_kernel_lab(args)
-        if args.command == "up":
-            from srfabric.testbed.up import run_up
-
-            return run_up(args)
-        if args.command == "host":
-            from srfabric.testbed.up import run_host
-
-            return run_host(args)
-        if args.command == "pki":
-            from srfabric.security.cli import run as run_pki
-
-            return run_pki(args)
-        if args.command == "neutron-demo":
-            from srfabric.neutron_demo import run as run_neutron_demo
-
-            return run_neutron_demo(args)
-        if args.command == "lab":
-            from srfabric.lab.cli import run as run_lab
-
-            return run_lab(args)
+        return COMMANDS[args.command](args)
     except SrfabricError as error:
         print(f"srfabric: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("srfabric: interrupted", file=sys.stderr)
         return 130
-    return 0
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import Depends, FastAPI, Request
@@ -35,7 +36,22 @@ def create_app(service: SfcService, token: str | None, https: bool = False, book
     book = book or TokenBook.single(token)
     app = FastAPI(title="srfabric", version="2.0",
                   description="OpenStack networking-sfc's API on srfabric's source-routed fabric.")
+    authenticate, any_token, valid = token_checks(book)
+    add_openapi(app, documented_routes(authenticate))
+    add_metrics(app, service, book)
+    add_discovery(app, any_token)
+    add_schedule_routes(app, service, authenticate)
+    add_frer_routes(app, service, authenticate)
+    ui.add_ui_routes(app, service, authenticate, valid, secure=https)
+    add_error_handlers(app)
+    return ResourceApp(service, book, RESOURCES, app)
 
+
+Check = Callable[[Request], Awaitable[None]]
+
+
+def token_checks(book: TokenBook) -> tuple[Check, Check, Callable[[str | None], bool]]:
+    """The admin's check, any valid token's check, and the web view's test of a token."""
 
     async def authenticate(request: Request) -> None:
         """The fabric view's check (``ResourceApp`` checks the resources); it also documents the header. A read
@@ -57,7 +73,11 @@ def create_app(service: SfcService, token: str | None, https: bool = False, book
             return False
         return True
 
-    documented = documented_routes(authenticate)
+    return authenticate, any_token, valid
+
+
+def add_openapi(app: FastAPI, documented: list[Any]) -> None:
+    """The OpenAPI document: the resources' declared routes beside the app's own."""
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -67,6 +87,9 @@ def create_app(service: SfcService, token: str | None, https: bool = False, book
 
     app.openapi = openapi  # type: ignore[method-assign]
 
+
+def add_metrics(app: FastAPI, service: SfcService, book: TokenBook) -> None:
+    """``/metrics`` in Prometheus' text format."""
     from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
     from srfabric.api.metrics import FabricCollector
@@ -84,6 +107,10 @@ def create_app(service: SfcService, token: str | None, https: bool = False, book
             given = bearer[7:].strip()
         book.admin(None if given is None else given.encode())
         return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
+
+
+def add_discovery(app: FastAPI, any_token: Check) -> None:
+    """Neutron's discovery: versions, the v2.0 index, extensions."""
 
     @app.get("/", tags=["discovery"])
     async def api_versions(request: Request) -> dict[str, Any]:
@@ -105,6 +132,10 @@ def create_app(service: SfcService, token: str | None, https: bool = False, book
     async def show_extension(alias: str) -> dict[str, Any]:
         """One extension; 404 for an alias srfabric does not implement."""
         return discovery.extension(alias)
+
+
+def add_schedule_routes(app: FastAPI, service: SfcService, authenticate: Check) -> None:
+    """srfabric's extension: the fabric view and the streams' schedule (show, re-schedule, re-optimise)."""
 
     @app.get("/v2.0/srfabric/fabric", tags=["srfabric"], dependencies=[Depends(authenticate)])
     async def fabric() -> dict[str, Any]:
@@ -134,6 +165,10 @@ def create_app(service: SfcService, token: str | None, https: bool = False, book
         await service.reoptimise()
         return {"schedule": service.streams.view()}
 
+
+def add_frer_routes(app: FastAPI, service: SfcService, authenticate: Check) -> None:
+    """802.1CB eliminators' reports in, their counters out."""
+
     @app.post("/v2.0/srfabric/frer/reports", tags=["srfabric"], dependencies=[Depends(authenticate)],
               status_code=201)
     async def frer_report(request: FrerReportBody) -> dict[str, Any]:  # type: ignore[valid-type]
@@ -152,7 +187,9 @@ def create_app(service: SfcService, token: str | None, https: bool = False, book
         snapshot = service.snapshot
         return service.streams.frer.document(stream_ends(list(snapshot["streams"].values()), snapshot["ports"]))
 
-    ui.add_ui_routes(app, service, authenticate, valid, secure=https)
+
+def add_error_handlers(app: FastAPI) -> None:
+    """Every error as Neutron's body: ours, validation, routing, and anything unforeseen (logged, 500)."""
 
     @app.exception_handler(ApiError)
     async def api_error(request: Request, error: ApiError) -> JSONResponse:
@@ -179,5 +216,3 @@ def create_app(service: SfcService, token: str | None, https: bool = False, book
         log.exception("request failed")
         failure = internal_error()
         return JSONResponse(failure.body(), status_code=failure.status)
-
-    return ResourceApp(service, book, RESOURCES, app)

@@ -10,13 +10,45 @@ import importlib
 import os
 import signal
 import socket
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from srfabric.codecs import CODEC_NAMES
 from srfabric.errors import ModelError, SrfabricError
 from srfabric.southbound.activation import inherited_listener
 
+if TYPE_CHECKING:
+    from srfabric.api.http_server import PromptServer
+    from srfabric.api.leadership import Leadership
+    from srfabric.api.repository import Repository
+    from srfabric.api.service import SfcService
+    from srfabric.controller.controller import Controller
+
 TOKEN_ENV = "SRFABRIC_TOKEN"
+
+
+@dataclass
+class Running:
+    """What a start made, so that a stop (or a failed start) closes each of them once."""
+
+    controller: Controller
+    service: SfcService
+    engine: Any  # sqlalchemy's Engine: its module loads with the state's, in a thread
+    repository: Repository
+    leadership: Leadership | None
+    electing: asyncio.Task[None] | None = None
+    tasks: list[asyncio.Task[Any]] = field(default_factory=list)
+    lost: list[BaseException] = field(default_factory=list)
+
+    async def close(self) -> None:
+        if self.electing is not None:
+            self.electing.cancel()
+        for task in self.tasks:
+            task.cancel()
+        await self.controller.stop()
+        self.repository.close()
+        self.engine.dispose()
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -88,28 +120,32 @@ def load_modules(names: tuple[str, ...]) -> None:
         importlib.import_module(name)
 
 
-async def serve(args: argparse.Namespace, inherited: socket.socket | None = None) -> None:
-    """``inherited``: the OpenFlow port handed over by a supervisor (``activation``), else None."""
-    from srfabric.controller.config import ControllerConfig
-    from srfabric.controller.controller import Controller
+def check_args(args: argparse.Namespace) -> None:
+    """Refuse a bad option before anything listens or loads, naming the option and the limit."""
+    from srfabric.rules.time_triggered import MAX_QUEUE
 
-    # A signal before the HTTP side runs is kept, and the start ends at once after it (clean-up included): the
-    # default action would kill a process that already holds switches.
-    loop = asyncio.get_running_loop()
-    stop_asked = asyncio.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop_asked.set)
-    token = token_from(args)
     if not args.openflow_tls and not args.openflow_insecure:
         raise SrfabricError("--openflow-tls", "switches connect over TLS: give --openflow-tls DIR (certificates of "
                                               "`srfabric pki init DIR`), or say --openflow-insecure to take them "
                                               "over plain TCP")
+    if args.tt_queue > MAX_QUEUE or args.tt_queue < -1:
+        raise SrfabricError("--tt-queue", f"must be in -1..{MAX_QUEUE}, got {args.tt_queue}")
+    if args.cycle_ns < 100_000:
+        raise SrfabricError("--cycle-ns", f"must be at least 100000, got {args.cycle_ns}")
+    if args.gptp and args.gptp_bound_ns < 1:
+        raise SrfabricError("--gptp-bound-ns", f"must be at least 1, got {args.gptp_bound_ns}")
+
+
+def listen(args: argparse.Namespace) -> socket.socket:
+    """The API's socket, listening before the start line is printed: whoever waits for that line can connect."""
     try:
-        # Listening before the start line is printed: whoever waits for that line can connect at once.
-        listener = socket.create_server((args.host, args.port), backlog=1024)
+        return socket.create_server((args.host, args.port), backlog=1024)
     except OSError as error:
         raise SrfabricError("--port", f"cannot listen on {args.host}:{args.port}: {error.strerror}") from None
-    from srfabric.rules.time_triggered import MAX_QUEUE
+
+
+def dial_addresses(args: argparse.Namespace) -> list[tuple[str, int]]:
+    """The switches to dial; the controller's certificate must be one that may be a TLS client."""
     from srfabric.southbound.dialer import parse_address
 
     dials = [parse_address(text) for text in args.dial]
@@ -120,18 +156,21 @@ async def serve(args: argparse.Namespace, inherited: socket.socket | None = None
         if mine.exists() and not may_dial(mine):
             raise SrfabricError("--dial", f"{mine} may not be a TLS client (made before `--dial` was possible): "
                                           f"make it again with `srfabric pki controller {args.openflow_tls}`")
+    return dials
 
-    if args.tt_queue > MAX_QUEUE or args.tt_queue < -1:
-        raise SrfabricError("--tt-queue", f"must be in -1..{MAX_QUEUE}, got {args.tt_queue}")
-    if args.cycle_ns < 100_000:
-        raise SrfabricError("--cycle-ns", f"must be at least 100000, got {args.cycle_ns}")
+
+async def start_controller(args: argparse.Namespace, inherited: socket.socket | None,
+                           dials: list[tuple[str, int]]) -> tuple[Controller, asyncio.Event]:
+    """The OpenFlow side, switches accepted (and dialled) at once but held until the kept state is in place: after
+    a restart, none waits for its next attempt. Returns the controller and the event that lets them through."""
+    from srfabric.controller.config import ControllerConfig
+    from srfabric.controller.controller import Controller
+
     try:
         tt_queue = None if args.tt_queue < 0 else args.tt_queue
         controller = Controller(ControllerConfig(codec=args.codec, tt_queue=tt_queue, gateway=args.gateway))
     except ModelError as error:
         raise SrfabricError("--gateway", error.message) from None
-    # Switches are accepted before the rest starts: their handshakes complete at once (after a restart, none waits
-    # for its next attempt) and each is held until the kept state is in place.
     held = controller.channels.hold_switches()
     if args.openflow_tls:
         controller.server.require_tls(Path(args.openflow_tls))
@@ -142,23 +181,23 @@ async def serve(args: argparse.Namespace, inherited: socket.socket | None = None
         raise SrfabricError("--openflow-port", f"cannot listen on {args.openflow_port}: {error.strerror}") from None
     for host, port in dials:
         controller.server.dial(host, port)
-    # What loading the kept state needs loads in a thread: the loop meanwhile accepts switches (and dials them) and
-    # finishes their handshakes. The HTTP side loads after the switches are let through.
-    await asyncio.to_thread(load_modules, STATE_MODULES)
-    from srfabric.api.leadership import Leadership, LeadershipLost
+    return controller, held
+
+
+def open_service(args: argparse.Namespace, controller: Controller) -> Running:
+    """The database, the gates adapter, leadership on PostgreSQL (several instances may share it: the one
+    holding the leader lock leads) and the API's service."""
+    from srfabric.api.leadership import Leadership
     from srfabric.api.repository import Repository
     from srfabric.api.service import SfcService
     from srfabric.api.store import open_database
-    from srfabric.controller.heap import freeze_heap
     from srfabric.southbound.taprio import RecordingGates, TaprioGates
     from srfabric.tsn.runtime.live import CycleConfig
 
     engine = open_database(args.db)
-    repository = Repository(engine)
     gates = TaprioGates() if args.gates == "taprio" else RecordingGates()
     if isinstance(gates, TaprioGates):
         gates.ready()
-    # On PostgreSQL, several instances may share the database: the one holding the leader lock leads.
     leadership = None
     if engine.dialect.name == "postgresql":
         if not args.advertise_url and args.host in ("0.0.0.0", "::"):
@@ -166,91 +205,137 @@ async def serve(args: argparse.Namespace, inherited: socket.socket | None = None
                                                    "instances send writes to this URL")
         leadership = Leadership(args.db.replace("postgresql+psycopg://", "postgresql://", 1),
                                 args.advertise_url or f"http://{args.host}:{args.port}")
+    repository = Repository(engine)
     service = SfcService(repository, controller, cycle=CycleConfig(base_period_ns=args.cycle_ns), gates=gates,
                          leadership=leadership)
     service.streams.lead_ns = int(args.gate_lead_ms * 1_000_000)
-    watching = None
-    if args.gptp:
-        from srfabric.api.clock_task import parse_sockets, watch_clocks
-        from srfabric.southbound.pmc import read_clock
-        from srfabric.tsn.runtime.clock_watch import ClockWatch
+    return Running(controller, service, engine, repository, leadership)
 
-        if args.gptp_bound_ns < 1:
-            raise SrfabricError("--gptp-bound-ns", f"must be at least 1, got {args.gptp_bound_ns}")
-        service.streams.clocks = ClockWatch(parse_sockets(args.gptp), args.gptp_bound_ns, read_clock)
-        watching = asyncio.create_task(watch_clocks(service, service.streams.clocks))
+
+def watch_clocks_of(args: argparse.Namespace, running: Running) -> None:
+    """With ``--gptp``: read each bridge's gPTP state through its ptp4l's socket, in a task of its own."""
+    if not args.gptp:
+        return
+    from srfabric.api.clock_task import parse_sockets, watch_clocks
+    from srfabric.southbound.pmc import read_clock
+    from srfabric.tsn.runtime.clock_watch import ClockWatch
+
+    clocks = ClockWatch(parse_sockets(args.gptp), args.gptp_bound_ns, read_clock)
+    running.service.streams.clocks = clocks
+    running.tasks.append(asyncio.create_task(watch_clocks(running.service, clocks)))
+
+
+async def first_election(running: Running) -> str:
+    """Without leadership, load the kept state now; with it, follow until the first round of the election ends.
+    Returns the role the start line names."""
+    leadership = running.leadership
     if leadership is None:
-        await service.start()  # the kept state is in place before the first switch is taken
-    else:
-        service.follow()  # until elected (the first round below, when no other instance leads)
-    held.set()
-    await asyncio.to_thread(load_modules, HTTP_MODULES)
+        await running.service.start()  # the kept state is in place before the first switch is taken
+        return ""
+    running.service.follow()  # until elected (the first round below, when no other instance leads)
+    first_round = asyncio.Event()
+    running.electing = asyncio.create_task(leadership.run(running.service.take_over, first_round))
+    await asyncio.wait([running.electing, asyncio.create_task(first_round.wait())],
+                       return_when=asyncio.FIRST_COMPLETED)
+    if running.electing.done():
+        running.electing.result()  # it failed before its first round ended: say why
+    return (f", leader (generation {leadership.generation})" if leadership.leading else
+            f", follower of {leadership.leader_url or 'no leader yet'}")
+
+
+def api_certificate(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """With ``--api-tls``: the controller's certificate and key of `srfabric pki init DIR`."""
+    if not args.api_tls:
+        return None, None
+    cert, key = str(Path(args.api_tls) / "controller-cert.pem"), str(Path(args.api_tls) / "controller-privkey.pem")
+    for path in (cert, key):
+        if not Path(path).exists():
+            raise SrfabricError("--api-tls", f"{path} is missing: run `srfabric pki init {args.api_tls}`")
+    return cert, key
+
+
+def http_server(args: argparse.Namespace, service: SfcService, token: str | None) -> tuple[PromptServer, bool]:
+    """The HTTP server of the API and the web view (HTTPS with ``--api-tls``); an open event stream never ends
+    by itself, so shutting down waits 2 s for requests, no more."""
     import uvicorn
 
     from srfabric.api.app import create_app
     from srfabric.api.http_server import PromptServer
 
-    freeze_heap()  # the modules and the loaded state are never walked by the collector again (see ``heap``)
-    gc.enable()  # off from the start (``run``): what a start makes is all kept, and collecting it only slows it
-    role = ""
-    if leadership is not None:
-        first_round = asyncio.Event()
-        electing = asyncio.create_task(leadership.run(service.take_over, first_round))
-        await asyncio.wait([electing, asyncio.create_task(first_round.wait())], return_when=asyncio.FIRST_COMPLETED)
-        if electing.done():
-            electing.result()  # it failed before its first round ended: say why
-        role = f", leader (generation {leadership.generation})" if leadership.leading else \
-            f", follower of {leadership.leader_url or 'no leader yet'}"
-    # An open event stream (the web view) never ends by itself: shutting down waits 2 s for requests, no more.
-    cert = key = None
-    if args.api_tls:  # the controller's certificate of `srfabric pki init DIR`
-        cert, key = str(Path(args.api_tls) / "controller-cert.pem"), str(Path(args.api_tls) / "controller-privkey.pem")
-        for path in (cert, key):
-            if not Path(path).exists():
-                raise SrfabricError("--api-tls", f"{path} is missing: run `srfabric pki init {args.api_tls}`")
-    https = cert is not None
+    cert, key = api_certificate(args)
     book = None
     if args.tokens:  # every token with its project and role (``projects``); --token stays an admin's
         from srfabric.api.projects import TokenBook
 
         book = TokenBook.from_file(Path(args.tokens), token)
-    server = PromptServer(uvicorn.Config(create_app(service, token, https, book), host=args.host, port=args.port,
-                                           log_level="warning", lifespan="off", timeout_graceful_shutdown=2,
-                                           ssl_certfile=cert, ssl_keyfile=key))
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, server.stop)
-    if stop_asked.is_set():
+    https = cert is not None
+    app = create_app(service, token, https, book)
+    return PromptServer(uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", lifespan="off",
+                                       timeout_graceful_shutdown=2, ssl_certfile=cert, ssl_keyfile=key)), https
+
+
+def stop_when_deposed(running: Running, server: PromptServer) -> None:
+    """Leading is no longer safe once the election fails or the switches name another leader: no more writes,
+    then stop; the reason is raised when serving ends."""
+    from srfabric.api.leadership import LeadershipLost
+
+    leadership, electing = running.leadership, running.electing
+    if leadership is None or electing is None:
+        return
+
+    def stop_leading(error: BaseException) -> None:
+        running.controller.following, leadership.leading = True, False
+        running.lost.append(error)
         server.stop()
-    lost: list[BaseException] = []
-    if leadership is not None:
-        def stop_leading(error: BaseException) -> None:  # leading is no longer safe: no more writes, then stop
-            controller.following, leadership.leading = True, False
-            lost.append(error)
-            server.stop()
 
-        def election_ended(task: asyncio.Task[None]) -> None:
-            if not task.cancelled() and task.exception() is not None:
-                stop_leading(task.exception())  # type: ignore[arg-type]
+    def election_ended(task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            stop_leading(task.exception())  # type: ignore[arg-type]
 
-        electing.add_done_callback(election_ended)
-        controller.on_deposed = lambda reason: stop_leading(LeadershipLost("leader", reason))
-    scheme = "https" if https else "http"
-    print(f"srfabric: API on {scheme}://{args.host}:{args.port}, "
-          f"OpenFlow on {args.openflow_host}:{args.openflow_port}, "
-          f"{len(service.snapshot['port_chains'])} port chains and {len(service.snapshot['streams'])} streams loaded"
-          f"{role}", flush=True)
+    electing.add_done_callback(election_ended)
+    running.controller.on_deposed = lambda reason: stop_leading(LeadershipLost("leader", reason))
+
+
+async def serve(args: argparse.Namespace, inherited: socket.socket | None = None) -> None:
+    """``inherited``: the OpenFlow port handed over by a supervisor (``activation``), else None."""
+    # A signal before the HTTP side runs is kept, and the start ends at once after it (clean-up included): the
+    # default action would kill a process that already holds switches.
+    loop = asyncio.get_running_loop()
+    stop_asked = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop_asked.set)
+    token = token_from(args)
+    check_args(args)
+    listener = listen(args)
+    controller, held = await start_controller(args, inherited, dial_addresses(args))
+    # What loading the kept state needs loads in a thread: the loop meanwhile accepts switches (and dials them) and
+    # finishes their handshakes. The HTTP side loads after the switches are let through.
+    await asyncio.to_thread(load_modules, STATE_MODULES)
+    from srfabric.controller.heap import freeze_heap
+
+    running = open_service(args, controller)
     try:
+        watch_clocks_of(args, running)
+        role = await first_election(running)
+        held.set()
+        await asyncio.to_thread(load_modules, HTTP_MODULES)
+        freeze_heap()  # the modules and the loaded state are never walked by the collector again (see ``heap``)
+        gc.enable()  # off from the start (``run``): what a start makes is all kept, and collecting it only slows it
+        server, https = http_server(args, running.service, token)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, server.stop)
+        if stop_asked.is_set():
+            server.stop()
+        stop_when_deposed(running, server)
+        snapshot = running.service.snapshot
+        print(f"srfabric: API on {'https' if https else 'http'}://{args.host}:{args.port}, "
+              f"OpenFlow on {args.openflow_host}:{args.openflow_port}, {len(snapshot['port_chains'])} port chains "
+              f"and {len(snapshot['streams'])} streams loaded{role}", flush=True)
         await server.serve(sockets=[listener])
     finally:
-        if leadership is not None:
-            electing.cancel()
-        if watching is not None:
-            watching.cancel()
-        await controller.stop()
-        repository.close()
-        engine.dispose()
-    if lost:
-        raise lost[0]
+        await running.close()
+    if running.lost:
+        raise running.lost[0]
 
 
 def run(args: argparse.Namespace) -> int:

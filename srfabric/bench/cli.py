@@ -61,88 +61,120 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     index.add_argument("--out", default="docs/results", help="the results folder (default docs/results)")
 
 
-def run(args: argparse.Namespace) -> int:
-    if args.bench_command == "index":
-        from srfabric.bench.index import write_index
+def _index(args: argparse.Namespace) -> int:
+    from srfabric.bench.index import write_index
 
-        root = Path(args.out)
-        if not root.is_dir():
-            raise ModelError("--out", f"{root} is not a results folder")
-        print(f"results index: {write_index(root)}")
-        return 0
-    if args.bench_command == "dataplane":
-        return run_dataplane(args)
-    if args.bench_command == "capacity":
-        from srfabric.bench.capacity import run_bench as run_capacity
+    root = Path(args.out)
+    if not root.is_dir():
+        raise ModelError("--out", f"{root} is not a results folder")
+    print(f"results index: {write_index(root)}")
+    return 0
 
-        summary, folder = run_capacity(args.quick, args.out, print if not args.json else (lambda _: None))
-        return report(args, summary, folder, print_capacity, "steps.csv, summary.json, capacity.png")
-    if args.bench_command == "tsnkit":
-        from srfabric.bench.tsnkit_compare import run_bench as run_tsnkit
 
-        if args.summarise is not None:
-            from srfabric.bench.tsnkit_compare import summarise_folder
+def _capacity(args: argparse.Namespace) -> int:
+    from srfabric.bench.capacity import run_bench as run_capacity
 
-            folder = Path(args.summarise)
-            return report(args, summarise_folder(folder), folder, print_tsnkit, "summary.json, tsnkit.png")
-        if args.time_limit is not None and args.time_limit <= 0:
-            raise ModelError("time-limit", f"must be > 0, got {args.time_limit}")
-        summary, folder = run_tsnkit(args.quick, args.out, args.time_limit, args.seed,
-                                     print if not args.json else (lambda _: None), args.sizes)
-        return report(args, summary, folder, print_tsnkit, "runs.csv, summary.json, tsnkit.png")
-    if args.bench_command == "failover":
-        from srfabric.bench.failover import run_bench as run_failover
-        from srfabric.demo import check_host
+    summary, folder = run_capacity(args.quick, args.out, print if not args.json else (lambda _: None))
+    return report(args, summary, folder, print_capacity, "steps.csv, summary.json, capacity.png")
 
-        check_host(args.switch)
-        if args.frer:
-            from srfabric.bench.failover_frer import print_frer, run_frer_cuts
 
-            summary, folder = run_frer_cuts(args.quick, args.out, print if not args.json else (lambda _: None))
-            return report(args, summary, folder, print_frer, "cuts.csv, summary.json")
-        summary, folder = run_failover(args.quick, args.out, args.switch, print if not args.json else (lambda _: None),
-                                       args.part)
-        return report(args, summary, folder, print_failover, "runs.csv, takeover.csv, summary.json, failover.png, "
-                                                              "takeover.png")
-    if args.bench_command == "neutron":
-        from srfabric.bench.neutron import run_neutron
-        from srfabric.bench.neutron_report import print_neutron
-        from srfabric.testbed.net import ovs_running
+def _tsnkit(args: argparse.Namespace) -> int:
+    from srfabric.bench.tsnkit_compare import run_bench as run_tsnkit
 
-        if not ovs_running():
-            raise ModelError("neutron", "ovs-vswitchd is not running; run `make bootstrap` to start it")
-        summary, folder = run_neutron(args.quick, args.out, print if not args.json else (lambda _: None))
-        return report(args, summary, folder, print_neutron, "latency.csv, summary.json, neutron.png")
-    if args.bench_command == "hostile":
-        from srfabric.bench.hostile import print_hostile, run_hostile
-        from srfabric.testbed.net import ovs_running
+    if args.summarise is not None:
+        from srfabric.bench.tsnkit_compare import summarise_folder
 
-        if not ovs_running():
-            raise ModelError("hostile", "ovs-vswitchd is not running; run `make bootstrap` to start it")
-        summary, folder = run_hostile(args.quick, args.out, print if not args.json else (lambda _: None), args.only)
-        return report(args, summary, folder, print_hostile, "rows.csv, summary.json, table.md")
-    if args.bench_command == "reconnect":
-        from srfabric.bench.reconnect import print_reconnect, run_reconnect
-        from srfabric.testbed.net import ovs_running
+        folder = Path(args.summarise)
+        return report(args, summarise_folder(folder), folder, print_tsnkit, "summary.json, tsnkit.png")
+    if args.time_limit is not None and args.time_limit <= 0:
+        raise ModelError("time-limit", f"must be > 0, got {args.time_limit}")
+    summary, folder = run_tsnkit(args.quick, args.out, args.time_limit, args.seed,
+                                 print if not args.json else (lambda _: None), args.sizes)
+    return report(args, summary, folder, print_tsnkit, "runs.csv, summary.json, tsnkit.png")
 
-        if not ovs_running():
-            raise ModelError("reconnect", "ovs-vswitchd is not running; run `make bootstrap` to start it")
-        summary, folder = run_reconnect(args.quick, args.out, print if not args.json else (lambda _: None))
-        return report(args, summary, folder, print_reconnect, "restarts.csv, summary.json, reconnect.png")
-    if args.bench_command == "deploy":
-        from srfabric.bench.deploy import print_deploy, run_deploy
-        from srfabric.testbed.net import ovs_running
 
-        if not ovs_running():
-            raise ModelError("deploy", "ovs-vswitchd is not running; run `make bootstrap` to start it")
-        summary, folder = run_deploy(args.quick, args.out)
-        return report(args, summary, folder, print_deploy, "deploy.csv, summary.json, deploy.png")
+def _failover(args: argparse.Namespace) -> int:
+    from srfabric.bench.failover import run_bench as run_failover
+    from srfabric.demo import check_host
+
+    check_host(args.switch)
+    if args.frer:
+        from srfabric.bench.failover_frer import print_frer, run_frer_cuts
+
+        summary, folder = run_frer_cuts(args.quick, args.out, print if not args.json else (lambda _: None))
+        return report(args, summary, folder, print_frer, "cuts.csv, summary.json")
+    summary, folder = run_failover(args.quick, args.out, args.switch, print if not args.json else (lambda _: None),
+                                   args.part)
+    return report(args, summary, folder, print_failover, "runs.csv, takeover.csv, summary.json, failover.png, "
+                                                          "takeover.png")
+
+
+def _neutron(args: argparse.Namespace) -> int:
+    from srfabric.bench.neutron import run_neutron
+    from srfabric.bench.neutron_report import print_neutron
+    from srfabric.testbed.net import ovs_running
+
+    if not ovs_running():
+        raise ModelError("neutron", "ovs-vswitchd is not running; run `make bootstrap` to start it")
+    summary, folder = run_neutron(args.quick, args.out, print if not args.json else (lambda _: None))
+    return report(args, summary, folder, print_neutron, "latency.csv, summary.json, neutron.png")
+
+
+def _hostile(args: argparse.Namespace) -> int:
+    from srfabric.bench.hostile import print_hostile, run_hostile
+    from srfabric.testbed.net import ovs_running
+
+    if not ovs_running():
+        raise ModelError("hostile", "ovs-vswitchd is not running; run `make bootstrap` to start it")
+    summary, folder = run_hostile(args.quick, args.out, print if not args.json else (lambda _: None), args.only)
+    return report(args, summary, folder, print_hostile, "rows.csv, summary.json, table.md")
+
+
+def _reconnect(args: argparse.Namespace) -> int:
+    from srfabric.bench.reconnect import print_reconnect, run_reconnect
+    from srfabric.testbed.net import ovs_running
+
+    if not ovs_running():
+        raise ModelError("reconnect", "ovs-vswitchd is not running; run `make bootstrap` to start it")
+    summary, folder = run_reconnect(args.quick, args.out, print if not args.json else (lambda _: None))
+    return report(args, summary, folder, print_reconnect, "restarts.csv, summary.json, reconnect.png")
+
+
+def _deploy(args: argparse.Namespace) -> int:
+    from srfabric.bench.deploy import print_deploy, run_deploy
+    from srfabric.testbed.net import ovs_running
+
+    if not ovs_running():
+        raise ModelError("deploy", "ovs-vswitchd is not running; run `make bootstrap` to start it")
+    summary, folder = run_deploy(args.quick, args.out)
+    return report(args, summary, folder, print_deploy, "deploy.csv, summary.json, deploy.png")
+
+
+def _tsn(args: argparse.Namespace) -> int:
     from srfabric.bench.tsn import run_bench
 
     if args.time_limit <= 0:
         raise ModelError("time-limit", f"must be > 0, got {args.time_limit}")
     summary, folder = run_bench(args.quick, args.out, args.time_limit, args.seed)
     return report(args, summary, folder, print_summary, "runs.csv, summary.json, fig4.png")
+
+
+BENCHES: dict[str, Callable[[argparse.Namespace], int]] = {
+    "index": _index,
+    "dataplane": lambda args: run_dataplane(args),  # defined below, with its helpers
+    "capacity": _capacity,
+    "tsnkit": _tsnkit,
+    "failover": _failover,
+    "neutron": _neutron,
+    "hostile": _hostile,
+    "reconnect": _reconnect,
+    "deploy": _deploy,
+    "tsn": _tsn,
+}
+
+
+def run(args: argparse.Namespace) -> int:
+    return BENCHES[args.bench_command](args)
 
 
 def report(args: argparse.Namespace, summary: dict[str, Any], folder: Path,

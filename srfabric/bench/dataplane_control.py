@@ -193,29 +193,34 @@ def plot_control(summary: dict[str, Any], path: Path) -> None:
     axes[1].set_ylabel("ms")
     axes[1].set_title(f"Table 2: setup time breakdown ({ours['rate_per_s']:g} flows/s)")
     axes[1].legend(fontsize=7)
+    _plot_overhead_and_state(axes[2], axes[3], summary)
+    save(figure, path, "Setup time and control bytes measured on Open vSwitch (userspace, one process for every "
+                       "bridge) with the srfabric controller, new flows between random host pairs; Fig. 9 measured "
+                       "on k = 4, 6, 8, modelled beyond; Fig. 3 counts compiled entries.")
+
+
+def _plot_overhead_and_state(overhead: Any, state_axes: Any, summary: dict[str, Any]) -> None:
+    """Fig. 9's control overhead (modelled and measured) and Fig. 3's entries for one chain."""
     rows = summary["fig9_fat_tree"]
     ks = [r["k"] for r in rows]
-    axes[2].plot(ks, [r["sr_total_mbps"] for r in rows], "o-", alpha=0.5, label="source routing, modelled")
-    axes[2].plot(ks, [r["rules_total_mbps"] for r in rows], "s-", alpha=0.5, label="rule-based, modelled")
+    overhead.plot(ks, [r["sr_total_mbps"] for r in rows], "o-", alpha=0.5, label="source routing, modelled")
+    overhead.plot(ks, [r["rules_total_mbps"] for r in rows], "s-", alpha=0.5, label="rule-based, modelled")
     measured = summary.get("fig9_measured", [])
-    axes[2].plot([r["k"] for r in measured], [r["sr_total_mbps"] for r in measured], "*", color="tab:blue",
+    overhead.plot([r["k"] for r in measured], [r["sr_total_mbps"] for r in measured], "*", color="tab:blue",
                  markersize=12, label="source routing, measured")
-    axes[2].plot([r["k"] for r in measured], [r["rules_total_mbps"] for r in measured], "*", color="tab:orange",
+    overhead.plot([r["k"] for r in measured], [r["rules_total_mbps"] for r in measured], "*", color="tab:orange",
                  markersize=12, label="rule-based, measured")
-    axes[2].set_yscale("log")
-    axes[2].set_xlabel("fat-tree k (ports per switch)")
-    axes[2].set_ylabel("control traffic, Mb/s (1 new flow/s per host)")
-    axes[2].set_title("Fig. 9: control overhead")
-    axes[2].legend()
+    overhead.set_yscale("log")
+    overhead.set_xlabel("fat-tree k (ports per switch)")
+    overhead.set_ylabel("control traffic, Mb/s (1 new flow/s per host)")
+    overhead.set_title("Fig. 9: control overhead")
+    overhead.legend()
     state = summary["fig3_chain_state"]
     n = [r["functions"] for r in state]
     for key, label in (("sr_mac_nibble", "SR mac-nibble"), ("sr_mac_vlan_mpls", "SR mac-vlan-mpls"),
                        ("hop_by_hop", "rule-based")):
-        axes[3].plot(n, [r[key] for r in state], "o-", label=label)
-    axes[3].set_xlabel("service functions in the chain")
-    axes[3].set_ylabel("flow entries for one chain")
-    axes[3].set_title("Fig. 3: forwarding state")
-    axes[3].legend()
-    save(figure, path, "Setup time and control bytes measured on Open vSwitch (userspace, one process for every "
-                       "bridge) with the srfabric controller, new flows between random host pairs; Fig. 9 measured "
-                       "on k = 4, 6, 8, modelled beyond; Fig. 3 counts compiled entries.")
+        state_axes.plot(n, [r[key] for r in state], "o-", label=label)
+    state_axes.set_xlabel("service functions in the chain")
+    state_axes.set_ylabel("flow entries for one chain")
+    state_axes.set_title("Fig. 3: forwarding state")
+    state_axes.legend()

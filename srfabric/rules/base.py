@@ -203,14 +203,21 @@ def topology_tables(fabric: Fabric, codec: str, problems: list[SrfabricError] | 
             tables.add_all(placed, what, groups)
             if unreachable is not None:
                 raise unreachable
-    gateway = fabric.gateway()
-    if gateway is not None:
-        for dpid in ingress:
-            with reported(problems, f"gateway from switch {dpid:#x}"):
-                found = memo.routes.get(("", dpid))  # no host has an empty name: the route for every other address
-                if found is None or not found[2] <= fabric.links.keys():
-                    placed, groups, route = gateway_route_entries(fabric, gateway, dpid, rules, sre,
-                                                                  group_ids[gateway.dpid])
-                    found = memo.routes[("", dpid)] = (placed, groups, crossed(fabric, [route]))
-                tables.add_all(found[0], "gateway", found[1])
+    _add_gateway_routes(fabric, tables, ingress, rules, sre, group_ids, memo, problems)
     return tables
+
+
+def _add_gateway_routes(fabric: Fabric, tables: Tables, ingress: list[int], rules: CodecRules, sre: set[int],
+                        group_ids: dict[int, int], memo: TopologyMemo, problems: list[SrfabricError] | None) -> None:
+    """Every ingress's route for addresses no host has, to the gateway (when the fabric has one)."""
+    gateway = fabric.gateway()
+    if gateway is None:
+        return
+    for dpid in ingress:
+        with reported(problems, f"gateway from switch {dpid:#x}"):
+            found = memo.routes.get(("", dpid))  # no host has an empty name: the route for every other address
+            if found is None or not found[2] <= fabric.links.keys():
+                placed, groups, route = gateway_route_entries(fabric, gateway, dpid, rules, sre,
+                                                              group_ids[gateway.dpid])
+                found = memo.routes[("", dpid)] = (placed, groups, crossed(fabric, [route]))
+            tables.add_all(found[0], "gateway", found[1])

@@ -203,41 +203,14 @@ def xdp_tables(entries: Iterable[FlowEntry], groups: Iterable[GroupEntry] = ()) 
                 tables.trusted_ports.add(fields["in_port"][0])
             continue
         if kind in (Kind.CHAIN, Kind.ROUTE) and entry.table in (HOST_IN, TERMINATE, DELIVER):
-            actions, group_id = _resolved(entry, by_id)
-            if group_id is None:
-                index = tables.add_action(header_action(entry, actions))
-            elif (index := group_actions.get(group_id, -1)) < 0:
-                index = group_actions[group_id] = tables.add_action(header_action(entry, actions))
-            destination = fields.get("ipv4_dst")
-            # A host route (one unmasked destination, nothing else) goes to the hash table of routes, and so does
-            # the route for everything else (no address: the gateway's), under address 0.
-            if entry.table == HOST_IN and kind == Kind.ROUTE and set(fields) <= {"eth_type", "ipv4_dst"} and (
-                    destination is None or destination[1] is None):
-                tables.routes[layout.ipv4(destination[0] if destination else layout.EVERYTHING)] = index
-                continue
-            stage = {HOST_IN: layout.STAGE_HOST_IN, TERMINATE: layout.STAGE_TERMINATE}.get(entry.table,
-                                                                                        layout.STAGE_DELIVER)
-            value, mask = wildcard_key(entry, stage)
-            wild.append((entry.priority, value, mask, index))
+            _add_steering(tables, entry, fields, by_id, group_actions, wild)
             continue
         if kind == Kind.RESTORE and entry.table == TERMINATE:
             if entry.actions:
-                source = fields.get("ipv4_src")
-                sets = [a for a in entry.actions if isinstance(a, SetField) and a.field == "eth_src"]
-                if len(sets) != 1 or set(fields) - {"eth_type", "ipv4_src"}:
-                    raise XdpTableError(_name(entry), "a restore entry sets eth_src for one ipv4_src (or all)")
-                tables.restore[layout.ipv4(source[0] if source else layout.EVERYTHING)] = layout.mac_value(
-                    sets[0].value)
+                _add_restore(tables, entry, fields)
             continue
         if kind == Kind.DELIVER and entry.table == DELIVER:
-            destination = fields.get("ipv4_dst")
-            sets = [a for a in entry.actions if isinstance(a, SetField) and a.field == "eth_dst"]
-            outputs = [a for a in entry.actions if isinstance(a, Output)]
-            if len(sets) != 1 or len(outputs) != 1 or set(fields) - {"eth_type", "ipv4_dst"}:
-                raise XdpTableError(_name(entry), "a delivery entry sets eth_dst and outputs for one ipv4_dst "
-                                                  "(or all)")
-            tables.deliver[layout.ipv4(destination[0] if destination else layout.EVERYTHING)] = layout.host(
-                sets[0].value, outputs[0].port)
+            _add_delivery(tables, entry, fields)
             continue
         if kind == Kind.PROXY:
             raise XdpTableError(_name(entry), "the SR proxy (a port pair with correlation None) is not in the XDP "
@@ -251,5 +224,49 @@ def xdp_tables(entries: Iterable[FlowEntry], groups: Iterable[GroupEntry] = ()) 
                                               f"{layout.WILD_RULES}")
     tables.wild = [layout.wild_rule(value, mask, index) for _, value, mask, index in wild]
     return tables
+
+
+Fields = dict[str, tuple[int, int | None]]
+
+
+def _add_steering(tables: XdpTables, entry: FlowEntry, fields: Fields, by_id: dict[int, GroupEntry],
+                  group_actions: dict[int, int], wild: list[tuple[int, bytes, bytes, int]]) -> None:
+    """A chain's or a route's entry: its header action (one per indirect group), then a host route in the hash
+    table of routes or a wildcard rule."""
+    actions, group_id = _resolved(entry, by_id)
+    if group_id is None:
+        index = tables.add_action(header_action(entry, actions))
+    elif (index := group_actions.get(group_id, -1)) < 0:
+        index = group_actions[group_id] = tables.add_action(header_action(entry, actions))
+    destination = fields.get("ipv4_dst")
+    # A host route (one unmasked destination, nothing else) goes to the hash table of routes, and so does the
+    # route for everything else (no address: the gateway's), under address 0.
+    if entry.table == HOST_IN and entry.kind == Kind.ROUTE and set(fields) <= {"eth_type", "ipv4_dst"} and (
+            destination is None or destination[1] is None):
+        tables.routes[layout.ipv4(destination[0] if destination else layout.EVERYTHING)] = index
+        return
+    stage = {HOST_IN: layout.STAGE_HOST_IN, TERMINATE: layout.STAGE_TERMINATE}.get(entry.table, layout.STAGE_DELIVER)
+    value, mask = wildcard_key(entry, stage)
+    wild.append((entry.priority, value, mask, index))
+
+
+def _add_restore(tables: XdpTables, entry: FlowEntry, fields: Fields) -> None:
+    """A restore entry: the source MAC put back for one IPv4 source (or all)."""
+    source = fields.get("ipv4_src")
+    sets = [a for a in entry.actions if isinstance(a, SetField) and a.field == "eth_src"]
+    if len(sets) != 1 or set(fields) - {"eth_type", "ipv4_src"}:
+        raise XdpTableError(_name(entry), "a restore entry sets eth_src for one ipv4_src (or all)")
+    tables.restore[layout.ipv4(source[0] if source else layout.EVERYTHING)] = layout.mac_value(sets[0].value)
+
+
+def _add_delivery(tables: XdpTables, entry: FlowEntry, fields: Fields) -> None:
+    """A delivery entry: the destination MAC and the port of one IPv4 destination (or all)."""
+    destination = fields.get("ipv4_dst")
+    sets = [a for a in entry.actions if isinstance(a, SetField) and a.field == "eth_dst"]
+    outputs = [a for a in entry.actions if isinstance(a, Output)]
+    if len(sets) != 1 or len(outputs) != 1 or set(fields) - {"eth_type", "ipv4_dst"}:
+        raise XdpTableError(_name(entry), "a delivery entry sets eth_dst and outputs for one ipv4_dst (or all)")
+    tables.deliver[layout.ipv4(destination[0] if destination else layout.EVERYTHING)] = layout.host(
+        sets[0].value, outputs[0].port)
 
 

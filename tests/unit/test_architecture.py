@@ -50,6 +50,14 @@ def test_no_import_cycle() -> None:
     assert [sorted(cycle) for cycle in nx.strongly_connected_components(graph) if len(cycle) > 1] == []
 
 
+def test_no_function_in_the_product_is_over_60_lines() -> None:
+    long = [f"{path.relative_to(ROOT)}:{node.name} ({node.end_lineno - node.lineno + 1})"
+            for path in sorted(PACKAGE.rglob("*.py")) for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno
+            and node.end_lineno - node.lineno + 1 > 60]
+    assert long == []
+
+
 def test_files_and_controller_classes_stay_small() -> None:
     big = [f"{path.relative_to(ROOT)} ({lines})" for path in sorted(PACKAGE.rglob("*.py"))
            if (lines := len(path.read_text().splitlines())) > 400]

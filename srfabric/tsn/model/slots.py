@@ -146,41 +146,13 @@ def plan(
         raise ModelError("diameter", f"must be >= 1, got {model.diameter}")
     if model.grid_ns < 1:
         raise ModelError("grid_ns", f"must be >= 1, got {model.grid_ns}")
-    if base_period_ns is None:
-        base_period_ns = math.gcd(*(stream.period_ns for stream in streams))
-    elif base_period_ns <= 0:
-        raise ModelError("base_period_ns", f"must be > 0, got {base_period_ns}")
-    if base_period_ns % model.grid_ns:
-        raise ModelError("base_period_ns", f"{base_period_ns} ns is not a multiple of the {model.grid_ns} ns grid")
-    for index, stream in enumerate(streams):
-        if stream.period_ns % base_period_ns:
-            raise ModelError(
-                f"flows[{index}].period_ns", f"{stream.period_ns} is not a multiple of the base period {base_period_ns}"
-            )
+    base_period_ns = _base_period(streams, base_period_ns, model)
     if not network.links:
         raise ModelError("links", "the topology has no links")
     rate = min(link.rate_bps for link in network.links)
     t_hop = max(link.t_proc_ns + link.t_prop_ns for link in network.links)
     needed_ns = model.slot_ns(max(stream.size_bytes for stream in streams), rate, t_hop)
-    if slots is None:
-        slots = base_period_ns // needed_ns
-        if slots < 1:
-            raise ModelError(
-                "base_period_ns",
-                f"{base_period_ns} ns is shorter than one slot ({needed_ns} ns for {model.diameter} hops)",
-            )
-        slot_ns = needed_ns
-    else:
-        if slots < 1:
-            raise ModelError("slots", f"must be >= 1, got {slots}")
-        slot_ns = base_period_ns // slots // model.grid_ns * model.grid_ns
-        if slot_ns < needed_ns:
-            raise ModelError(
-                "slots",
-                f"{slots} slots of {slot_ns} ns do not fit a frame across {model.diameter} hops "
-                f"({needed_ns} ns on the {model.grid_ns} ns grid); at most {base_period_ns // needed_ns} slots fit in "
-                f"{base_period_ns} ns",
-            )
+    slots, slot_ns = _slot_grid(slots, base_period_ns, needed_ns, model)
     multiples = tuple(stream.period_ns // base_period_ns if phases else 1 for stream in streams)
     # A deadline its path cannot meet leaves that stream unscheduled, with the reason (``scheduler.schedule``).
     problem = Problem(network, tuple(streams), slots, slot_ns, base_period_ns, multiples, model.diameter, model, rate,
@@ -192,6 +164,45 @@ def plan(
             "turn phases off or raise max_cycles",
         )
     return problem
+
+
+def _base_period(streams: Sequence[Stream], base_period_ns: int | None, model: SlotModel) -> int:
+    """The base period asked for (else the gcd of the periods), on the grid, dividing every period."""
+    if base_period_ns is None:
+        base_period_ns = math.gcd(*(stream.period_ns for stream in streams))
+    elif base_period_ns <= 0:
+        raise ModelError("base_period_ns", f"must be > 0, got {base_period_ns}")
+    if base_period_ns % model.grid_ns:
+        raise ModelError("base_period_ns", f"{base_period_ns} ns is not a multiple of the {model.grid_ns} ns grid")
+    for index, stream in enumerate(streams):
+        if stream.period_ns % base_period_ns:
+            raise ModelError(
+                f"flows[{index}].period_ns", f"{stream.period_ns} is not a multiple of the base period {base_period_ns}"
+            )
+    return base_period_ns
+
+
+def _slot_grid(slots: int | None, base_period_ns: int, needed_ns: int, model: SlotModel) -> tuple[int, int]:
+    """(slots, slot length): as many slots of the needed length as fit, or the count asked for if each still
+    holds a frame across the diameter."""
+    if slots is None:
+        if base_period_ns // needed_ns < 1:
+            raise ModelError(
+                "base_period_ns",
+                f"{base_period_ns} ns is shorter than one slot ({needed_ns} ns for {model.diameter} hops)",
+            )
+        return base_period_ns // needed_ns, needed_ns
+    if slots < 1:
+        raise ModelError("slots", f"must be >= 1, got {slots}")
+    slot_ns = base_period_ns // slots // model.grid_ns * model.grid_ns
+    if slot_ns < needed_ns:
+        raise ModelError(
+            "slots",
+            f"{slots} slots of {slot_ns} ns do not fit a frame across {model.diameter} hops "
+            f"({needed_ns} ns on the {model.grid_ns} ns grid); at most {base_period_ns // needed_ns} slots fit in "
+            f"{base_period_ns} ns",
+        )
+    return slots, slot_ns
 
 
 def shortest_diameter(network: Network, streams: Sequence[Stream]) -> int:
