@@ -25,7 +25,7 @@ integration: bootstrap
 	$(PY) -m pytest -q -p no:cacheprovider -m integration
 
 lint: bootstrap
-	$(VENV)/bin/ruff check srfabric tests integrations
+	$(VENV)/bin/ruff check srfabric tools tests integrations
 	$(VENV)/bin/lint-imports
 
 typecheck: bootstrap

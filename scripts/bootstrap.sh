@@ -40,9 +40,12 @@ if [ ! -x "$VENV/bin/python" ]; then
   /usr/bin/python3 -m venv --system-site-packages "$VENV"
 fi
 stamp="$VENV/.installed"
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ constraints.txt -nt "$stamp" ]; then
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ constraints.txt -nt "$stamp" ] \
+    || [ tools/pyproject.toml -nt "$stamp" ]; then
   "$VENV/bin/pip" install -q --upgrade pip
-  "$VENV/bin/pip" install -q -c constraints.txt -e ".[dev]"
+  # srfabric, and its tools (tools/: benchmarks, labs, testbeds, the kernel lab), a package of their own outside
+  # the runtime wheel whose commands join srfabric's.
+  "$VENV/bin/pip" install -q -c constraints.txt -e ".[dev]" -e tools
   touch "$stamp"
 fi
 

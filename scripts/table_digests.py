@@ -11,7 +11,7 @@ from dataclasses import replace
 
 sys.path.insert(0, sys.argv[1])
 
-from srfabric.lab.fabric_topos import chain_between, line  # noqa: E402
+from srfabric_tools.lab.fabric_topos import chain_between, line  # noqa: E402
 from srfabric.model import Alternative, Chain, FlowClassifier  # noqa: E402
 from srfabric.model.stream import SteeredStream  # noqa: E402
 from srfabric.model.topo import fat_tree, tsn_fig1  # noqa: E402

@@ -16,8 +16,8 @@ import pytest
 from srfabric.codecs import MacNibbleCodec, MacVlanMplsCodec
 from srfabric.model import Chain, FlowClassifier
 from srfabric.model.topo import tsn_fig1
-from srfabric.testbed.scenario import Scenario
-from srfabric.testbed.traffic import iperf3_server_args, iperf3_tcp_args, parse_tcp
+from srfabric_tools.testbed.scenario import Scenario
+from srfabric_tools.testbed.traffic import iperf3_server_args, iperf3_tcp_args, parse_tcp
 
 FUNCTIONS = ("f1", "f2", "f3")
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from srfabric.bench.failover import carrying_links, cut_once
-from srfabric.demo import demo_chains, demo_topology
-from srfabric.testbed.scenario import Scenario
+from srfabric_tools.bench.failover import carrying_links, cut_once
+from srfabric_tools.demo import demo_chains, demo_topology
+from srfabric_tools.testbed.scenario import Scenario
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(os.geteuid() != 0, reason="builds namespaces and switches")]

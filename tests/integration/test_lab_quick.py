@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from srfabric.lab.core import Settings
-from srfabric.lab.run import registry, run_experiment
+from srfabric_tools.lab.core import Settings
+from srfabric_tools.lab.run import registry, run_experiment
 
 
 def leftovers(prefix: str) -> list[str]:

@@ -8,12 +8,12 @@ import time
 
 import pytest
 
-from srfabric.bench.dataplane_setup import FLOW_PORT, send_flows
-from srfabric.bench.new_flows import flow_plan
-from srfabric.lab.fabric import LabFabric
-from srfabric.lab.fabric_topos import line
-from srfabric.lab.netlab import NetLab
 from srfabric.rules.entries import Kind
+from srfabric_tools.bench.dataplane_setup import FLOW_PORT, send_flows
+from srfabric_tools.bench.new_flows import flow_plan
+from srfabric_tools.lab.fabric import LabFabric
+from srfabric_tools.lab.fabric_topos import line
+from srfabric_tools.lab.netlab import NetLab
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(os.geteuid() != 0, reason="builds namespaces and OVS bridges")]

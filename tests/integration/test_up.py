@@ -12,10 +12,10 @@ import time
 
 import pytest
 
-from srfabric.api.client import SfcClient
-from srfabric.testbed.up import STATE
-from srfabric.testbed.up_leftovers import remove_leftovers
+from srfabric.cli.client import SfcClient
 from srfabric.up_state import read_up_state
+from srfabric_tools.testbed.up import STATE
+from srfabric_tools.testbed.up_leftovers import remove_leftovers
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(os.geteuid() != 0, reason="builds namespaces and OVS bridges")]

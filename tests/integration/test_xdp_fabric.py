@@ -10,12 +10,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from srfabric.demo import SFPS, demo_chains, demo_topology
 from srfabric.model.fabric import Fabric
 from srfabric.rules.compile import compile_state
 from srfabric.xdp import frames
 from srfabric.xdp.loader import build
 from srfabric.xdp.walk import XdpFabric
+from srfabric_tools.demo import SFPS, demo_chains, demo_topology
 
 CODECS = ["mac-nibble", "mac-vlan-mpls"]
 

@@ -18,7 +18,8 @@ import pytest
 LATE_IMPORTS = (
     "rich.console", "rich.progress", "rich.table", "networkx", "srfabric.api.clock_task",
     "srfabric.controller.controller", "srfabric.southbound.taprio", "srfabric.tsn.runtime.clock_watch",
-    "srfabric.testbed.stations.endpoints", "srfabric.tsn.runtime.live", "srfabric.xdp.frer", "srfabric.xdp.loader",
+    "srfabric_tools.testbed.stations.endpoints", "srfabric.tsn.runtime.live", "srfabric.xdp.frer",
+    "srfabric.xdp.loader",
 )
 WARM_UP: list[float] = []
 
@@ -31,8 +32,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if not in_kernel_lab():
         return
     from srfabric.api.serve import HTTP_MODULES, STATE_MODULES, load_modules
-    from srfabric.lab.plot import pyplot
-    from srfabric.lab.run import registry
+    from srfabric_tools.lab.plot import pyplot
+    from srfabric_tools.lab.run import registry
 
     started = time.monotonic()
     pyplot()  # matplotlib with the Agg backend, as the experiments choose it

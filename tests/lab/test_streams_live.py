@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from srfabric.api.client import ApiFailure
+from srfabric.cli.client import ApiFailure
 from srfabric.model.topo import tsn_fig1
 from srfabric.southbound.taprio import TaprioGates
-from srfabric.testbed.api_lab import ApiLab, ServeProcess
+from srfabric_tools.testbed.api_lab import ApiLab, ServeProcess
 
 PRIMARY, SECONDARY = ["s1", "s2", "s5"], ["s1", "s3", "s4", "s5"]
 TT, BE = 7, 1  # skb priorities: set_queue:6 and set_queue:0 on OVS's Linux datapath
@@ -51,12 +51,12 @@ def packets_in_class(port: str, priority: int) -> int:
 def send(lab: ApiLab, port: int, count: int, offset_ns: int = 0) -> dict[str, Any]:
     """``count`` datagrams from h1 to h3's ``port`` in the given slot offset; what h3 received."""
     assert lab.testbed is not None
-    listener = lab.testbed.popen("h3", [sys.executable, "-m", "srfabric.testbed.stations.endpoints", "listen", "--port",
-                                        str(port), "--count", str(count), "--timeout", "10"],
+    listener = lab.testbed.popen("h3", [sys.executable, "-m", "srfabric_tools.testbed.stations.endpoints", "listen",
+                                        "--port", str(port), "--count", str(count), "--timeout", "10"],
                                  stdout=subprocess.PIPE, text=True)
     assert listener.stdout is not None
     assert listener.stdout.readline().strip() == "listening"
-    lab.cmd("h1", f"{sys.executable} -m srfabric.testbed.stations.endpoints talk --dst 10.0.0.3 --port {port} "
+    lab.cmd("h1", f"{sys.executable} -m srfabric_tools.testbed.stations.endpoints talk --dst 10.0.0.3 --port {port} "
                   f"--count {count} --period-ns 4000000 --offset-ns {offset_ns} --size 200")
     out, _ = listener.communicate(timeout=60)
     return dict(json.loads(out.strip().splitlines()[-1]))

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from srfabric.lab.core import Settings
-from srfabric.lab.run import lookup, run_experiment
+from srfabric_tools.lab.core import Settings
+from srfabric_tools.lab.run import lookup, run_experiment
 
 
 def test_re_route_and_re_schedule_through_the_api_while_the_probe_runs(kernel_ovs: None, tmp_path: Path) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from srfabric.lab.core import Settings
-from srfabric.lab.run import lookup, run_experiment
+from srfabric_tools.lab.core import Settings
+from srfabric_tools.lab.run import lookup, run_experiment
 
 
 def test_latency_falls_as_the_gate_opens_longer_and_matches_the_modelled_wait(

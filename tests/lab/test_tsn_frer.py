@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from srfabric.lab.core import Settings
-from srfabric.lab.run import lookup, run_experiment
+from srfabric_tools.lab.core import Settings
+from srfabric_tools.lab.run import lookup, run_experiment
 
 
 def test_a_cut_under_a_redundant_stream_loses_nothing(kernel_ovs: None, tmp_path: Path) -> None:

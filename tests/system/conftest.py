@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from srfabric.kernel_lab.boot import QEMU
+from srfabric_tools.kernel_lab.boot import QEMU
 
 HERE = Path(__file__).parent
 ROOT = HERE.parents[1]

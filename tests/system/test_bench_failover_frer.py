@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from srfabric.testbed.net import ovs_running
+from srfabric_tools.testbed.net import ovs_running
 
 pytestmark = [pytest.mark.integration, pytest.mark.skipif(not ovs_running(), reason="needs ovs-vswitchd")]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from srfabric.testbed.neutron_stack import NEUTRON_VENV
+from srfabric_tools.testbed.neutron_stack import NEUTRON_VENV
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(not (NEUTRON_VENV / "bin" / "python").exists(), reason="needs .venv-neutron")]

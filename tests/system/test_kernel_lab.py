@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from srfabric.kernel_lab.boot import QEMU
-from srfabric.kernel_lab.run import guest_command, lab_config, run_in_lab
+from srfabric_tools.kernel_lab.boot import QEMU
+from srfabric_tools.kernel_lab.run import guest_command, lab_config, run_in_lab
 
 pytestmark = pytest.mark.skipif(shutil.which(QEMU) is None, reason="qemu-system-x86 is not installed")
 

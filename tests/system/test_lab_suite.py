@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from srfabric.kernel_lab.boot import QEMU
+from srfabric_tools.kernel_lab.boot import QEMU
 
 pytestmark = pytest.mark.skipif(shutil.which(QEMU) is None or shutil.which("ovs-vsctl") is None,
                                 reason="needs qemu-system-x86 and Open vSwitch")

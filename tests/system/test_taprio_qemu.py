@@ -6,13 +6,13 @@ import shutil
 
 import pytest
 
-from srfabric.kernel_lab.taprio_check import QEMU, check_in_qemu, find_kernel
 from srfabric.tsn.formats.generators import erdos_renyi, random_streams
 from srfabric.tsn.gates.gcl import build_gcls
 from srfabric.tsn.gates.render import to_taprio
 from srfabric.tsn.model.network import Stream
 from srfabric.tsn.model.slots import plan
 from srfabric.tsn.schedulers.registry import schedule_slots as schedule
+from srfabric_tools.kernel_lab.taprio_check import QEMU, check_in_qemu, find_kernel
 
 pytestmark = pytest.mark.skipif(shutil.which(QEMU) is None, reason="qemu-system-x86 is not installed")
 

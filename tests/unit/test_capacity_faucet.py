@@ -9,10 +9,10 @@ import struct
 from os_ken.ofproto import ofproto_v1_3 as ofp
 from os_ken.ofproto import ofproto_v1_3_parser as parser
 
-from srfabric.bench.capacity_faucet import ETH_SRC_TABLE, FAUCET_COOKIE, VLAN, FaucetFabric, faucet_config
-from srfabric.bench.of_emulator import EmulatedFabric, Tally, flow_key
 from srfabric.model.topo import fat_tree
 from srfabric.rules.openflow.wire import HEADER
+from srfabric_tools.bench.capacity_faucet import ETH_SRC_TABLE, FAUCET_COOKIE, VLAN, FaucetFabric, faucet_config
+from srfabric_tools.bench.of_emulator import EmulatedFabric, Tally, flow_key
 
 
 def read(raw: bytes) -> parser.OFPPacketIn:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from srfabric.bench.cpu_latency import cpu_latency_held
 from srfabric.errors import SrfabricError
+from srfabric_tools.bench.cpu_latency import cpu_latency_held
 
 
 def test_the_limit_is_written_as_a_native_s32_and_held_inside_the_block(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from srfabric.rules.entries import Group, Kind, ipv4_number
 from srfabric.rules.headers import ROUTE_GROUPS
 from srfabric.rules.hop_by_hop import compile_hop_by_hop
 from srfabric.rules.pipeline import HOST_IN
-from srfabric.rules.simulate import Packet, walk
+from srfabric_tools.simulate import Packet, walk
 
 CODECS = ["mac-nibble", "mac-vlan-mpls"]
 

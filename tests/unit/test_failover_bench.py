@@ -3,8 +3,8 @@ functions' order check."""
 
 from __future__ import annotations
 
-from srfabric.bench.failover import PERIOD_NS, carrying_links, hops_in_order, outage
-from srfabric.demo import demo_chains, demo_topology
+from srfabric_tools.bench.failover import PERIOD_NS, carrying_links, hops_in_order, outage
+from srfabric_tools.demo import demo_chains, demo_topology
 
 
 def test_links_that_carry_chains_come_most_crossed_first_core_links_before_others() -> None:

@@ -11,7 +11,7 @@ from srfabric.model.stream import SteeredStream
 from srfabric.model.topo import tsn_fig1
 from srfabric.rules.compile import CompileCache
 from srfabric.rules.frer import RTAG_ETHERTYPE
-from srfabric.rules.simulate import Packet, walk
+from srfabric_tools.simulate import Packet, walk
 
 PRIMARY = ("s1", "s2", "s5")
 SECONDARY = ("s1", "s3", "s4", "s5")

@@ -10,7 +10,7 @@ from srfabric.model import Chain, FlowClassifier
 from srfabric.model.fabric import Fabric
 from srfabric.rules.compile import compile_state
 from srfabric.rules.entries import ipv4_number
-from srfabric.rules.simulate import Packet, walk
+from srfabric_tools.simulate import Packet, walk
 from tests.unit.test_rules_walk import CODECS, demo_fabric
 
 OUTSIDE = "192.0.2.7"

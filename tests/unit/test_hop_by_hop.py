@@ -7,12 +7,12 @@ import ipaddress
 import pytest
 
 from srfabric.errors import RoutingError
-from srfabric.lab.fabric_topos import chain_between, line
 from srfabric.model import Chain, FlowClassifier
 from srfabric.rules.compile import compile_fabric
 from srfabric.rules.entries import Kind
 from srfabric.rules.hop_by_hop import compile_hop_by_hop
-from srfabric.rules.simulate import Packet, walk
+from srfabric_tools.lab.fabric_topos import chain_between, line
+from srfabric_tools.simulate import Packet, walk
 
 
 def ip(text: str) -> int:

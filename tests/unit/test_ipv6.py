@@ -16,7 +16,7 @@ from srfabric.model import Chain, FlowClassifier
 from srfabric.model.fabric import Fabric
 from srfabric.rules.compile import compile_state
 from srfabric.rules.entries import ipv6_number
-from srfabric.rules.simulate import Packet, Walk, walk
+from srfabric_tools.simulate import Packet, Walk, walk
 from tests.unit.controller.fake_switches import FakeSwitches, connected
 from tests.unit.test_rules_walk import CODECS, demo_fabric
 

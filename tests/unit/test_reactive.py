@@ -15,7 +15,7 @@ from srfabric.routing.paths import host_route
 from srfabric.rules.compile import compile_fabric
 from srfabric.rules.entries import FlowEntry, Kind
 from srfabric.rules.reactive import RouteCache, flow_entries, reactive_tables
-from srfabric.rules.simulate import Packet, walk
+from srfabric_tools.simulate import Packet, walk
 
 STEERINGS = ["source-routing", "hop-by-hop"]
 

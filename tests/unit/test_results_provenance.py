@@ -9,7 +9,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from srfabric.bench.index import missing_provenance
+from srfabric_tools.bench.index import missing_provenance
 
 ROOT = Path(__file__).resolve().parents[2]
 ARCHIVE = "before-provenance"
@@ -30,14 +30,14 @@ def test_every_committed_summary_names_its_commit_date_machine_and_command() -> 
 
 
 def test_a_runs_csv_row_names_the_commit_it_was_measured_at(tmp_path: Path) -> None:
-    from srfabric.bench.output import write_runs
+    from srfabric_tools.bench.output import write_runs
 
     write_runs(tmp_path / "runs.csv", [{"run": 0, "value": 1.5}], {"cpus": 2, "commit": "a9b0617c0ffe"})
     assert (tmp_path / "runs.csv").read_text().splitlines() == ["commit,run,value", "a9b0617c0ffe,0,1.5"]
 
 
 def test_the_index_says_whether_a_runs_code_is_todays() -> None:
-    from srfabric.bench.index import code_since
+    from srfabric_tools.bench.index import code_since
 
     repo = Path(__file__).resolve().parents[2]
     head = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short=12", "HEAD"], capture_output=True,
@@ -52,17 +52,17 @@ def test_the_index_says_whether_a_runs_code_is_todays() -> None:
 
 
 def test_code_since_counts_only_the_files_a_run_ran(tmp_path: Path) -> None:
-    from srfabric.bench.exercised import exercised_paths
-    from srfabric.bench.index import code_since
+    from srfabric_tools.bench.exercised import exercised_paths
+    from srfabric_tools.bench.index import code_since
 
     def git(*args: str) -> str:
         return subprocess.run(["git", "-C", str(tmp_path), *args], capture_output=True, text=True,
                               check=True).stdout.strip()
 
-    files = {"srfabric/__init__.py": "", "srfabric/bench/__init__.py": "",
-             "srfabric/bench/capacity.py": "def run():\n    from srfabric import routes\n"
-                                           "    return ['-m', 'srfabric.bench.worker']\n",
-             "srfabric/bench/worker.py": "", "srfabric/routes.py": "", "srfabric/unrelated.py": "",
+    files = {"srfabric/__init__.py": "", "tools/srfabric_tools/bench/__init__.py": "",
+             "tools/srfabric_tools/bench/capacity.py": "def run():\n    from srfabric import routes\n"
+                                           "    return ['-m', 'srfabric_tools.bench.worker']\n",
+             "tools/srfabric_tools/bench/worker.py": "", "srfabric/routes.py": "", "srfabric/unrelated.py": "",
              "constraints.txt": ""}
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -73,10 +73,10 @@ def test_code_since_counts_only_the_files_a_run_ran(tmp_path: Path) -> None:
     commit = git("rev-parse", "--short=12", "HEAD")
     summary = {"command": "srfabric bench capacity --out docs/results"}
     runs = exercised_paths(summary, "capacity/x", tmp_path)
-    assert runs is not None and {"srfabric/routes.py", "srfabric/bench/worker.py"} <= set(runs)
+    assert runs is not None and {"srfabric/routes.py", "tools/srfabric_tools/bench/worker.py"} <= set(runs)
     assert "srfabric/unrelated.py" not in runs
     (tmp_path / "srfabric/unrelated.py").write_text("X = 1\n")
     assert code_since(commit, tmp_path, runs) == "unchanged (1 other code file changed, not run by it)"
-    (tmp_path / "srfabric/bench/worker.py").write_text("X = 1\n")  # started as a process: it counts
-    assert code_since(commit, tmp_path, runs).startswith("1 file changed: `srfabric/bench/worker.py`")
+    (tmp_path / "tools/srfabric_tools/bench/worker.py").write_text("X = 1\n")  # started as a process: it counts
+    assert code_since(commit, tmp_path, runs).startswith("1 file changed: `tools/srfabric_tools/bench/worker.py`")
     assert code_since(commit, tmp_path).endswith("(whole tree compared)")

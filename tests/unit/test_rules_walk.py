@@ -12,7 +12,7 @@ from srfabric.model import Chain, FlowClassifier
 from srfabric.model.topo import fat_tree, tsn_fig1
 from srfabric.rules.compile import SwitchState, compile_fabric, compile_state
 from srfabric.rules.entries import Kind
-from srfabric.rules.simulate import Packet, walk
+from srfabric_tools.simulate import Packet, walk
 
 CODECS = ["mac-nibble", "mac-vlan-mpls"]
 SFPS = [("v1", "v4", "v7"), ("v2", "v4", "v6"), ("v3", "v4", "v5")]

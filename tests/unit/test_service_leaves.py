@@ -13,7 +13,7 @@ from srfabric.model.fabric import Fabric
 from srfabric.model.topo import fat_tree
 from srfabric.rules.compile import compile_state
 from srfabric.rules.entries import Kind, ipv4_number
-from srfabric.rules.simulate import Packet, walk
+from srfabric_tools.simulate import Packet, walk
 from tests.unit.test_rules_walk import CODECS
 
 UDP = FlowClassifier(protocol="udp", destination_port_range=(5001, 5001))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from srfabric.errors import ModelError
-from srfabric.testbed.topo_choice import from_json, topology
+from srfabric_tools.testbed.topo_choice import from_json, topology
 
 
 def test_named_topologies() -> None:

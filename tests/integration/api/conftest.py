@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from srfabric.model.topo import TopoSpec
-from srfabric.testbed.api_lab import ApiLab, ServeProcess, line_spec, postgres_cluster
+from srfabric_tools.testbed.api_lab import ApiLab, ServeProcess, line_spec, postgres_cluster
 
 
 def small_spec() -> TopoSpec:

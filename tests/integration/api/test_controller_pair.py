@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from srfabric.api.http11 import Connection
-from srfabric.bench.takeover import (
+from srfabric_tools.bench.takeover import (
     CHAIN_PORT,
     CHAINS,
     Traffic,
@@ -21,8 +21,8 @@ from srfabric.bench.takeover import (
     wait_connected,
     write_once,
 )
-from srfabric.testbed.api_chains import create_chains, make_groups
-from srfabric.testbed.api_lab import ApiLab, ServeProcess, line_spec, postgres_cluster
+from srfabric_tools.testbed.api_chains import create_chains, make_groups
+from srfabric_tools.testbed.api_lab import ApiLab, ServeProcess, line_spec, postgres_cluster
 
 
 @pytest.fixture
@@ -81,7 +81,7 @@ def test_the_follower_takes_over_from_a_killed_leader(pair: tuple[ApiLab, ServeP
 def test_a_leader_whose_generation_was_taken_writes_nothing_and_stops() -> None:
     import psycopg
 
-    from srfabric.api.client import ApiFailure
+    from srfabric.cli.client import ApiFailure
 
     with postgres_cluster() as url, ServeProcess(url) as serve:
         with serve.client() as client:

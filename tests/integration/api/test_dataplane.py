@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from srfabric.api.client import SfcClient
-from srfabric.testbed.api_lab import ApiLab, function_flows
-from srfabric.testbed.udp_probe import RECEIVE, SEND_UDP
+from srfabric.cli.client import SfcClient
+from srfabric_tools.testbed.api_lab import ApiLab, function_flows
+from srfabric_tools.testbed.udp_probe import RECEIVE, SEND_UDP
 
 SEND_TCP = """
 import socket, sys, time

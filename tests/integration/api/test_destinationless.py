@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from srfabric.api.client import SfcClient
+from srfabric.cli.client import SfcClient
 from srfabric.model.topo import TopoSpec
-from srfabric.testbed.api_lab import ApiLab, ServeProcess, function_flows, line_spec
+from srfabric_tools.testbed.api_lab import ApiLab, ServeProcess, function_flows, line_spec
 from tests.integration.api.test_dataplane import RECEIVE, SEND_UDP, python_in, remove
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from srfabric.testbed.api_lab import ServeProcess
+from srfabric_tools.testbed.api_lab import ServeProcess
 
 SCHEMATHESIS = Path(__file__).resolve().parents[3] / ".venv" / "bin" / "schemathesis"
 

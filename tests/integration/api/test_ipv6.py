@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from srfabric.api.client import SfcClient
-from srfabric.testbed.api_lab import ApiLab, ServeProcess, function_flows, line_spec
+from srfabric.cli.client import SfcClient
+from srfabric_tools.testbed.api_lab import ApiLab, ServeProcess, function_flows, line_spec
 from tests.integration.api.test_dataplane import remove
 
 FUNCTIONS = ("v1", "v2", "v3")

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from srfabric.testbed.api_lab import ApiLab
+from srfabric_tools.testbed.api_lab import ApiLab
 
 MISSING = "00000000-0000-4000-8000-000000000000"
 

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from srfabric.testbed.api_chains import create_chains, make_groups
-from srfabric.testbed.api_lab import ApiLab, ServeProcess
+from srfabric_tools.testbed.api_chains import create_chains, make_groups
+from srfabric_tools.testbed.api_lab import ApiLab, ServeProcess
 from tests.integration.api.conftest import small_spec
 from tests.integration.api.test_dataplane import RECEIVE
 

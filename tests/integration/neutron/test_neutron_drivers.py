@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from srfabric.errors import SrfabricError
-from srfabric.testbed.neutron_stack import NEUTRON_VENV, NeutronStack
+from srfabric_tools.testbed.neutron_stack import NEUTRON_VENV, NeutronStack
 from tests.unit.neutron.test_sender import TOKEN, Serve
 
 pytestmark = pytest.mark.skipif(not (NEUTRON_VENV / "bin" / "python").exists(),

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from srfabric.errors import SrfabricError
-from srfabric.testbed.api_lab import ApiLab, ServeProcess, function_flows, line_spec
-from srfabric.testbed.neutron_fabric import NeutronFabric, until
-from srfabric.testbed.neutron_stack import NEUTRON_VENV, NeutronStack
-from srfabric.testbed.traffic import iperf3_server_args, iperf3_tcp_args, parse_tcp
-from srfabric.testbed.udp_probe import udp_through
+from srfabric_tools.testbed.api_lab import ApiLab, ServeProcess, function_flows, line_spec
+from srfabric_tools.testbed.neutron_fabric import NeutronFabric, until
+from srfabric_tools.testbed.neutron_stack import NEUTRON_VENV, NeutronStack
+from srfabric_tools.testbed.traffic import iperf3_server_args, iperf3_tcp_args, parse_tcp
+from srfabric_tools.testbed.udp_probe import udp_through
 
 pytestmark = pytest.mark.skipif(not (NEUTRON_VENV / "bin" / "python").exists(),
                                 reason="needs .venv-neutron (make bootstrap)")

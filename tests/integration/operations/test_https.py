@@ -10,10 +10,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from srfabric.api.client import CACERT_ENV, SfcClient
+from srfabric.cli.client import CACERT_ENV, SfcClient
 from srfabric.errors import SrfabricError
 from srfabric.security.pki import make_ca, make_certificate
-from srfabric.testbed.api_lab import ServeProcess
+from srfabric_tools.testbed.api_lab import ServeProcess
 
 
 def test_the_api_over_https(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

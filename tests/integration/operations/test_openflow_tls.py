@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from srfabric.security.pki import make_ca, make_certificate
-from srfabric.testbed.api_lab import ServeProcess
-from srfabric.testbed.net import ovs_running
+from srfabric_tools.testbed.api_lab import ServeProcess
+from srfabric_tools.testbed.net import ovs_running
 
 pytestmark = pytest.mark.skipif(not ovs_running(), reason="needs ovs-vswitchd (make bootstrap)")
 BRIDGES = {"srftls1": 0x1101, "srftls2": 0x1102}
@@ -58,8 +58,8 @@ def test_ovs_over_tls_is_taken_only_for_the_dpid_its_certificate_names(pki: Path
 
 def listening_bridge(bridge: str, dpid: int) -> int:
     """``bridge`` listening for its controller over TLS (``pssl:``, type=primary) on a free port; returns it."""
-    from srfabric.testbed.api_lab import free_port
-    from srfabric.testbed.listening import listen_on
+    from srfabric_tools.testbed.api_lab import free_port
+    from srfabric_tools.testbed.listening import listen_on
 
     port = free_port()
     vsctl("--may-exist", "add-br", bridge, "--", "set", "bridge", bridge, "datapath_type=netdev",

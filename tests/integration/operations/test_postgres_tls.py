@@ -10,7 +10,7 @@ import psycopg
 import pytest
 
 from srfabric.security.pki import make_ca
-from srfabric.testbed.api_lab import ServeProcess, postgres_cluster
+from srfabric_tools.testbed.api_lab import ServeProcess, postgres_cluster
 
 
 def test_the_database_is_reached_over_verified_tls_only(tmp_path: Path) -> None:

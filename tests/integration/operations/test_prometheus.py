@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from srfabric.procs import terminate
-from srfabric.testbed.api_lab import ServeProcess, free_port
+from srfabric_tools.procs import terminate
+from srfabric_tools.testbed.api_lab import ServeProcess, free_port
 
 pytestmark = pytest.mark.skipif(shutil.which("prometheus") is None, reason="needs Debian's prometheus (make bootstrap)")
 

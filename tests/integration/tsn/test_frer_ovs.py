@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 from srfabric.model.topo import tsn_fig1
-from srfabric.testbed.api_lab import ApiLab, ServeProcess
-from srfabric.testbed.frer_traffic import NumberedUdp, tally, with_a_cut
-from srfabric.testbed.net import ovs_running
 from srfabric.tsn.model.frer import COUNTERS
 from srfabric.xdp.frer import FrerEliminator
 from srfabric.xdp.loader import build
+from srfabric_tools.testbed.api_lab import ApiLab, ServeProcess
+from srfabric_tools.testbed.frer_traffic import NumberedUdp, tally, with_a_cut
+from srfabric_tools.testbed.net import ovs_running
 
 pytestmark = pytest.mark.skipif(not ovs_running(), reason="needs ovs-vswitchd (make bootstrap)")
 FRAMES, RATE, CUT_AFTER_S = 3000, 1000, 1.5

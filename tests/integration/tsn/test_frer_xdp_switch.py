@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 
 from srfabric.model.topo import tsn_fig1
-from srfabric.testbed.api_lab import ApiLab, ServeProcess
-from srfabric.testbed.frer_traffic import NumberedUdp, with_a_cut
-from srfabric.testbed.net import ovs_running
 from srfabric.tsn.model.frer import COUNTERS
 from srfabric.xdp.bpf_syscall import PinnedMap
 from srfabric.xdp.layout import REASONS, sum_counts, u32
 from srfabric.xdp.loader import PIN_ROOT, build
+from srfabric_tools.testbed.api_lab import ApiLab, ServeProcess
+from srfabric_tools.testbed.frer_traffic import NumberedUdp, with_a_cut
+from srfabric_tools.testbed.net import ovs_running
 
 pytestmark = pytest.mark.skipif(not ovs_running(), reason="needs ovs-vswitchd (make bootstrap)")
 FRAMES, RATE, CUT_AFTER_S = 3000, 1000, 1.5

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from srfabric.southbound.pmc import read_clock
-from srfabric.testbed.gptp import Ptp4l
 from srfabric.tsn.runtime.clock_watch import ClockWatch
+from srfabric_tools.testbed.gptp import Ptp4l
 
 NAMESPACES = ("srfgt-gm", "srfgt-br")
 pytestmark = pytest.mark.skipif(subprocess.run(["which", "ptp4l"], capture_output=True).returncode != 0,

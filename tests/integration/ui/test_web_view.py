@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from srfabric.testbed.api_lab import ApiLab, ServeProcess, line_spec
+from srfabric_tools.testbed.api_lab import ApiLab, ServeProcess, line_spec
 from tests.integration.api.test_dataplane import chain
 
 pytestmark = [pytest.mark.integration,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from srfabric.api.chain_cli import read_description
+from srfabric.cli.chain import read_description
 from srfabric.errors import SrfabricError
 
 CHAIN = [{"name": "v1", "direction": "in"}]

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from srfabric.api import chain_cli
 from srfabric.cli import build_parser
+from srfabric.cli import chain as chain_cli
 from srfabric.errors import SrfabricError
 
 PORTS = [{"id": "p1", "name": "host-10.0.0.1", "device_id": "", "fixed_ips": [{"ip_address": "10.0.0.1"}]},
@@ -19,7 +19,7 @@ PORTS = [{"id": "p1", "name": "host-10.0.0.1", "device_id": "", "fixed_ips": [{"
                                   ["stream", "list", "--url", "http://a:1", "--token", "t"],
                                   ["chain", "list", "--url", "http://a:1", "--token", "t"]])
 def test_url_and_token_are_taken_before_or_after_the_action(argv: list[str]) -> None:
-    args = build_parser().parse_args(argv)
+    args = build_parser()[0].parse_args(argv)
     assert (args.url, args.token) == ("http://a:1", "t")
 
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from srfabric.api.client import SfcClient
+from srfabric.cli.client import SfcClient
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):

@@ -11,7 +11,7 @@ from srfabric.model.fabric import ServiceFunction
 from srfabric.rules.compile import compile_state
 from srfabric.rules.entries import Kind, match_fields
 from srfabric.rules.lb_split import reverse_fields
-from srfabric.rules.simulate import walk
+from srfabric_tools.simulate import walk
 from tests.unit.test_rules_walk import demo_fabric, udp
 
 CODECS = ["mac-nibble", "mac-vlan-mpls"]

@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from srfabric.api.client import SfcClient
 from srfabric.api.http11 import Connection, ProtocolError, request_bytes
+from srfabric.cli.client import SfcClient
 from srfabric.errors import SrfabricError
 
 OK_JSON = b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}'

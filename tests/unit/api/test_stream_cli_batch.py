@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from srfabric.api.stream_cli import batch_bodies
+from srfabric.cli.stream import batch_bodies
 from srfabric.errors import SrfabricError
 
 

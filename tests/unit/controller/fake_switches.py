@@ -16,9 +16,9 @@ from srfabric.controller.outbox import Effects, Send
 from srfabric.controller.reconcile import Push
 from srfabric.model.fabric import Fabric
 from srfabric.rules.entries import EntryKey, FlowEntry, GroupEntry
-from srfabric.rules.simulate import Packet, Walk, walk
 from srfabric.rules.tables import entry_order
 from srfabric.xdp.of_messages import parse_flow_mod, parse_group_mod, parse_packet_out
+from srfabric_tools.simulate import Packet, Walk, walk
 
 
 def wire(msg: Any) -> bytes:

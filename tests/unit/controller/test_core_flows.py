@@ -13,8 +13,8 @@ from srfabric.controller.config import ControllerConfig
 from srfabric.controller.core import ControllerCore
 from srfabric.model.fabric import Fabric
 from srfabric.model.topo import fat_tree
-from srfabric.rules.simulate import Packet
 from srfabric.xdp.frames import udp_frame
+from srfabric_tools.simulate import Packet
 from tests.unit.controller.fake_switches import FakeSwitches, connected
 
 STEERINGS = ["source-routing", "hop-by-hop"]

@@ -15,8 +15,8 @@ from srfabric.xdp.frames import udp_frame
 def test_packet_ins_read_from_a_switch_set_flows_up_without_a_coroutine_each() -> None:
     """The controller's server hands each connection the plain-call packet-in handler, and the read loop uses
     it for every packet-in of a read (split across reads too)."""
-    from srfabric.bench.of_emulator import packet_in as packet_in_bytes
     from srfabric.southbound.channel import SwitchConnection
+    from srfabric_tools.bench.of_emulator import packet_in as packet_in_bytes
 
     spec = fat_tree(4)
 

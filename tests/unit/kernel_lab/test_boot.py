@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from srfabric.errors import ModelError
-from srfabric.kernel_lab.boot import (
+from srfabric_tools.kernel_lab.boot import (
     CONTROL_MOUNT,
     GuestCommand,
     LabConfig,
@@ -19,7 +19,7 @@ from srfabric.kernel_lab.boot import (
     parse_modules_dep,
     qemu_argv,
 )
-from srfabric.kernel_lab.cpio import newc
+from srfabric_tools.kernel_lab.cpio import newc
 
 DEP = """kernel/fs/9p/9p.ko: kernel/net/9p/9pnet.ko kernel/fs/netfs/netfs.ko kernel/fs/fscache/fscache.ko
 kernel/net/9p/9pnet.ko:

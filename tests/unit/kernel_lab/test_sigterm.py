@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from srfabric.kernel_lab import run as lab_run
+from srfabric_tools.kernel_lab import run as lab_run
 
 
 def test_sigterm_exits_through_the_clean_up_and_restores_the_handler(monkeypatch: pytest.MonkeyPatch) -> None:

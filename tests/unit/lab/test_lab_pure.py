@@ -5,15 +5,15 @@ from __future__ import annotations
 import pytest
 
 from srfabric.errors import ModelError
-from srfabric.lab.core import Context, Settings
-from srfabric.lab.fabric_topos import TABLE_I, chain_between, compute_nodes, line
-from srfabric.lab.iperf import Traffic, parse_client_json
-from srfabric.lab.netlab import NetLab
-from srfabric.lab.run import registry
-from srfabric.lab.stats import fit_power_law, summarise
-from srfabric.lab.topologies import namespace_chain, ovs_chain
-from srfabric.lab.vnfs import iptables_restore, nft_ruleset, spread
 from srfabric.routing.paths import chain_route
+from srfabric_tools.lab.core import Context, Settings
+from srfabric_tools.lab.fabric_topos import TABLE_I, chain_between, compute_nodes, line
+from srfabric_tools.lab.iperf import Traffic, parse_client_json
+from srfabric_tools.lab.netlab import NetLab
+from srfabric_tools.lab.run import registry
+from srfabric_tools.lab.stats import fit_power_law, summarise
+from srfabric_tools.lab.topologies import namespace_chain, ovs_chain
+from srfabric_tools.lab.vnfs import iptables_restore, nft_ruleset, spread
 
 
 def test_settings_defaults_and_limits() -> None:

@@ -7,9 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from sqlalchemy import Engine, create_engine
+
 from networking_srfabric.full_sync import repairs
 from networking_srfabric.journal import DONE, JOURNAL_METADATA, REJECTED, RETRY, Entry, Journal, record
-from sqlalchemy import Engine, create_engine
 
 
 class Srfabric:
@@ -158,8 +159,9 @@ def test_a_worker_overtaken_mid_send_changes_nothing_and_stops(engine: Engine) -
 
 
 def test_backoff_stays_bounded_however_long_srfabric_is_away(engine: Engine) -> None:
-    from networking_srfabric.journal import JOURNAL
     from sqlalchemy import update
+
+    from networking_srfabric.journal import JOURNAL
 
     changes(engine, 1)
     with engine.begin() as db:

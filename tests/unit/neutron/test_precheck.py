@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from networking_srfabric.precheck import refusal
 from networking_srfabric.sender import body, http_call
-
 from tests.unit.neutron.test_sender import IDS, TOKEN, Serve, free_port, port
 
 

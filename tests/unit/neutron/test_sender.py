@@ -13,9 +13,10 @@ from functools import partial
 from pathlib import Path
 
 import pytest
+from sqlalchemy import create_engine
+
 from networking_srfabric.journal import JOURNAL_METADATA, Journal, record
 from networking_srfabric.sender import body, http_call, send
-from sqlalchemy import create_engine
 
 TOKEN = "service-secret"
 

@@ -6,7 +6,7 @@ import socket
 import threading
 from typing import Any
 
-from srfabric.testbed.stations import endpoints
+from srfabric_tools.testbed.stations import endpoints
 
 
 def free_udp_port() -> int:

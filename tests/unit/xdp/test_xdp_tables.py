@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from srfabric.demo import demo_chains, demo_topology
 from srfabric.rules.compile import compile_state
 from srfabric.rules.entries import FlowEntry, Kind, Output, PopVlan, SetField, cookie, match
 from srfabric.rules.pipeline import HOST_IN
 from srfabric.xdp import layout
 from srfabric.xdp.routes import route_table
 from srfabric.xdp.tables import XdpTableError, xdp_tables
+from srfabric_tools.demo import demo_chains, demo_topology
 
 
 @pytest.mark.parametrize("codec", ["mac-nibble", "mac-vlan-mpls"])
