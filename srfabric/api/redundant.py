@@ -14,7 +14,6 @@ from srfabric.model.fabric import Fabric
 from srfabric.routing.disjoint import disjoint_pair
 from srfabric.rules.streams import check_path_ends, switch_path
 from srfabric.tsn.model.network import Stream
-from srfabric.tsn.model.schedule import Assignment
 from srfabric.tsn.runtime.live import LivePlanner, Refused
 
 TT_PRIORITY = 7
@@ -89,34 +88,6 @@ def replan_redundant(planner: LivePlanner, fabric: Fabric, record: Record, old: 
         put_back()
 
     return {**placed, "slot": where.slot, "phase": where.phase}, undo
-
-
-def place_kept(planner: LivePlanner, stream: Stream, full: tuple[str, ...], record: Record) -> None:
-    """A kept stream's slot and phase on a new planner (after a restart or a topology change): on both trees
-    when it is redundant, or on the tree that still has all its links while a link of the other is down (its
-    slot kept there, so no other stream takes it; both again once the link is back); raises ``ModelError``
-    when they are taken."""
-    at = (record["slot"], record["phase"] or 0)
-    if not record.get("second_path"):
-        planner.place(stream, Assignment(record["id"], at[0], full, at[1]))
-        return
-    second = (full[0], *record["second_path"], full[-1])
-    try:
-        planner.admit_redundant(stream, full, second, at)
-        return
-    except ModelError as both:
-        whole = [tree for tree in (full, second) if planner.network.has_path(tree)]
-        if not whole:
-            raise both from None
-    planner.place(stream, Assignment(record["id"], at[0], whole[0], at[1]))
-
-
-def latency_bound_ns(planner: LivePlanner, stream: Stream, full: tuple[str, ...], record: Record) -> int:
-    """From the talker's send to the last bit at the listener on ``full``; for a redundant stream, on the slower
-    tree and one frame behind the other copy."""
-    if record.get("second_path"):
-        return planner.redundant_latency_ns(stream, full, (full[0], *record["second_path"], full[-1]))
-    return planner.latency_ns(stream, full)
 
 
 def trees(records: list[Record]) -> list[list[str]]:

@@ -191,7 +191,8 @@ def open_service(args: argparse.Namespace, controller: Controller) -> Running:
     from srfabric.api.repository import Repository
     from srfabric.api.service import SfcService
     from srfabric.api.store import open_database
-    from srfabric.southbound.taprio import RecordingGates, TaprioGates
+    from srfabric.southbound.gates import RecordingGates
+    from srfabric.southbound.taprio import TaprioGates
     from srfabric.tsn.runtime.live import CycleConfig
 
     engine = open_database(args.db)

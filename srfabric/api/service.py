@@ -30,7 +30,7 @@ from srfabric.controller.controller import Controller
 from srfabric.errors import SrfabricError
 from srfabric.logs import security_event
 from srfabric.model.fabric import Fabric, Switch
-from srfabric.southbound.taprio import Gates
+from srfabric.southbound.gates import Gates
 from srfabric.tsn.runtime.live import CycleConfig
 
 log = logging.getLogger(__name__)

@@ -1,4 +1,9 @@
-"""Streams on the live fabric: admission by the incremental scheduler, the talker's entry, the gates.
+"""Streams on the live fabric, as the API sees them: records in, decisions out, errors as HTTP.
+
+The decisions are the core's: the planner and its lists (``controller.stream_planning``), admission, moves and
+redundant trees (``tsn.runtime.changes``, ``api.redundant``); the shell carries them out
+(``controller.stream_install``: entries, then gates through the gates adapter at one base time). This module
+translates between them and the API's records.
 
 A stream of priority 7 is admitted into a slot on one of its k shortest paths (or on the path it names), if need
 be by moving up to two admitted streams to other free slots or paths of their own, or refused with 409 and the
@@ -19,21 +24,29 @@ from typing import Any
 
 from srfabric.api.errors import ApiError, bad_request, in_use
 from srfabric.api.frer_counters import FrerBook
-from srfabric.api.redundant import TT_PRIORITY, Undos, latency_bound_ns, place_kept, replan_redundant, trees
+from srfabric.api.redundant import TT_PRIORITY, Undos, replan_redundant, trees
 from srfabric.api.repository import Record, Snapshot
 from srfabric.api.schedule_view import schedule_view
 from srfabric.api.translate import port_host, translate
 from srfabric.controller.controller import Controller
+from srfabric.controller.stream_install import GatesRefused, Installed, NotInstalled, StreamInstaller
+from srfabric.controller.stream_planning import (
+    KeptStream,
+    StreamEffects,
+    StreamPlanning,
+    clock_refusal,
+    latency_bound_ns,
+)
 from srfabric.errors import ModelError, RoutingError, SrfabricError
 from srfabric.model.stream import SteeredStream
 from srfabric.rules.streams import check_path_ends, switch_path
-from srfabric.southbound.taprio import Gates, RecordingGates, next_base_time, tai_now_ns
+from srfabric.southbound.gates import Gates
 from srfabric.tsn.gates.gcl import PortGcl
 from srfabric.tsn.model.network import Stream
 from srfabric.tsn.model.schedule import Assignment
 from srfabric.tsn.runtime.changes import StreamAsk, StreamChange, change_batch, change_one
 from srfabric.tsn.runtime.clock_watch import ClockWatch
-from srfabric.tsn.runtime.live import CycleConfig, LivePlanner, Refused, network_from_fabric
+from srfabric.tsn.runtime.live import CycleConfig, LivePlanner, Refused
 
 log = logging.getLogger(__name__)
 
@@ -53,48 +66,71 @@ class StreamService:
     its snapshot, ``controller`` installs the streams."""
 
     def __init__(self, controller: Controller, current: Callable[[], Snapshot], cycle: CycleConfig | None = None,
-                 gates: Gates | None = None, clock: Callable[[], int] = tai_now_ns, lead_ns: int = 200_000_000,
+                 gates: Gates | None = None, clock: Callable[[], int] | None = None, lead_ns: int = 200_000_000,
                  max_moves: int = 2) -> None:
         self.controller = controller
         self.current = current
         self.cycle = cycle or CycleConfig()
-        self.gates = gates or RecordingGates()
-        self.clock = clock
-        self.lead_ns = lead_ns
+        self.planning = StreamPlanning(self.cycle)
+        self.installer = StreamInstaller(controller, gates, clock, self.cycle.cycle_ns, lead_ns)
         self.max_moves = max_moves  # admitted streams an admission may move to make room (0: none)
         self.moved: list[str] = []
         self.last = LastChange()
-        self.gcls: list[PortGcl] = []
-        self._planned: tuple[int, LivePlanner] | None = None
         self.clocks: ClockWatch | None = None  # the bridges' gPTP states, when srfabric watches them
-        self.gate_changes = 0  # gate schedules sent (for /metrics)
         self.frer = FrerBook(time.time)  # the end-system eliminators' newest reports
+
+    @property
+    def lead_ns(self) -> int:
+        """How far ahead a gate change's common base time is set."""
+        return self.installer.lead_ns
+
+    @lead_ns.setter
+    def lead_ns(self, value: int) -> None:
+        self.installer.lead_ns = value
+
+    @property
+    def clock(self) -> Callable[[], int]:
+        """TAI nanoseconds, as the gates' base times count them (passed in; tests set it)."""
+        return self.installer.clock
+
+    @clock.setter
+    def clock(self, value: Callable[[], int]) -> None:
+        self.installer.clock = value
+
+    @property
+    def gate_changes(self) -> int:
+        """Gate schedules sent (for /metrics)."""
+        return self.installer.gate_changes
+
+    @property
+    def gcls(self) -> list[PortGcl]:
+        """What every gated port runs now."""
+        return self.installer.gcls
 
     # -- the scheduler's view of the fabric ---------------------------------------------
     def planner(self, snap: Snapshot | None = None) -> LivePlanner:
         """The planner for the fabric as it is now, holding the kept streams' slots (rebuilt on a topology change)."""
-        fabric = self.controller.fabric
-        if self._planned is None or self._planned[0] != fabric.topology_version:
+        snap = snap or self.current()
+        try:
+            return self.planning.planner(self.controller.fabric, partial(self._kept, snap), snap.duty_percent)
+        except ModelError as error:
+            raise bad_request(f"fabric: the scheduler cannot use it: {error}", "StreamBadFabric") from None
+
+    def _kept(self, snap: Snapshot) -> list[KeptStream]:
+        """The admitted streams that hold a slot, in the model's terms; one whose ports no longer resolve keeps
+        none (logged)."""
+        kept = []
+        for record in snap["streams"].values():
+            if record["slot"] is None:
+                continue
             try:
-                planner = LivePlanner(network_from_fabric(fabric, self.cycle), self.cycle)
-            except ModelError as error:
-                raise bad_request(f"fabric: the scheduler cannot use it: {error}", "StreamBadFabric") from None
-            for record in (snap or self.current())["streams"].values():
-                if record["slot"] is None:
-                    continue
-                try:
-                    # Not checked against today's links: a tree with a link down is the planner's to judge.
-                    ends = self._full_path(snap, {**record, "path": []})
-                    place_kept(planner, self._stream(snap or self.current(), record),
-                               (ends[0], *record["path"], ends[-1]), record)
-                except (ApiError, SrfabricError) as error:
-                    log.warning("stream %s keeps no slot on this topology: %s", record["id"], error)
-            try:
-                planner.set_duty((snap or self.current()).duty_percent)
-            except ModelError as error:
-                log.warning("the kept duty cycle is not used: %s", error)
-            self._planned = (fabric.topology_version, planner)
-        return self._planned[1]
+                # Not checked against today's links: a tree with a link down is the planner's to judge.
+                ends = self._full_path(snap, {**record, "path": []})
+                kept.append(KeptStream(self._stream(snap, record), (ends[0], *record["path"], ends[-1]),
+                                       record["slot"], record["phase"], tuple(record.get("second_path") or ())))
+            except (ApiError, SrfabricError) as error:
+                log.warning("stream %s keeps no slot on this topology: %s", record["id"], error)
+        return kept
 
     def _host(self, snap: Snapshot, port_id: str, role: str) -> str:
         port = snap["ports"].get(port_id)
@@ -114,18 +150,16 @@ class StreamService:
 
     def _unsynced(self, paths: list[list[str]]) -> ApiError | None:
         """The refusal (409) when a path crosses a bridge whose gPTP clock is not synchronised (``clocks``)."""
-        state = None if self.clocks is None else self.clocks.unsynced(name for path in paths for name in path)
-        if state is None:
-            return None
-        return in_use("StreamNotAdmitted", f"gptp: bridge {state.bridge} is not synchronised ({state.reason}); no "
-                                           "stream is scheduled through it until it is")
+        reason = clock_refusal(self.clocks, paths)
+        return None if reason is None else in_use("StreamNotAdmitted", reason)
 
     def bounds(self, record: Record) -> tuple[int, int | None]:
         """An admitted stream's latency bound (ns, talker to listener on its path) and, when it holds a slot, when
         its talker sends (ns from the start of the hyperperiod)."""
         snap = self.current()
         planner = self.planner()
-        latency = latency_bound_ns(planner, self._stream(snap, record), self._full_path(snap, record), record)
+        latency = latency_bound_ns(planner, self._stream(snap, record), self._full_path(snap, record),
+                                   tuple(record.get("second_path") or ()))
         return latency, planner.offset_ns(record["id"]) if record.get("slot") is not None else None
 
     def _full_path(self, snap: Snapshot | None, record: Record) -> tuple[str, ...]:
@@ -189,44 +223,32 @@ class StreamService:
     async def _install(self, planner: LivePlanner, new: Snapshot, must: list[str], changed: list[str],
                        undo: Callable[[], None], meanwhile: Callable[[], None]) -> None:
         """Steer every stream of ``new`` (confirming ``changed``; one of ``must`` that cannot be steered is the
-        answer), then gate every port at one base time; on failure ``undo`` puts the planner back and the
-        previous streams and gates are restored."""
+        answer), then gate every port at one base time (the installer); on failure ``undo`` puts the planner
+        back and the previous streams and gates are restored."""
         unsynced = self._unsynced(trees([new["streams"][ident] for ident in changed if ident in new["streams"]]))
         if unsynced is not None:
             undo()
             raise unsynced
-        previous = (dict(self.controller.streams), list(self.gcls))
         try:
             steered = self._all_steered(new, must)
-            gcls = self._named(planner, 0)
-            try:
-                self.gates.check(gcls)
-            except ModelError as error:
-                raise in_use("StreamGatesRefused", str(error)) from None
-            try:
-                sent = await self.controller.replace_streams(
-                    steered, check=[name for name in changed if name in steered] or None, meanwhile=meanwhile)
-            except SrfabricError as error:
-                raise bad_request(str(error), "StreamNotInstalled") from None
-            # The base time is taken once the switches confirmed: however long that took, it is still ahead.
-            base_time = next_base_time(self.clock(), self.cycle.cycle_ns, self.lead_ns)
-            for gcl in gcls:
-                gcl.base_time_ns = base_time
-            try:
-                self.gates.apply(gcls)
-            except ModelError as error:
-                await self._restore(*previous)
-                raise in_use("StreamGatesRefused", str(error)) from None
+            effects = StreamEffects(steered, self._named(planner, 0), [n for n in changed if n in steered] or None,
+                                    undo)
         except BaseException:
             undo()
-            if self.controller.streams != previous[0]:
-                await self._restore(*previous)
             raise
+        try:
+            installed = await self.installer.install(effects, meanwhile)
+        except GatesRefused as error:
+            raise in_use("StreamGatesRefused", str(error)) from None
+        except NotInstalled as error:
+            raise bad_request(str(error), "StreamNotInstalled") from None
+        self._record(installed)
+
+    def _record(self, installed: Installed) -> None:
         names = self.controller.fabric.switches
-        self.last = LastChange({names[d].name if d in names else hex(d): n for d, n in sorted(sent.items()) if n},
-                               sorted(g.interface for g in gcls), base_time, list(self.moved))
-        self.gcls = gcls
-        self.gate_changes += 1 if gcls else 0
+        self.last = LastChange({names[d].name if d in names else hex(d): n for d, n in sorted(installed.sent.items())
+                                if n}, sorted(g.interface for g in installed.gcls), installed.base_time_ns,
+                               list(self.moved))
 
     async def reschedule(self, duty_percent: int | None) -> None:
         """New gates on every gated port for ``duty_percent`` (None: the streams' slots), all at one common
@@ -244,38 +266,14 @@ class StreamService:
         if unsynced is not None:
             planner.set_duty(before)
             raise unsynced
-        base_time = next_base_time(self.clock(), self.cycle.cycle_ns, self.lead_ns)
-        gcls = self._named(planner, base_time)
         try:
-            self.gates.apply(gcls)  # checks every port first
-        except ModelError as error:
-            planner.set_duty(before)
-            try:  # the streams did not change: only the gates go back
-                self.gates.apply(self.gcls)
-            except SrfabricError:
-                log.exception("could not put the previous gates back")
+            installed = self.installer.regate(partial(self._named, planner), lambda: planner.set_duty(before))
+        except GatesRefused as error:
             raise in_use("StreamGatesRefused", str(error)) from None
-        self.last = LastChange({}, sorted(g.interface for g in gcls), base_time)
-        self.gcls = gcls
-        self.gate_changes += 1
+        self.last = LastChange({}, sorted(g.interface for g in installed.gcls), installed.base_time_ns)
 
     def _named(self, planner: LivePlanner, base_time_ns: int) -> list[PortGcl]:
-        """The planner's lists, each on the interface the switch itself names for that port (``s1-eth3``
-        under Mininet); the planner's network numbers ports as the switches do."""
-        by_name = {switch.name: dpid for dpid, switch in self.controller.fabric.switches.items()}
-        gcls = planner.gcls(base_time_ns)
-        for gcl in gcls:
-            if gcl.node in by_name:
-                port = planner.network.port(gcl.node, gcl.peer)
-                gcl.interface = self.controller.port_name(by_name[gcl.node], port) or gcl.interface
-        return gcls
-
-    async def _restore(self, streams: dict[str, SteeredStream], gcls: list[PortGcl]) -> None:
-        try:
-            await self.controller.replace_streams(streams)
-            self.gates.apply(gcls)
-        except SrfabricError:
-            log.exception("could not put the previous streams and gates back")
+        return self.planning.named_gcls(planner, self.controller.fabric, self.controller.port_name, base_time_ns)
 
     def _replan(self, planner: LivePlanner, new: Snapshot, ident: str, old: Record | None) -> Callable[[], None]:
         """Change the planner for one stream (``changes.change_one``) and fill in its record in ``new``; returns
@@ -377,9 +375,7 @@ class StreamService:
             return
         self._declare(snap)
         planner = self.planner(snap)
-        await self.controller.replace_streams(self._all_steered(snap, must=[]))
-        self.gcls = self._named(planner, next_base_time(self.clock(), self.cycle.cycle_ns, self.lead_ns))
-        self.gates.apply(self.gcls)
+        await self.installer.start(self._all_steered(snap, must=[]), partial(self._named, planner))
 
     def view(self) -> dict[str, Any]:
         """The schedule: the slot grid, each stream's slot and offset, each port's gates (taprio and YANG)."""

@@ -5,14 +5,7 @@ kernel switches it to *oper* at the base time, at a cycle boundary, so no cycle
 runs a mix of the old and new gates. Every port of one change gets the same
 base time. The command runner and the TAI clock are passed in.
 
-Examples
---------
->>> next_base_time(now_ns=1_234_567, cycle_ns=1_000_000, lead_ns=500_000)
-2000000
->>> gates = RecordingGates()
->>> gates.apply([PortGcl("s1", "s2", "s1-eth3", 1000, 0, [GateEntry(3, 1000)])])
->>> sorted(gates.ports)
-['s1-eth3']
+The adapter protocol and the base time are in :mod:`srfabric.southbound.gates`.
 """
 
 from __future__ import annotations
@@ -20,10 +13,9 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from srfabric.errors import ModelError
 from srfabric.tsn.gates.gcl import GateEntry, PortGcl
@@ -41,34 +33,6 @@ def run_command(argv: list[str], stdin: str | None = None) -> tuple[int, str]:
     except subprocess.TimeoutExpired:
         return 124, f"{argv[0]}: no answer within 30 s"
     return done.returncode, done.stdout + done.stderr
-
-
-def tai_now_ns() -> int:
-    return time.clock_gettime_ns(time.CLOCK_TAI)
-
-
-def next_base_time(now_ns: int, cycle_ns: int, lead_ns: int) -> int:
-    """The first cycle boundary (counted from 0) at least ``lead_ns`` after ``now_ns``."""
-    return -(-(now_ns + lead_ns) // cycle_ns) * cycle_ns
-
-
-class Gates(Protocol):
-    def check(self, gcls: Sequence[PortGcl]) -> None: ...
-
-    def apply(self, gcls: Sequence[PortGcl]) -> None: ...
-
-
-class RecordingGates:
-    """Gates that are only remembered: for a fabric without taprio (the schedule is still computed)."""
-
-    def __init__(self) -> None:
-        self.ports: dict[str, PortGcl] = {}
-
-    def check(self, gcls: Sequence[PortGcl]) -> None:
-        return None
-
-    def apply(self, gcls: Sequence[PortGcl]) -> None:
-        self.ports = {gcl.interface: gcl for gcl in gcls}
 
 
 class TaprioGates:

@@ -16,7 +16,7 @@ from srfabric.codecs.macaddr import mac_to_str
 from srfabric.controller.config import ControllerConfig
 from srfabric.controller.controller import Controller
 from srfabric.model.topo import tsn_fig1
-from srfabric.southbound.taprio import RecordingGates
+from srfabric.southbound.gates import RecordingGates
 from srfabric.tsn.runtime.live import CycleConfig
 
 TWO_SLOTS = CycleConfig(base_period_ns=60_000)  # 27,036 ns slots: two per base period

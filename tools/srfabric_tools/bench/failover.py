@@ -30,7 +30,7 @@ from srfabric.model.chain import Chain
 from srfabric.model.fabric import Fabric
 from srfabric.model.topo import LinkSpec, TopoSpec
 from srfabric.routing.paths import chain_route
-from srfabric.southbound.taprio import tai_now_ns
+from srfabric.southbound.gates import tai_now_ns
 from srfabric_tools.demo import BASE_PORT, demo_chains, demo_topology
 from srfabric_tools.testbed.scenario import Scenario
 

@@ -22,7 +22,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from srfabric.errors import ModelError
-from srfabric.southbound.taprio import tai_now_ns
+from srfabric.southbound.gates import tai_now_ns
 from srfabric_tools.lab import ditg
 from srfabric_tools.lab.stats import percentile
 

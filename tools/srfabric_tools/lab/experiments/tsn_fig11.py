@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from srfabric.southbound.taprio import tai_now_ns
+from srfabric.southbound.gates import tai_now_ns
 from srfabric_tools.lab.core import Context, Experiment, Settings
 from srfabric_tools.lab.experiments import tsn_ditg
 from srfabric_tools.lab.experiments.tsn_fig9 import taprio_kernel

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from srfabric.southbound.taprio import tai_now_ns
+from srfabric.southbound.gates import tai_now_ns
 from srfabric_tools.lab.core import Context, Experiment, Settings
 from srfabric_tools.lab.experiments.tsn_fig9 import taprio_kernel
 from srfabric_tools.lab.experiments.tsn_live import PRIMARY, SECONDARY, Fig7Fabric, finish, latency_series, sleep_until

@@ -83,7 +83,7 @@ class Fig7Fabric:
     def wait_for_gates(self, margin_ns: int = 10_000_000) -> None:
         """Until the gates of the last change run (their base time, plus ``margin_ns``): a measurement that began
         earlier would meet the old schedule for a while (on an emulated CPU, a fixed wait was sometimes short)."""
-        from srfabric.southbound.taprio import tai_now_ns
+        from srfabric.southbound.gates import tai_now_ns
 
         while (left := self.gates_from_ns + margin_ns - tai_now_ns()) > 0:
             time.sleep(min(left / 1e9, 0.5))
