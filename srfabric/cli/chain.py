@@ -144,9 +144,17 @@ def create_chain(client: SfcClient, data: dict[str, Any], name: str) -> dict[str
                                 f"{pair['service_function_parameters']}: a port pair's parameters cannot change")
         pairs.append(pair)
     fc = client.create("flow_classifiers", classifier, "flow_classifier")
-    groups = [client.create("port_pair_groups", {"name": f"{name}-{step['name']}", "port_pairs": [pair["id"]],
-                                                 "tap_enabled": step.get("direction") == "tap"}, "port_pair_group")
-              for step, pair in zip(data["chain"], pairs, strict=True)]
+    # A function already in a chain keeps its port pair in that chain's group: a pair sits in one group only, and
+    # chains may share a group, so the new chain reuses the group that holds just this pair.
+    shared = {(tuple(g["port_pairs"]), g["tap_enabled"]): g for g in client.list("port_pair_groups")}
+    groups = []
+    for step, pair in zip(data["chain"], pairs, strict=True):
+        tap = step.get("direction") == "tap"
+        group = shared.get(((pair["id"],), tap))
+        if group is None:
+            group = client.create("port_pair_groups", {"name": f"{name}-{step['name']}", "port_pairs": [pair["id"]],
+                                                       "tap_enabled": tap}, "port_pair_group")
+        groups.append(group)
     return client.create("port_chains", {"name": name, "port_pair_groups": [g["id"] for g in groups],
                                          "flow_classifiers": [fc["id"]]}, "port_chain")
 
