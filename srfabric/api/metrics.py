@@ -108,7 +108,7 @@ class FabricCollector(Collector):
 
 def frer_counters(service: SfcService) -> Iterator[Metric]:
     """The eliminators' counters of the admitted streams, one family per ``ieee802-dot1cb-frer`` leaf."""
-    from srfabric.api.frer_counters import stream_ends
+    from srfabric.api.streams.frer_counters import stream_ends
     from srfabric.tsn.model.frer import COUNTERS
 
     snapshot = service.snapshot

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from srfabric.api.errors import ApiError, not_found
-from srfabric.api.records import NOT_FOUND
+from srfabric.api.resources.common import NOT_FOUND
 from srfabric.errors import SrfabricError
 from srfabric.logs import security_event
 

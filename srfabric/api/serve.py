@@ -19,10 +19,10 @@ from srfabric.errors import ModelError, SrfabricError
 from srfabric.southbound.activation import inherited_listener
 
 if TYPE_CHECKING:
-    from srfabric.api.http_server import PromptServer
     from srfabric.api.leadership import Leadership
-    from srfabric.api.repository import Repository
     from srfabric.api.service import SfcService
+    from srfabric.api.storage.repository import Repository
+    from srfabric.api.web.http_server import PromptServer
     from srfabric.controller.controller import Controller
 
 TOKEN_ENV = "SRFABRIC_TOKEN"
@@ -110,8 +110,9 @@ def token_from(args: argparse.Namespace) -> str | None:
     return str(token)
 
 
-STATE_MODULES = ("srfabric.api.service", "srfabric.api.store", "srfabric.api.repository", "srfabric.api.leadership")
-HTTP_MODULES = ("uvicorn", "srfabric.api.app", "srfabric.api.http_server")
+STATE_MODULES = ("srfabric.api.service", "srfabric.api.storage.database", "srfabric.api.storage.repository",
+                 "srfabric.api.leadership")
+HTTP_MODULES = ("uvicorn", "srfabric.api.web.app", "srfabric.api.web.http_server")
 
 
 def load_modules(names: tuple[str, ...]) -> None:
@@ -188,9 +189,9 @@ def open_service(args: argparse.Namespace, controller: Controller) -> Running:
     """The database, the gates adapter, leadership on PostgreSQL (several instances may share it: the one
     holding the leader lock leads) and the API's service."""
     from srfabric.api.leadership import Leadership
-    from srfabric.api.repository import Repository
     from srfabric.api.service import SfcService
-    from srfabric.api.store import open_database
+    from srfabric.api.storage.database import open_database
+    from srfabric.api.storage.repository import Repository
     from srfabric.southbound.gates import RecordingGates
     from srfabric.southbound.taprio import TaprioGates
     from srfabric.tsn.runtime.live import CycleConfig
@@ -217,7 +218,7 @@ def watch_clocks_of(args: argparse.Namespace, running: Running) -> None:
     """With ``--gptp``: read each bridge's gPTP state through its ptp4l's socket, in a task of its own."""
     if not args.gptp:
         return
-    from srfabric.api.clock_task import parse_sockets, watch_clocks
+    from srfabric.api.streams.clock_task import parse_sockets, watch_clocks
     from srfabric.southbound.pmc import read_clock
     from srfabric.tsn.runtime.clock_watch import ClockWatch
 
@@ -260,8 +261,8 @@ def http_server(args: argparse.Namespace, service: SfcService, token: str | None
     by itself, so shutting down waits 2 s for requests, no more."""
     import uvicorn
 
-    from srfabric.api.app import create_app
-    from srfabric.api.http_server import PromptServer
+    from srfabric.api.web.app import create_app
+    from srfabric.api.web.http_server import PromptServer
 
     cert, key = api_certificate(args)
     book = None

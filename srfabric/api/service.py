@@ -18,13 +18,13 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from srfabric.api import chain_checks, checks, records, stream_checks
 from srfabric.api.errors import ApiError, bad_request
 from srfabric.api.leadership import Leadership
-from srfabric.api.records import host_port_record, matches_filters, select_fields
-from srfabric.api.repository import NotLeading, Record, Repository, Snapshot
-from srfabric.api.streams import StreamService
-from srfabric.api.translate import Plan, port_host, translate
+from srfabric.api.resources import chain_checks, checks, stream_checks
+from srfabric.api.resources.common import find, host_port_record, matches_filters, select_fields
+from srfabric.api.resources.translate import Plan, port_host, translate
+from srfabric.api.storage.repository import NotLeading, Record, Repository, Snapshot
+from srfabric.api.streams.service import StreamService
 from srfabric.codecs.macaddr import mac_to_str
 from srfabric.controller.controller import Controller
 from srfabric.errors import SrfabricError
@@ -153,12 +153,12 @@ class SfcService:
 
     def show(self, kind: str, ident: str, fields: list[str]) -> Record:
         self._fresh()
-        return select_fields(records.find(self.snapshot, kind, ident), fields)
+        return select_fields(find(self.snapshot, kind, ident), fields)
 
     def fabric_view(self) -> dict[str, Any]:
         """What the controller discovered (``views.fabric_view``), each bridge's gPTP state and, with several
         instances, who leads."""
-        from srfabric.api.views import declared_functions, fabric_view
+        from srfabric.api.resources.views import declared_functions, fabric_view
 
         lead, view = self.leadership, fabric_view(self.controller, self.labels())
         view["functions"] += declared_functions(self.controller, self.snapshot["ports"], self.snapshot.switches)

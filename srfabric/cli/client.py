@@ -9,7 +9,7 @@ import time
 import urllib.parse
 from typing import Any
 
-from srfabric.api.http11 import Connection
+from srfabric.api.web.http11 import Connection
 from srfabric.errors import SrfabricError
 
 CACERT_ENV = "SRFABRIC_CACERT"  # the CA an https:// URL's certificate is checked against (srfabric pki init)

@@ -16,7 +16,7 @@ import pytest
 # test's timeout, leaves the tests reading them from the guest's page cache.
 # (The API server's own modules come from ``srfabric.api.serve``, which lists them for its own early import.)
 LATE_IMPORTS = (
-    "rich.console", "rich.progress", "rich.table", "networkx", "srfabric.api.clock_task",
+    "rich.console", "rich.progress", "rich.table", "networkx", "srfabric.api.streams.clock_task",
     "srfabric.controller.controller", "srfabric.southbound.taprio", "srfabric.tsn.runtime.clock_watch",
     "srfabric_tools.testbed.stations.endpoints", "srfabric.tsn.runtime.live", "srfabric.xdp.frer",
     "srfabric.xdp.loader",

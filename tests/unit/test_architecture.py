@@ -58,6 +58,13 @@ def test_no_function_in_the_product_is_over_60_lines() -> None:
     assert long == []
 
 
+def test_no_folder_in_the_product_holds_over_20_modules() -> None:
+    crowded = [f"{folder.relative_to(ROOT)} ({count})" for folder in sorted({p.parent for p in PACKAGE.rglob("*.py")})
+               if "migrations" not in folder.parts
+               and (count := sum(1 for p in folder.glob("*.py") if p.name != "__init__.py")) > 20]
+    assert crowded == []
+
+
 def test_files_and_controller_classes_stay_small() -> None:
     big = [f"{path.relative_to(ROOT)} ({lines})" for path in sorted(PACKAGE.rglob("*.py"))
            if (lines := len(path.read_text().splitlines())) > 400]

@@ -267,7 +267,7 @@ def test_a_port_is_of_an_sr_aware_function_or_of_an_sr_unaware_one_not_both() ->
 
 
 def test_the_chain_view_shows_a_new_run_of_headers_after_each_sr_unaware_function() -> None:
-    from srfabric.api.views import chain_view
+    from srfabric.api.resources.views import chain_view
     from srfabric.controller.controller import Controller
 
     controller = Controller()

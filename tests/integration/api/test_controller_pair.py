@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from srfabric.api.http11 import Connection
+from srfabric.api.web.http11 import Connection
 from srfabric_tools.bench.takeover import (
     CHAIN_PORT,
     CHAINS,

@@ -9,9 +9,9 @@ from typing import Any
 import httpx
 import pytest
 
-from srfabric.api.app import create_app
 from srfabric.api.errors import ApiError
-from srfabric.api.routes import RESOURCES
+from srfabric.api.web.app import create_app
+from srfabric.api.web.routes import RESOURCES
 
 PAIR = {"ingress": "0c7a8a0e-4bc1-4b1f-9b0e-0d0f3c2a1b11", "egress": "1c7a8a0e-4bc1-4b1f-9b0e-0d0f3c2a1b11"}
 

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from srfabric.api.errors import ApiError
-from srfabric.api.repository import Repository
 from srfabric.api.service import SfcService
-from srfabric.api.store import open_database
+from srfabric.api.storage.database import open_database
+from srfabric.api.storage.repository import Repository
 from srfabric.controller.controller import Controller
 from srfabric.model.fabric import Switch
 

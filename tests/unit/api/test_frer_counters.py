@@ -12,7 +12,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from srfabric.api.app import create_app
+from srfabric.api.web.app import create_app
 from tests.unit.api.test_streams_service import host_ports, make, stream
 
 HEADERS = {"X-Auth-Token": "tok"}

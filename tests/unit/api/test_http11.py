@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from srfabric.api.http11 import Connection, ProtocolError, request_bytes
+from srfabric.api.web.http11 import Connection, ProtocolError, request_bytes
 from srfabric.cli.client import SfcClient
 from srfabric.errors import SrfabricError
 

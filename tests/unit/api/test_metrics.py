@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-from srfabric.api.app import create_app
+from srfabric.api.web.app import create_app
 from srfabric.tsn.model.gptp import ClockReading
 from srfabric.tsn.runtime.clock_watch import ClockWatch
 from tests.unit.api.test_streams_service import TWO_SLOTS, host_ports, make, stream

@@ -10,8 +10,8 @@ from typing import Any
 
 import httpx
 
-from srfabric.api.app import create_app
 from srfabric.api.projects import Principal, TokenBook, digest
+from srfabric.api.web.app import create_app
 from tests.unit.api.test_streams_service import make
 
 BOOK = TokenBook({digest("admin"): Principal("srfabric", True), digest("alice"): Principal("project-a", False),

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from srfabric.api import qcc_streams
 from srfabric.api.errors import ApiError
+from srfabric.api.streams import qcc_streams
 from srfabric.codecs.macaddr import mac_to_str
 from srfabric.model.topo import tsn_fig1
 from tests.unit.api.test_streams_service import TWO_SLOTS, host_ports, make

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from srfabric.api.repository import Repository
-from srfabric.api.store import open_database
+from srfabric.api.storage.database import open_database
+from srfabric.api.storage.repository import Repository
 
 PORT = {"id": "p1", "project_id": "srfabric", "name": "v1-in", "mac_address": "02:00:00:00:00:01",
         "fixed_ips": [], "device_owner": "", "device_id": "", "binding:profile": {}, "srfabric:discovered": False}

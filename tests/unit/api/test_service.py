@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from srfabric.api.repository import Repository
 from srfabric.api.service import SfcService
-from srfabric.api.store import open_database
+from srfabric.api.storage.database import open_database
+from srfabric.api.storage.repository import Repository
 from srfabric.controller.controller import Controller
 from srfabric.model.fabric import Host, Switch
 

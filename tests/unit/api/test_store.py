@@ -6,8 +6,8 @@ from pathlib import Path
 
 from sqlalchemy import create_engine, inspect
 
-from srfabric.api.db import Base
-from srfabric.api.store import migrate
+from srfabric.api.storage.database import migrate
+from srfabric.api.storage.tables import Base
 
 
 def test_models_match_the_migrated_schema(tmp_path: Path) -> None:
@@ -22,7 +22,7 @@ def test_models_match_the_migrated_schema(tmp_path: Path) -> None:
 def test_a_start_skips_alembic_only_when_the_schema_is_the_newest_migration(tmp_path: Path) -> None:
     from sqlalchemy import text
 
-    from srfabric.api.store import at_newest
+    from srfabric.api.storage.database import at_newest
 
     engine = create_engine(f"sqlite:///{tmp_path}/start.db")
     assert not at_newest(engine)  # a new database: migrated first

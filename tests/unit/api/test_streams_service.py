@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from srfabric.api.errors import ApiError
-from srfabric.api.repository import Repository
 from srfabric.api.service import SfcService
-from srfabric.api.store import open_database
+from srfabric.api.storage.database import open_database
+from srfabric.api.storage.repository import Repository
 from srfabric.codecs.macaddr import mac_to_str
 from srfabric.controller.config import ControllerConfig
 from srfabric.controller.controller import Controller

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from srfabric.api.repository import Repository
+from srfabric.api.resources.views import chains_view, change_mark, switch_view
 from srfabric.api.service import SfcService
-from srfabric.api.store import open_database
-from srfabric.api.views import chains_view, change_mark, switch_view
+from srfabric.api.storage.database import open_database
+from srfabric.api.storage.repository import Repository
 from srfabric.controller.controller import Controller
 from srfabric.errors import SrfabricError
 from srfabric.model.fabric import Host, Switch
@@ -81,7 +81,7 @@ def test_a_switch_not_connected_is_shown_without_counters_and_an_unknown_one_is_
 
 
 def test_the_event_stream_says_change_when_the_views_change_and_ticks(tmp_path: Path) -> None:
-    from srfabric.api.ui import event_stream
+    from srfabric.api.web.ui import event_stream
 
     service, controller, _ = line_service(tmp_path)
 

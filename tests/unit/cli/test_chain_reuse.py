@@ -8,9 +8,9 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from srfabric.api.repository import Repository
 from srfabric.api.service import SfcService
-from srfabric.api.store import open_database
+from srfabric.api.storage.database import open_database
+from srfabric.api.storage.repository import Repository
 from srfabric.cli.chain import create_chain, delete_chain
 from srfabric.controller.controller import Controller
 from srfabric.model.fabric import Switch

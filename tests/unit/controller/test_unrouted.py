@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from srfabric.api.views import unrouted
+from srfabric.api.resources.views import unrouted
 from srfabric.controller.config import ControllerConfig
 from srfabric.controller.core import ControllerCore
 from srfabric.errors import SrfabricError

@@ -29,7 +29,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
-from srfabric.api.db import (
+from srfabric.api.storage.tables import (
     ChainClassifierRow,
     ChainGroupRow,
     FlowClassifierRow,

@@ -30,7 +30,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from srfabric.api.schemas import Strict
+from srfabric.api.resources.schemas import Strict
 from srfabric.tsn.model.frer import COUNTERS
 
 MAX_STREAMS = 4096  # the eliminator's table holds no more

@@ -5,10 +5,10 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from srfabric.api.checks import classifiers_conflict
 from srfabric.api.errors import bad_request, in_use
-from srfabric.api.records import find, no_duplicates, owned, renamed
-from srfabric.api.repository import Record, Snapshot
+from srfabric.api.resources.checks import classifiers_conflict
+from srfabric.api.resources.common import find, no_duplicates, owned, renamed
+from srfabric.api.storage.repository import Record, Snapshot
 
 
 # -- port chains ---------------------------------------------------------------------

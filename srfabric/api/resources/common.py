@@ -7,7 +7,7 @@ import uuid
 from typing import Any
 
 from srfabric.api.errors import bad_request, in_use, not_found
-from srfabric.api.repository import Record, Snapshot
+from srfabric.api.storage.repository import Record, Snapshot
 from srfabric.codecs.macaddr import mac_to_str
 from srfabric.model.fabric import Fabric, Host
 

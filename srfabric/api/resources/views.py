@@ -45,7 +45,7 @@ def declared_functions(controller: Controller, ports: dict[str, dict[str, Any]],
     """Service functions whose ports exist (``device_owner`` ``network:sf``, attached) but that no port pair uses
     yet, so the controller does not know them: the view draws them all the same (``declared``), the first two
     ports by name as ingress and egress."""
-    from srfabric.api.translate import attachment
+    from srfabric.api.resources.translate import attachment
 
     known = {(f.ingress, f.egress) for f in controller.fabric.functions.values()}
     known_ports = {end for pair in known for end in pair}
@@ -63,7 +63,7 @@ def fabric_view(controller: Controller, labels: dict[str, str] | None = None) ->
     """Switches (connected or kept), links (each direction, ``up`` or ``down``: its carrier went and no path
     uses it), hosts, service functions (``up`` unless a port lost its carrier; ``label`` from ``labels``, the
     reverse direction of a symmetric pair left out: it is the same box), what is not routed, and the gateway."""
-    from srfabric.api.translate import REVERSE
+    from srfabric.api.resources.translate import REVERSE
 
     labels = labels or {}
 

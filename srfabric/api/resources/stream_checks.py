@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from srfabric.api.errors import bad_request, in_use
-from srfabric.api.records import find, owned, renamed
-from srfabric.api.repository import Record, Snapshot
+from srfabric.api.resources.common import find, owned, renamed
+from srfabric.api.storage.repository import Record, Snapshot
 
 MAX_STREAM_ID = 65535
 

@@ -1,8 +1,8 @@
-"""Alembic environment: migrations run on the connection ``srfabric.api.store`` hands over."""
+"""Alembic environment: migrations run on the connection ``srfabric.api.storage.database`` hands over."""
 
 from alembic import context
 
-from srfabric.api.db import Base
+from srfabric.api.storage.tables import Base
 
 connection = context.config.attributes["connection"]
 context.configure(connection=connection, target_metadata=Base.metadata, render_as_batch=True)

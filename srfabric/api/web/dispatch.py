@@ -22,10 +22,11 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from srfabric.api import projects, qcc_streams
+from srfabric.api import projects
 from srfabric.api.errors import ApiError, bad_request, internal_error, not_leader, validation_message
 from srfabric.api.projects import TokenBook
 from srfabric.api.service import LIST_PARAMETERS, SfcService
+from srfabric.api.streams import qcc_streams
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 and ``/v2.0/srfabric/events`` (Server-Sent Events: ``change`` when the fabric, the chains or what is unrouted
 change, ``tick`` every second for counters).
 
-The page is one HTML file, one script and one style sheet shipped in the package (``srfabric/api/static``):
+The page is one HTML file, one script and one style sheet shipped in the package (``srfabric/api/web/static``):
 plain JavaScript and SVG, nothing fetched from elsewhere. It sends the API's token: ``/ui/?token=...`` (or its
 login form, posted) sets it as an HttpOnly cookie, which the read-only routes accept as well as ``X-Auth-Token``
 (writes still need the header, so a page elsewhere cannot make a browser change anything).
@@ -21,8 +21,8 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response, StreamingResponse
 
 from srfabric.api.errors import ApiError
+from srfabric.api.resources.views import chains_view, change_mark, switch_view
 from srfabric.api.service import SfcService
-from srfabric.api.views import chains_view, change_mark, switch_view
 from srfabric.errors import SrfabricError
 
 STATIC = Path(__file__).with_name("static")

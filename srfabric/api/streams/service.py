@@ -23,11 +23,11 @@ from functools import partial
 from typing import Any
 
 from srfabric.api.errors import ApiError, bad_request, in_use
-from srfabric.api.frer_counters import FrerBook
-from srfabric.api.redundant import TT_PRIORITY, Undos, replan_redundant, trees
-from srfabric.api.repository import Record, Snapshot
-from srfabric.api.schedule_view import schedule_view
-from srfabric.api.translate import port_host, translate
+from srfabric.api.resources.translate import port_host, translate
+from srfabric.api.storage.repository import Record, Snapshot
+from srfabric.api.streams.frer_counters import FrerBook
+from srfabric.api.streams.redundant import TT_PRIORITY, Undos, replan_redundant, trees
+from srfabric.api.streams.schedule_view import schedule_view
 from srfabric.controller.controller import Controller
 from srfabric.controller.stream_install import GatesRefused, Installed, NotInstalled, StreamInstaller
 from srfabric.controller.stream_planning import (

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from srfabric.api import qcc
 from srfabric.api.errors import ApiError, bad_request, in_use
 from srfabric.api.service import SfcService
+from srfabric.api.streams import qcc
 
 MAX_FRAME_BYTES = 9000  # the largest frame the fabric's links carry (jumbo)
 

@@ -8,7 +8,7 @@ import itertools
 from collections.abc import Callable
 
 from srfabric.api.errors import ApiError, bad_request, in_use
-from srfabric.api.repository import Record
+from srfabric.api.storage.repository import Record
 from srfabric.errors import ModelError, RoutingError
 from srfabric.model.fabric import Fabric
 from srfabric.routing.disjoint import disjoint_pair

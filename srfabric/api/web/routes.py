@@ -15,8 +15,8 @@ from fastapi.responses import Response
 from fastapi.routing import APIRoute
 from pydantic import BaseModel
 
-from srfabric.api import schemas
-from srfabric.api.dispatch import Resource
+from srfabric.api.resources import schemas
+from srfabric.api.web.dispatch import Resource
 
 # (collection, member, create schema, update schema, URL prefix)
 RESOURCE_TABLE: list[tuple[str, str, type[BaseModel], type[BaseModel], str]] = [

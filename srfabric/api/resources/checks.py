@@ -12,8 +12,8 @@ import ipaddress
 from typing import Any
 
 from srfabric.api.errors import bad_request, in_use, not_found
-from srfabric.api.records import delete_unless_listed, find, need, no_duplicates, owned, renamed
-from srfabric.api.repository import Record, Snapshot
+from srfabric.api.resources.common import delete_unless_listed, find, need, no_duplicates, owned, renamed
+from srfabric.api.storage.repository import Record, Snapshot
 
 PROTOCOLS = ("tcp", "udp", "icmp")
 ETHERTYPES = {"ipv4": "IPv4", "ipv6": "IPv6"}

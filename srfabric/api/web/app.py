@@ -13,14 +13,14 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.security import APIKeyHeader
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from srfabric.api import discovery, ui
-from srfabric.api.dispatch import ResourceApp
 from srfabric.api.errors import ApiError, internal_error, neutron_error, validation_message
-from srfabric.api.frer_counters import FrerReport, stream_ends
 from srfabric.api.projects import TokenBook
-from srfabric.api.routes import RESOURCES, documented_routes
-from srfabric.api.schemas import ScheduleUpdate, body
+from srfabric.api.resources.schemas import ScheduleUpdate, body
 from srfabric.api.service import SfcService
+from srfabric.api.streams.frer_counters import FrerReport, stream_ends
+from srfabric.api.web import discovery, ui
+from srfabric.api.web.dispatch import ResourceApp
+from srfabric.api.web.routes import RESOURCES, documented_routes
 
 log = logging.getLogger(__name__)
 ScheduleBody = body("schedule", ScheduleUpdate)
