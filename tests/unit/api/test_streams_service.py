@@ -22,13 +22,21 @@ from srfabric.tsn.runtime.live import CycleConfig
 TWO_SLOTS = CycleConfig(base_period_ns=60_000)  # 27,036 ns slots: two per base period
 
 
-def make(tmp_path: Path, cycle: CycleConfig | None = None) -> tuple[SfcService, RecordingGates]:
+def fig1_controller(with_hosts: bool = False) -> Controller:
+    """A controller that knows the TSN paper's Fig. 1 fabric (its hosts too, if asked), without switches."""
     controller = Controller(ControllerConfig(tt_queue=6))
     fabric = tsn_fig1().to_fabric()
     for switch in fabric.switches.values():
         controller.fabric.add_switch(switch)
     for a, b in fabric.links.items():
         controller.fabric.add_link(a, b)
+    for host in fabric.hosts.values() if with_hosts else ():
+        controller.fabric.add_host(host)
+    return controller
+
+
+def make(tmp_path: Path, cycle: CycleConfig | None = None) -> tuple[SfcService, RecordingGates]:
+    controller = fig1_controller()
     gates = RecordingGates()
     service = SfcService(Repository(open_database(f"sqlite:///{tmp_path}/api.db")), controller, cycle=cycle,
                          gates=gates)

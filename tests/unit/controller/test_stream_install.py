@@ -9,17 +9,16 @@ from collections.abc import Sequence
 
 import pytest
 
-from srfabric.controller.config import ControllerConfig
 from srfabric.controller.controller import Controller
 from srfabric.controller.stream_install import GatesRefused, StreamInstaller
 from srfabric.controller.stream_planning import StreamEffects, StreamPlanning
 from srfabric.errors import ModelError
 from srfabric.model.stream import SteeredStream
-from srfabric.model.topo import tsn_fig1
 from srfabric.southbound.gates import RecordingGates
 from srfabric.tsn.gates.gcl import PortGcl
 from srfabric.tsn.model.network import Stream
 from srfabric.tsn.runtime.live import CycleConfig
+from tests.unit.api.test_streams_service import fig1_controller
 
 
 class RefusingGates(RecordingGates):
@@ -35,18 +34,6 @@ class RefusingGates(RecordingGates):
         super().apply(gcls)
 
 
-def fabric_controller() -> Controller:
-    controller = Controller(ControllerConfig(tt_queue=6))
-    fabric = tsn_fig1().to_fabric()
-    for switch in fabric.switches.values():
-        controller.fabric.add_switch(switch)
-    for a, b in fabric.links.items():
-        controller.fabric.add_link(a, b)
-    for host in fabric.hosts.values():
-        controller.fabric.add_host(host)
-    return controller
-
-
 def admit(planning: StreamPlanning, controller: Controller, name: str, udp: int) -> StreamEffects:
     planner = planning.planner(controller.fabric, lambda: [], None)
     placed = planner.admit(Stream(name, "h1", "h3", period_ns=1_000_000, size_bytes=200))
@@ -57,7 +44,7 @@ def admit(planning: StreamPlanning, controller: Controller, name: str, udp: int)
 
 
 def test_gates_go_out_after_the_entries_at_one_base_time_and_a_refusal_leaves_nothing() -> None:
-    controller = fabric_controller()
+    controller = fig1_controller(with_hosts=True)
     gates = RefusingGates()
     installer = StreamInstaller(controller, gates, clock=lambda: 5_000_000_000, lead_ns=200_000_000)
     planning = StreamPlanning(CycleConfig())

@@ -56,6 +56,11 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     hostile.add_argument("--only", metavar="TEXT", help="only the rows whose attack names TEXT")
     benchmark(sub, "reconnect", "a 20-switch fabric reconnecting over TLS after a controller restart (root)",
               "3 restarts instead of 20")
+    ab = benchmark(sub, "ab", "the controller's CPU per new flow here against a base commit, capacity's quick form "
+                              "run alternately at each", "(its rounds are quick runs already)")
+    ab.add_argument("--base", required=True, help="the commit to compare with (a worktree of it under build/ab/)")
+    ab.add_argument("--rounds", type=int, default=6, help="rounds, each one run per side, the order flipped")
+    ab.add_argument("--within-percent", type=float, default=5.0, help="the goal: at most this much more CPU")
     index = sub.add_parser("index", help="write the results index (index.md) from every summary.json under a "
                                          "results folder")
     index.add_argument("--out", default="docs/results", help="the results folder (default docs/results)")
@@ -150,6 +155,21 @@ def _deploy(args: argparse.Namespace) -> int:
     return report(args, summary, folder, print_deploy, "deploy.csv, summary.json, deploy.png")
 
 
+def _ab(args: argparse.Namespace) -> int:
+    from srfabric_tools.bench.ab import run_ab
+
+    summary, folder = run_ab(args.base, args.rounds, args.out, args.within_percent,
+                             print if not args.json else (lambda _: None))
+    if args.json:
+        print(json.dumps(summary))
+        return 0
+    for name, series in summary["series"].items():
+        print(f"{name}: base {series['base_us']['median']:.1f} us, new {series['new_us']['median']:.1f} us per flow "
+              f"(new/base {series['new_over_base']:.3f})")
+    print(f"goal (within {args.within_percent:g} %): {'met' if summary['goal']['met'] else 'NOT met'}; {folder}")
+    return 0 if summary["goal"]["met"] else 1
+
+
 def _tsn(args: argparse.Namespace) -> int:
     from srfabric_tools.bench.tsn import run_bench
 
@@ -170,6 +190,7 @@ BENCHES: dict[str, Callable[[argparse.Namespace], int]] = {
     "reconnect": _reconnect,
     "deploy": _deploy,
     "tsn": _tsn,
+    "ab": _ab,
 }
 
 
