@@ -12,7 +12,7 @@ from srfabric.rules.compile import compile_state
 from srfabric.rules.entries import Kind, match_fields
 from srfabric.rules.lb_split import reverse_fields
 from srfabric_tools.simulate import walk
-from tests.unit.test_rules_walk import demo_fabric, udp
+from tests.unit.rules.test_rules_walk import demo_fabric, udp
 
 CODECS = ["mac-nibble", "mac-vlan-mpls"]
 

@@ -11,7 +11,7 @@ from srfabric.api.resources.views import unrouted
 from srfabric.controller.config import ControllerConfig
 from srfabric.controller.core import ControllerCore
 from srfabric.errors import SrfabricError
-from tests.unit.test_rules_walk import demo_fabric, sfp_chains
+from tests.unit.rules.test_rules_walk import demo_fabric, sfp_chains
 
 
 def test_a_chain_without_a_path_is_reported_once_and_repaired_when_a_path_returns(

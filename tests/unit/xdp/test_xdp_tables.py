@@ -82,7 +82,7 @@ def test_route_table_mix_is_mostly_slash_24_and_seeded() -> None:
 
 def test_a_chain_balanced_on_lb_fields_translates_to_masked_rules() -> None:
     from srfabric.model import Alternative, Chain, FlowClassifier
-    from tests.unit.test_rules_walk import demo_fabric
+    from tests.unit.rules.test_rules_walk import demo_fabric
 
     fabric = demo_fabric()
     chain = Chain("lb", FlowClassifier(protocol="udp", destination_port_range=(10000, 10000)), (), "h1", "h16", 9,
@@ -99,7 +99,7 @@ def test_a_chain_balanced_on_lb_fields_translates_to_masked_rules() -> None:
 
 def test_the_gateway_is_address_0_in_routes_restore_and_delivery() -> None:
     from srfabric.model import Chain, FlowClassifier
-    from tests.unit.test_rules_walk import demo_fabric
+    from tests.unit.rules.test_rules_walk import demo_fabric
 
     fabric = demo_fabric()
     gateway = fabric.hosts["h16"]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from srfabric_tools.bench.index import missing_provenance
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 ARCHIVE = "before-provenance"
 
 
@@ -39,7 +39,7 @@ def test_a_runs_csv_row_names_the_commit_it_was_measured_at(tmp_path: Path) -> N
 def test_the_index_says_whether_a_runs_code_is_todays() -> None:
     from srfabric_tools.bench.index import code_since
 
-    repo = Path(__file__).resolve().parents[2]
+    repo = Path(__file__).resolve().parents[3]
     head = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short=12", "HEAD"], capture_output=True,
                           text=True, check=True).stdout.strip()
     dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--", "srfabric", "bpf", "native",

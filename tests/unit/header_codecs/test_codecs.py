@@ -14,7 +14,7 @@ from srfabric.codecs.mac_vlan_mpls import MplsHeader, slot_location
 from srfabric.codecs.macaddr import mac_from_str
 from srfabric.errors import DecodingError, EncodingError, SrfabricError
 
-VECTORS = Path(__file__).resolve().parent.parent / "vectors"
+VECTORS = Path(__file__).resolve().parents[2] / "vectors"
 
 
 def load(name: str) -> dict:

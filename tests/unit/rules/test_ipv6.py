@@ -18,7 +18,7 @@ from srfabric.rules.compile import compile_state
 from srfabric.rules.entries import ipv6_number
 from srfabric_tools.simulate import Packet, Walk, walk
 from tests.unit.controller.fake_switches import FakeSwitches, connected
-from tests.unit.test_rules_walk import CODECS, demo_fabric
+from tests.unit.rules.test_rules_walk import CODECS, demo_fabric
 
 TCP6 = FlowClassifier(ethertype="IPv6", protocol="tcp", destination_port_range=(5201, 5201))
 

@@ -14,7 +14,7 @@ from srfabric.model.topo import fat_tree
 from srfabric.rules.compile import compile_state
 from srfabric.rules.entries import Kind, ipv4_number
 from srfabric_tools.simulate import Packet, walk
-from tests.unit.test_rules_walk import CODECS
+from tests.unit.rules.test_rules_walk import CODECS
 
 UDP = FlowClassifier(protocol="udp", destination_port_range=(5001, 5001))
 NAT_IN, NAT_ADDRESS = 0x02BB00000001, "10.0.0.200"

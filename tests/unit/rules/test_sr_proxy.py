@@ -16,7 +16,7 @@ from srfabric.rules.entries import Kind, ipv4_number
 from srfabric.rules.hop_by_hop import compile_hop_by_hop
 from srfabric.rules.proxy import PROXY_MAC
 from srfabric_tools.simulate import Packet, Walk, walk
-from tests.unit.test_rules_walk import CODECS, demo_fabric
+from tests.unit.rules.test_rules_walk import CODECS, demo_fabric
 
 ROUTER_IN, ROUTER_OUT, NAT_IN = 0x02AA00000001, 0x02AA00000002, 0x02BB00000001
 NAT_ADDRESS = "10.0.0.200"

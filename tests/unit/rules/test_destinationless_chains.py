@@ -17,7 +17,7 @@ from srfabric.rules.entries import Kind
 from srfabric.rules.hop_by_hop import compile_hop_by_hop
 from srfabric.rules.pipeline import TERMINATE
 from srfabric_tools.simulate import walk
-from tests.unit.test_rules_walk import CODECS, demo_fabric, send, udp
+from tests.unit.rules.test_rules_walk import CODECS, demo_fabric, send, udp
 
 UDP_5001 = FlowClassifier(protocol="udp", destination_port_range=(5001, 5001))
 

@@ -7,7 +7,7 @@ import pytest
 
 from srfabric.rules import compile as compile_engine
 from srfabric.rules.compile import CompileCache, compile_state
-from tests.unit.test_rules_walk import demo_fabric, sfp_chains
+from tests.unit.rules.test_rules_walk import demo_fabric, sfp_chains
 
 
 def changed_entries(before: dict[int, list], after: dict[int, list]) -> dict[int, int]:

@@ -11,7 +11,7 @@ from srfabric.model.fabric import Fabric
 from srfabric.rules.compile import compile_state
 from srfabric.rules.entries import ipv4_number
 from srfabric_tools.simulate import Packet, walk
-from tests.unit.test_rules_walk import CODECS, demo_fabric
+from tests.unit.rules.test_rules_walk import CODECS, demo_fabric
 
 OUTSIDE = "192.0.2.7"
 
