@@ -18,6 +18,8 @@ APT_PACKAGES=(
   linux-image-amd64 qemu-system-x86 busybox-static
   # gPTP (IEEE 802.1AS) on bridges and end stations: ptp4l, and pmc to read a bridge's sync state.
   linuxptp
+  # yanglint: every 802.1Qcw document srfabric emits is validated against the pinned IEEE modules (../shared/yang).
+  libyang2-tools
   # OpenStack Neutron's database for the driver tests (its migrations are MySQL-only).
   mariadb-server
   # The monitoring test: Debian's Prometheus scrapes srfabric's /metrics.

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from srfabric.errors import ModelError
 from srfabric.model.fabric import Fabric
 from srfabric.model.stream import SteeredStream
+from srfabric.tsn.gates.capabilities import PortCapabilities, over
 from srfabric.tsn.gates.gcl import PortGcl
 from srfabric.tsn.model.network import Stream
 from srfabric.tsn.model.schedule import Assignment
@@ -67,6 +68,17 @@ class StreamPlanning:
     def __init__(self, cycle: CycleConfig) -> None:
         self.cycle = cycle
         self._planned: tuple[int, LivePlanner] | None = None
+        self.capabilities: dict[str, PortCapabilities] = {}  # by bridge name: what its ports' schedulers can run
+
+    def beyond_capabilities(self, gcls: Iterable[PortGcl]) -> str | None:
+        """Why a list cannot run on its bridge (naming the bridge, the port, the leaf and the limit), or None:
+        checked before anything is sent."""
+        for gcl in gcls:
+            caps = self.capabilities.get(gcl.node)
+            reason = over(gcl, caps) if caps is not None else None
+            if reason is not None:
+                return f"bridge {gcl.node} port {gcl.interface}: {reason}"
+        return None
 
     def planner(self, fabric: Fabric, kept: Callable[[], Iterable[KeptStream]], duty_percent: int | None
                 ) -> LivePlanner:

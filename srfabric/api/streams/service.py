@@ -233,6 +233,9 @@ class StreamService:
             steered = self._all_steered(new, must)
             effects = StreamEffects(steered, self._named(planner, 0), [n for n in changed if n in steered] or None,
                                     undo)
+            beyond = self.planning.beyond_capabilities(effects.gcls)
+            if beyond is not None:
+                raise in_use("StreamNotAdmitted", beyond)
         except BaseException:
             undo()
             raise
@@ -263,9 +266,10 @@ class StreamService:
         except ModelError as error:
             raise bad_request(str(error), "ScheduleBadRequest") from None
         unsynced = self._unsynced(trees(list(self.current()["streams"].values())))
-        if unsynced is not None:
+        beyond = self.planning.beyond_capabilities(self._named(planner, 0))
+        if unsynced is not None or beyond is not None:
             planner.set_duty(before)
-            raise unsynced
+            raise unsynced or in_use("ScheduleNotApplied", str(beyond))
         try:
             installed = self.installer.regate(partial(self._named, planner), lambda: planner.set_duty(before))
         except GatesRefused as error:
