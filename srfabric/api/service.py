@@ -20,8 +20,8 @@ from typing import Any
 
 from srfabric.api.errors import ApiError, bad_request
 from srfabric.api.leadership import Leadership
-from srfabric.api.resources import chain_checks, checks, stream_checks
 from srfabric.api.resources.common import find, host_port_record, matches_filters, select_fields
+from srfabric.api.resources.kinds import KINDS
 from srfabric.api.resources.translate import Plan, port_host, translate
 from srfabric.api.storage.repository import NotLeading, Record, Repository, Snapshot
 from srfabric.api.streams.service import StreamService
@@ -35,24 +35,6 @@ from srfabric.tsn.runtime.live import CycleConfig
 
 log = logging.getLogger(__name__)
 
-CREATE: dict[str, Callable[[Snapshot, dict[str, Any], str], Record]] = {
-    "ports": checks.create_port, "flow_classifiers": checks.create_flow_classifier,
-    "port_pairs": checks.create_port_pair, "port_pair_groups": checks.create_port_pair_group,
-    "port_chains": chain_checks.create_port_chain, "service_graphs": chain_checks.create_service_graph,
-    "streams": stream_checks.create_stream}
-UPDATE: dict[str, Callable[[Snapshot, str, dict[str, Any]], Record]] = {
-    "ports": checks.update_port, "flow_classifiers": checks.update_flow_classifier,
-    "port_pairs": checks.update_port_pair, "port_pair_groups": checks.update_port_pair_group,
-    "port_chains": chain_checks.update_port_chain, "service_graphs": chain_checks.update_service_graph,
-    "streams": stream_checks.update_stream}
-DELETE: dict[str, Callable[[Snapshot, str], None]] = {
-    "ports": checks.delete_port, "flow_classifiers": checks.delete_flow_classifier,
-    "port_pairs": checks.delete_port_pair, "port_pair_groups": checks.delete_port_pair_group,
-    "port_chains": chain_checks.delete_port_chain, "service_graphs": chain_checks.delete_service_graph,
-    "streams": stream_checks.delete_stream}
-# Changes of these always reach the controller: chains, and port pairs (their ports become trusted
-# service-function ports at once, so that a later chain update changes only the ingress switch).
-STEERING = ("port_pairs", "port_chains", "service_graphs")
 LIST_PARAMETERS = {"fields", "sort_key", "sort_dir", "limit", "marker", "page_reverse"}
 FOLLOWER_READ_AGE_S = 0.2  # a follower's reads are at most this old
 
@@ -181,8 +163,8 @@ class SfcService:
     async def create(self, kind: str, body: dict[str, Any]) -> Record:
         async with self.lock:
             new = self.snapshot.copy()
-            record = CREATE[kind](new, body, self.project)
-            await self._commit(new, kind, record["id"], steers=kind in STEERING, created=True)
+            record = KINDS[kind].create(new, body, self.project)
+            await self._commit(new, kind, record["id"], steers=KINDS[kind].steering, created=True)
             return self.snapshot[kind].get(record["id"], record)  # a stream's record gains its slot and path
 
     async def create_streams(self, bodies: list[dict[str, Any]]) -> tuple[list[Record], list[dict[str, Any]]]:
@@ -191,7 +173,7 @@ class SfcService:
         is admitted; a bad body (400) or any failure changes nothing."""
         async with self.lock:
             new = self.snapshot.copy()
-            idents = [stream_checks.create_stream(new, body, self.project)["id"] for body in bodies]
+            idents = [KINDS["streams"].create(new, body, self.project)["id"] for body in bodies]
             names = {ident: new["streams"][ident]["name"] for ident in idents}
             refused: dict[str, str] = {}
             with self._changing_database():
@@ -221,15 +203,15 @@ class SfcService:
     async def update(self, kind: str, ident: str, body: dict[str, Any]) -> Record:
         async with self.lock:
             new = self.snapshot.copy()
-            record = UPDATE[kind](new, ident, body)
+            record = KINDS[kind].update(new, ident, body)
             await self._commit(new, kind, ident, steers=True)
             return self.snapshot[kind].get(ident, record)
 
     async def delete(self, kind: str, ident: str) -> None:
         async with self.lock:
             new = self.snapshot.copy()
-            DELETE[kind](new, ident)
-            await self._commit(new, kind, ident, steers=kind in STEERING)
+            KINDS[kind].delete(new, ident)
+            await self._commit(new, kind, ident, steers=KINDS[kind].steering)
 
     async def check(self, kind: str, method: str, ident: str | None, body: dict[str, Any]) -> Record | None:
         """What a create (POST), update (PUT) or delete would answer, without doing it: the same refusals (400
@@ -239,9 +221,13 @@ class SfcService:
             raise bad_request("dry_run: streams are admitted by a real create, not checked alone")
         async with self.lock:
             new = self.snapshot.copy()
-            record = CREATE[kind](new, body, self.project) if method == "POST" else \
-                UPDATE[kind](new, ident or "", body) if method == "PUT" else DELETE[kind](new, ident or "")
-            if kind in STEERING or self._touches_chains(new, kind, ident or (record or {}).get("id", "")):
+            declared, record = KINDS[kind], None
+            if method == "DELETE":
+                declared.delete(new, ident or "")
+            else:
+                record = declared.create(new, body, self.project) if method == "POST" else \
+                    declared.update(new, ident or "", body)
+            if KINDS[kind].steering or self._touches_chains(new, kind, ident or (record or {}).get("id", "")):
                 try:
                     plan = translate(new.resources, self.controller.fabric, new.switches)
                 except SrfabricError as error:

@@ -46,7 +46,6 @@ from srfabric.api.storage.tables import (
 )
 from srfabric.errors import SrfabricError
 
-KINDS = ("ports", "flow_classifiers", "port_pairs", "port_pair_groups", "port_chains", "service_graphs", "streams")
 STREAM_COLUMNS = ("name", "description", "stream_id", "talker", "listener", "period_ns", "size_bytes",
                   "max_latency_ns", "priority", "udp_source_port", "udp_destination_port", "path", "slot", "phase",
                   "num_seamless_trees", "second_path")
@@ -65,7 +64,7 @@ class NotLeading(SrfabricError):
 class Snapshot:
     """Every resource by kind and id, in its public form."""
 
-    resources: dict[str, dict[str, Record]] = field(default_factory=lambda: {kind: {} for kind in KINDS})
+    resources: dict[str, dict[str, Record]] = field(default_factory=lambda: {kind: {} for kind in ROW_TYPES})
     links: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
     switches: dict[int, tuple[str, str]] = field(default_factory=dict)
     duty_percent: int | None = None  # the gates' duty cycle (None: open in the streams' slots only)
@@ -308,6 +307,7 @@ _DELETE_CHAIN_CLASSIFIERS = delete(ChainClassifierRow).where(ChainClassifierRow.
 _DELETE_GRAPH_EDGES = delete(GraphEdgeRow).where(GraphEdgeRow.service_graph_id == bindparam("graph"))
 
 
+# Each resource kind's table, by collection: the kinds the store keeps (``resources.kinds`` declares the rest).
 ROW_TYPES: dict[str, Any] = {"ports": PortRow, "flow_classifiers": FlowClassifierRow, "port_pairs": PortPairRow,
                              "port_pair_groups": PortPairGroupRow, "port_chains": PortChainRow,
                              "service_graphs": ServiceGraphRow, "streams": StreamRow}

@@ -17,14 +17,14 @@ import json
 import logging
 import urllib.parse
 from collections.abc import Awaitable, Callable, MutableMapping
-from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from srfabric.api import projects
 from srfabric.api.errors import ApiError, bad_request, internal_error, not_leader, validation_message
 from srfabric.api.projects import TokenBook
+from srfabric.api.resources.kinds import ResourceKind
 from srfabric.api.service import LIST_PARAMETERS, SfcService
 from srfabric.api.streams import qcc_streams
 
@@ -57,16 +57,6 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")  # NaN or Infinity: no database or client could read it back
 
 
-@dataclass(frozen=True)
-class Resource:
-    """One networking-sfc collection: its name, its member's name and its request bodies."""
-
-    collection: str
-    member: str
-    create_body: type[BaseModel]
-    update_body: type[BaseModel]
-
-
 def json_bytes(content: Any) -> bytes:
     """Starlette's JSONResponse encoding (compact, UTF-8, no NaN), so both paths answer byte for byte alike."""
     return json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
@@ -94,7 +84,7 @@ def read_json(raw: bytes, content_type: bytes | None) -> Any:
         raise bad_request("Body contains invalid data") from None
 
 
-def validate_body(resource: Resource, method: str, data: Any, where: str = "") -> dict[str, Any]:
+def validate_body(resource: ResourceKind, method: str, data: Any, where: str = "") -> dict[str, Any]:
     """The wrapped body's inner object as the fields the client set; ``ApiError`` (400) naming the field
     (after ``where``, which says which item of a bulk request it is)."""
     model = resource.create_body if method == "POST" else resource.update_body
@@ -107,7 +97,7 @@ def validate_body(resource: Resource, method: str, data: Any, where: str = "") -
     return body
 
 
-def bulk_items(resource: Resource, data: Any) -> list[dict[str, Any]] | None:
+def bulk_items(resource: ResourceKind, data: Any) -> list[dict[str, Any]] | None:
     """The items of a bulk create (``{"streams": [{...}, ...]}``, Neutron's form), each checked like a single
     create's body; None when ``data`` is not a bulk request. Only streams are created in bulk."""
     if resource.collection not in BULK or not isinstance(data, dict) or resource.collection not in data:
@@ -124,13 +114,14 @@ def bulk_items(resource: Resource, data: Any) -> list[dict[str, Any]] | None:
 class ResourceApp:
     """An ASGI application serving ``resources`` (keyed by collection path) and passing the rest to ``fallback``."""
 
-    def __init__(self, service: SfcService, book: TokenBook, resources: dict[str, Resource], fallback: Asgi) -> None:
+    def __init__(self, service: SfcService, book: TokenBook, resources: dict[str, ResourceKind],
+                 fallback: Asgi) -> None:
         self.service = service
         self.book = book  # whose each token is (only digests are kept)
         self.resources = resources
         self.fallback = fallback
 
-    def route(self, path: str) -> tuple[Resource, str | None] | None:
+    def route(self, path: str) -> tuple[ResourceKind, str | None] | None:
         """The resource and member id (None: the collection) a path names; None when it is not served here.
 
         Trailing slashes are ignored (FastAPI answered them with a redirect to the path without them).
@@ -178,7 +169,7 @@ class ResourceApp:
                                 *location]})
         await send({"type": "http.response.body", "body": body})
 
-    async def _answer(self, scope: Scope, receive: Receive, resource: Resource,
+    async def _answer(self, scope: Scope, receive: Receive, resource: ResourceKind,
                       ident: str | None) -> tuple[int, Any]:
         """Status and JSON content (None: no body) of one request for ``resource``."""
         method, kind, member = scope["method"], resource.collection, resource.member

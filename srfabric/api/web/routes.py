@@ -13,30 +13,14 @@ from typing import Any
 from fastapi import Depends, Query
 from fastapi.responses import Response
 from fastapi.routing import APIRoute
-from pydantic import BaseModel
 
-from srfabric.api.resources import schemas
-from srfabric.api.web.dispatch import Resource
+from srfabric.api.resources.kinds import KINDS, ResourceKind
 
-# (collection, member, create schema, update schema, URL prefix)
-RESOURCE_TABLE: list[tuple[str, str, type[BaseModel], type[BaseModel], str]] = [
-    ("ports", "port", schemas.PortCreate, schemas.PortUpdate, "/v2.0"),
-    ("flow_classifiers", "flow_classifier", schemas.FlowClassifierCreate, schemas.FlowClassifierUpdate, "/v2.0/sfc"),
-    ("port_pairs", "port_pair", schemas.PortPairCreate, schemas.PortPairUpdate, "/v2.0/sfc"),
-    ("port_pair_groups", "port_pair_group", schemas.PortPairGroupCreate, schemas.PortPairGroupUpdate, "/v2.0/sfc"),
-    ("port_chains", "port_chain", schemas.PortChainCreate, schemas.PortChainUpdate, "/v2.0/sfc"),
-    ("service_graphs", "service_graph", schemas.ServiceGraphCreate, schemas.ServiceGraphUpdate, "/v2.0/sfc"),
-    ("streams", "stream", schemas.StreamCreate, schemas.StreamUpdate, "/v2.0/srfabric"),
-]
-
-# Collection path -> resource, as ``ResourceApp`` looks requests up.
-RESOURCES: dict[str, Resource] = {
-    f"{prefix}/{collection}": Resource(collection, member, schemas.body(member, create), schemas.body(member, update))
-    for collection, member, create, update, prefix in RESOURCE_TABLE
-}
+# Collection path -> resource kind, as ``ResourceApp`` looks requests up.
+RESOURCES: dict[str, ResourceKind] = {kind.path: kind for kind in KINDS.values()}
 
 
-def _resource_routes(path: str, resource: Resource, auth: Any) -> list[APIRoute]:
+def _resource_routes(path: str, resource: ResourceKind, auth: Any) -> list[APIRoute]:
     """One resource's five operations, with the same names (and so operation ids) as when FastAPI served them."""
     collection, member = resource.collection, resource.member
     create_body, update_body = resource.create_body, resource.update_body
