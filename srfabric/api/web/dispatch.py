@@ -1,14 +1,9 @@
-"""The resource routes served straight from ASGI, in front of the FastAPI application.
+"""The API's ASGI application: every request is routed here. A resource (``resources.kinds``) is found with two
+dictionary lookups and handled in this module; any other route (``web.router``: metrics, discovery, the fabric
+view, the schedule, FRER, the web view, the OpenAPI document) likewise, and its handler called once its token
+is checked. A chain deployment makes 22 requests, so the router stays two lookups deep.
 
-FastAPI walks its list of routes twice on every request, passes six middleware layers
-and solves the route's dependencies, and a chain deployment makes 22 requests.
-``ResourceApp`` finds a resource route with two dictionary lookups and calls the
-service. Everything else (the OpenAPI document FastAPI builds from
-``routes.documented_routes``, ``/docs``, the fabric view, unknown paths) goes on to
-FastAPI.
-
-Errors are the same as FastAPI's handlers give (``errors.validation_message``), in
-Neutron's shape.
+Errors are in Neutron's shape (``errors.validation_message`` words a body that does not fit its schema).
 """
 
 from __future__ import annotations
@@ -20,6 +15,8 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from pydantic import ValidationError
+from starlette.requests import Request
+from starlette.responses import Response
 
 from srfabric.api import projects
 from srfabric.api.errors import ApiError, bad_request, internal_error, not_leader, validation_message
@@ -27,6 +24,9 @@ from srfabric.api.projects import TokenBook
 from srfabric.api.resources.kinds import ResourceKind
 from srfabric.api.service import LIST_PARAMETERS, SfcService
 from srfabric.api.streams import qcc_streams
+from srfabric.api.web.router import Route, Routes, json_bytes
+
+COOKIE = "srfabric_token"  # the web view's: a read may carry the token in it (``ui``)
 
 log = logging.getLogger(__name__)
 
@@ -55,11 +55,6 @@ def method_not_allowed() -> ApiError:
 
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")  # NaN or Infinity: no database or client could read it back
-
-
-def json_bytes(content: Any) -> bytes:
-    """Starlette's JSONResponse encoding (compact, UTF-8, no NaN), so both paths answer byte for byte alike."""
-    return json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
 
 
 def _is_json(content_type: bytes | None) -> bool:
@@ -112,14 +107,19 @@ def bulk_items(resource: ResourceKind, data: Any) -> list[dict[str, Any]] | None
 
 
 class ResourceApp:
-    """An ASGI application serving ``resources`` (keyed by collection path) and passing the rest to ``fallback``."""
+    """An ASGI application serving ``resources`` (keyed by collection path) and ``routes``."""
 
-    def __init__(self, service: SfcService, book: TokenBook, resources: dict[str, ResourceKind],
-                 fallback: Asgi) -> None:
+    def __init__(self, service: SfcService, book: TokenBook, resources: dict[str, ResourceKind], routes: Routes,
+                 document: Callable[[], dict[str, Any]]) -> None:
         self.service = service
         self.book = book  # whose each token is (only digests are kept)
         self.resources = resources
-        self.fallback = fallback
+        self.routes = routes
+        self.document = document
+
+    def openapi(self) -> dict[str, Any]:
+        """The OpenAPI document of every route served here."""
+        return self.document()
 
     def route(self, path: str) -> tuple[ResourceKind, str | None] | None:
         """The resource and member id (None: the collection) a path names; None when it is not served here.
@@ -138,7 +138,7 @@ class ResourceApp:
         found = self.route(scope["path"]) if scope["type"] == "http" else None
         leader = self.service.leader_elsewhere() if scope["type"] == "http" and scope["method"] in WRITES else None
         if found is None and leader is None:
-            await self.fallback(scope, receive, send)
+            await self._other(scope, receive, send)
             return
         location: list[tuple[bytes, bytes]] = []
         try:
@@ -168,6 +168,44 @@ class ResourceApp:
                     "headers": [(b"content-length", str(len(body)).encode()), (b"content-type", b"application/json"),
                                 *location]})
         await send({"type": "http.response.body", "body": body})
+
+    async def _other(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A route that is not a resource: found, its token checked, its handler's answer sent."""
+        if scope["type"] != "http":
+            return  # the server speaks HTTP only (lifespan is off)
+        try:
+            found = self.routes.find(scope["method"], scope["path"])
+            if found is None:
+                raise ApiError(404, "HTTPNotFound", "Not Found")
+            if found == "method":
+                raise method_not_allowed()
+            route, param = found
+            request = Request(scope, receive)
+            self._check_token(route, request)
+            answer = await route.handler(request, param)
+        except ApiError as error:
+            answer = Response(json_bytes(error.body()), error.status, media_type="application/json")
+        except Exception:  # noqa: BLE001 - the client gets Neutron's 500, the log gets the traceback
+            log.exception("request failed")
+            failure = internal_error()
+            answer = Response(json_bytes(failure.body()), failure.status, media_type="application/json")
+        if isinstance(answer, dict):
+            answer = Response(json_bytes(answer), route.status, media_type="application/json")
+        await answer(scope, receive, send)
+
+    def _check_token(self, route: Route, request: Request) -> None:
+        """An admin's token (a read may send the web view's cookie instead), any valid token, or none."""
+        if route.auth == "none":
+            return
+        given = request.headers.get("x-auth-token")
+        client = request.client
+        peer = f"{client.host}:{client.port}" if client else ""
+        if route.auth == "any":
+            self.book.who(None if given is None else given.encode(), peer)
+            return
+        if given is None and request.method == "GET":
+            given = request.cookies.get(COOKIE)
+        self.book.admin(None if given is None else given.encode(), peer)
 
     async def _answer(self, scope: Scope, receive: Receive, resource: ResourceKind,
                       ident: str | None) -> tuple[int, Any]:

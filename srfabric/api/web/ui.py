@@ -13,21 +13,23 @@ from __future__ import annotations
 import asyncio
 import json
 import urllib.parse
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from fastapi import Depends, FastAPI, Request
-from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response, StreamingResponse
+from starlette.requests import Request
+from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response, StreamingResponse
 
-from srfabric.api.errors import ApiError
+from srfabric.api.errors import ApiError, bad_request
+from srfabric.api.projects import TokenBook
 from srfabric.api.resources.views import chains_view, change_mark, switch_view
 from srfabric.api.service import SfcService
+from srfabric.api.web.dispatch import COOKIE
+from srfabric.api.web.router import Route
 from srfabric.errors import SrfabricError
 
 STATIC = Path(__file__).with_name("static")
 ASSETS = {"app.js": "text/javascript", "app.css": "text/css"}
-COOKIE = "srfabric_token"
 LOGIN = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>srfabric</title>
 <link rel="stylesheet" href="/ui/app.css"><link rel="icon" href="data:,"></head>
 <body class="login"><form method="post" action="/ui/">
@@ -35,39 +37,59 @@ LOGIN = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>srf
 <button type="submit">Open</button></form></body></html>"""
 
 
-def add_ui_routes(app: FastAPI, service: SfcService, authenticate: Callable[[Request], Awaitable[None]],
-                  valid: Callable[[str | None], bool], secure: bool = False) -> None:
-    """The web view's routes on ``app``; ``valid`` says whether a token is the API's; ``secure``: the cookie goes
-    over HTTPS only."""
+def ui_routes(service: SfcService, book: TokenBook, secure: bool = False) -> list[Route]:
+    """The web view's routes: the JSON it reads, and its page; ``secure``: the cookie goes over HTTPS only."""
+    return [*view_routes(service), *page_routes(book, secure)]
 
-    @app.get("/v2.0/srfabric/chains", tags=["srfabric"], dependencies=[Depends(authenticate)])
-    async def chains() -> dict[str, Any]:
-        """Every chain the controller runs: classifier, functions in order per path, hops, each pathlet's
-        ports and header actions, and the entries it costs per switch (or why it is not routed)."""
+
+def view_routes(service: SfcService) -> list[Route]:
+    """The JSON the page reads: chains, one switch, and the events that say when to read again."""
+
+    async def chains(request: Request, _: str | None) -> dict[str, Any]:
         return {"chains": chains_view(service.controller, service.labels())}
 
-    @app.get("/v2.0/srfabric/switches/{dpid}", tags=["srfabric"], dependencies=[Depends(authenticate)])
-    async def switch(dpid: int) -> dict[str, Any]:
-        """One switch: role, entries by table with packet counters (read from the switch), frames dropped
-        for forged headers."""
+    async def switch(request: Request, dpid: str | None) -> dict[str, Any]:
         try:
-            return {"switch": await switch_view(service.controller, dpid)}
+            number = int(dpid or "")
+        except ValueError:
+            raise bad_request(f"Invalid input for dpid. Reason: {dpid!r} is not an integer.") from None
+        try:
+            return {"switch": await switch_view(service.controller, number)}
         except SrfabricError as error:
             raise ApiError(404, "SwitchNotFound", str(error)) from None
 
-    @app.get("/v2.0/srfabric/events", tags=["srfabric"], dependencies=[Depends(authenticate)])
-    async def events() -> StreamingResponse:
-        """Server-Sent Events: ``change`` (data: a counter) when the fabric, the chains or what is unrouted
-        change; ``tick`` every second."""
+    async def events(request: Request, _: str | None) -> Response:
         return StreamingResponse(event_stream(service), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store"})
 
-    @app.get("/ui", include_in_schema=False)
-    async def ui_root() -> Response:
+    return [
+        Route("GET", "/v2.0/srfabric/chains", chains, name="chains",
+              summary="Every chain the controller runs: classifier, functions in order per path, hops, each "
+                      "pathlet's ports and header actions, and the entries it costs per switch (or why it is not "
+                      "routed)."),
+        Route("GET", "/v2.0/srfabric/switches/{dpid}", switch, param_type=int, name="switch",
+              summary="One switch: role, entries by table with packet counters (read from the switch), frames "
+                      "dropped for forged headers."),
+        Route("GET", "/v2.0/srfabric/events", events, name="events",
+              summary="Server-Sent Events: ``change`` (data: a counter) when the fabric, the chains or what is "
+                      "unrouted change; ``tick`` every second."),
+    ]
+
+
+def page_routes(book: TokenBook, secure: bool) -> list[Route]:
+    """The page, its login (the token becomes an HttpOnly cookie) and its two assets."""
+
+    def valid(token: str | None) -> bool:
+        try:
+            book.admin(None if token is None else token.encode())
+        except ApiError:
+            return False
+        return True
+
+    async def ui_root(request: Request, _: str | None) -> Response:
         return RedirectResponse("/ui/")
 
-    @app.get("/ui/", include_in_schema=False)
-    async def ui(request: Request, token: str | None = None) -> Response:
+    async def page(request: Request, token: str | None) -> Response:
         if token is not None:  # once: the token becomes a cookie and leaves the address bar
             if not valid(token):
                 return HTMLResponse(LOGIN.replace("<h1>srfabric</h1>", "<h1>srfabric</h1><p>Wrong token.</p>"),
@@ -79,17 +101,25 @@ def add_ui_routes(app: FastAPI, service: SfcService, authenticate: Callable[[Req
             return HTMLResponse(LOGIN)
         return FileResponse(STATIC / "index.html", media_type="text/html", headers={"Cache-Control": "no-store"})
 
-    @app.post("/ui/", include_in_schema=False)
-    async def login(request: Request) -> Response:
+    async def ui(request: Request, _: str | None) -> Response:
+        return await page(request, request.query_params.get("token"))
+
+    async def login(request: Request, _: str | None) -> Response:
         """The login form (posted, so the token stays out of the address bar and the history)."""
         fields = urllib.parse.parse_qs((await request.body())[:4096].decode("latin-1"))
-        return await ui(request, (fields.get("token") or [""])[0])
+        return await page(request, (fields.get("token") or [""])[0])
 
-    @app.get("/ui/{name}", include_in_schema=False)
-    async def asset(name: str) -> Response:
+    async def asset(request: Request, name: str | None) -> Response:
         if name not in ASSETS:
             raise ApiError(404, "HTTPNotFound", f"/ui/{name} not found.")
         return FileResponse(STATIC / name, media_type=ASSETS[name])
+
+    return [
+        Route("GET", "/ui", ui_root, auth="none", documented=False),
+        Route("GET", "/ui/", ui, auth="none", documented=False),
+        Route("POST", "/ui/", login, auth="none", documented=False),
+        Route("GET", "/ui/{name}", asset, auth="none", documented=False),
+    ]
 
 
 async def event_stream(service: SfcService, interval: float = 0.25) -> AsyncIterator[bytes]:
