@@ -18,7 +18,7 @@ from srfabric.controller.controller import Controller
 from srfabric.controller.stream_planning import StreamEffects
 from srfabric.errors import ModelError, SrfabricError
 from srfabric.model.stream import SteeredStream
-from srfabric.southbound.gates import Gates, RecordingGates, next_base_time
+from srfabric.southbound.gates import Gates, RecordingGates, next_base_time, tai_now_ns
 from srfabric.tsn.gates.gcl import PortGcl
 
 log = logging.getLogger(__name__)
@@ -47,8 +47,6 @@ class StreamInstaller:
 
     def __init__(self, controller: Controller, gates: Gates | None = None, clock: Callable[[], int] | None = None,
                  cycle_ns: int = 1_000_000, lead_ns: int = 200_000_000) -> None:
-        from srfabric.southbound.gates import tai_now_ns
-
         self.controller = controller
         self.gates: Gates = gates or RecordingGates()
         self.clock = clock or tai_now_ns
@@ -57,8 +55,12 @@ class StreamInstaller:
         self.gcls: list[PortGcl] = []  # what every gated port runs now
         self.gate_changes = 0  # gate schedules sent (for /metrics)
 
-    def base_time(self) -> int:
-        return next_base_time(self.clock(), self.cycle_ns, self.lead_ns)
+    def at_base_time(self, gcls: list[PortGcl]) -> int:
+        """Give every list the next common base time (a cycle boundary ``lead_ns`` ahead); returns it."""
+        base_time = next_base_time(self.clock(), self.cycle_ns, self.lead_ns)
+        for gcl in gcls:
+            gcl.base_time_ns = base_time
+        return base_time
 
     async def install(self, effects: StreamEffects, meanwhile: Callable[[], None]) -> Installed:
         """Steer every stream, then gate every port at one base time; on failure nothing of it stays."""
@@ -73,9 +75,7 @@ class StreamInstaller:
                                                              meanwhile=meanwhile)
             except SrfabricError as error:
                 raise NotInstalled(error.field, error.message) from None
-            base_time = self.base_time()
-            for gcl in effects.gcls:
-                gcl.base_time_ns = base_time
+            base_time = self.at_base_time(effects.gcls)
             try:
                 self.gates.apply(effects.gcls)
             except ModelError as error:
@@ -89,11 +89,10 @@ class StreamInstaller:
         self._now_running(effects.gcls)
         return Installed(sent, effects.gcls, base_time)
 
-    def regate(self, gcls_at: Callable[[int], list[PortGcl]], undo: Callable[[], None]) -> Installed:
-        """New lists on every gated port at one future base time, and no flow entry: ``gcls_at(base_time)``
-        makes them. On a refusal ``undo`` runs and the previous lists go back."""
-        base_time = self.base_time()
-        gcls = gcls_at(base_time)
+    def regate(self, gcls: list[PortGcl], undo: Callable[[], None]) -> Installed:
+        """``gcls`` on every gated port at one future base time, and no flow entry. On a refusal ``undo`` runs
+        and the previous lists go back."""
+        base_time = self.at_base_time(gcls)
         try:
             self.gates.apply(gcls)  # checks every port first
         except ModelError as error:
@@ -107,11 +106,12 @@ class StreamInstaller:
         self.gate_changes += 1
         return Installed({}, gcls, base_time)
 
-    async def start(self, steered: dict[str, SteeredStream], gcls_at: Callable[[int], list[PortGcl]]) -> None:
+    async def start(self, steered: dict[str, SteeredStream], gcls: list[PortGcl]) -> None:
         """The kept streams where they were, with fresh gates (after a restart)."""
         await self.controller.replace_streams(steered)
-        self.gcls = gcls_at(self.base_time())
-        self.gates.apply(self.gcls)
+        self.at_base_time(gcls)
+        self.gcls = gcls
+        self.gates.apply(gcls)
 
     def _now_running(self, gcls: list[PortGcl]) -> None:
         self.gcls = gcls

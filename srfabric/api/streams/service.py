@@ -266,12 +266,13 @@ class StreamService:
         except ModelError as error:
             raise bad_request(str(error), "ScheduleBadRequest") from None
         unsynced = self._unsynced(trees(list(self.current()["streams"].values())))
-        beyond = self.planning.beyond_capabilities(self._named(planner, 0))
+        gcls = self._named(planner, 0)  # the base time is set as they go out
+        beyond = self.planning.beyond_capabilities(gcls)
         if unsynced is not None or beyond is not None:
             planner.set_duty(before)
             raise unsynced or in_use("ScheduleNotApplied", str(beyond))
         try:
-            installed = self.installer.regate(partial(self._named, planner), lambda: planner.set_duty(before))
+            installed = self.installer.regate(gcls, lambda: planner.set_duty(before))
         except GatesRefused as error:
             raise in_use("StreamGatesRefused", str(error)) from None
         self.last = LastChange({}, sorted(g.interface for g in installed.gcls), installed.base_time_ns)
@@ -379,7 +380,7 @@ class StreamService:
             return
         self._declare(snap)
         planner = self.planner(snap)
-        await self.installer.start(self._all_steered(snap, must=[]), partial(self._named, planner))
+        await self.installer.start(self._all_steered(snap, must=[]), self._named(planner, 0))
 
     def view(self) -> dict[str, Any]:
         """The schedule: the slot grid, each stream's slot and offset, each port's gates (taprio and YANG)."""
