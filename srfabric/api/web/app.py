@@ -20,9 +20,9 @@ from srfabric.api.resources.schemas import ScheduleUpdate, body
 from srfabric.api.service import SfcService
 from srfabric.api.streams.frer_counters import FrerReport, stream_ends
 from srfabric.api.web import discovery, ui
-from srfabric.api.web.dispatch import ResourceApp, read_json
+from srfabric.api.web.dispatch import ResourceApp, request_body
 from srfabric.api.web.openapi import OpenApi
-from srfabric.api.web.router import Route, Routes, parse_body
+from srfabric.api.web.router import Route, Routes
 from srfabric.api.web.routes import RESOURCES
 
 log = logging.getLogger(__name__)
@@ -59,7 +59,7 @@ def metrics_routes(service: SfcService, book: TokenBook) -> list[Route]:
         book.admin(None if given is None else given.encode())
         return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 
-    return [Route("GET", "/metrics", metrics, auth="none", tags=("operations",), name="metrics",
+    return [Route("GET", "/metrics", metrics, auth="none", tags=("operations",), answers="text", name="metrics",
                   summary="Prometheus' text format (``metrics``); the token as X-Auth-Token or as a bearer token, "
                           "as Prometheus' ``authorization`` setting sends it.")]
 
@@ -103,8 +103,7 @@ def schedule_routes(service: SfcService) -> list[Route]:
         return {"schedule": service.streams.view()}
 
     async def reschedule(request: Request, _: str | None) -> dict[str, Any]:
-        data = read_json(await request.body(), request.headers.get("content-type", "").encode() or None)
-        asked = parse_body(ScheduleBody, data, "PUT")
+        asked = await request_body(request, ScheduleBody)
         await service.reschedule(asked.schedule.duty_percent)
         return {"schedule": service.streams.view()}
 
@@ -133,8 +132,7 @@ def frer_routes(service: SfcService) -> list[Route]:
     """802.1CB eliminators' reports in, their counters out."""
 
     async def frer_report(request: Request, _: str | None) -> dict[str, Any]:
-        data = read_json(await request.body(), request.headers.get("content-type", "").encode() or None)
-        report: FrerReport = parse_body(FrerReportBody, data, "POST").report
+        report: FrerReport = (await request_body(request, FrerReportBody)).report
         service.streams.frer.keep(report)
         ends = stream_ends(list(service.snapshot["streams"].values()), service.snapshot["ports"])
         matched = sum(1 for seen in report.streams if any(end.matches(seen) for end in ends))

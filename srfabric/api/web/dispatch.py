@@ -14,7 +14,7 @@ import urllib.parse
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -79,17 +79,28 @@ def read_json(raw: bytes, content_type: bytes | None) -> Any:
         raise bad_request("Body contains invalid data") from None
 
 
-def validate_body(resource: ResourceKind, method: str, data: Any, where: str = "") -> dict[str, Any]:
-    """The wrapped body's inner object as the fields the client set; ``ApiError`` (400) naming the field
-    (after ``where``, which says which item of a bulk request it is)."""
-    model = resource.create_body if method == "POST" else resource.update_body
+def validated(model: type[BaseModel], data: Any, method: str, where: str = "") -> Any:
+    """``data`` as ``model``; ``ApiError`` (400) naming the field (after ``where``, which says which item of a
+    bulk request it is), in the words FastAPI's handlers gave."""
     try:
-        payload = model.model_validate(data, from_attributes=True)  # as FastAPI: the same error messages
+        return model.model_validate(data, from_attributes=True)
     except ValidationError as error:
         first = error.errors()[0]
         raise bad_request(where + validation_message(dict(first), method)) from None
-    body: dict[str, Any] = getattr(payload, resource.member).model_dump(exclude_unset=True)
+
+
+def validate_body(resource: ResourceKind, method: str, data: Any, where: str = "") -> dict[str, Any]:
+    """The wrapped body's inner object as the fields the client set (see ``validated``)."""
+    model = resource.create_body if method == "POST" else resource.update_body
+    body: dict[str, Any] = getattr(validated(model, data, method, where), resource.member).model_dump(
+        exclude_unset=True)
     return body
+
+
+async def request_body(request: Request, model: type[BaseModel]) -> Any:
+    """A declared route's JSON body, read and checked as a resource's is."""
+    return validated(model, read_json(await request.body(), request.headers.get("content-type", "").encode() or None),
+                     request.method)
 
 
 def bulk_items(resource: ResourceKind, data: Any) -> list[dict[str, Any]] | None:

@@ -8,7 +8,6 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from fastapi import Depends
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
@@ -22,10 +21,6 @@ TITLE, VERSION = "srfabric", "2.0"
 DESCRIPTION = "OpenStack networking-sfc's API on srfabric's source-routed fabric."
 
 
-async def token(request: Request) -> None:
-    """The routes' token check as the document has always shown it: the router checks X-Auth-Token itself."""
-
-
 def stand_in(route: Route) -> Callable[..., Any]:
     """An endpoint with ``route``'s parameter and body in its signature, for FastAPI to describe."""
     kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
@@ -36,7 +31,7 @@ def stand_in(route: Route) -> Callable[..., Any]:
     async def endpoint(**_: Any) -> None:
         """Never called."""
 
-    answers = inspect.Signature.empty if route.name in ("metrics", "events") else dict[str, Any]  # JSON objects
+    answers = dict[str, Any] if route.answers == "json" else inspect.Signature.empty
     endpoint.__signature__ = inspect.Signature(parameters, return_annotation=answers)  # type: ignore[attr-defined]
     endpoint.__name__ = route.name or route.path.strip("/").replace("/", "_") or "root"
     endpoint.__doc__ = route.summary
@@ -44,11 +39,9 @@ def stand_in(route: Route) -> Callable[..., Any]:
 
 
 def described(route: Route) -> APIRoute:
-    dependencies = [Depends(token)] if route.auth != "none" else []
-    response = Response if route.name == "metrics" else JSONResponse
+    response = Response if route.answers == "text" else JSONResponse
     return APIRoute(route.path, stand_in(route), methods=[route.method], status_code=route.status,
-                    name=route.name or None, tags=list(route.tags), dependencies=dependencies,
-                    response_class=response)
+                    name=route.name or None, tags=list(route.tags), response_class=response)
 
 
 class OpenApi:
@@ -60,7 +53,7 @@ class OpenApi:
 
     def build(self) -> dict[str, Any]:
         if self.document is None:
-            described_routes = [*documented_routes(token), *(described(r) for r in self.routes if r.documented)]
+            described_routes = [*documented_routes(), *(described(r) for r in self.routes if r.documented)]
             self.document = get_openapi(title=TITLE, version=VERSION, description=DESCRIPTION,
                                         routes=described_routes)
         return self.document

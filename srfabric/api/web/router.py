@@ -21,14 +21,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.responses import Response
 
-from srfabric.api.errors import bad_request, validation_message
-
 Handler = Callable[[Request, str | None], Awaitable[Response | dict[str, Any]]]
 Auth = Literal["admin", "any", "none"]  # an admin's token (a read may send the web view's cookie), any, none
+Answer = Literal["json", "stream", "text"]  # a JSON object; an event stream; plain text (Prometheus')
 
 
 @dataclass(frozen=True)
@@ -45,6 +44,7 @@ class Route:
     summary: str = ""
     body: type[BaseModel] | None = None
     param_type: type = str
+    answers: Answer = "json"
     documented: bool = True
     name: str = field(default="")
 
@@ -88,11 +88,3 @@ class Routes:
 def json_bytes(content: Any) -> bytes:
     """Starlette's JSONResponse encoding (compact, UTF-8, no NaN), so both paths answer byte for byte alike."""
     return json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
-
-
-def parse_body(model: type[BaseModel], data: Any, method: str) -> Any:
-    """A request body validated by ``model``; ``ApiError`` (400) naming the field, as the resources' bodies."""
-    try:
-        return model.model_validate(data)
-    except ValidationError as error:
-        raise bad_request(validation_message(dict(error.errors()[0]), method)) from None

@@ -10,7 +10,7 @@ annotations of the handlers.
 
 from typing import Any
 
-from fastapi import Depends, Query
+from fastapi import Query
 from fastapi.responses import Response
 from fastapi.routing import APIRoute
 
@@ -20,7 +20,7 @@ from srfabric.api.resources.kinds import KINDS, ResourceKind
 RESOURCES: dict[str, ResourceKind] = {kind.path: kind for kind in KINDS.values()}
 
 
-def _resource_routes(path: str, resource: ResourceKind, auth: Any) -> list[APIRoute]:
+def _resource_routes(path: str, resource: ResourceKind) -> list[APIRoute]:
     """One resource's five operations, with the same names (and so operation ids) as when FastAPI served them."""
     collection, member = resource.collection, resource.member
     create_body, update_body = resource.create_body, resource.update_body
@@ -40,7 +40,7 @@ def _resource_routes(path: str, resource: ResourceKind, auth: Any) -> list[APIRo
     async def delete_item(ident: str) -> None:
         """Delete; 409 while another resource uses it."""
 
-    common: dict[str, Any] = {"tags": [collection], "dependencies": [Depends(auth)]}
+    common: dict[str, Any] = {"tags": [collection]}
     member_path = f"{path}/{{ident}}"
     return [
         APIRoute(path, list_items, methods=["GET"], name=f"list_{collection}", **common),
@@ -52,6 +52,6 @@ def _resource_routes(path: str, resource: ResourceKind, auth: Any) -> list[APIRo
     ]
 
 
-def documented_routes(auth: Any) -> list[APIRoute]:
-    """Every resource's operations, for FastAPI's OpenAPI document; ``auth`` documents the token header."""
-    return [route for path, resource in RESOURCES.items() for route in _resource_routes(path, resource, auth)]
+def documented_routes() -> list[APIRoute]:
+    """Every resource's operations, for FastAPI's OpenAPI document (the router checks the token itself)."""
+    return [route for path, resource in RESOURCES.items() for route in _resource_routes(path, resource)]

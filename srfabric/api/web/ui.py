@@ -70,7 +70,7 @@ def view_routes(service: SfcService) -> list[Route]:
         Route("GET", "/v2.0/srfabric/switches/{dpid}", switch, param_type=int, name="switch",
               summary="One switch: role, entries by table with packet counters (read from the switch), frames "
                       "dropped for forged headers."),
-        Route("GET", "/v2.0/srfabric/events", events, name="events",
+        Route("GET", "/v2.0/srfabric/events", events, answers="stream", name="events",
               summary="Server-Sent Events: ``change`` (data: a counter) when the fabric, the chains or what is "
                       "unrouted change; ``tick`` every second."),
     ]
