@@ -22,9 +22,7 @@ from fractions import Fraction
 from typing import Any
 
 from srfabric.errors import ModelError
-from srfabric.tsn.gates.gcl import PortGcl
-
-U32 = 2**32 - 1
+from srfabric.tsn.gates.gcl import U32, PortGcl
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from srfabric.tsn.model.timed import TimedSchedule
 TT_CLASS = 1
 BE_CLASS = 0
 BE_FRAME_BYTES = 1500
+U32 = 2**32 - 1  # the widest interval, cycle numerator and count the YANG modules and taprio take
 
 
 @dataclass(frozen=True)

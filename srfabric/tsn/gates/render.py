@@ -19,7 +19,7 @@ import shlex
 from typing import Any
 
 from srfabric.errors import ModelError
-from srfabric.tsn.gates.gcl import GateEntry, PortGcl
+from srfabric.tsn.gates.gcl import U32, GateEntry, PortGcl
 
 TT_PRIORITY = 7  # 802.1Q PCP of time-triggered frames
 SCHED = "ieee802-dot1q-sched"
@@ -29,8 +29,6 @@ def priority_map(tt_class: int, be_class: int, tt_priority: int = TT_PRIORITY) -
     """taprio's 16-entry map from skb priority to traffic class."""
     return [tt_class if priority == tt_priority else be_class for priority in range(16)]
 
-
-U32 = 2**32 - 1
 
 
 def _u32_entries(entries: list[GateEntry]) -> list[GateEntry]:
