@@ -18,6 +18,9 @@ APT_PACKAGES=(
   linux-image-amd64 qemu-system-x86 busybox-static
   # gPTP (IEEE 802.1AS) on bridges and end stations: ptp4l, and pmc to read a bridge's sync state.
   linuxptp
+  # The bridge side of --gates netconf: Debian's NETCONF server (yuma123) and its headers for srfabric's SIL
+  # library, OpenSSH for the NETCONF sessions, and lxml for ncclient (the controller's NETCONF client).
+  netconfd libyuma-dev openssh-server openssh-client python3-lxml
   # yanglint: every 802.1Qcw document srfabric emits is validated against the pinned IEEE modules (../shared/yang).
   libyang2-tools
   # OpenStack Neutron's database for the driver tests (its migrations are MySQL-only).
@@ -104,6 +107,9 @@ fi
 # The no-wait TSN scheduler's placement loop in C, a module for the venv's Python (srfabric falls back to its
 # Python loop without it).
 make -s -C native PYTHON="$PWD/$VENV/bin/python"
+
+# netconfd's SIL library of `srfabric bridge serve` (the bridge side of --gates netconf).
+make -s -C bridge
 
 # The XDP data plane: compile the eBPF programs (make skips objects that are up to date) and mount bpffs.
 make -s -C bpf

@@ -30,3 +30,7 @@ class RoutingError(SrfabricError):
 
 class ModelError(SrfabricError):
     """A topology, chain or classifier is inconsistent."""
+
+
+class Unavailable(SrfabricError):
+    """A device did not answer (unreachable, timed out, restarting): nothing changed, retry later."""

@@ -40,6 +40,11 @@ def in_use(kind: str, message: str) -> ApiError:
     return ApiError(409, kind, message)
 
 
+def unavailable(kind: str, message: str) -> ApiError:
+    """A device the request needs did not answer: nothing changed, retry later."""
+    return ApiError(503, kind, message)
+
+
 def validation_message(error: dict[str, Any], method: str) -> str:
     """Neutron's wording for a body that does not fit the schema, naming the field."""
     loc = [str(part) for part in error.get("loc", ()) if part != "body"]

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from srfabric.api.storage.repository import Repository
     from srfabric.api.web.http_server import PromptServer
     from srfabric.controller.controller import Controller
+    from srfabric.southbound.gates import Gates
 
 TOKEN_ENV = "SRFABRIC_TOKEN"
 
@@ -89,9 +90,15 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     tsn.add_argument("--tt-queue", type=int, default=6,
                      help="OpenFlow queue of time-triggered frames on every switch (OVS's Linux datapath: queue 6 "
                           "is skb priority 7); -1: none")
-    tsn.add_argument("--gates", choices=("none", "taprio"), default="none",
+    tsn.add_argument("--gates", choices=("none", "taprio", "netconf"), default="none",
                      help="taprio: install each gated port's schedule with tc (the switches' ports are local); "
-                          "none: compute and show them only")
+                          "netconf: push it to each bridge's NETCONF server (--bridges); none: compute and show "
+                          "them only")
+    tsn.add_argument("--bridges", type=Path, help="with --gates netconf: a JSON file of each bridge's NETCONF "
+                                                  "address and credentials ({\"bridges\": {name: {host, port, "
+                                                  "username, password or key_file}}})")
+    tsn.add_argument("--confirm-timeout-s", type=int, default=30,
+                     help="how long a bridge waits for a confirmed commit's confirmation before it rolls back")
     tsn.add_argument("--cycle-ns", type=int, default=1_000_000, help="base period of the slot grid")
     tsn.add_argument("--gate-lead-ms", type=float, default=200.0,
                      help="how far ahead a gate change's common base time is set")
@@ -192,14 +199,10 @@ def open_service(args: argparse.Namespace, controller: Controller) -> Running:
     from srfabric.api.service import SfcService
     from srfabric.api.storage.database import open_database
     from srfabric.api.storage.repository import Repository
-    from srfabric.southbound.gates import RecordingGates
-    from srfabric.southbound.taprio import TaprioGates
     from srfabric.tsn.runtime.live import CycleConfig
 
     engine = open_database(args.db)
-    gates = TaprioGates() if args.gates == "taprio" else RecordingGates()
-    if isinstance(gates, TaprioGates):
-        gates.ready()
+    gates = gates_of(args)
     leadership = None
     if engine.dialect.name == "postgresql":
         if not args.advertise_url and args.host in ("0.0.0.0", "::"):
@@ -212,6 +215,37 @@ def open_service(args: argparse.Namespace, controller: Controller) -> Running:
                          leadership=leadership)
     service.streams.lead_ns = int(args.gate_lead_ms * 1_000_000)
     return Running(controller, service, engine, repository, leadership)
+
+
+def gates_of(args: argparse.Namespace) -> Gates:
+    """The gates adapter ``--gates`` names: tc on this machine, NETCONF to the bridges, or none."""
+    from srfabric.southbound.gates import RecordingGates
+
+    if args.gates == "taprio":
+        from srfabric.southbound.taprio import TaprioGates
+
+        taprio = TaprioGates()
+        taprio.ready()
+        return taprio
+    if args.gates == "netconf":
+        from srfabric.model.management import read_bridges_file
+        from srfabric.southbound.netconf.gates import NetconfGates
+
+        if args.bridges is None:
+            raise SrfabricError("--bridges", "--gates netconf needs the bridges file (each bridge's NETCONF address)")
+        return NetconfGates(read_bridges_file(args.bridges), args.confirm_timeout_s)
+    return RecordingGates()
+
+
+def watch_bridges_of(running: Running) -> None:
+    """With ``--gates netconf``: read the bridges' capabilities, and send a bridge that lost its schedule its
+    lists again, in a task of its own."""
+    from srfabric.api.streams.bridge_task import watch_bridges
+    from srfabric.southbound.netconf.gates import NetconfGates
+
+    gates = running.service.streams.installer.gates
+    if isinstance(gates, NetconfGates):
+        running.tasks.append(asyncio.create_task(watch_bridges(running.service, gates)))
 
 
 def watch_clocks_of(args: argparse.Namespace, running: Running) -> None:
@@ -318,6 +352,7 @@ async def serve(args: argparse.Namespace, inherited: socket.socket | None = None
     running = open_service(args, controller)
     try:
         watch_clocks_of(args, running)
+        watch_bridges_of(running)
         role = await first_election(running)
         held.set()
         await asyncio.to_thread(load_modules, HTTP_MODULES)

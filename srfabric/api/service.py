@@ -138,15 +138,15 @@ class SfcService:
         return select_fields(find(self.snapshot, kind, ident), fields)
 
     def fabric_view(self) -> dict[str, Any]:
-        """What the controller discovered (``views.fabric_view``), each bridge's gPTP state and, with several
-        instances, who leads."""
+        """What the controller discovered (``views.fabric_view``), each bridge's gPTP state, capabilities and
+        management address and, with several instances, who leads."""
         from srfabric.api.resources.views import declared_functions, fabric_view
 
         lead, view = self.leadership, fabric_view(self.controller, self.labels())
         view["functions"] += declared_functions(self.controller, self.snapshot["ports"], self.snapshot.switches)
-        return {**view, "clocks": self.streams.clocks.view()
-                if self.streams.clocks else {}, "leadership": None if lead is None else {
-                    "leading": lead.leading, "generation": lead.generation, "leader": lead.leader_url}}
+        clocks = self.streams.clocks.view() if self.streams.clocks else {}
+        return {**view, "clocks": clocks, "bridges": self.streams.bridges_view(), "leadership": None if lead is None
+                else {"leading": lead.leading, "generation": lead.generation, "leader": lead.leader_url}}
 
     def labels(self) -> dict[str, str]:
         """What the views call a function (its port pair's name, else its device) and a port chain (its name),

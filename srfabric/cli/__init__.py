@@ -19,6 +19,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Runner]]:
     parser = argparse.ArgumentParser(prog="srfabric", description="Source-routed service chains on SDN fabrics.")
     commands = parser.add_subparsers(dest="command", required=True)
     from srfabric.api.serve import add_parser as add_serve
+    from srfabric.cli.bridge import add_parser as add_bridge
     from srfabric.cli.chain import add_parser as add_chain
     from srfabric.cli.frer import add_parser as add_frer
     from srfabric.cli.pki import add_parser as add_pki
@@ -31,6 +32,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Runner]]:
     add_frer(commands)
     add_tsn(commands)
     add_pki(commands)
+    add_bridge(commands)
     runners = dict(COMMANDS)
     for point in entry_points(group="srfabric.commands"):
         runners.update(point.load()(commands))
@@ -73,6 +75,12 @@ def _tsn(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _bridge(args: argparse.Namespace) -> int:
+    from srfabric.cli.bridge import run
+
+    return run(args)
+
+
 def _pki(args: argparse.Namespace) -> int:
     from srfabric.cli.pki import run
 
@@ -87,6 +95,7 @@ COMMANDS: dict[str, Runner] = {
     "frer": _frer,
     "tsn": _tsn,
     "pki": _pki,
+    "bridge": _bridge,
 }
 
 

@@ -10,15 +10,17 @@ The decisions themselves (admission, moves, redundant trees, the gate control li
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from srfabric.controller.controller import Controller
 from srfabric.controller.stream_planning import StreamEffects
-from srfabric.errors import ModelError, SrfabricError
+from srfabric.errors import ModelError, SrfabricError, Unavailable
 from srfabric.model.stream import SteeredStream
-from srfabric.southbound.gates import Gates, RecordingGates, next_base_time, tai_now_ns
+from srfabric.southbound.gates import Gates, RecordingGates, VerifiedGates, next_base_time, tai_now_ns
 from srfabric.tsn.gates.gcl import PortGcl
 
 log = logging.getLogger(__name__)
@@ -26,6 +28,10 @@ log = logging.getLogger(__name__)
 
 class GatesRefused(SrfabricError):
     """The gates adapter refused a list (the field names the port): nothing of the change stays."""
+
+
+class GatesUnavailable(SrfabricError):
+    """A bridge did not answer (the field names it): nothing of the change stays; retry later."""
 
 
 class NotInstalled(SrfabricError):
@@ -54,6 +60,8 @@ class StreamInstaller:
         self.lead_ns = lead_ns
         self.gcls: list[PortGcl] = []  # what every gated port runs now
         self.gate_changes = 0  # gate schedules sent (for /metrics)
+        self.switch_failures = 0  # ports that did not run their list after its base time (read back)
+        self._verifying: asyncio.Task[None] | None = None
 
     def at_base_time(self, gcls: list[PortGcl]) -> int:
         """Give every list the next common base time (a cycle boundary ``lead_ns`` ahead); returns it."""
@@ -76,17 +84,19 @@ class StreamInstaller:
             except SrfabricError as error:
                 raise NotInstalled(error.field, error.message) from None
             base_time = self.at_base_time(effects.gcls)
-            try:
-                self.gates.apply(effects.gcls)
-            except ModelError as error:
+            try:  # in a thread: bridges over NETCONF take round trips the API need not wait on
+                await asyncio.to_thread(self.gates.apply, effects.gcls)
+            except (ModelError, Unavailable) as error:
                 await self._restore(*previous)
-                raise GatesRefused(error.field, error.message) from None
+                kind = GatesUnavailable if isinstance(error, Unavailable) else GatesRefused
+                raise kind(error.field, error.message) from None
         except BaseException:
             effects.undo()
             if self.controller.streams != previous[0]:
                 await self._restore(*previous)
             raise
         self._now_running(effects.gcls)
+        self._verify_later(effects.gcls, base_time)
         return Installed(sent, effects.gcls, base_time)
 
     def regate(self, gcls: list[PortGcl], undo: Callable[[], None]) -> Installed:
@@ -95,15 +105,17 @@ class StreamInstaller:
         base_time = self.at_base_time(gcls)
         try:
             self.gates.apply(gcls)  # checks every port first
-        except ModelError as error:
+        except (ModelError, Unavailable) as error:
             undo()
             try:  # the streams did not change: only the gates go back
                 self.gates.apply(self.gcls)
             except SrfabricError:
                 log.exception("could not put the previous gates back")
-            raise GatesRefused(error.field, error.message) from None
+            kind = GatesUnavailable if isinstance(error, Unavailable) else GatesRefused
+            raise kind(error.field, error.message) from None
         self.gcls = gcls
         self.gate_changes += 1
+        self._verify_later(gcls, base_time)
         return Installed({}, gcls, base_time)
 
     async def start(self, steered: dict[str, SteeredStream], gcls: list[PortGcl]) -> None:
@@ -112,6 +124,23 @@ class StreamInstaller:
         self.at_base_time(gcls)
         self.gcls = gcls
         self.gates.apply(gcls)
+
+    def _verify_later(self, gcls: list[PortGcl], base_time_ns: int) -> None:
+        """With gates that report what they run (bridges over NETCONF): after the base time and one cycle, read
+        it back; a bridge that did not switch is logged and counted (``switch_failures``)."""
+        if not gcls or not isinstance(self.gates, VerifiedGates):
+            return
+        gates = self.gates
+        wait_s = max(0.0, (base_time_ns + self.cycle_ns - self.clock()) / 1e9)
+
+        async def verify() -> None:
+            await asyncio.sleep(wait_s)
+            problems = await asyncio.to_thread(gates.switched, gcls)
+            self.switch_failures += len(problems)
+            for problem in problems:
+                log.warning("gates: %s", problem)
+        with contextlib.suppress(RuntimeError):  # no loop (a synchronous caller): nothing to read back on
+            self._verifying = asyncio.get_running_loop().create_task(verify())
 
     def _now_running(self, gcls: list[PortGcl]) -> None:
         self.gcls = gcls

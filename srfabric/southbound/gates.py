@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from srfabric.tsn.gates.gcl import PortGcl
 
@@ -43,6 +43,14 @@ class Gates(Protocol):
     def check(self, gcls: Sequence[PortGcl]) -> None: ...
 
     def apply(self, gcls: Sequence[PortGcl]) -> None: ...
+
+
+@runtime_checkable
+class VerifiedGates(Gates, Protocol):
+    """Gates that can say what they run: ``switched`` reads it back after the base time and names each port
+    that does not run its list (bridges over NETCONF: their oper state)."""
+
+    def switched(self, gcls: Sequence[PortGcl]) -> list[str]: ...
 
 
 class RecordingGates:

@@ -36,6 +36,7 @@ FAILURE_CODES = {1: "Insufficient bandwidth", 2: "Insufficient Bridge resources"
                  14: "MaxFrameSize is too large for media", 21: "MaxLatency exceeded"}
 # What refused an admission (the planner's field, or the API's error type) -> the code that fits.
 REFUSAL_CODES = {"max_latency_ns": 21, "slot": 1, "path": 1, "duty_percent": 3, "StreamGatesRefused": 2,
+                 "StreamGatesUnavailable": 2,
                  "StreamUnavailableId": 2, "StreamIdInUse": 4, "size_bytes": 14, "gptp": 2}
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from srfabric.southbound.gates import Gates
+from srfabric.tsn.gates.capabilities import PortCapabilities
 from srfabric.tsn.gates.gcl import PortGcl
 from srfabric.tsn.gates.render import to_taprio, to_yang
 from srfabric.tsn.runtime.live import CycleConfig, LivePlanner
@@ -46,3 +48,16 @@ def scheduled_streams(planner: LivePlanner) -> list[dict[str, Any]]:
             view["latency_bound_ns"] = planner.redundant_latency_ns(stream, placed.path, redundant.second_path)
         streams.append(view)
     return streams
+
+
+def bridges_view(capabilities: dict[str, PortCapabilities], gates: Gates) -> dict[str, Any]:
+    """By bridge: its capabilities (the 802.1Qcw leaves, tick granularity included) and, over NETCONF, its
+    address and user, and whether it waits for a schedule it lost."""
+    from srfabric.southbound.netconf.gates import NetconfGates
+
+    sessions = gates.sessions if isinstance(gates, NetconfGates) else {}
+    stale = gates.stale if isinstance(gates, NetconfGates) else set()
+    return {name: {"capabilities": capabilities[name].to_yang(state=True) if name in capabilities else None,
+                   "management": sessions[name].access.public() if name in sessions else None,
+                   "lost_schedule": name in stale}
+            for name in sorted(set(capabilities) | set(sessions))}

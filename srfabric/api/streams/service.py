@@ -26,10 +26,11 @@ from srfabric.api.errors import ApiError, bad_request, in_use
 from srfabric.api.resources.translate import port_host, translate
 from srfabric.api.storage.repository import Record, Snapshot
 from srfabric.api.streams.frer_counters import FrerBook
+from srfabric.api.streams.gate_answers import gate_answers
 from srfabric.api.streams.redundant import TT_PRIORITY, Undos, replan_redundant, trees
-from srfabric.api.streams.schedule_view import schedule_view
+from srfabric.api.streams.schedule_view import bridges_view, schedule_view
 from srfabric.controller.controller import Controller
-from srfabric.controller.stream_install import GatesRefused, Installed, NotInstalled, StreamInstaller
+from srfabric.controller.stream_install import Installed, StreamInstaller
 from srfabric.controller.stream_planning import (
     KeptStream,
     StreamEffects,
@@ -239,12 +240,8 @@ class StreamService:
         except BaseException:
             undo()
             raise
-        try:
+        with gate_answers():
             installed = await self.installer.install(effects, meanwhile)
-        except GatesRefused as error:
-            raise in_use("StreamGatesRefused", str(error)) from None
-        except NotInstalled as error:
-            raise bad_request(str(error), "StreamNotInstalled") from None
         self._record(installed)
 
     def _record(self, installed: Installed) -> None:
@@ -271,10 +268,8 @@ class StreamService:
         if unsynced is not None or beyond is not None:
             planner.set_duty(before)
             raise unsynced or in_use("ScheduleNotApplied", str(beyond))
-        try:
+        with gate_answers():
             installed = self.installer.regate(gcls, lambda: planner.set_duty(before))
-        except GatesRefused as error:
-            raise in_use("StreamGatesRefused", str(error)) from None
         self.last = LastChange({}, sorted(g.interface for g in installed.gcls), installed.base_time_ns)
 
     def _named(self, planner: LivePlanner, base_time_ns: int) -> list[PortGcl]:
@@ -389,6 +384,11 @@ class StreamService:
         except ApiError as error:
             return {"error": error.message}
         return schedule_view(planner, self.cycle, self.gcls, self.last)
+
+    def bridges_view(self) -> dict[str, Any]:
+        """Each bridge's capabilities as it reported them, and how it is reached (never its credentials)."""
+        return bridges_view(self.planning.capabilities, self.installer.gates)
+
 
 def _placed(new: Snapshot, record: Record, placed: Assignment) -> None:
     """The stream's record in ``new`` with where the scheduler put it (switches only, slot, phase)."""

@@ -31,7 +31,7 @@ def priority_map(tt_class: int, be_class: int, tt_priority: int = TT_PRIORITY) -
 
 
 
-def _u32_entries(entries: list[GateEntry]) -> list[GateEntry]:
+def u32_entries(entries: list[GateEntry]) -> list[GateEntry]:
     """Split entries longer than taprio's and YANG's 32-bit nanosecond intervals."""
     out = []
     for entry in entries:
@@ -53,7 +53,7 @@ def to_taprio(gcl: PortGcl, tt_priority: int = TT_PRIORITY) -> str:
         "queues", *(f"1@{tc}" for tc in range(classes)),
         "base-time", str(gcl.base_time_ns),
     ]
-    for entry in _u32_entries(gcl.entries):
+    for entry in u32_entries(gcl.entries):
         words += ["sched-entry", "S", f"{entry.mask:02x}", str(entry.duration_ns)]
     words += ["clockid", "CLOCK_TAI"]
     return " ".join(words)
@@ -97,7 +97,7 @@ def to_yang(gcls: list[PortGcl]) -> dict[str, Any]:
                         "gate-states-value": entry.mask,
                         "time-interval-value": entry.duration_ns,
                     }
-                    for index, entry in enumerate(_u32_entries(gcl.entries))
+                    for index, entry in enumerate(u32_entries(gcl.entries))
                 ]
             },
             "admin-cycle-time": {"numerator": gcl.cycle_ns // divisor, "denominator": 1_000_000_000 // divisor},
@@ -116,6 +116,14 @@ def to_yang(gcls: list[PortGcl]) -> dict[str, Any]:
             }
         )
     return {"ietf-interfaces:interfaces": {"interface": interfaces}}
+
+
+def idle_table(cycle_ns: int = 1_000_000) -> dict[str, Any]:
+    """A port's ``gate-parameter-table`` with its gates disabled: every queue open, one entry over one cycle
+    (a bridge starts with it, and a port that keeps no list gets it)."""
+    table = to_yang([PortGcl("", "", "", cycle_ns, 0, [GateEntry(255, cycle_ns)])])["ietf-interfaces:interfaces"]
+    entry = table["interface"][0]["ieee802-dot1q-bridge:bridge-port"]["ieee802-dot1q-sched-bridge:gate-parameter-table"]
+    return {**entry, "gate-enabled": False}
 
 
 def parse_yang(document: dict[str, Any], tt_class: int = 1, be_class: int = 0) -> list[PortGcl]:

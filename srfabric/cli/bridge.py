@@ -1,0 +1,81 @@
+"""``srfabric bridge serve``: a Linux machine as a TSN bridge that srfabric gates over NETCONF. It starts Debian's
+netconfd with the pinned IEEE 802.1Qcw modules and srfabric's SIL library, seeds each port's capability leaves,
+and applies every committed gate schedule to taprio (``--apply none`` on a kernel without taprio: committed and
+kept in the state leaves, not run).
+
+    srfabric bridge serve --name s1 --port s1-eth1 --port s1-eth2 --yang /usr/share/srfabric/yang \\
+        --state /var/lib/srfabric-bridge            # behind the machine's sshd (Port 830, netconf subsystem)
+    srfabric bridge serve ... --sshd --ssh-port 8301 --authorized-keys keys   # its own sshd (several per machine)
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import threading
+from pathlib import Path
+
+from srfabric.errors import SrfabricError
+from srfabric.tsn.gates.capabilities import PortCapabilities
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    bridge = commands.add_parser("bridge", help="run this machine as a TSN bridge gated over NETCONF")
+    sub = bridge.add_subparsers(dest="bridge_command", required=True)
+    serve = sub.add_parser("serve", help="netconfd with the 802.1Qcw modules, and the agent that applies its "
+                                         "committed schedules")
+    serve.add_argument("--name", required=True, help="the bridge's name in srfabric's topology")
+    serve.add_argument("--port", action="append", required=True, dest="ports", metavar="IFNAME",
+                       help="a gated port (repeatable)")
+    serve.add_argument("--yang", type=Path, required=True, help="the folder of the pinned IEEE and IETF modules")
+    serve.add_argument("--state", type=Path, required=True, help="netconfd's startup file, logs and the ports' "
+                                                                 "state leaves")
+    serve.add_argument("--fresh", action="store_true", help="start from the capability leaves alone, not from "
+                                                            "the last committed configuration")
+    serve.add_argument("--apply", choices=("taprio", "none"), default="taprio",
+                       help="run each committed list with taprio, or only commit and keep it (no taprio here)")
+    serve.add_argument("--list-max", type=int, default=256, help="supported-list-max of every port")
+    serve.add_argument("--cycle-max-ns", type=int, default=1_000_000_000, help="supported-cycle-max, in ns")
+    serve.add_argument("--interval-max-ns", type=int, default=1_000_000_000, help="supported-interval-max")
+    serve.add_argument("--tick", type=int, default=10, help="tick-granularity, tenths of a ns")
+    serve.add_argument("--ssh-port", type=int, default=830, help="the SSH port NETCONF sessions arrive on")
+    serve.add_argument("--sshd", action="store_true", help="run a private sshd for this bridge")
+    serve.add_argument("--listen", default="127.0.0.1", help="the private sshd's address")
+    serve.add_argument("--authorized-keys", type=Path, help="the private sshd's authorized keys")
+
+
+def capabilities(args: argparse.Namespace) -> PortCapabilities:
+    from fractions import Fraction
+
+    cycle = Fraction(args.cycle_max_ns, 1_000_000_000)
+    return PortCapabilities(args.list_max, (cycle.numerator, cycle.denominator), args.interval_max_ns, args.tick)
+
+
+def run(args: argparse.Namespace) -> int:
+    from srfabric.bridge.agent import BridgeAgent
+    from srfabric.bridge.ports import PortDriver, TaprioPorts, UnappliedPorts
+    from srfabric.bridge.server import BridgeServer
+    from srfabric.southbound.gates import tai_now_ns
+
+    if args.sshd and args.authorized_keys is None:
+        raise SrfabricError("--authorized-keys", "a private sshd (--sshd) needs the keys it lets in")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    caps = capabilities(args)
+    server = BridgeServer(args.name, args.state.resolve(), args.yang.resolve(), dict.fromkeys(args.ports, caps),
+                          args.ssh_port)
+    ports: PortDriver = TaprioPorts() if args.apply == "taprio" else UnappliedPorts()
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        server.start(fresh=args.fresh)
+        if args.sshd:
+            server.start_sshd(args.authorized_keys.resolve(), args.listen)
+        print(f"bridge {args.name}: NETCONF on port {args.ssh_port}, ports {', '.join(args.ports)}, "
+              f"taprio {ports.name}", flush=True)
+        BridgeAgent(server.state, args.name, ports, tai_now_ns, args.tick).run(stop)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    return 0
