@@ -92,15 +92,15 @@ class NetconfGates:
     def _two_phase(self, edits: dict[str, str]) -> None:
         token = uuid.uuid4().hex
         started = self.clock()
-        failed = self._each(edits, lambda name: self.sessions[name].edit_and_commit(
+        failed = self.each(edits, lambda name: self.sessions[name].edit_and_commit(
             edits[name], token, self.confirm_timeout_s))
         committed = [name for name in edits if name not in failed]
         if failed:
-            self._each(committed, lambda name: self.sessions[name].cancel(token))
-            self._each(failed, lambda name: self.sessions[name].discard())
+            self.each(committed, lambda name: self.sessions[name].cancel(token))
+            self.each(failed, lambda name: self.sessions[name].discard())
             raise _first(failed, "nothing changed on any bridge")
         commit_s = self.clock() - started
-        lost = self._each(committed, lambda name: self.sessions[name].confirm(token))
+        lost = self.each(committed, lambda name: self.sessions[name].confirm(token))
         self.last = Push(sorted(edits), commit_s, self.clock() - started - commit_s)
         if lost:
             self.stale |= set(lost)
@@ -108,7 +108,7 @@ class NetconfGates:
                                "other bridges run the new one, and it gets it again when it answers")
         self.stale -= set(edits)
 
-    def _each(self, names: Iterable[str], action: Callable[[str], None]) -> dict[str, SrfabricError]:
+    def each(self, names: Iterable[str], action: Callable[[str], None]) -> dict[str, SrfabricError]:
         """``action`` on every bridge at once; the errors by bridge."""
         futures = {name: self._pool.submit(action, name) for name in names}
         errors: dict[str, SrfabricError] = {}
@@ -123,7 +123,7 @@ class NetconfGates:
         """Each reachable bridge's capabilities: the tightest over its ports (a bridge without a scheduler's
         capability leaves is left out)."""
         found: dict[str, PortCapabilities] = {}
-        errors = self._each(self.sessions, lambda name: _store(found, name, self.sessions[name]))
+        errors = self.each(self.sessions, lambda name: _store(found, name, self.sessions[name]))
         if errors and not found:
             raise _first(errors, "no bridge answered")
         return found
@@ -134,7 +134,7 @@ class NetconfGates:
         by_bridge: dict[str, list[PortGcl]] = {}
         for gcl in gcls:
             by_bridge.setdefault(gcl.node, []).append(gcl)
-        errors = self._each(by_bridge, lambda n: _compare(self.sessions[n], by_bridge[n], problems))
+        errors = self.each(by_bridge, lambda n: _compare(self.sessions[n], by_bridge[n], problems))
         problems += [str(error) for error in errors.values()]
         return sorted(problems)
 

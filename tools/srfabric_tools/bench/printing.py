@@ -1,0 +1,178 @@
+"""How ``srfabric bench`` prints each benchmark's summary as tables (``--json`` prints it whole instead)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def print_summary(summary: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    console.print(f"machine: {summary['machine']['cpus']} cores; paper: CPLEX, 16 cores (4c, 4d), 2 cores (4e, 4f)")
+    table = Table(title="4c: scheduled flows relative to S/UR")
+    for column in ("method", "mean", "100%", ">=98%", "min", "paper mean", "paper 100%"):
+        table.add_column(column)
+    paper = summary["paper"]
+    for variant, q in summary["quality_vs_sur"].items():
+        table.add_row(variant, f"{q['mean']:.1%}", f"{q['share_full']:.0%}", f"{q['share_98']:.0%}", f"{q['min']:.1%}",
+                      f"{paper['quality_mean'].get(variant, paper['incremental_quality']):.0%}"
+                      if variant in ("spr", "sfr", "incremental") else "-",
+                      f"{paper['quality_full'][variant]:.0%}" if variant in paper["quality_full"] else "-")
+    console.print(table)
+    for key, title in (("runtime_vs_flows", "4d: runtime vs flows"), ("runtime_vs_slots", "4e: runtime vs slots"),
+                       ("runtime_vs_links", "4f: runtime vs links"), ("sur_forms", "S/UR formulations, whole ILP")):
+        rows = summary[key]
+        if not rows:
+            continue
+        axis = next(k for k in rows[0] if k not in ("variant", "scheduled", "seconds", "per_flow_ms", "status"))
+        table = Table(title=title)
+        variants = list(dict.fromkeys(r["variant"] for r in rows))
+        table.add_column(axis)
+        for variant in variants:
+            table.add_column(f"{variant} s (flows)")
+        for value in dict.fromkeys(r[axis] for r in rows):
+            cells = []
+            for variant in variants:
+                hit = [r for r in rows if r[axis] == value and r["variant"] == variant]
+                cells.append(f"{hit[0]['seconds']:.4f} ({hit[0]['scheduled']})" if hit else "-")
+            table.add_row(str(value), *cells)
+        console.print(table)
+    for name, goal in summary["goals"].items():
+        console.print(f"goal {name}: {'met' if goal['met'] else 'NOT met'} {goal}")
+
+
+def print_tsnkit(summary: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    table = Table(title="srfabric against tsnkit: streams scheduled (mean share), instances fully scheduled, "
+                        "median solve s, schedules clean in tsnkit's simulator and on deadlines")
+    for column in ("size", "method", "instances", "scheduled", "full", "median solve s", "clean / with a schedule"):
+        table.add_column(column)
+    for size, methods in summary["by_size"].items():
+        for method, row in methods.items():
+            table.add_row(size, method, str(row["instances"]), f"{row['scheduled_share']:.1%}",
+                          str(row["fully_scheduled"]), f"{row['median_solve_s']:.4f}",
+                          f"{row['clean']} / {row['with_schedule']}")
+    console.print(table)
+    for name, goal in summary["goals"].items():
+        console.print(f"goal {name}: {goal}")
+
+
+def print_capacity(summary: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    table = Table(title=f"controller capacity, {summary['topology']}: setup = packet-in written to packet-out read")
+    for column in ("steering", "offered/s", "set up/s", "lost", "median ms", "p99 ms", "max ms", "controller CPU",
+                   "generator CPU", "flow-mods/flow"):
+        table.add_column(column)
+    for row in summary["steps"]:
+        table.add_row(row["steering"], f"{row['offered']:,.0f}", f"{row['achieved']:,.0f}",
+                      str(row["sent"] - row["set_up"]), f"{row['p50_ms']:.3f}", f"{row['p99_ms']:.3f}",
+                      f"{row['max_ms']:.1f}", f"{row['controller_cpu']:.0%}", f"{row['generator_cpu']:.0%}",
+                      f"{row['flow_mods_per_flow']:.2f}")
+    console.print(table)
+    for name, goal in summary["goals"].items():
+        console.print(f"goal {name}: {'met' if goal['met'] else 'NOT met'} {goal}")
+
+
+def print_dataplane(summary: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    paper = summary["paper"]
+    console.print(f"machine: {summary['machine']['cpus']} cores, kernel {summary['machine']['kernel']}; "
+                  f"timer floor (empty program, single run) {summary['floor_ns']} ns")
+    table = Table(title="cost per packet, ns (paper Table 1: SourceRouter element "
+                        f"{paper['table1_cycles_per_packet']['source_router_element']} of "
+                        f"{paper['table1_cycles_per_packet']['click_total']} cycles)")
+    for column in ("program", "ns per packet", "minus the empty program"):
+        table.add_column(column)
+    for row in summary["costs"]:
+        table.add_row(row["program"], f"{row['ns_per_packet']:.1f}", f"{row['net_ns_per_packet']:.1f}")
+    console.print(table)
+    table = Table(title=f"forwarding rate, delivered packets/s (paper: SR > {paper['sr_faster_than_lpm_380k']}x LPM)")
+    for column in ("switch", "mode", "frame bytes", "destinations", "offered pps", "delivered pps"):
+        table.add_column(column)
+    for row in summary["rates"]:
+        table.add_row(row["switch"], row["mode"], str(row["frame_bytes"]), f"{row['destinations']:,}",
+                      f"{row['offered_pps']:,}", f"{row['delivered_pps']:,}")
+    console.print(table)
+    print_control(console, summary)
+    for name, goal in summary["goals"].items():
+        console.print(f"goal {name}: {'met' if goal['met'] else 'NOT met'} {goal}")
+
+
+def print_control(console: Any, summary: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    table = Table(title="reactive flow setup on the k=4 fat-tree, random pairs, ms (paper Table 2, POX: header "
+                        "0.25, POX + kernel 0.24, RTT 0.1, switch 0.3, total 0.89)")
+    for column in ("steering", "flows/s", "CPU latency", "flows", "lost", "median", "p99", "up", "header",
+                   "controller", "down", "channel RTT", "searched", "searched median"):
+        table.add_column(column)
+    for row in summary["setup_by_rate"]:
+        held = "idle states" if row["cpu_latency_us"] is None else f"held {row['cpu_latency_us']} us"
+        table.add_row(row["steering"], f"{row['rate_per_s']:g}", held, str(row["flows"]), str(row["lost"]),
+                      f"{row['median']:.3f}", f"{row['p99']:.3f}", f"{row['up_ms']:.3f}", f"{row['header_ms']:.3f}",
+                      f"{row['controller_ms']:.3f}", f"{row['down_ms']:.3f}", f"{row['rtt_ms']:.3f}",
+                      str(row["searched_flows"]), f"{row['searched_median']:.3f}")
+    console.print(table)
+    line = summary.get("setup_line_ms")
+    if line:
+        console.print(f"the same on a 3-switch line (one pair, CPU latency held): median {line['median']:.3f} ms, "
+                      f"up {line['up_ms']:.3f}, down {line['down_ms']:.3f}")
+    table = Table(title="control bytes per new flow (measured on the channel)")
+    for column in ("steering", "uplink", "downlink", "switches told", "packet-in", "flow-mod", "packet-out"):
+        table.add_column(column)
+    for name, row in summary["control_bytes_per_flow"].items():
+        table.add_row(name, str(row["up"]), str(row["down"]), str(row["switches"]), str(row["packet_in"]),
+                      str(row["flow_mod"]), str(row["packet_out"]))
+    console.print(table)
+    table = Table(title="Fig. 9 measured: emulated fat-trees, 1 new flow/s per host, random pairs")
+    for column in ("k", "hosts", "SR B/flow", "rules B/flow", "SR Mb/s", "rules Mb/s", "rules/SR",
+                   "model SR error", "model rules error"):
+        table.add_column(column)
+    for row in summary.get("fig9_measured", []):
+        table.add_row(str(row["k"]), str(row["hosts"]), f"{row['sr_bytes_per_flow']:.0f}",
+                      f"{row['rules_bytes_per_flow']:.0f}", f"{row['sr_total_mbps']:.4f}",
+                      f"{row['rules_total_mbps']:.4f}", f"{row['rules_over_sr']:.2f}",
+                      f"{row['sr_model_error']:+.1%}", f"{row['rules_model_error']:+.1%}")
+    console.print(table)
+    table = Table(title="Fig. 9 modelled: fat-trees, 1 new flow/s per host (measured message sizes times the path "
+                        "mix)")
+    for column in ("k", "switches", "hosts", "SR Mb/s", "rules Mb/s", "rules/SR"):
+        table.add_column(column)
+    for row in summary["fig9_fat_tree"]:
+        table.add_row(str(row["k"]), str(row["switches"]), str(row["hosts"]), f"{row['sr_total_mbps']:.3f}",
+                      f"{row['rules_total_mbps']:.3f}", f"{row['rules_over_sr']:.2f}")
+    console.print(table)
+    table = Table(title="Fig. 3: entries that steer one chain")
+    for column in ("functions", "SR mac-nibble", "SR mac-vlan-mpls", "rule-based"):
+        table.add_column(column)
+    for row in summary["fig3_chain_state"]:
+        table.add_row(str(row["functions"]), str(row["sr_mac_nibble"]), str(row["sr_mac_vlan_mpls"]),
+                      str(row["hop_by_hop"]))
+    console.print(table)
+
+
+def print_failover(summary: dict[str, Any]) -> None:
+    if summary.get("takeover"):
+        found = summary["takeover"]
+        print(f"leader take-over: {found['kills']} kills, writes taken again after {found['takeover_s_median']} s "
+              f"(median; max {found['takeover_s_max']} s); {found['frames_lost']} of {found['frames_sent']} frames "
+              f"lost; tables as before: {found['tables_as_before']}; entries sent again: "
+              f"{found['entries_sent_again']}")
+    for steering, values in summary["steerings"].items():
+        print(f"{steering}: {values['cuts']} cuts, outage median {values['outage_ms_median']} ms, p99 "
+              f"{values['outage_ms_p99']} ms; flow-mods per cut {values['flow_mods_per_cut']} "
+              f"(by kind {values['flow_mods_per_cut_by_kind']}); chains in order after: {values['in_order']}; "
+              f"tables as before after the link's return: {values['tables_as_before_after_restore']}")
+    print("goals:", json.dumps(summary["goals"]))
