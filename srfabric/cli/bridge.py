@@ -43,6 +43,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--sshd", action="store_true", help="run a private sshd for this bridge")
     serve.add_argument("--listen", default="127.0.0.1", help="the private sshd's address")
     serve.add_argument("--authorized-keys", type=Path, help="the private sshd's authorized keys")
+    check = sub.add_parser("check", help="reach every bridge of a bridges file over NETCONF: its capabilities and "
+                                         "what each port runs")
+    check.add_argument("--bridges", type=Path, required=True, help="the bridges file serve --gates netconf reads")
 
 
 def capabilities(args: argparse.Namespace) -> PortCapabilities:
@@ -53,6 +56,38 @@ def capabilities(args: argparse.Namespace) -> PortCapabilities:
 
 
 def run(args: argparse.Namespace) -> int:
+    return check(args) if args.bridge_command == "check" else serve(args)
+
+
+def check(args: argparse.Namespace) -> int:
+    """One line per bridge and per gated port; exit 1 when a bridge did not answer."""
+    from srfabric.model.management import read_bridges_file
+    from srfabric.southbound.netconf.session import BridgeSession
+
+    failed = 0
+    for name, access in sorted(read_bridges_file(args.bridges).items()):
+        session = BridgeSession(access)
+        try:
+            tables = session.tables()
+        except SrfabricError as error:
+            failed += 1
+            print(f"{name}: {error}")
+            continue
+        finally:
+            session.close()
+        print(f"{name}: {access.host}:{access.port}, {len(tables)} ports with a gate-parameter-table")
+        for port, table in sorted(tables.items()):
+            caps = table.capabilities
+            limits = (f"list-max {caps.list_max}, cycle-max {float(caps.cycle_max_ns):g} ns, interval-max "
+                      f"{caps.interval_max_ns} ns, tick {caps.tick_tenths_ns / 10:g} ns") if caps else "no capabilities"
+            running = (f"runs {len(table.oper.entries)} entries from base time {table.oper.base_time_ns}"
+                       if table.oper else "runs no list")
+            print(f"  {port}: {'gated' if table.enabled else 'not gated'}; {running}"
+                  f"{' (a change pending)' if table.pending else ''}; {limits}")
+    return 1 if failed else 0
+
+
+def serve(args: argparse.Namespace) -> int:
     from srfabric.bridge.agent import BridgeAgent
     from srfabric.bridge.ports import PortDriver, TaprioPorts, UnappliedPorts
     from srfabric.bridge.server import BridgeServer

@@ -155,6 +155,14 @@ function draw() {
       el("title", {}, label).textContent = clock.synced ? `follows ${clock.grandmaster} within ${clock.bound_ns} ns`
         : `not synchronised: ${clock.reason}`;
     }
+    const bridge = (fabric.bridges || {})[sw.name];  // its scheduler's capabilities, when read over NETCONF
+    if (bridge && bridge.capabilities) {
+      const caps = bridge.capabilities, cycle = caps["supported-cycle-max"];
+      el("title", {}, group).textContent = `gate lists up to ${caps["supported-list-max"]} entries, cycles up to ` +
+        `${cycle.numerator}/${cycle.denominator} s, intervals up to ${caps["supported-interval-max"]} ns` +
+        (bridge.management ? `; NETCONF ${bridge.management.host}:${bridge.management.port}` : "") +
+        (bridge.lost_schedule ? "; lost its schedule: sent again when it answers" : "");
+    }
     group.addEventListener("click", () => selectSwitch(sw.dpid));
   }
   for (const host of fabric.hosts) {
