@@ -28,7 +28,7 @@ from srfabric.tsn.gates.gcl import GateEntry, PortGcl
 from srfabric_tools.bench.calibration import calibrate, finished
 from srfabric_tools.bench.netconf_report import plot, summarise
 from srfabric_tools.bench.output import machine, provenance, run_folder, write_json, write_runs
-from srfabric_tools.netconf_lab.bridges import BridgeLab
+from srfabric_tools.netconf_lab.bridges import BridgeLab, topology_ports
 
 CYCLE_NS, LEAD_NS = 1_000_000, 200_000_000
 
@@ -43,17 +43,6 @@ def line(bridges: int) -> TopoSpec:
     topo.add_host("t1", "s1")
     topo.add_host("l1", f"s{bridges}")
     return topo
-
-
-def gated_ports(topo: TopoSpec) -> dict[str, list[str]]:
-    """Every bridge's ports: each link's end and each host's."""
-    ports: dict[str, list[str]] = {name: [] for name in topo.switches}
-    for link in topo.links:
-        ports[link.a].append(f"{link.a}-eth{link.a_port}")
-        ports[link.b].append(f"{link.b}-eth{link.b_port}")
-    for host in topo.hosts.values():
-        ports[host.switch].append(f"{host.switch}-eth{host.port}")
-    return {name: sorted(names) for name, names in ports.items()}
 
 
 def change(ports: dict[str, list[str]], number: int) -> list[PortGcl]:
@@ -117,7 +106,7 @@ def run_netconf(quick: bool, out: str, topology: str, runs: int, changes: int,
                 say: Callable[[str], None]) -> tuple[dict[str, Any], Path]:
     runs, changes = (2, 10) if quick else (runs, changes)
     topo = tsn_fig7() if topology == "tsn-fig7" else line(7)
-    ports = gated_ports(topo)
+    ports = topology_ports(topo)
     folder = run_folder(out, "netconf")
     measured_on, results, rows = machine(), [], []
     for run in range(1, runs + 1):

@@ -45,8 +45,13 @@ def write_json(path: Path, document: Any) -> None:
 
 
 def machine() -> dict[str, Any]:
-    """What the figures were measured on, and by which commit of srfabric."""
-    return {"cpus": os.cpu_count(), "kernel": os.uname().release, "commit": source_commit()}
+    """What the figures were measured on, and by which commit of srfabric, with a calibration of the machine as
+    it was (``bench/calibration.py``: how fast a core runs a fixed loop, the timer floor, the load, other busy
+    processes); ``provenance`` adds the load average at the end."""
+    from srfabric_tools.bench.calibration import calibrate
+
+    return {"cpus": os.cpu_count(), "kernel": os.uname().release, "commit": source_commit(),
+            "calibration": calibrate()}
 
 
 def provenance(measured_on: dict[str, Any], command: str) -> dict[str, Any]:
@@ -54,12 +59,16 @@ def provenance(measured_on: dict[str, Any], command: str) -> dict[str, Any]:
     the command line (``command`` when not run as ``srfabric bench ...``)."""
     import sys
 
+    from srfabric_tools.bench.calibration import finished
+
     given = " ".join(["srfabric", *sys.argv[1:]]) if sys.argv[1:2] in (["bench"], ["lab"]) else command
+    if "calibration" in measured_on:
+        measured_on = {**measured_on, "calibration": finished(measured_on["calibration"])}
     return {"machine": measured_on, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "command": given}
 
 
 # What a run exercises: a change to these makes a run's commit "dirty"; documentation and results do not.
-CODE = ("srfabric", "tools", "bpf", "native", "integrations", "scripts", "pyproject.toml", "constraints.txt",
+CODE = ("srfabric", "tools", "bpf", "native", "bridge", "integrations", "scripts", "pyproject.toml", "constraints.txt",
         "tsnkit-constraints.txt", "Makefile")
 
 

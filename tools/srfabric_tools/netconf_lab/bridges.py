@@ -6,6 +6,7 @@ configuration, as a replaced bridge) and ``pause``/``resume`` (netconfd frozen m
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -18,6 +19,7 @@ from types import TracebackType
 
 from srfabric.errors import SrfabricError
 from srfabric.model.management import BridgeAccess
+from srfabric.model.topo import TopoSpec
 from srfabric_tools.procs import terminate
 
 YANG = Path(__file__).resolve().parents[3].parent / "shared" / "yang"
@@ -27,6 +29,17 @@ def pinned_yang() -> Path:
     if not YANG.is_dir():
         raise SrfabricError("yang", f"the pinned YANG modules are not at {YANG} (shared/yang beside the checkout)")
     return YANG
+
+
+def topology_ports(topo: TopoSpec) -> dict[str, list[str]]:
+    """Every switch's ports as Mininet names them (``s1-eth2``): each link's end and each host's."""
+    ports: dict[str, list[str]] = {name: [] for name in topo.switches}
+    for link in topo.links:
+        ports[link.a].append(f"{link.a}-eth{link.a_port}")
+        ports[link.b].append(f"{link.b}-eth{link.b_port}")
+    for host in topo.hosts.values():
+        ports[host.switch].append(f"{host.switch}-eth{host.port}")
+    return {name: sorted(names) for name, names in ports.items()}
 
 
 def free_port() -> int:
@@ -52,6 +65,9 @@ class BridgeLab:
     folder: Path
     apply: str = "none"
     list_max: int = 256
+    listen: str = "127.0.0.1"  # where the bridges' sshd listen (another namespace reaches them there)
+    timeout_s: float = 3.0  # each NETCONF answer's limit (an emulated CPU needs more)
+    start_timeout_s: float = 60.0
     made: dict[str, LabBridge] = field(default_factory=dict)
 
     def __enter__(self) -> BridgeLab:
@@ -75,13 +91,21 @@ class BridgeLab:
         self.close()
 
     def access(self) -> dict[str, BridgeAccess]:
-        return {name: BridgeAccess(name, "127.0.0.1", "root", bridge.ssh_port, key_file=str(self.key),
-                                   timeout_s=3.0) for name, bridge in self.made.items()}
+        return {name: BridgeAccess(name, self.listen, "root", bridge.ssh_port, key_file=str(self.key),
+                                   timeout_s=self.timeout_s) for name, bridge in self.made.items()}
+
+    def bridges_file(self, path: Path) -> Path:
+        """The bridges file ``srfabric serve --gates netconf --bridges`` reads, for this lab."""
+        path.write_text(json.dumps({"bridges": {name: {"host": access.host, "port": access.port, "username": "root",
+                                                       "key_file": access.key_file, "timeout_s": access.timeout_s}
+                                                for name, access in self.access().items()}}))
+        return path
 
     def start(self, name: str, fresh: bool = False) -> None:
         bridge = self.made[name]
         command = [sys.executable, "-m", "srfabric", "bridge", "serve", "--name", name, "--yang", str(pinned_yang()),
                    "--state", str(bridge.state), "--apply", self.apply, "--sshd", "--ssh-port", str(bridge.ssh_port),
+                   "--listen", self.listen,
                    "--authorized-keys", str(self.folder / "authorized_keys"), "--list-max", str(self.list_max),
                    *(word for port in bridge.ports for word in ("--port", port)), *(["--fresh"] if fresh else [])]
         bridge.state.mkdir(parents=True, exist_ok=True)
@@ -112,13 +136,13 @@ class BridgeLab:
     def _netconfd(self, name: str) -> int:
         return int((self.made[name].state / "netconfd.pid").read_text())
 
-    def _wait_listening(self, bridge: LabBridge, timeout_s: float = 60.0) -> None:
-        deadline = time.monotonic() + timeout_s
+    def _wait_listening(self, bridge: LabBridge) -> None:
+        deadline = time.monotonic() + self.start_timeout_s
         while time.monotonic() < deadline:
             if bridge.process is not None and bridge.process.poll() is not None:
                 break
             try:
-                with socket.create_connection(("127.0.0.1", bridge.ssh_port), timeout=1):
+                with socket.create_connection((self.listen, bridge.ssh_port), timeout=1):
                     return
             except OSError:
                 time.sleep(0.05)

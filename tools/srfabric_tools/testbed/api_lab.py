@@ -56,8 +56,10 @@ class ServeProcess:
 
     def __init__(self, db: str, token: str = "srfabric-test", codec: str = "mac-nibble",
                  extra_args: tuple[str, ...] = (), patience: float = 1.0, tls: Path | None = None,
-                 activation: bool = False) -> None:
+                 activation: bool = False, netns: str | None = None, host: str = "127.0.0.1") -> None:
         self.db, self.token, self.codec = db, token, codec
+        # In a namespace of its own (``netns``, at ``host``): the switches and the API reach it over TCP only.
+        self.netns, self.host = netns, host
         # Socket activation: this object holds the OpenFlow port and hands it to each process it starts, as a
         # supervisor (systemd) does, so that the port stays open across a restart.
         self.listener = socket.create_server(("127.0.0.1", 0), backlog=1024) if activation else None
@@ -72,15 +74,18 @@ class ServeProcess:
 
     @property
     def url(self) -> str:
-        return f"{'https' if '--api-tls' in self.extra_args else 'http'}://127.0.0.1:{self.port}"
+        return f"{'https' if '--api-tls' in self.extra_args else 'http'}://{self.host}:{self.port}"
 
     def client(self) -> SfcClient:
         return SfcClient(self.url, self.token)
 
     def start(self, timeout: float = 30.0) -> None:
-        args = [sys.executable, "-m", "srfabric", "serve", "--port", str(self.port), "--openflow-host", "127.0.0.1",
+        args = [sys.executable, "-m", "srfabric", "serve", "--port", str(self.port), "--openflow-host", self.host,
                 "--openflow-port", str(self.openflow_port), "--db", self.db, "--codec", self.codec, *self.extra_args,
-                *(("--openflow-tls", str(self.tls)) if self.tls else ("--openflow-insecure",))]
+                *(("--openflow-tls", str(self.tls)) if self.tls else ("--openflow-insecure",)),
+                *(("--host", self.host) if self.host != "127.0.0.1" else ())]
+        if self.netns is not None:
+            args = ["ip", "netns", "exec", self.netns, *args]
         env = {**os.environ, "SRFABRIC_TOKEN": self.token}
         offset = self.log.stat().st_size  # a restart appends to the same log
         handing: dict[str, Any] = {}
@@ -146,7 +151,8 @@ class ApiLab(Running):
 
     def start(self) -> None:
         self.testbed = Testbed(self.spec, [self.serve.openflow_port, *(o.openflow_port for o in self.others)],
-                               self.switch, self.serve.codec, self.datapath, self.tx_queues, tls=self.serve.tls)
+                               self.switch, self.serve.codec, self.datapath, self.tx_queues, tls=self.serve.tls,
+                               controller_ip=self.serve.host)
         self.testbed.start()
         with self.serve.client() as client:
             for name, fn in self.spec.functions.items() if self.declare_functions else ():

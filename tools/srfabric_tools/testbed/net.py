@@ -133,9 +133,10 @@ class Testbed(Running):
     ``tx_queues`` above 1 gives every veth that many queues, as taprio needs."""
 
     def __init__(self, spec: TopoSpec, controller_port: int | Sequence[int], switch: str = "ovs",
-                 codec: str = "mac-nibble", datapath: str = "user", tx_queues: int = 1, tls: Path | None = None
-                 ) -> None:
+                 codec: str = "mac-nibble", datapath: str = "user", tx_queues: int = 1, tls: Path | None = None,
+                 controller_ip: str = "127.0.0.1") -> None:
         self.spec = spec
+        self.controller_ip = controller_ip  # another namespace's address: the controller reached over TCP only
         self.tls = tls  # the pki folder (``srfabric pki``): switches connect over TLS with certificates of it
         # Several ports: every switch connects to every controller (instances of ``serve`` sharing a database).
         self.controller_ports = [controller_port] if isinstance(controller_port, int) else list(controller_port)
@@ -171,7 +172,7 @@ class Testbed(Running):
             use_tls(self.tls, "ovs-testbed", [sw.dpid for sw in self.spec.switches.values()])
             target = TlsControllerTarget
         for index, port in enumerate(self.controller_ports):
-            net.addController(f"c{index}", controller=target, ip="127.0.0.1", port=port)
+            net.addController(f"c{index}", controller=target, ip=self.controller_ip, port=port)
         for sw in self.spec.switches.values():
             net.addSwitch(sw.name, dpid=f"{sw.dpid:016x}")
         for host in self.spec.hosts.values():

@@ -24,6 +24,7 @@ from srfabric.errors import ModelError
 from srfabric.model.topo import tsn_fig7
 from srfabric.tsn.gates.gcl import TT_CLASS
 from srfabric_tools.lab.stats import percentile
+from srfabric_tools.netconf_lab.fabric import NetconfBridges
 from srfabric_tools.testbed.api_lab import ApiLab, ServeProcess
 
 PRIMARY, SECONDARY = ["s1", "s2", "s4"], ["s1", "s3", "s4"]
@@ -31,25 +32,41 @@ ENDPOINTS = [sys.executable, "-m", "srfabric_tools.testbed.stations.endpoints"]
 
 
 class Fig7Fabric:
-    """``srfabric serve --gates taprio`` and Fig. 7's fabric (OVS kernel datapath, 8 queues per port)."""
+    """``srfabric serve --gates taprio`` and Fig. 7's fabric (OVS kernel datapath, 8 queues per port). With
+    ``gates="netconf"`` the controller runs in a namespace of its own and reaches the switches (OpenFlow) and
+    their bridges (``srfabric bridge serve``, NETCONF over SSH, taprio applied by each bridge) over TCP only."""
 
-    def __init__(self, pairs: int, lead_ms: float = 200.0, line_mbit: int | None = None) -> None:
+    def __init__(self, pairs: int, lead_ms: float = 200.0, line_mbit: int | None = None, gates: str = "taprio"
+                 ) -> None:
         self.line_mbit = line_mbit  # drain the time-triggered class of every gated port at this rate
         self.folder = Path(tempfile.mkdtemp(prefix="srfabric-tsn-"))
+        spec = tsn_fig7(pairs)
+        self.bridges = NetconfBridges(spec, self.folder) if gates == "netconf" else None
+        placed = self.bridges.serve_placement() if self.bridges else {}
+        gating = self.bridges.serve_args() if self.bridges else ("--gates", "taprio")
         self.serve = ServeProcess(f"sqlite:///{self.folder / 'api.db'}", patience=6,
-                                  extra_args=("--gates", "taprio", "--gate-lead-ms", str(lead_ms)))
-        self.lab = ApiLab(tsn_fig7(pairs), self.serve, datapath="kernel", tx_queues=8)
+                                  extra_args=(*gating, "--gate-lead-ms", str(lead_ms)), **placed)
+        self.lab = ApiLab(spec, self.serve, datapath="kernel", tx_queues=8)
         self.calls: list[dict[str, Any]] = []  # every API change: what, how long until confirmed, entries sent
         self.started: list[subprocess.Popen[bytes]] = []
         self.gates_from_ns = 0  # the common base time (TAI) of the gates the last change installed
 
     def __enter__(self) -> Fig7Fabric:
-        self.serve.start()
+        if self.bridges:
+            self.bridges.start()
+        try:
+            self.serve.start()
+        except BaseException:
+            if self.bridges:
+                self.bridges.stop()
+            raise
         try:
             self.lab.start()
             self.client = self.serve.client()
         except BaseException:
             self.serve.stop()
+            if self.bridges:
+                self.bridges.stop()
             raise
         return self
 
@@ -63,6 +80,8 @@ class Fig7Fabric:
             self.lab.stop()
         finally:
             self.serve.stop()
+            if self.bridges:
+                self.bridges.stop()
 
     def ip(self, host: str) -> str:
         return self.lab.spec.hosts[host].ip
@@ -101,6 +120,9 @@ class Fig7Fabric:
 
     def reroute(self, ident: str, path: list[str], name: str = "") -> None:
         self._timed(f"reroute {name or ident}", lambda: self.client.update("streams", ident, {"path": path}))
+
+    def remove(self, ident: str, name: str = "") -> None:
+        self._timed(f"delete {name or ident}", lambda: self.client.delete("streams", ident))
 
     def reschedule(self, duty_percent: int | None) -> None:
         self._timed(f"reschedule {duty_percent}", lambda: self.client.reschedule(duty_percent))

@@ -1,0 +1,150 @@
+"""Changes under traffic, gates over NETCONF (issue 61's hitless goal): Fig. 7's fabric with every switch a
+bridge (``srfabric bridge serve``: netconfd, taprio) and the controller in a namespace of its own, reaching them
+over TCP only. A probe stream t1 → l1 on the primary path runs at 1,000 frames/s for the whole run, each frame at
+a random point of its period; meanwhile a second stream t2 → l2 on the same path is admitted and removed again,
+change after change (each one a new list on the path's ports, committed and confirmed on every bridge at one
+base time). The probe's stream is never touched.
+
+From frame timestamps: each probe frame's arrival (sent time plus latency, TAI) taken to the cycle is checked
+against the open windows of its last hop's time-triggered class (the schedule the API shows), within a slack for
+the listener's processing; a frame outside is one the change disturbed. From oper state: after each change's
+base time every bridge's oper lists are read and compared with what was sent (a bridge running the old list, or
+a mix, is counted). Run it in the kernel lab: ``srfabric kernel-lab run --ovs -- srfabric lab
+tsn-netconf-changes``.
+"""
+
+from __future__ import annotations
+
+import csv
+import time
+from pathlib import Path
+from typing import Any
+
+from srfabric.southbound.gates import tai_now_ns
+from srfabric.southbound.netconf.gates import NetconfGates
+from srfabric.tsn.gates.gcl import GateEntry, PortGcl
+from srfabric_tools.lab.core import Context, Experiment, Settings
+from srfabric_tools.lab.experiments.tsn_fig9 import taprio_kernel
+from srfabric_tools.lab.experiments.tsn_live import PRIMARY, Fig7Fabric, confirm_times, finish
+
+Row = dict[str, Any]
+PROBE_PORT, PROBE_PPS, OTHER_PORT = 7101, 1000, 7102
+SLACK_NS = 60_000  # the listener's share of a frame's latency after the last gate (taken from the run below)
+LEAD_MS = 1500.0
+
+
+def changes(settings: Settings) -> int:
+    return 10 if settings.quick else 100
+
+
+def count(settings: Settings) -> int:
+    return 1
+
+
+def windows(gates: list[dict[str, Any]], port: str) -> tuple[int, int, list[tuple[int, int]]]:
+    """A port's base time, cycle and the time-triggered class's open windows in it (from the schedule view)."""
+    gate = next(g for g in gates if g["port"] == port)
+    at, open_windows = 0, []
+    for mask, duration in gate["entries"]:
+        if mask & gate["tt_mask"]:
+            open_windows.append((at, at + duration))
+        at += duration
+    return gate["base_time_ns"], at, open_windows
+
+
+def outside(csv_path: Path, base_ns: int, cycle_ns: int, open_windows: list[tuple[int, int]], after_ns: int
+            ) -> tuple[int, int]:
+    """(frames outside their windows, frames checked) among the probe's frames sent after ``after_ns``."""
+    out = checked = 0
+    with csv_path.open() as rows:
+        for row in csv.DictReader(rows):
+            sent = int(row["planned_ns"])
+            if sent < after_ns:
+                continue
+            phase = (sent + int(row["latency_ns"]) - base_ns) % cycle_ns
+            checked += 1
+            if not any(begin <= phase <= end + SLACK_NS for begin, end in open_windows):
+                out += 1
+    return out, checked
+
+
+def not_switched(fabric: Fig7Fabric, gates: NetconfGates) -> int:
+    """Ports whose bridge does not run what the API shows, read after the last change's base time."""
+    fabric.wait_for_gates(margin_ns=50_000_000)
+    shown = fabric.client.get("/v2.0/srfabric/schedule")["schedule"]["gates"]
+    sent = [PortGcl(g["switch"], "", g["port"], sum(d for _, d in g["entries"]), g["base_time_ns"],
+                    [GateEntry(m, d) for m, d in g["entries"]]) for g in shown]
+    return len(gates.switched(sent))
+
+
+def run(ctx: Context) -> None:
+    taprio_kernel("tsn-netconf-changes")
+    total = changes(ctx.settings)
+    ctx.repeat({"changes": total}, lambda: one_run(ctx, total))
+
+
+def one_run(ctx: Context, total: int) -> dict[str, float]:
+    """A fresh fabric, the probe, ``total`` changes under it; the run's counts."""
+    with Fig7Fabric(pairs=2, gates="netconf", lead_ms=LEAD_MS) as fabric:
+        assert fabric.bridges is not None
+        reader = NetconfGates(fabric.bridges.lab.access(), confirm_timeout_s=120)
+        probe = fabric.stream("t1", "l1", PROBE_PORT, path=PRIMARY, name="probe")
+        fabric.wait_for_gates()
+        seconds = total * (LEAD_MS / 1000 + 1.5) + 10
+        csv_path = fabric.folder / "probe.csv"
+        listener = fabric.listen("l1", [PROBE_PORT], int(seconds * PROBE_PPS), csv_path, timeout_s=5)
+        talker = fabric.talk("t1", fabric.ip("l1"), [PROBE_PORT], PROBE_PPS, seconds)
+        time.sleep(2.0)
+        started_ns, mismatched, other = tai_now_ns(), 0, None
+        for number in range(total):
+            if other is None:
+                other = fabric.stream("t2", "l2", OTHER_PORT, path=PRIMARY, name=f"other-{number}")
+            else:
+                fabric.remove(other["id"], f"other-{number}")
+                other = None
+            mismatched += not_switched(fabric, reader)
+        finish(talker, timeout_s=seconds * 3 + 120)
+        finish(listener, timeout_s=seconds * 3 + 120)
+        gates = fabric.client.get("/v2.0/srfabric/schedule")["schedule"]["gates"]
+        last_hop = next(g["port"] for g in gates if g["switch"] == "s4")
+        base, cycle, open_windows = windows(gates, last_hop)
+        out, checked = outside(csv_path, base, cycle, open_windows, started_ns)
+        reader.close()
+        ctx.extra["api_calls"] = fabric.calls
+        ctx.extra["confirm"] = confirm_times(fabric.calls)
+        ctx.extra["probe_stream"] = {k: probe[k] for k in ("path", "slot")}
+        ctx.extra["probe_windows_ns"] = open_windows
+    return {"frames_outside_windows": float(out), "frames_checked": float(checked),
+            "ports_not_switched": float(mismatched)}
+
+
+def plot(rows: list[Row], extra: dict[str, Any], path: Path) -> None:
+    from srfabric_tools.lab.plot import pyplot, save
+
+    plt = pyplot()
+    figure, ax = plt.subplots(figsize=(7, 4))
+    calls = [call["ms"] for call in extra.get("api_calls", []) if call["call"].split()[0] in ("create", "delete")]
+    ax.plot(range(1, len(calls) + 1), calls, "o", markersize=3)
+    ax.set_xlabel("change")
+    ax.set_ylabel("API call until confirmed on every bridge (ms)")
+    ax.set_title("Changes over NETCONF under traffic")
+    save(figure, path, "each point: one admission or removal, answered once every bridge confirmed its commit")
+
+
+def compare(rows: list[Row], extra: dict[str, Any]) -> list[str]:
+    by = {r["metric"]: r["median"] for r in rows}
+    return [f"probe frames outside their windows: {by.get('frames_outside_windows', 0):.0f} of "
+            f"{by.get('frames_checked', 0):.0f}; ports not running what was sent after a change: "
+            f"{by.get('ports_not_switched', 0):.0f}; goal 0 and 0"]
+
+
+EXPERIMENT = Experiment(
+    name="tsn-netconf-changes",
+    title="Changes over NETCONF under traffic: an untouched probe's frames against its windows, every bridge's "
+          "oper state after every change",
+    paper="(issue 61) every change lands whole on every bridge; 0 frames of untouched streams outside their windows",
+    count=count,
+    measure=run,
+    plot=plot,
+    compare=compare,
+)
