@@ -7,6 +7,7 @@ by its pid and stopped by it."""
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 from srfabric_tools.procs import terminate
@@ -47,12 +48,13 @@ class Ptp4l:
         self.netns, self.interfaces = netns, interfaces
         self.process: subprocess.Popen[bytes] | None = None
 
-    def start(self) -> None:
+    def start(self, launch: Callable[..., subprocess.Popen[bytes]] | None = None) -> None:
+        """Start it; ``launch`` (argv, stdout, stderr) starts it elsewhere (a Mininet host's namespaces)."""
         where = ["ip", "netns", "exec", self.netns] if self.netns else []
         ports = [word for interface in self.interfaces for word in ("-i", interface)]
         with self.log.open("ab") as log:
-            self.process = subprocess.Popen([*where, "ptp4l", "-f", str(self.config), *ports, "-m"], stdout=log,
-                                            stderr=subprocess.STDOUT)
+            argv = [*where, "ptp4l", "-f", str(self.config), *ports, "-m"]
+            self.process = (launch or subprocess.Popen)(argv, stdout=log, stderr=subprocess.STDOUT)
 
     def stop(self) -> None:
         if self.process is not None:

@@ -50,6 +50,7 @@ class Fig7Fabric:
         self.calls: list[dict[str, Any]] = []  # every API change: what, how long until confirmed, entries sent
         self.started: list[subprocess.Popen[bytes]] = []
         self.gates_from_ns = 0  # the common base time (TAI) of the gates the last change installed
+        self.clocks: dict[str, Any] = {}  # each bridge's gPTP state once synchronised (with NETCONF gates)
 
     def __enter__(self) -> Fig7Fabric:
         if self.bridges:
@@ -63,6 +64,9 @@ class Fig7Fabric:
         try:
             self.lab.start()
             self.client = self.serve.client()
+            if self.bridges:
+                self.bridges.start_clocks(self.lab.testbed)
+                self.clocks = self.wait_synchronised()
         except BaseException:
             self.serve.stop()
             if self.bridges:
@@ -82,6 +86,18 @@ class Fig7Fabric:
             self.serve.stop()
             if self.bridges:
                 self.bridges.stop()
+
+    def wait_synchronised(self, timeout_s: float = 600.0) -> dict[str, Any]:
+        """Until the controller sees every bridge follow the grandmaster (``serve --gptp``): it schedules nothing
+        through a bridge that does not. Returns the bridges' gPTP state as the fabric view shows it."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            clocks = self.client.get("/v2.0/srfabric/fabric")["fabric"]["clocks"]
+            if clocks and all(state.get("synced") for state in clocks.values()):
+                return dict(clocks)
+            if time.monotonic() > deadline:
+                raise ModelError("gptp", f"the bridges did not synchronise within {timeout_s:g} s: {clocks}")
+            time.sleep(1.0)
 
     def ip(self, host: str) -> str:
         return self.lab.spec.hosts[host].ip
