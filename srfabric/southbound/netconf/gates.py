@@ -129,7 +129,8 @@ class NetconfGates:
         return found
 
     def switched(self, gcls: Sequence[PortGcl]) -> list[str]:
-        """Bridges whose oper state does not run ``gcls`` (read after their base time), naming the port."""
+        """Bridges whose oper state does not run ``gcls`` (read after their base time), or switched to it away
+        from a cycle boundary (``config-change-time``), naming the port."""
         problems: list[str] = []
         by_bridge: dict[str, list[PortGcl]] = {}
         for gcl in gcls:
@@ -191,6 +192,10 @@ def _compare(session: BridgeSession, gcls: list[PortGcl], problems: list[str]) -
         if not _same(table.oper if table is not None else None, gcl):
             problems.append(f"bridge {session.name} port {gcl.interface}: oper state does not run the list sent"
                             + ("" if table is None or not table.pending else " (config-pending)"))
+        elif table is not None and table.change_time_ns is not None and gcl.cycle_ns and (
+                table.change_time_ns - gcl.base_time_ns) % gcl.cycle_ns:
+            problems.append(f"bridge {session.name} port {gcl.interface}: switched at {table.change_time_ns}, "
+                            "not at a cycle boundary (a cycle ran a mix of two schedules)")
 
 
 def _same(held: PortGcl | None, sent: PortGcl) -> bool:

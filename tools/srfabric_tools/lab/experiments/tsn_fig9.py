@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from srfabric.tsn.gates.render import to_taprio
 from srfabric_tools.lab import ditg
 from srfabric_tools.lab.core import Context, Experiment, Settings
 from srfabric_tools.lab.plot import pyplot, save
+from srfabric_tools.netconf_lab.one_port import NetconfPort
 from srfabric_tools.testbed.stations.endpoints import summary
 
 Row = dict[str, Any]
@@ -106,16 +108,29 @@ def open_gates(lab: Any, port: str, open_ns: int, cycle_ns: int) -> None:
     lab.run(shlex.split(to_taprio(gcl)))
 
 
-def run(ctx: Context) -> None:
+def run(ctx: Context, gates: str = "taprio") -> None:
     taprio_kernel()
     lab = ctx.lab
     talker, listener, egress = virtual_switch(lab)
+    if gates == "netconf":
+        with NetconfPort(egress, Path(tempfile.mkdtemp(prefix="srfabric-fig9-"))) as port:
+            measure(ctx, talker, listener, port.push)
+            ctx.extra["pushes"] = port.pushes
+    else:
+        measure(ctx, talker, listener, partial(local_gates, lab, egress))
+
+
+def local_gates(lab: Any, egress: str, open_us: int | None) -> None:
+    if open_us is None:
+        lab.run(["tc", "qdisc", "del", "dev", egress, "root"], check=False)
+    else:
+        open_gates(lab, egress, open_us * 1000, CYCLE_US * 1000)
+
+
+def measure(ctx: Context, talker: str, listener: str, gate: Any) -> None:
     frames = max(20, int(ctx.settings.seconds * RATE_PPS))
     for open_us in schedules(ctx.settings):
-        if open_us is None:
-            lab.run(["tc", "qdisc", "del", "dev", egress, "root"], check=False)
-        else:
-            open_gates(lab, egress, open_us * 1000, CYCLE_US * 1000)
+        gate(open_us)
 
         def sample(open_us: int | None = open_us) -> dict[str, float]:
             got = probe(ctx, talker, listener, frames)
@@ -232,6 +247,17 @@ EXPERIMENT = Experiment(
     paper="mean latency of priority-7 traffic falls monotonically as X grows; no taprio is lowest",
     count=count,
     measure=run,
+    plot=plot,
+    compare=compare,
+)
+
+NETCONF = Experiment(
+    name="tsn-fig9-netconf",
+    title="Fig. 9 with the gates over NETCONF: each X:Y pushed to the switch's bridge (netconfd, taprio) from the "
+          "controller's namespace",
+    paper="as Fig. 9; the gate latencies within the local-taprio runs' run-to-run spread",
+    count=count,
+    measure=partial(run, gates="netconf"),
     plot=plot,
     compare=compare,
 )
