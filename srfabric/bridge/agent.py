@@ -59,7 +59,7 @@ class BridgeAgent:
                 self._port(name, table.admin if table.enabled else None)
         self._switch_due(self.clock())
 
-    def run(self, stop: threading.Event, every_s: float = 0.002) -> None:
+    def run(self, stop: threading.Event, every_s: float = 0.02) -> None:
         """``poll`` until ``stop`` is set."""
         while not stop.wait(every_s):
             self.poll()

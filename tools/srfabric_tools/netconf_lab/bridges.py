@@ -32,7 +32,13 @@ def pinned_yang() -> Path:
 
 
 def topology_ports(topo: TopoSpec) -> dict[str, list[str]]:
-    """Every switch's ports as Mininet names them (``s1-eth2``): each link's end and each host's."""
+    """Every switch's ports as Mininet names them (``s1-eth2``): each link's end and each host's.
+
+    >>> from srfabric.model.topo import tsn_fig7
+    >>> topology_ports(tsn_fig7(1))
+    {'s1': ['s1-eth1', 's1-eth2', 's1-eth3'], 's2': ['s2-eth1', 's2-eth2'], 's3': ['s3-eth1', 's3-eth2'], \
+'s4': ['s4-eth1', 's4-eth2', 's4-eth3']}
+    """
     ports: dict[str, list[str]] = {name: [] for name in topo.switches}
     for link in topo.links:
         ports[link.a].append(f"{link.a}-eth{link.a_port}")

@@ -88,12 +88,14 @@ class Fig7Fabric:
                 self.bridges.stop()
 
     def wait_synchronised(self, timeout_s: float = 600.0) -> dict[str, Any]:
-        """Until the controller sees every bridge follow the grandmaster (``serve --gptp``): it schedules nothing
-        through a bridge that does not. Returns the bridges' gPTP state as the fabric view shows it."""
+        """Until the controller sees every bridge follow one grandmaster within the bound (``serve --gptp``; at
+        first each ptp4l is its own grandmaster, until the announcements settle it): it schedules nothing through
+        a bridge that does not. Returns the bridges' gPTP state as the fabric view shows it."""
         deadline = time.monotonic() + timeout_s
         while True:
             clocks = self.client.get("/v2.0/srfabric/fabric")["fabric"]["clocks"]
-            if clocks and all(state.get("synced") for state in clocks.values()):
+            masters = {state.get("grandmaster") for state in clocks.values()}
+            if clocks and all(state.get("synced") for state in clocks.values()) and len(masters) == 1:
                 return dict(clocks)
             if time.monotonic() > deadline:
                 raise ModelError("gptp", f"the bridges did not synchronise within {timeout_s:g} s: {clocks}")
@@ -109,7 +111,8 @@ class Fig7Fabric:
         elapsed = time.perf_counter() - begin
         last = self.client.get("/v2.0/srfabric/schedule")["schedule"]["last_change"]
         self.calls.append({"call": what, "ms": round(elapsed * 1000, 2), "entries": last["entries_sent"],
-                           "gated_ports": len(last["gated_ports"]), "at": time.monotonic()})
+                           "gated_ports": len(last["gated_ports"]), "at": time.monotonic(),
+                           "base_time_ns": last.get("base_time_ns")})
         if self.line_mbit:
             emulate_line_rate(last["gated_ports"], self.line_mbit)
         self.gates_from_ns = max(self.gates_from_ns, last.get("base_time_ns") or 0)

@@ -52,19 +52,23 @@ def windows(gates: list[dict[str, Any]], port: str) -> tuple[int, int, list[tupl
     return gate["base_time_ns"], at, open_windows
 
 
-def outside(csv_path: Path, base_ns: int, cycle_ns: int, open_windows: list[tuple[int, int]], after_ns: int
-            ) -> tuple[int, int]:
-    """(frames outside their windows, frames checked) among the probe's frames sent after ``after_ns``."""
-    out = checked = 0
+def outside(csv_path: Path, base_ns: int, cycle_ns: int, open_windows: list[tuple[int, int]], after_ns: int,
+            changes_ns: list[int]) -> tuple[list[dict[str, int]], int]:
+    """The probe's frames sent after ``after_ns`` that arrived outside their windows (each with its phase, its
+    latency and how far it arrived from the nearest change's base time), and how many frames were checked."""
+    out, checked = [], 0
     with csv_path.open() as rows:
         for row in csv.DictReader(rows):
             sent = int(row["planned_ns"])
             if sent < after_ns:
                 continue
-            phase = (sent + int(row["latency_ns"]) - base_ns) % cycle_ns
+            arrived = sent + int(row["latency_ns"])
+            phase = (arrived - base_ns) % cycle_ns
             checked += 1
             if not any(begin <= phase <= end + SLACK_NS for begin, end in open_windows):
-                out += 1
+                nearest = min(changes_ns, key=lambda change: abs(arrived - change), default=arrived)
+                out.append({"phase_ns": phase, "latency_ns": int(row["latency_ns"]),
+                            "from_change_ns": arrived - nearest})
     return out, checked
 
 
@@ -108,14 +112,16 @@ def one_run(ctx: Context, total: int) -> dict[str, float]:
         gates = fabric.client.get("/v2.0/srfabric/schedule")["schedule"]["gates"]
         last_hop = next(g["port"] for g in gates if g["switch"] == "s4")
         base, cycle, open_windows = windows(gates, last_hop)
-        out, checked = outside(csv_path, base, cycle, open_windows, started_ns)
+        changes_ns = [call["base_time_ns"] for call in fabric.calls if call.get("base_time_ns")]
+        out, checked = outside(csv_path, base, cycle, open_windows, started_ns, changes_ns)
         reader.close()
         ctx.extra["api_calls"] = fabric.calls
         ctx.extra["gptp"] = fabric.clocks
         ctx.extra["confirm"] = confirm_times(fabric.calls)
         ctx.extra["probe_stream"] = {k: probe[k] for k in ("path", "slot")}
         ctx.extra["probe_windows_ns"] = open_windows
-    return {"frames_outside_windows": float(out), "frames_checked": float(checked),
+        ctx.extra.setdefault("outside", []).append(out[:100])
+    return {"frames_outside_windows": float(len(out)), "frames_checked": float(checked),
             "ports_not_switched": float(mismatched)}
 
 
