@@ -42,10 +42,11 @@ docs: bootstrap
 # them into build/results instead.
 RESULTS := $(if $(QUICK),build/results,docs/results)
 TSN_LAB := "tsn-fig9 --reps 3 --seconds 5" "tsn-tables23 --reps 2 --seconds 5" "tsn-fig10 --reps 3 --seconds 4" \
-	"tsn-fig11 --reps 2 --seconds 8" "tsn-fig12 --reps 2 --seconds 8" "tsn-frer"
+	"tsn-fig11 --reps 2 --seconds 8" "tsn-fig12 --reps 2 --seconds 8" "tsn-frer" \
+	"tsn-fig9-netconf --reps 3 --seconds 5" "tsn-fig11-netconf --reps 2 --seconds 8" "tsn-netconf-changes --reps 1"
 results: bootstrap
 	mkdir -p $(RESULTS)
-	for bench in dataplane capacity deploy tsn tsnkit hostile reconnect neutron; do \
+	for bench in dataplane capacity deploy tsn tsnkit hostile reconnect neutron netconf; do \
 	  $(VENV)/bin/srfabric bench $$bench $(if $(QUICK),--quick) --out $(RESULTS) || exit 1; done
 	$(VENV)/bin/srfabric bench failover --part all $(if $(QUICK),--quick) --out $(RESULTS)
 	$(VENV)/bin/srfabric bench failover --frer $(if $(QUICK),--quick) --out $(RESULTS)

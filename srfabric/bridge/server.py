@@ -19,6 +19,18 @@ from srfabric.rules.yang.xml_document import to_config
 from srfabric.tsn.gates.capabilities import PortCapabilities
 from srfabric.tsn.gates.render import idle_table
 
+PR_SET_PDEATHSIG = 1
+
+
+def end_with_parent() -> None:
+    """In a child before it runs: SIGTERM when the process that started it ends, however it ended (a bridge's
+    netconfd and sshd do not outlive ``srfabric bridge serve``, even killed)."""
+    import ctypes
+    import signal
+
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 MODULES = ("ietf-interfaces", "iana-if-type", "ieee802-dot1q-bridge", "ieee802-dot1q-sched", "ieee802-dot1q-types",
            "ieee802-types", "ieee802-dot1q-sched-bridge", "ietf-yang-types", "ietf-inet-types")
 SIL = Path(__file__).resolve().parents[2] / "build" / "bridge"
@@ -81,7 +93,7 @@ class BridgeServer:
                    f"--ncxserver-sockname={self.socket}", "--superuser=root", f"--port={self.ssh_port}",
                    f"--log={self.state / 'netconfd.log'}", "--log-level=warn"]
         env = dict(os.environ, SRFABRIC_BRIDGE_STATE=str(self.state))
-        self.processes.append(subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL,
+        self.processes.append(subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, preexec_fn=end_with_parent,
                                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         (self.state / "netconfd.pid").write_text(f"{self.processes[-1].pid}\n")  # for a lab that pauses it
         self._wait_for(self.socket, "netconfd's socket")
@@ -101,7 +113,8 @@ class BridgeServer:
             ""]))
         Path("/run/sshd").mkdir(exist_ok=True)  # sshd's privilege separation folder
         self.processes.append(subprocess.Popen(["/usr/sbin/sshd", "-D", "-f", str(config), "-E",
-                                                str(self.state / "sshd.log")], stdin=subprocess.DEVNULL))
+                                                str(self.state / "sshd.log")], stdin=subprocess.DEVNULL,
+                                               preexec_fn=end_with_parent))
 
     def stop(self) -> None:
         for process in reversed(self.processes):

@@ -107,3 +107,17 @@ def judge(reading: ClockReading, bound_ns: int = DEFAULT_BOUND_NS) -> ClockState
         return refused(f"offset {reading.offset_ns} ns from grandmaster {reading.grandmaster}, over the "
                        f"{bound_ns} ns bound")
     return ClockState(reading.bridge, True, reading.offset_ns, reading.grandmaster, "")
+
+
+def one_domain(states: dict[str, ClockState]) -> dict[str, ClockState]:
+    """``states`` with every synchronised bridge that follows another grandmaster than most synchronised bridges
+    do refused, naming both: a split domain's bridges are not on one time, whatever their offsets."""
+    masters = [state.grandmaster for state in states.values() if state.synced]
+    if len(set(masters)) <= 1:
+        return states
+    domain = max(sorted(set(masters)), key=masters.count)
+    return {bridge: state if not state.synced or state.grandmaster == domain else ClockState(
+                bridge, False, state.offset_ns, state.grandmaster,
+                f"follows grandmaster {state.grandmaster}, not {domain} which {masters.count(domain)} of "
+                f"{len(masters)} bridges follow (the gPTP domain is split)")
+            for bridge, state in states.items()}

@@ -14,6 +14,15 @@ back within the bound (their gates are then sent again).
 >>> offsets["s2"] = 200
 >>> watch.poll()
 ['s2']
+
+A bridge that follows a grandmaster the others do not (the domain split: it lost its path to the grandmaster and
+elected itself, say) is not synchronised, whatever its offset:
+
+>>> masters = {"s1": "gm", "s2": "gm", "s3": "s3-itself"}
+>>> split = ClockWatch({name: "" for name in masters}, 1000,
+...                    lambda bridge, _: ClockReading(bridge, 0, True, masters[bridge], ("MASTER",)))
+>>> split.poll(), split.unsynced(["s3"]).reason
+([], 'follows grandmaster s3-itself, not gm which 2 of 3 bridges follow (the gPTP domain is split)')
 """
 
 from __future__ import annotations
@@ -21,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from srfabric.tsn.model.gptp import ClockReading, ClockState, judge
+from srfabric.tsn.model.gptp import ClockReading, ClockState, judge, one_domain
 
 Reader = Callable[[str, str], ClockReading]  # (bridge, its ptp4l socket) -> a reading
 
@@ -34,8 +43,9 @@ class ClockWatch:
     def poll(self) -> list[str]:
         """Read every bridge once; the bridges that were out of sync and are now within the bound."""
         back = []
-        for bridge, socket_path in sorted(self.sockets.items()):
-            state = judge(self.read(bridge, socket_path), self.bound_ns)
+        states = {bridge: judge(self.read(bridge, path), self.bound_ns)
+                  for bridge, path in sorted(self.sockets.items())}
+        for bridge, state in one_domain(states).items():
             before = self.states.get(bridge)
             if state.synced and before is not None and not before.synced:
                 back.append(bridge)

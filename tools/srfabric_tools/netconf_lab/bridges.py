@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
+from srfabric.bridge.server import end_with_parent
 from srfabric.errors import SrfabricError
 from srfabric.model.management import BridgeAccess
 from srfabric.model.topo import TopoSpec
@@ -72,7 +73,7 @@ class BridgeLab:
     apply: str = "none"
     list_max: int = 256
     listen: str = "127.0.0.1"  # where the bridges' sshd listen (another namespace reaches them there)
-    timeout_s: float = 3.0  # each NETCONF answer's limit (an emulated CPU needs more)
+    timeout_s: float = 10.0  # each NETCONF answer's limit (a busy machine, or an emulated CPU, needs more)
     start_timeout_s: float = 60.0
     made: dict[str, LabBridge] = field(default_factory=dict)
 
@@ -116,7 +117,8 @@ class BridgeLab:
                    *(word for port in bridge.ports for word in ("--port", port)), *(["--fresh"] if fresh else [])]
         bridge.state.mkdir(parents=True, exist_ok=True)
         log = (bridge.state / "serve.log").open("ab")
-        bridge.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        bridge.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                          preexec_fn=end_with_parent)  # a killed benchmark leaves no bridge
         log.close()
         self._wait_listening(bridge)
 

@@ -12,8 +12,9 @@ from pathlib import Path
 
 from srfabric_tools.procs import terminate
 
-# The peer-delay threshold is raised from gPTP's 800 ns: software timestamps on veth see microseconds of delay,
-# and a port over the threshold is not asCapable.
+# The peer-delay threshold is raised from gPTP's 800 ns: software timestamps on veth see microseconds of delay, and
+# on the kernel lab's emulated CPU, busy with a whole fabric, a reply can take milliseconds; a port over the
+# threshold is not asCapable, and a bridge whose every port is not elects itself grandmaster.
 CONFIG = """[global]
 gmCapable 1
 priority1 {priority1}
@@ -21,7 +22,7 @@ priority2 248
 logAnnounceInterval 0
 logSyncInterval -3
 syncReceiptTimeout 3
-neighborPropDelayThresh 100000
+neighborPropDelayThresh 20000000
 min_neighbor_prop_delay -20000000
 assume_two_step 1
 path_trace_enabled 1
