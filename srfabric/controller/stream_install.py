@@ -99,16 +99,16 @@ class StreamInstaller:
         self._verify_later(effects.gcls, base_time)
         return Installed(sent, effects.gcls, base_time)
 
-    def regate(self, gcls: list[PortGcl], undo: Callable[[], None]) -> Installed:
+    async def regate(self, gcls: list[PortGcl], undo: Callable[[], None]) -> Installed:
         """``gcls`` on every gated port at one future base time, and no flow entry. On a refusal ``undo`` runs
         and the previous lists go back."""
         base_time = self.at_base_time(gcls)
         try:
-            self.gates.apply(gcls)  # checks every port first
+            await asyncio.to_thread(self.gates.apply, gcls)  # checks every port first
         except (ModelError, Unavailable) as error:
             undo()
             try:  # the streams did not change: only the gates go back
-                self.gates.apply(self.gcls)
+                await asyncio.to_thread(self.gates.apply, self.gcls)
             except SrfabricError:
                 log.exception("could not put the previous gates back")
             kind = GatesUnavailable if isinstance(error, Unavailable) else GatesRefused
@@ -123,7 +123,7 @@ class StreamInstaller:
         await self.controller.replace_streams(steered)
         self.at_base_time(gcls)
         self.gcls = gcls
-        self.gates.apply(gcls)
+        await asyncio.to_thread(self.gates.apply, gcls)
 
     def _verify_later(self, gcls: list[PortGcl], base_time_ns: int) -> None:
         """With gates that report what they run (bridges over NETCONF): after the base time and one cycle, read
@@ -149,6 +149,6 @@ class StreamInstaller:
     async def _restore(self, streams: dict[str, SteeredStream], gcls: list[PortGcl]) -> None:
         try:
             await self.controller.replace_streams(streams)
-            self.gates.apply(gcls)
+            await asyncio.to_thread(self.gates.apply, gcls)
         except SrfabricError:
             log.exception("could not put the previous streams and gates back")

@@ -269,7 +269,7 @@ class StreamService:
             planner.set_duty(before)
             raise unsynced or in_use("ScheduleNotApplied", str(beyond))
         with gate_answers():
-            installed = self.installer.regate(gcls, lambda: planner.set_duty(before))
+            installed = await self.installer.regate(gcls, lambda: planner.set_duty(before))
         self.last = LastChange({}, sorted(g.interface for g in installed.gcls), installed.base_time_ns)
 
     def _named(self, planner: LivePlanner, base_time_ns: int) -> list[PortGcl]:

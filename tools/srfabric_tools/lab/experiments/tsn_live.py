@@ -75,6 +75,8 @@ class Fig7Fabric:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if exc[0] is not None:  # what the controller said last, for a run that failed inside the kernel lab
+            print(f"serve's log, last lines:\n{self.serve.output()[-3000:]}", file=sys.stderr)
         try:
             for process in self.started:
                 if process.poll() is None:
