@@ -39,6 +39,7 @@ from srfabric.rules.pipeline import (
     ICMPV6,
     IPV6_ETHERTYPE,
     LLDP_ETHERTYPE,
+    RESERVED_MULTICAST,
     ND_ADVERT,
     ND_SOLICIT,
     PORT_IN,
@@ -85,6 +86,9 @@ def switch_base_entries(fabric: Fabric, dpid: int, rules: CodecRules, sre: bool)
         FlowEntry(
             PORT_IN, PRIO_CONTROL, match(eth_type=LLDP_ETHERTYPE), (ToController(),), cookie=cookie(Kind.CONTROL)
         ),
+        # IEEE 802.1Q's reserved addresses (01-80-C2-00-00-00 to -0F: gPTP, STP, LLDP...) are for the port's own
+        # protocol daemon, never forwarded: on a fabric link a gPTP frame would otherwise be decoded as a header.
+        FlowEntry(PORT_IN, PRIO_CONTROL - 1, match(eth_dst=RESERVED_MULTICAST), cookie=cookie(Kind.SECURITY)),
         FlowEntry(PORT_IN, PRIO_MISS, (), goto=HOST_IN, cookie=cookie(Kind.PORT)),
         FlowEntry(HOST_IN, PRIO_ARP, match(eth_type=ARP_ETHERTYPE), (ToController(),), cookie=cookie(Kind.CONTROL)),
         *(FlowEntry(HOST_IN, PRIO_ARP, match(eth_type=IPV6_ETHERTYPE, ip_proto=ICMPV6, icmpv6_type=kind),
