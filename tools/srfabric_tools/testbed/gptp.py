@@ -14,14 +14,16 @@ from srfabric_tools.procs import terminate
 
 # The peer-delay threshold is raised from gPTP's 800 ns: software timestamps on veth see microseconds of delay, and
 # on the kernel lab's emulated CPU, busy with a whole fabric, a reply can take milliseconds; a port over the
-# threshold is not asCapable, and a bridge whose every port is not elects itself grandmaster.
+# threshold is not asCapable, and a bridge whose every port is not elects itself grandmaster. For the same reason
+# a port waits ten intervals, not three, for a sync or an announcement before it gives its grandmaster up.
 CONFIG = """[global]
 gmCapable 1
 priority1 {priority1}
 priority2 248
 logAnnounceInterval 0
 logSyncInterval -3
-syncReceiptTimeout 3
+syncReceiptTimeout 10
+announceReceiptTimeout 10
 neighborPropDelayThresh 20000000
 min_neighbor_prop_delay -20000000
 assume_two_step 1
