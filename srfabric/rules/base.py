@@ -39,7 +39,6 @@ from srfabric.rules.pipeline import (
     ICMPV6,
     IPV6_ETHERTYPE,
     LLDP_ETHERTYPE,
-    RESERVED_MULTICAST,
     ND_ADVERT,
     ND_SOLICIT,
     PORT_IN,
@@ -51,6 +50,7 @@ from srfabric.rules.pipeline import (
     PRIO_PORT,
     PRIO_ROUTE,
     PRIO_SECURITY,
+    RESERVED_MULTICAST,
     TERMINATE,
 )
 from srfabric.rules.proxy import (
