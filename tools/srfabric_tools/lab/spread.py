@@ -27,7 +27,8 @@ def _point(row: dict[str, str]) -> str:
 def within_spread(run: Path, others: Iterable[Path], metrics: Iterable[str]) -> list[dict[str, Any]]:
     """For each point and metric of ``run`` (its ``points.csv`` median) named in ``metrics``: the other runs'
     repetitions' range and whether the median lies within it."""
-    wanted, ranges = set(metrics), {}
+    wanted = set(metrics)
+    ranges: dict[tuple[str, str], tuple[float, float]] = {}
     for other in others:
         with (other / "runs.csv").open() as rows:
             for row in csv.DictReader(rows):
