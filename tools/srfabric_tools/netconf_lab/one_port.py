@@ -57,5 +57,7 @@ class NetconfPort:
             raise ModelError("netconf push", done.stderr.strip()[-600:])
         result = json.loads(done.stdout.strip().splitlines()[-1])
         if result["not_switched"]:
-            raise ModelError("netconf push", f"the bridge does not run the list: {result['not_switched']}")
+            log = (self.lab.made[BRIDGE].state / "serve.log").read_text()[-1500:]
+            raise ModelError("netconf push", f"the bridge does not run the list: {result['not_switched']}; its "
+                                             f"log ends: {log}")
         self.pushes.append({"open_us": open_us, **result})
