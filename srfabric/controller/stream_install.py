@@ -61,6 +61,7 @@ class StreamInstaller:
         self.gcls: list[PortGcl] = []  # what every gated port runs now
         self.gate_changes = 0  # gate schedules sent (for /metrics)
         self.switch_failures = 0  # ports that did not run their list after its base time (read back)
+        self.late_changes = 0  # changes whose lists went out after their base time
         self._verifying: asyncio.Task[None] | None = None
 
     def at_base_time(self, gcls: list[PortGcl]) -> int:
@@ -96,6 +97,7 @@ class StreamInstaller:
                 await self._restore(*previous)
             raise
         self._now_running(effects.gcls)
+        self._late(base_time)
         self._verify_later(effects.gcls, base_time)
         return Installed(sent, effects.gcls, base_time)
 
@@ -115,6 +117,7 @@ class StreamInstaller:
             raise kind(error.field, error.message) from None
         self.gcls = gcls
         self.gate_changes += 1
+        self._late(base_time)
         self._verify_later(gcls, base_time)
         return Installed({}, gcls, base_time)
 
@@ -124,6 +127,14 @@ class StreamInstaller:
         self.at_base_time(gcls)
         self.gcls = gcls
         await asyncio.to_thread(self.gates.apply, gcls)
+
+    def _late(self, base_time_ns: int) -> None:
+        """A change whose lists reached the gates after their base time switched each port at its next cycle
+        boundary, not all at one: counted (``late_changes``) and logged, so the lead can be raised."""
+        if self.clock() > base_time_ns:
+            self.late_changes += 1
+            log.warning("gates: the lists went out after their base time; raise --gate-lead-ms (now %d ms)",
+                        self.lead_ns // 1_000_000)
 
     def _verify_later(self, gcls: list[PortGcl], base_time_ns: int) -> None:
         """With gates that report what they run (bridges over NETCONF): after the base time and one cycle, read

@@ -5,6 +5,7 @@ and the switches over TCP only."""
 
 from __future__ import annotations
 
+import time
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -35,9 +36,29 @@ class NetconfBridges:
         self.stations = {name: Ptp4l(folder, name, None, [f"{name}-eth0"]) for name in sorted(spec.hosts)}
 
     def serve_args(self) -> tuple[str, ...]:
-        gptp = [word for name, clock in self.clocks.items() for word in ("--gptp", f"{name}={clock.socket}")]
-        return ("--gates", "netconf", "--bridges", str(self.file), "--confirm-timeout-s", "120", *gptp,
-                "--gptp-bound-ns", "100000")
+        """The controller's gates over NETCONF. Its gPTP gating (``--gptp``) is left off here: on the kernel
+        lab's one emulated CPU, under Fig. 11's load, a bridge drops out of the domain now and then, and each time
+        the controller would refuse the stream through it (tested apart: ``test_gptp_ptp4l``). The domain's state
+        is read and recorded instead (``domain``)."""
+        return ("--gates", "netconf", "--bridges", str(self.file), "--confirm-timeout-s", "120")
+
+    def domain(self) -> dict[str, Any]:
+        """Each bridge's gPTP state now, judged as the controller would (one grandmaster, offset within 100 us)."""
+        from srfabric.southbound.pmc import read_clock
+        from srfabric.tsn.runtime.clock_watch import ClockWatch
+
+        watch = ClockWatch({name: clock.socket for name, clock in self.clocks.items()}, 100_000, read_clock)
+        watch.poll()
+        return watch.view()
+
+    def wait_for_domain(self, timeout_s: float = 300.0) -> dict[str, Any]:
+        """Until every bridge follows one grandmaster within the bound (or ``timeout_s``): the state then."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            state = self.domain()
+            if all(bridge["synced"] for bridge in state.values()) or time.monotonic() > deadline:
+                return {"at_start": state, "formed": all(bridge["synced"] for bridge in state.values())}
+            time.sleep(1.0)
 
     def start_clocks(self, testbed: Any) -> None:
         """ptp4l on the bridges (this namespace: the switches' ports) and in each end station's namespaces."""

@@ -28,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--release", action="store_true")
     args = parser.parse_args(argv)
     gates = NetconfGates(read_bridges_file(args.bridges), confirm_timeout_s=120)
+    gates.capabilities()  # the session open (SSH on an emulated CPU takes seconds) before the base time is taken
     base = next_base_time(tai_now_ns(), args.cycle_ns, int(args.lead_ms * 1e6))
     gcls = [] if args.release else [PortGcl(args.bridge, "", args.port, args.cycle_ns, base, [
         GateEntry(1 << TT_CLASS, args.open_ns), GateEntry(1 << BE_CLASS, args.cycle_ns - args.open_ns)])]
@@ -37,8 +38,15 @@ def main(argv: list[str] | None = None) -> int:
         gates.sent[args.bridge] = [PortGcl(args.bridge, "", args.port, args.cycle_ns, 0, [])]
     gates.apply(gcls)
     push_ms = (time.perf_counter() - started) * 1e3
+    late = tai_now_ns() > base  # the push took longer than the lead: the bridge switched at a later boundary
     time.sleep(max(0.0, (base + args.cycle_ns - tai_now_ns()) / 1e9) + 0.05)
-    print(json.dumps({"base_time_ns": base, "push_ms": round(push_ms, 2), "not_switched": gates.switched(gcls)}))
+    problems = gates.switched(gcls)
+    for _ in range(50):  # the bridge's agent reads each commit within its poll interval
+        if not problems:
+            break
+        time.sleep(0.1)
+        problems = gates.switched(gcls)
+    print(json.dumps({"base_time_ns": base, "push_ms": round(push_ms, 2), "late": late, "not_switched": problems}))
     gates.close()
     return 0
 

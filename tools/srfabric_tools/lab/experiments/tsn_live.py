@@ -66,7 +66,7 @@ class Fig7Fabric:
             self.client = self.serve.client()
             if self.bridges:
                 self.bridges.start_clocks(self.lab.testbed)
-                self.clocks = self.wait_synchronised()
+                self.clocks = self.bridges.wait_for_domain()
         except BaseException:
             self.serve.stop()
             if self.bridges:
@@ -88,20 +88,6 @@ class Fig7Fabric:
             self.serve.stop()
             if self.bridges:
                 self.bridges.stop()
-
-    def wait_synchronised(self, timeout_s: float = 600.0) -> dict[str, Any]:
-        """Until the controller sees every bridge follow one grandmaster within the bound (``serve --gptp``; at
-        first each ptp4l is its own grandmaster, until the announcements settle it): it schedules nothing through
-        a bridge that does not. Returns the bridges' gPTP state as the fabric view shows it."""
-        deadline = time.monotonic() + timeout_s
-        while True:
-            clocks = self.client.get("/v2.0/srfabric/fabric")["fabric"]["clocks"]
-            masters = {state.get("grandmaster") for state in clocks.values()}
-            if clocks and all(state.get("synced") for state in clocks.values()) and len(masters) == 1:
-                return dict(clocks)
-            if time.monotonic() > deadline:
-                raise ModelError("gptp", f"the bridges did not synchronise within {timeout_s:g} s: {clocks}")
-            time.sleep(1.0)
 
     def ip(self, host: str) -> str:
         return self.lab.spec.hosts[host].ip

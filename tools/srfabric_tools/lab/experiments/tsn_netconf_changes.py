@@ -116,7 +116,7 @@ def one_run(ctx: Context, total: int) -> dict[str, float]:
         out, checked = outside(csv_path, base, cycle, open_windows, started_ns, changes_ns)
         reader.close()
         ctx.extra["api_calls"] = fabric.calls
-        ctx.extra["gptp"] = fabric.clocks
+        ctx.extra["gptp"] = {**fabric.clocks, "at_end": fabric.bridges.domain() if fabric.bridges else {}}
         ctx.extra["confirm"] = confirm_times(fabric.calls)
         ctx.extra["probe_stream"] = {k: probe[k] for k in ("path", "slot")}
         ctx.extra["probe_windows_ns"] = open_windows
