@@ -47,3 +47,27 @@ def test_the_results_page_is_the_runs() -> None:
     assert f"{shown(line['median_ms']['q3'])} ms\nand {shown(line['p99_ms']['q3'])} ms" in page
     for key in ("commit_ms", "confirm_ms"):
         assert f"{shown(line[key]['median'])} ms" in page
+
+
+def test_the_lab_pages_spread_figures_are_the_runs() -> None:
+    from srfabric_tools.lab.spread import within_spread
+
+    page = " ".join((ROOT / "docs/lab/tsn-experiments.md").read_text().split())  # lines wrap anywhere
+    results = ROOT / "docs/results"
+    fig9 = within_spread(results / "tsn-fig9-netconf/20261205T121330Z",
+                         [results / "tsn-fig9/20261128T080258Z", results / "tsn-fig9/20261128T161456Z"],
+                         ("mean_us", "p99_us"))
+    for metric, said in (("mean_us", "5 of the 10 schedules' means lie within"), ("p99_us", "(p99: 5 of 10")):
+        rows = [row for row in fig9 if row["metric"] == metric]
+        worst = max(max(row["low"] - row["value"], row["value"] - row["high"]) for row in rows)
+        assert said in page and f"{sum(row['within'] for row in rows)} of" in said
+        assert f"{worst:.2f} µs outside" in page
+        if metric == "mean_us":
+            readme = " ".join((ROOT / "README.md").read_text().split())
+            assert f"to within {worst:.2f} µs ({sum(row['within'] for row in rows)} of its 10 points" in readme
+    fig11 = within_spread(results / "tsn-fig11-netconf/20261205T121022Z",
+                          [results / "tsn-fig11/20261128T105057Z", results / "tsn-fig11/20261128T163712Z"],
+                          [f"phase{n}_mean_us" for n in (1, 2, 3)])
+    above = [f"{row['value'] - row['high']:.1f}" for row in fig11]
+    assert not any(row["within"] for row in fig11)
+    assert f"{above[0]}, {above[1]} and {above[2]} µs above" in page
