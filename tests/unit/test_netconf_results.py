@@ -71,3 +71,18 @@ def test_the_lab_pages_spread_figures_are_the_runs() -> None:
     above = [f"{row['value'] - row['high']:.1f}" for row in fig11]
     assert not any(row["within"] for row in fig11)
     assert f"{above[0]}, {above[1]} and {above[2]} µs above" in page
+
+
+def test_the_changes_under_traffic_figures_are_the_run() -> None:
+    page = " ".join((ROOT / "docs/lab/tsn-experiments.md").read_text().split())
+    summary = json.loads((ROOT / "docs/results/tsn-netconf-changes/20261205T121035Z/summary.json").read_text())
+    points = {row.split(",")[1]: float(row.split(",")[2]) for row in
+              (ROOT / "docs/results/tsn-netconf-changes/20261205T121035Z/points.csv").read_text().splitlines()[1:]}
+    outside = summary["outside"][0]
+    assert len(outside) == points["frames_outside_windows"] and points["ports_not_switched"] == 0
+    checked = f"{int(points['frames_checked']):,}"
+    assert f"missed by {len(outside)} of {checked}" in page
+    early = sorted(-row["from_change_ns"] / 1000 for row in outside)
+    assert f"{early[0]:.1f} to {early[-1]:.1f} µs before the base time" in page
+    calls = summary["confirm"]
+    assert f"{calls['create']['n']} admissions, {calls['create']['median_ms']} ms median" in page
