@@ -18,18 +18,40 @@ from srfabric_tools.testbed.gptp import Ptp4l
 PATIENCE_S = 30.0  # a NETCONF answer's limit under an emulated CPU (the kernel lab)
 
 
-class NetconfBridges:
-    """The bridges, the controller's namespace and gPTP: ptp4l (802.1AS profile, software timestamps) on every
-    bridge's ports and every end station, the first bridge the grandmaster; the controller watches each bridge's
-    offset (``serve --gptp``) and schedules nothing through a bridge off it."""
+class SeparatedBridges:
+    """Bridges (``ports`` by bridge, each a ``srfabric bridge serve``) listening on the root namespace's side of
+    the controller's namespace, that namespace, and the bridges file the controller reads."""
 
-    def __init__(self, spec: TopoSpec, folder: Path, apply: str = "taprio") -> None:
-        self.spec = spec
+    def __init__(self, ports: dict[str, list[str]], folder: Path, apply: str = "taprio") -> None:
+        self.ports = ports
         self.namespace = ControllerNamespace()
         self.file = folder / "bridges.json"
-        self.ports = topology_ports(spec)
-        self.lab = BridgeLab(self.ports, folder / "bridges", apply=apply, listen=ControllerNamespace.peer,
+        self.lab = BridgeLab(ports, folder / "bridges", apply=apply, listen=ControllerNamespace.peer,
                              timeout_s=PATIENCE_S, start_timeout_s=600.0)
+
+    def start(self) -> None:
+        self.namespace.__enter__()
+        try:
+            self.lab.__enter__()
+            self.lab.bridges_file(self.file)
+        except BaseException:
+            self.namespace.remove()
+            raise
+
+    def stop(self) -> None:
+        try:
+            self.lab.close()
+        finally:
+            self.namespace.remove()
+
+
+class NetconfBridges(SeparatedBridges):
+    """A fabric's switches as separated bridges, and gPTP: ptp4l (802.1AS profile, software timestamps) on every
+    bridge's ports and every end station, the first bridge the grandmaster; the domain's state is read as the
+    controller would judge it (``domain``)."""
+
+    def __init__(self, spec: TopoSpec, folder: Path, apply: str = "taprio") -> None:
+        super().__init__(topology_ports(spec), folder, apply)
         first = sorted(self.ports)[0]
         self.clocks = {name: Ptp4l(folder, name, None, ports, grandmaster=name == first)
                        for name, ports in self.ports.items()}
@@ -71,19 +93,7 @@ class NetconfBridges:
     def serve_placement() -> dict[str, Any]:
         return {"netns": ControllerNamespace.name, "host": ControllerNamespace.address}
 
-    def start(self) -> None:
-        self.namespace.__enter__()
-        try:
-            self.lab.__enter__()
-            self.lab.bridges_file(self.file)
-        except BaseException:
-            self.namespace.remove()
-            raise
-
     def stop(self) -> None:
         for clock in [*self.clocks.values(), *self.stations.values()]:
             clock.stop()
-        try:
-            self.lab.close()
-        finally:
-            self.namespace.remove()
+        super().stop()
