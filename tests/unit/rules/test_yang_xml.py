@@ -5,8 +5,6 @@ naming the bridge, the port and the node."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,21 +16,9 @@ from srfabric.rules.yang.xml_document import to_xml
 from srfabric.southbound.netconf.gates import bridge_document
 from srfabric.tsn.gates.capabilities import PortCapabilities
 from srfabric.tsn.gates.gcl import GateEntry, PortGcl
-from tests.unit.tsn.test_yang_documents import MODULES, YANG, live_gcls
+from tests.unit.tsn.test_yang_documents import live_gcls, yanglint
 
 CAPS = PortCapabilities(list_max=64, cycle_max=(1, 100), interval_max_ns=10_000_000, tick_tenths_ns=10)
-
-
-def yanglint_xml(text: str, tmp_path: Path, kind: str) -> subprocess.CompletedProcess[str]:
-    if not YANG.is_dir():
-        pytest.fail(f"the pinned YANG modules are not at {YANG} (shared/yang beside the checkout)")
-    tool = shutil.which("yanglint")
-    if tool is None:
-        pytest.fail("yanglint is missing: the bootstrap installs it (Debian's libyang2-tools)")
-    path = tmp_path / "document.xml"
-    path.write_text(text)
-    return subprocess.run([tool, "-p", str(YANG), "-t", kind, *(str(YANG / f"{m}.yang") for m in MODULES),
-                           str(path)], capture_output=True, text=True, timeout=60)
 
 
 def bridge_tree(gcls: list[PortGcl], freed: set[str], state: bool) -> dict:
@@ -66,7 +52,7 @@ def with_oper(text: str, gcls: list[PortGcl]) -> str:
 
 def test_the_edit_srfabric_sends_validates_in_the_bridges_tree(tmp_path: Path) -> None:
     gcls = live_gcls()
-    done = yanglint_xml(to_xml(bridge_tree(gcls, {"s9-eth1"}, state=False)), tmp_path, "config")
+    done = yanglint(to_xml(bridge_tree(gcls, {"s9-eth1"}, state=False)), tmp_path, "config")
     assert done.returncode == 0 and "err" not in done.stderr, done.stderr
 
 
@@ -75,7 +61,7 @@ def test_the_bridges_oper_state_validates_and_reads_back_as_the_lists_sent(tmp_p
     document = bridge_tree(gcls, set(), state=True)
     reply = f'<data xmlns="urn:ietf:params:xml:ns:netconf:base:1.0">{with_oper(to_xml(document), gcls)}</data>'
     inner = reply.removeprefix('<data xmlns="urn:ietf:params:xml:ns:netconf:base:1.0">').removesuffix("</data>")
-    done = yanglint_xml(inner, tmp_path, "data")  # a whole datastore: every must statement is checked
+    done = yanglint(inner, tmp_path, "data")  # a whole datastore: every must statement is checked
     assert done.returncode == 0 and "err" not in done.stderr, done.stderr
     tables = port_tables(reply, "s1")
     for gcl in gcls:
@@ -87,10 +73,10 @@ def test_the_bridges_oper_state_validates_and_reads_back_as_the_lists_sent(tmp_p
 
 def test_a_list_over_the_bridges_list_max_fails_yanglint_as_the_bridge_refuses_it(tmp_path: Path) -> None:
     long = [PortGcl("s1", "s2", "s1-eth1", 1_000_000, 0, [GateEntry(1 + n % 2, 10_000) for n in range(100)])]
-    done = yanglint_xml(to_xml(bridge_tree(long, set(), state=False)), tmp_path, "config")
+    done = yanglint(to_xml(bridge_tree(long, set(), state=False)), tmp_path, "config")
     assert done.returncode != 0 and "supported-list-max" in done.stderr
     running = with_oper(to_xml(bridge_tree(long, set(), state=True)), long)  # and as oper state
-    done = yanglint_xml(running, tmp_path, "data")
+    done = yanglint(running, tmp_path, "data")
     assert done.returncode != 0 and "supported-list-max" in done.stderr
 
 

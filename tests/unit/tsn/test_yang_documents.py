@@ -26,14 +26,16 @@ MODULES = ("ietf-interfaces@2018-02-20", "iana-if-type@2014-05-08", "ieee802-dot
 ROOMY = PortCapabilities(list_max=64, cycle_max=(1, 100), interval_max_ns=10_000_000, tick_tenths_ns=10)
 
 
-def yanglint(document: dict[str, Any], tmp_path: Path, kind: str = "config") -> subprocess.CompletedProcess[str]:
+def yanglint(document: dict[str, Any] | str, tmp_path: Path, kind: str = "config"
+             ) -> subprocess.CompletedProcess[str]:
+    """``document`` (RFC 7951 JSON as a dict, or NETCONF XML as text) through yanglint against the pinned modules."""
     if not YANG.is_dir():
         pytest.fail(f"the pinned YANG modules are not at {YANG} (shared/yang beside the checkout)")
     tool = shutil.which("yanglint")
     if tool is None:
         pytest.fail("yanglint is missing: the bootstrap installs it (Debian's libyang2-tools)")
-    path = tmp_path / "document.json"
-    path.write_text(json.dumps(document))
+    path = tmp_path / ("document.xml" if isinstance(document, str) else "document.json")
+    path.write_text(document if isinstance(document, str) else json.dumps(document))
     return subprocess.run([tool, "-p", str(YANG), "-t", kind, *(str(YANG / f"{m}.yang") for m in MODULES),
                            str(path)], capture_output=True, text=True, timeout=60)
 
