@@ -38,6 +38,12 @@ class NotInstalled(SrfabricError):
     """The switches did not take the streams' entries: nothing of the change stays."""
 
 
+def gates_error(error: ModelError | Unavailable) -> GatesRefused | GatesUnavailable:
+    """What a gates adapter's refusal (``ModelError``) or silence (``Unavailable``) is to the shell's caller."""
+    kind = GatesUnavailable if isinstance(error, Unavailable) else GatesRefused
+    return kind(error.field, error.message)
+
+
 @dataclass
 class Installed:
     """What a change sent: flow-mods per switch, the lists applied and their common base time."""
@@ -62,7 +68,7 @@ class StreamInstaller:
         self.gate_changes = 0  # gate schedules sent (for /metrics)
         self.switch_failures = 0  # ports that did not run their list after its base time (read back)
         self.late_changes = 0  # changes whose lists went out after their base time
-        self._verifying: asyncio.Task[None] | None = None
+        self._verifying: set[asyncio.Task[None]] = set()  # held until done: the loop keeps only weak references
 
     def at_base_time(self, gcls: list[PortGcl]) -> int:
         """Give every list the next common base time (a cycle boundary ``lead_ns`` ahead); returns it."""
@@ -89,8 +95,7 @@ class StreamInstaller:
                 await asyncio.to_thread(self.gates.apply, effects.gcls)
             except (ModelError, Unavailable) as error:
                 await self._restore(*previous)
-                kind = GatesUnavailable if isinstance(error, Unavailable) else GatesRefused
-                raise kind(error.field, error.message) from None
+                raise gates_error(error) from None
         except BaseException:
             effects.undo()
             if self.controller.streams != previous[0]:
@@ -113,8 +118,7 @@ class StreamInstaller:
                 await asyncio.to_thread(self.gates.apply, self.gcls)
             except SrfabricError:
                 log.exception("could not put the previous gates back")
-            kind = GatesUnavailable if isinstance(error, Unavailable) else GatesRefused
-            raise kind(error.field, error.message) from None
+            raise gates_error(error) from None
         self.gcls = gcls
         self.gate_changes += 1
         self._late(base_time)
@@ -151,7 +155,9 @@ class StreamInstaller:
             for problem in problems:
                 log.warning("gates: %s", problem)
         with contextlib.suppress(RuntimeError):  # no loop (a synchronous caller): nothing to read back on
-            self._verifying = asyncio.get_running_loop().create_task(verify())
+            task = asyncio.get_running_loop().create_task(verify())
+            self._verifying.add(task)
+            task.add_done_callback(self._verifying.discard)
 
     def _now_running(self, gcls: list[PortGcl]) -> None:
         self.gcls = gcls
