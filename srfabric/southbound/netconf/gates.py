@@ -9,6 +9,7 @@ each bridge's oper state to confirm it runs the new lists.
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -58,8 +59,6 @@ class NetconfGates:
     def __init__(self, bridges: dict[str, BridgeAccess], confirm_timeout_s: int = 30,
                  session: Callable[[BridgeAccess], BridgeSession] = BridgeSession,
                  clock: Callable[[], float] | None = None) -> None:
-        import time
-
         self.sessions = {name: session(access) for name, access in bridges.items()}
         self.confirm_timeout_s = confirm_timeout_s
         self.clock = clock or time.perf_counter
@@ -86,10 +85,11 @@ class NetconfGates:
             return
         edits = {name: to_config(bridge_document(lists, _freed(self.sent.get(name, []), lists)), REPLACED)
                  for name, lists in changed.items()}
-        self._two_phase(edits)
-        self.sent.update(changed)
+        self._two_phase(edits, changed)
 
-    def _two_phase(self, edits: dict[str, str]) -> None:
+    def _two_phase(self, edits: dict[str, str], changed: dict[str, list[PortGcl]]) -> None:
+        """Both phases; ``sent`` then holds what each bridge runs: the new lists where confirmed, the previous
+        ones where nothing committed or a bridge was lost before its confirmation (it rolls back)."""
         token = uuid.uuid4().hex
         started = self.clock()
         failed = self.each(edits, lambda name: self.sessions[name].edit_and_commit(
@@ -102,6 +102,7 @@ class NetconfGates:
         commit_s = self.clock() - started
         lost = self.each(committed, lambda name: self.sessions[name].confirm(token))
         self.last = Push(sorted(edits), commit_s, self.clock() - started - commit_s)
+        self.sent.update({name: changed[name] for name in committed if name not in lost})
         if lost:
             self.stale |= set(lost)
             raise _first(lost, f"it rolls back to its previous schedule within {self.confirm_timeout_s} s; the "

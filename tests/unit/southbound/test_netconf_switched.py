@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from srfabric.bridge import oper_state
+from srfabric.errors import Unavailable
 from srfabric.model.management import BridgeAccess
 from srfabric.rules.yang.sched_tables import PortTable, port_tables
 from srfabric.rules.yang.xml_document import to_xml
@@ -54,3 +57,44 @@ def test_a_port_that_switched_mid_cycle_is_named() -> None:
     problems = gates_holding(SENT, SENT.base_time_ns + 250_000).switched([SENT])
     assert problems == ["bridge s1 port s1-eth3: switched at 7000250000, not at a cycle boundary (a cycle ran a mix "
                         "of two schedules)"]
+
+
+class Confirming:
+    """A bridge's session that commits, and confirms unless told to be lost between the two phases."""
+
+    lost: set[str] = set()
+
+    def __init__(self, access: BridgeAccess) -> None:
+        self.name = access.name
+        self.edits: list[str] = []
+
+    def edit_and_commit(self, config: str, token: str, confirm_timeout_s: int) -> None:
+        self.edits.append(config)
+
+    def confirm(self, token: str) -> None:
+        if self.name in self.lost:
+            raise Unavailable(f"bridge {self.name}", "confirming commit: no answer within 10 s")
+
+    def close(self) -> None:
+        return None
+
+
+def test_a_bridge_lost_before_its_confirmation_is_sent_again_and_the_others_are_known_to_run_the_new_lists() -> None:
+    access = {name: BridgeAccess(name, "192.0.2.1", "root") for name in ("s1", "s2")}
+    session: Any = Confirming
+    gates = NetconfGates(access, session=session)
+    before = [PortGcl(name, "", f"{name}-eth1", 1_000_000, 0, [GateEntry(2, 1_000_000)]) for name in ("s1", "s2")]
+    gates.apply(before)
+    after = [PortGcl(name, "", f"{name}-eth1", 1_000_000, 5_000_000, [GateEntry(2, 1_000_000)])
+             for name in ("s1", "s2")]
+    Confirming.lost = {"s2"}
+    try:
+        with pytest.raises(Unavailable) as lost:
+            gates.apply(after)
+    finally:
+        Confirming.lost = set()
+    assert lost.value.field == "bridge s2" and gates.stale == {"s2"}
+    assert gates.sent == {"s1": [after[0]], "s2": [before[1]]}  # s1 confirmed the new lists; s2 rolls back
+    edits = {name: len(session.edits) for name, session in gates.sessions.items()}
+    gates.apply(before)  # putting the previous lists back reaches both: s1 runs the new ones, s2 is stale
+    assert {name: len(session.edits) - edits[name] for name, session in gates.sessions.items()} == {"s1": 1, "s2": 1}
