@@ -16,10 +16,9 @@ Examples
 
 from __future__ import annotations
 
-import math
-
 from srfabric.rules.yang.xml_document import to_xml
 from srfabric.tsn.gates.gcl import PortGcl
+from srfabric.tsn.gates.render import gate_table
 
 SB = "ieee802-dot1q-sched-bridge"
 
@@ -30,18 +29,13 @@ def _time(leaf: str, at_ns: int) -> str:
 
 def running(gcl: PortGcl, changed_ns: int) -> dict[str, str]:
     """The state of a port that switched to ``gcl`` at ``changed_ns`` (TAI): its oper list, cycle and base
-    time are the admin ones, no change is pending."""
-    divisor = math.gcd(gcl.cycle_ns, 1_000_000_000)
-    entries = [{"index": index, "operation-name": "ieee802-dot1q-sched:set-gate-states",
-                "gate-states-value": entry.mask, "time-interval-value": entry.duration_ns}
-               for index, entry in enumerate(gcl.entries)]
+    time are the admin ones (as :func:`to_yang` writes them), no change is pending."""
+    admin = gate_table(gcl)
     return {
-        "oper-gate-states": "255",
-        "oper-control-list": to_xml({f"{SB}:oper-control-list": {"gate-control-entry": entries}}),
-        "oper-cycle-time": to_xml({f"{SB}:oper-cycle-time": {"numerator": gcl.cycle_ns // divisor,
-                                                             "denominator": 1_000_000_000 // divisor}}),
-        "oper-cycle-time-extension": "0",
-        "oper-base-time": _time("oper-base-time", gcl.base_time_ns),
+        "oper-gate-states": str(admin["admin-gate-states"]),
+        **{f"oper-{leaf}": to_xml({f"{SB}:oper-{leaf}": admin[f"admin-{leaf}"]})
+           for leaf in ("control-list", "cycle-time", "base-time")},
+        "oper-cycle-time-extension": str(admin["admin-cycle-time-extension"]),
         "config-change-time": _time("config-change-time", changed_ns),
         "config-pending": "false",
     }

@@ -118,12 +118,17 @@ def to_yang(gcls: list[PortGcl]) -> dict[str, Any]:
     return {"ietf-interfaces:interfaces": {"interface": interfaces}}
 
 
+def gate_table(gcl: PortGcl) -> dict[str, Any]:
+    """One port's ``gate-parameter-table`` as :func:`to_yang` writes it."""
+    port = to_yang([gcl])["ietf-interfaces:interfaces"]["interface"][0]["ieee802-dot1q-bridge:bridge-port"]
+    table: dict[str, Any] = port["ieee802-dot1q-sched-bridge:gate-parameter-table"]
+    return table
+
+
 def idle_table(cycle_ns: int = 1_000_000) -> dict[str, Any]:
     """A port's ``gate-parameter-table`` with its gates disabled: every queue open, one entry over one cycle
     (a bridge starts with it, and a port that keeps no list gets it)."""
-    table = to_yang([PortGcl("", "", "", cycle_ns, 0, [GateEntry(255, cycle_ns)])])["ietf-interfaces:interfaces"]
-    entry = table["interface"][0]["ieee802-dot1q-bridge:bridge-port"]["ieee802-dot1q-sched-bridge:gate-parameter-table"]
-    return {**entry, "gate-enabled": False}
+    return {**gate_table(PortGcl("", "", "", cycle_ns, 0, [GateEntry(255, cycle_ns)])), "gate-enabled": False}
 
 
 def parse_yang(document: dict[str, Any], tt_class: int = 1, be_class: int = 0) -> list[PortGcl]:
