@@ -295,6 +295,7 @@ def http_server(args: argparse.Namespace, service: SfcService, token: str | None
     by itself, so shutting down waits 2 s for requests, no more."""
     import uvicorn
 
+    from srfabric.api.streams.bridge_book import book_of
     from srfabric.api.web.app import create_app
     from srfabric.api.web.http_server import PromptServer
 
@@ -305,7 +306,7 @@ def http_server(args: argparse.Namespace, service: SfcService, token: str | None
 
         book = TokenBook.from_file(Path(args.tokens), token)
     https = cert is not None
-    app = create_app(service, token, https, book)
+    app = create_app(service, token, https, book, book_of(service, args.bridges))
     return PromptServer(uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", lifespan="off",
                                        timeout_graceful_shutdown=2, ssl_certfile=cert, ssl_keyfile=key)), https
 

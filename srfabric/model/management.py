@@ -10,11 +10,14 @@ Examples
 >>> read_bridges({"bridges": {"s1": {"host": "10.0.9.1", "username": "root", "port": 0}}})
 Traceback (most recent call last):
 srfabric.errors.ModelError: bridges.s1.port: must be an integer in 1..65535, got 0
+>>> read_bridges({"bridges": {"s1": bridges["s1"].entry()}}) == bridges
+True
 """
 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +41,11 @@ class BridgeAccess:
 
     def public(self) -> dict[str, Any]:
         return {"host": self.host, "port": self.port, "username": self.username}
+
+    def entry(self) -> dict[str, Any]:
+        """The bridges file's entry for this bridge (what ``read_bridges`` reads back)."""
+        secret = {key: value for key, value in (("password", self.password), ("key_file", self.key_file)) if value}
+        return {**self.public(), **secret, "timeout_s": self.timeout_s}
 
 
 def _text(where: str, value: Any, limit: int = 255) -> str:
@@ -81,3 +89,17 @@ def read_bridges_file(path: Path) -> dict[str, BridgeAccess]:
     except (OSError, ValueError) as error:
         raise ModelError(str(path), f"not a readable JSON bridges file: {error}") from None
     return read_bridges(document)
+
+
+def write_bridges_file(path: Path, bridges: dict[str, BridgeAccess]) -> None:
+    """``bridges`` into the file at ``path``, whole or not at all (a new file renamed over the old), readable by
+    its owner only: it may hold passwords."""
+    document = {"bridges": {name: bridges[name].entry() for name in sorted(bridges)}}
+    temporary = path.with_name(f".{path.name}.new")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w") as file:
+        json.dump(document, file, indent=2)
+        file.write("\n")
+        file.flush()
+        os.fsync(file.fileno())
+    os.replace(temporary, path)

@@ -222,3 +222,15 @@ def body(name: str, schema: type[BaseModel]) -> type[BaseModel]:
     wrapper: type[BaseModel] = create_model(f"{schema.__name__}Body", __config__=ConfigDict(extra="forbid"),
                                             **{name: (schema, ...)})  # type: ignore[call-overload]
     return wrapper
+
+
+class BridgeManagement(Strict):
+    """A TSN bridge's NETCONF server (``--gates netconf``): address, SSH user, and a password or a key file on
+    the controller's machine (neither is ever shown again)."""
+
+    host: str = Field(min_length=1, max_length=255)
+    port: int = Field(default=830, ge=1, le=65535)
+    username: str = Field(min_length=1, max_length=64)
+    password: str | None = Field(default=None, min_length=1, max_length=4096)
+    key_file: str | None = Field(default=None, min_length=1, max_length=4096)
+    timeout_s: float = Field(default=5.0, gt=0, le=120)

@@ -30,7 +30,8 @@ async def watch_bridges(service: SfcService, gates: NetconfGates, period_s: floa
                 log.warning("bridges: capabilities not read: %s", error)
         if service.leader_elsewhere() is None and gates.sent:  # only the leader sends gates
             try:
-                again = await asyncio.to_thread(gates.resend)
+                async with service.lock:  # no stream change, and no bridge added or forgotten, meanwhile
+                    again = await asyncio.to_thread(gates.resend)
                 if again:
                     log.warning("bridges %s lost their schedule; it was sent again", ", ".join(again))
             except SrfabricError as error:

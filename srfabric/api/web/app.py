@@ -15,29 +15,32 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from srfabric.api.errors import not_found, not_leader
 from srfabric.api.projects import TokenBook
-from srfabric.api.resources.schemas import ScheduleUpdate, body
+from srfabric.api.resources.schemas import BridgeManagement, ScheduleUpdate, body
 from srfabric.api.service import SfcService
+from srfabric.api.streams.bridge_book import BridgeBook, not_netconf
 from srfabric.api.streams.frer_counters import FrerReport, stream_ends
 from srfabric.api.web import discovery, ui
-from srfabric.api.web.dispatch import ResourceApp, request_body
+from srfabric.api.web.dispatch import ResourceApp, read_json, request_body
 from srfabric.api.web.openapi import OpenApi
-from srfabric.api.web.router import Route, Routes
+from srfabric.api.web.router import Route, Routes, json_bytes
 from srfabric.api.web.routes import RESOURCES
 
 log = logging.getLogger(__name__)
 ScheduleBody = body("schedule", ScheduleUpdate)
 FrerReportBody = body("report", FrerReport)
+BridgeBody = body("bridge", BridgeManagement)
 
 
-def create_app(service: SfcService, token: str | None, https: bool = False, book: TokenBook | None = None
-               ) -> ResourceApp:
+def create_app(service: SfcService, token: str | None, https: bool = False, book: TokenBook | None = None,
+               bridges: BridgeBook | None = None) -> ResourceApp:
     """``token``: an admin's (None, without ``book``, turns authentication off: local use only); ``book``: every
     token with its project and role (``projects``); ``https``: served over TLS (the web view's cookie is then
-    marked secure)."""
+    marked secure); ``bridges``: the TSN bridges' NETCONF access, when the API may write it."""
     book = book or TokenBook.single(token)
     declared = [*metrics_routes(service, book), *discovery_routes(), *schedule_routes(service),
-                *frer_routes(service), *ui.ui_routes(service, book, secure=https)]
+                *frer_routes(service), *bridge_routes(service, bridges), *ui.ui_routes(service, book, secure=https)]
     document = OpenApi(declared)
     return ResourceApp(service, book, RESOURCES, Routes([*declared, document.route()]), document.build)
 
@@ -149,4 +152,49 @@ def frer_routes(service: SfcService) -> list[Route]:
         Route("GET", "/v2.0/srfabric/frer", frer, name="frer",
               summary="The eliminators' newest counters and settings in ``ieee802-dot1cb-frer``'s terms, handles "
                       "being the streams' ``stream_id``."),
+    ]
+
+
+def bridge_routes(service: SfcService, bridges: BridgeBook | None) -> list[Route]:
+    """The TSN bridges srfabric gates over NETCONF: shown always, written with ``--gates netconf --bridges``."""
+
+    def writable() -> BridgeBook:
+        leader = service.leader_elsewhere()
+        if leader is not None:
+            raise not_leader(leader)
+        if bridges is None:
+            raise not_netconf()
+        return bridges
+
+    async def list_bridges(request: Request, _: str | None) -> dict[str, Any]:
+        return {"bridges": service.streams.bridges_view()}
+
+    async def show_bridge(request: Request, name: str | None) -> dict[str, Any]:
+        view = service.streams.bridges_view()
+        if name not in view:
+            raise not_found("Bridge", "bridge", name or "")
+        return {"bridge": {"name": name, **view[name]}}
+
+    async def put_bridge(request: Request, name: str | None) -> Response:
+        book = writable()
+        entry = read_json(await request.body(), request.headers.get("content-type", "").encode() or None)
+        status, content = await book.put(name or "", entry)
+        return Response(json_bytes(content), status, media_type="application/json")
+
+    async def delete_bridge(request: Request, name: str | None) -> Response:
+        await writable().delete(name or "")
+        return Response(status_code=204)
+
+    member = "/v2.0/srfabric/bridges/{name}"
+    return [
+        Route("GET", "/v2.0/srfabric/bridges", list_bridges, name="list_bridges",
+              summary="Each TSN bridge: its 802.1Qcw scheduler capabilities, its NETCONF address and user (never "
+                      "its password or key), and whether it waits for a schedule it lost."),
+        Route("GET", member, show_bridge, name="show_bridge", summary="One bridge; 404 when it is not known."),
+        Route("PUT", member, put_bridge, body=BridgeBody, name="put_bridge",
+              summary="Add a bridge (201) or change how it is reached (200), kept in the bridges file; its "
+                      "capabilities are read before anything is scheduled through it, and the lists it runs are "
+                      "sent to it again if its server lacks them. 409 without ``--gates netconf --bridges``."),
+        Route("DELETE", member, delete_bridge, status=204, name="delete_bridge",
+              summary="Forget a bridge; 409 while it runs the gate lists of admitted streams."),
     ]

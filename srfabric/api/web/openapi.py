@@ -31,7 +31,7 @@ def stand_in(route: Route) -> Callable[..., Any]:
     async def endpoint(**_: Any) -> None:
         """Never called."""
 
-    answers = dict[str, Any] if route.answers == "json" else inspect.Signature.empty
+    answers = dict[str, Any] if route.answers == "json" and route.status != 204 else inspect.Signature.empty
     endpoint.__signature__ = inspect.Signature(parameters, return_annotation=answers)  # type: ignore[attr-defined]
     endpoint.__name__ = route.name or route.path.strip("/").replace("/", "_") or "root"
     endpoint.__doc__ = route.summary

@@ -65,7 +65,33 @@ class NetconfGates:
         self.sent: dict[str, list[PortGcl]] = {}  # by bridge: the lists it runs, as srfabric sent them
         self.stale: set[str] = set()  # bridges that lost a change in phase two: sent again when back
         self.last = Push()
-        self._pool = ThreadPoolExecutor(max_workers=max(1, min(32, len(bridges))), thread_name_prefix="netconf")
+        self._session = session
+        self._pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="netconf")  # threads start as needed
+
+    def put(self, access: BridgeAccess) -> None:
+        """Reach ``access.name`` at ``access`` from now on (a new bridge, or one moved or re-keyed); a bridge that
+        runs lists gets them again at the next ``resend`` if its new server does not hold them."""
+        old = self.sessions.get(access.name)
+        self.sessions[access.name] = self._session(access)
+        if old is not None:
+            old.close()
+
+    def holding(self, name: str) -> ModelError | None:
+        """Why ``name`` cannot be forgotten: it runs lists srfabric sent; None when it runs none."""
+        held = sorted(g.interface for g in self.sent.get(name, []))
+        return ModelError(f"bridge {name}", f"runs the gate lists of admitted streams on {', '.join(held)}; delete "
+                                            "those streams first") if held else None
+
+    def remove(self, name: str) -> None:
+        """Stop reaching ``name``; ``ModelError`` while it runs lists srfabric sent (its streams come first)."""
+        held = self.holding(name)
+        if held is not None:
+            raise held
+        session = self.sessions.pop(name, None)
+        self.sent.pop(name, None)
+        self.stale.discard(name)
+        if session is not None:
+            session.close()
 
     def check(self, gcls: Sequence[PortGcl]) -> None:
         for gcl in gcls:
@@ -124,7 +150,8 @@ class NetconfGates:
         """Each reachable bridge's capabilities: the tightest over its ports (a bridge without a scheduler's
         capability leaves is left out)."""
         found: dict[str, PortCapabilities] = {}
-        errors = self.each(self.sessions, lambda name: _store(found, name, self.sessions[name]))
+        sessions = dict(self.sessions)  # the API may add or forget a bridge meanwhile
+        errors = self.each(sessions, lambda name: _store(found, name, sessions[name]))
         if errors and not found:
             raise _first(errors, "no bridge answered")
         return found

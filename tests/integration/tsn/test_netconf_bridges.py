@@ -14,13 +14,17 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from srfabric.api.errors import ApiError
 from srfabric.api.service import SfcService
 from srfabric.api.storage.database import open_database
 from srfabric.api.storage.repository import Repository
+from srfabric.api.streams.bridge_book import BridgeBook
+from srfabric.api.web.app import create_app
 from srfabric.errors import ModelError, Unavailable
+from srfabric.model.management import read_bridges_file, write_bridges_file
 from srfabric.model.topo import tsn_fig1
 from srfabric.southbound.gates import tai_now_ns
 from srfabric.southbound.netconf.gates import NetconfGates
@@ -165,4 +169,35 @@ def test_a_bridge_replaced_without_its_configuration_gets_its_schedule_again(lab
 
     assert gates.resend() == ["s5"]
     assert ("s5-eth4", sent[2].base_time_ns, sent[2].entries) in admin_lists(gates)["s5"]
+    gates.close()
+
+
+def test_a_bridge_added_through_the_api_is_read_and_then_carries_the_stream_it_blocked(lab: BridgeLab,
+                                                                                      tmp_path: Path) -> None:
+    path = tmp_path / "bridges.json"
+    write_bridges_file(path, {name: access for name, access in lab.access().items() if name != "s5"})
+    gates = NetconfGates(read_bridges_file(path), confirm_timeout_s=20)
+    service = SfcService(Repository(open_database(f"sqlite:///{tmp_path}/api.db")), fig1_controller(), gates=gates)
+    app = create_app(service, "tok", bridges=BridgeBook(service, gates, path))
+    s5 = lab.access()["s5"]
+
+    async def scenario() -> tuple[int, int, int]:
+        await service.start()
+        ports = await host_ports(service)
+        with pytest.raises(ApiError) as blocked:  # s5 is on the path and cannot be reached
+            await service.create("streams", stream(ports, period_ns=1_000_000))
+        assert blocked.value.message.startswith("bridge s5: port s5-eth4 needs gates, but the bridge has no")
+        transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
+        async with httpx.AsyncClient(transport=transport, base_url="http://api") as client:
+            added = await client.put("/v2.0/srfabric/bridges/s5", headers={"X-Auth-Token": "tok"}, json={"bridge": {
+                "host": s5.host, "port": s5.port, "username": "root", "key_file": s5.key_file}})
+        service.streams.planning.capabilities.update(await asyncio.to_thread(gates.capabilities))  # the watch's pass
+        await service.create("streams", stream(ports, period_ns=1_000_000))
+        return added.status_code, len(service.snapshot["streams"]), service.streams.planning.capabilities[
+            "s5"].list_max
+
+    assert asyncio.run(scenario()) == (201, 1, 256)
+    s5_list = next(g for g in service.streams.gcls if g.node == "s5")
+    assert (s5_list.interface, s5_list.base_time_ns, s5_list.entries) in admin_lists(gates)["s5"]
+    assert read_bridges_file(path)["s5"].port == s5.port
     gates.close()
