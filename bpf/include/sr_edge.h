@@ -148,7 +148,7 @@ int sr_fabric(struct xdp_md *ctx)
 
 	if (!eth)
 		goto out;
-	if (eth_proto(eth) == ETH_P_LLDP_BE) {
+	if (eth_proto(eth) == ETH_P_LLDP_BE || eth_reserved(eth)) {
 		sr_pass(&v);
 		goto out;
 	}
@@ -176,7 +176,7 @@ int sr_host(struct xdp_md *ctx)
 	if (!eth)
 		goto out;
 	proto = eth_proto(eth);
-	if (proto == ETH_P_ARP_BE || proto == ETH_P_LLDP_BE) {
+	if (proto == ETH_P_ARP_BE || proto == ETH_P_LLDP_BE || eth_reserved(eth)) {
 		sr_pass(&v);
 		goto out;
 	}

@@ -31,6 +31,16 @@ static __always_inline __be16 eth_proto(const struct ethhdr *eth)
 	return *(const __be16 *)((const __u8 *)eth + offsetof(struct ethhdr, h_proto));
 }
 
+/* IEEE 802.1Q's reserved group addresses, 01-80-C2-00-00-00 to -0F (gPTP, STP, LLDP...): for the port's own
+ * protocol daemon, never forwarded, as srfabric/rules/base.py's RESERVED_MULTICAST has Open vSwitch do. On a
+ * fabric port a gPTP frame would otherwise be read as a path. The first byte decides for almost every frame. */
+static __always_inline int eth_reserved(const struct ethhdr *eth)
+{
+	const __u8 *d = eth->h_dest;
+
+	return d[0] == 0x01 && d[1] == 0x80 && d[2] == 0xc2 && d[3] == 0 && d[4] == 0 && !(d[5] & 0xf0);
+}
+
 static __always_inline struct ethhdr *parse_eth(struct cursor *c)
 {
 	struct ethhdr *eth = c->pos;

@@ -140,6 +140,19 @@ def test_lldp_goes_to_the_kernel(objects: dict[str, LoadedObject]) -> None:
         assert (out.action, out.reason) == ("pass", "passed")
 
 
+def test_reserved_multicast_goes_to_the_kernel_and_is_never_read_as_a_path(objects: dict[str, LoadedObject]
+                                                                          ) -> None:
+    """gPTP (01-80-C2-00-00-0E, EtherType 0x88F7) is for ptp4l on the port, from a fabric link or a host; a source
+    MAC that would read as a path (nibble 3) changes nothing. The rest of 01-80-C2-00-00-xx is forwarded."""
+    gptp = bytes.fromhex("0180c200000e" + "30000000000e" + "88f7") + bytes(46)
+    for codec in ("mac-nibble", "mac-vlan-mpls"):
+        for probe in (fabric(objects, codec), host(objects, codec)):
+            out = probe.run(gptp)
+            assert (out.action, out.reason) == ("pass", "passed"), (codec, probe)
+    outside = fabric(objects, "mac-nibble").run(bytes.fromhex("0180c2000010") + gptp[6:])
+    assert (outside.action, outside.reason) != ("pass", "passed")
+
+
 class Edge:
     """Fill one object's edge tables: a route, a chain wildcard, an exact flow, a local host."""
 
