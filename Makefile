@@ -2,7 +2,7 @@
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: bootstrap demo neutron-demo test unit integration lint typecheck docs results clean
+.PHONY: bootstrap demo neutron-demo test unit integration lint typecheck docs results bench-ab clean
 
 bootstrap:
 	bash scripts/bootstrap.sh
@@ -55,6 +55,12 @@ results: bootstrap
 	  $(VENV)/bin/srfabric kernel-lab run --timeout 7000 --ovs --share $(CURDIR)/$(RESULTS) -- \
 	    $(VENV)/bin/srfabric lab $$name $(if $(QUICK),--quick,$$*) --out $(CURDIR)/$(RESULTS) || exit 1; done
 	$(VENV)/bin/srfabric bench index --out $(RESULTS)
+
+# The regression guard: this checkout against BASE (a commit), the quick forms of the controller's capacity and
+# of S/FR and S/PR, run alternately ROUNDS times; fails when a series is over BASE beyond its spread.
+bench-ab: bootstrap
+	$(if $(BASE),,$(error make bench-ab needs BASE=<commit>))
+	$(VENV)/bin/srfabric bench ab --base $(BASE) --rounds $(or $(ROUNDS),6) --out build/results
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -118,7 +118,7 @@ def token_from(args: argparse.Namespace) -> str | None:
 
 
 STATE_MODULES = ("srfabric.api.service", "srfabric.api.storage.database", "srfabric.api.storage.repository",
-                 "srfabric.api.leadership")
+                 "srfabric.api.leadership", "highspy")  # HiGHS: re-optimising streams never waits on its load
 HTTP_MODULES = ("uvicorn", "srfabric.api.web.app", "srfabric.api.web.http_server")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import signal
 import sys
 from collections.abc import Callable
@@ -101,6 +102,10 @@ COMMANDS: dict[str, Runner] = {
 
 def main(argv: list[str] | None = None) -> int:
     parser, runners = build_parser()
+    # Every module a command may need is loaded now. A full collection during a command walks all of them: a
+    # scheduler's timed build step took such a walk on most runs, the more modules loaded the longer (issue 62:
+    # loading cryptography's x509 lengthened S/FR's build step several times). They are never walked again.
+    gc.freeze()
     args = parser.parse_args(argv)
     if args.command in ("bench", "lab", "frer"):
         exit_on_sigterm()

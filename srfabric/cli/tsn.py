@@ -176,9 +176,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _schedule(args: argparse.Namespace) -> int:
+    from srfabric.tsn.schedulers.registry import METHODS
     from srfabric.tsn.verify.slot import verify
     from srfabric.tsn.verify.timed import verify_timed
 
+    if METHODS[args.method].model == "slot":
+        import highspy  # noqa: F401 - loaded before the clock starts: its load is not the solver's time
     result = compute(args)
     problems = verify_timed(result) if isinstance(result, TimedSchedule) else verify(result)
     if problems:  # A solver bug, not bad input: say so plainly rather than print a wrong schedule.

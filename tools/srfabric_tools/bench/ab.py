@@ -1,14 +1,18 @@
-"""``srfabric bench ab --base REV``: the controller's CPU per new flow at this checkout against another commit, in
-one session, the two run alternately so that drift on the machine falls on both (issue 45's A/B, made a
-command). Each round runs ``srfabric bench capacity --quick`` once per side, the order flipped every round; the
-base runs from a git worktree of REV under ``build/ab/``. The figure is, per steering and offered rate, the
-median of the rounds' CPU time per flow set up, with its interquartile range, and the ratio of the medians from
-unrounded values.
+"""``srfabric bench ab --base REV`` (``make bench-ab BASE=REV``): this checkout against another commit, in one
+session, the two run alternately so that drift on the machine falls on both (issue 45's A/B, made a command and
+a regression guard). Each round runs, once per side, the order flipped every round: ``srfabric bench capacity
+--quick`` (the controller's CPU per new flow set up, per steering and offered rate) and ``srfabric tsn schedule``
+with S/FR and S/PR on one 90-flow instance, as a user runs it (build and solve, end to end in the command's own
+clock; issue 62 found S/FR's there doubled by a garbage collection walking every loaded module). The base runs
+from a git worktree of REV under ``build/ab/``. Each series: both sides' medians with their quartiles and the
+ratio of the medians from unrounded values. A series regressed when the new side's median is over the base's by
+more than ``--within-percent`` and its lower quartile lies above the base's upper quartile (beyond the spread).
 """
 
 from __future__ import annotations
 
 import csv
+import json
 import os
 import statistics
 import subprocess
@@ -72,9 +76,36 @@ def cpu_rows(side: str, round_: int, steps: list[dict[str, str]], commit: str) -
         achieved = float(step["achieved"])
         if step["steering"] not in ("source-routing", "hop-by-hop") or achieved <= 0:
             continue
-        rows.append({"side": side, "round": round_, "steering": step["steering"], "offered": float(step["offered"]),
-                     "achieved": achieved, "controller_cpu": float(step["controller_cpu"]),
-                     "cpu_us_per_flow": float(step["controller_cpu"]) / achieved * 1e6, "commit": commit})
+        rows.append({"side": side, "round": round_, "series": f"{step['steering']} {float(step['offered']):g}/s "
+                     "CPU per flow (us)", "value": float(step["controller_cpu"]) / achieved * 1e6, "commit": commit})
+    return rows
+
+
+def instance(folder: Path) -> Path:
+    """The schedulers' 90-flow instance (Erdos-Renyi, 6 switches, 24 hosts; seed 0), made once."""
+    if not (folder / "flows.json").exists():
+        subprocess.run([sys.executable, "-m", "srfabric", "tsn", "generate", "--model", "er", "--switches", "6",
+                        "--hosts", "24", "--links", "38", "--flows", "90", "--seed", "0", "--out", str(folder)],
+                       cwd=ROOT, capture_output=True, text=True, check=True, timeout=120)
+    return folder
+
+
+def schedule_rows(side: str, round_: int, checkout: Path | None, inst: Path, commit: str) -> list[dict[str, Any]]:
+    """S/FR and S/PR on ``inst`` as ``srfabric tsn schedule --json`` reports them: build plus solve (ms)."""
+    env = dict(os.environ)
+    if checkout is not None:
+        env["PYTHONPATH"] = str(checkout)
+    rows = []
+    for method in ("sfr", "spr"):
+        done = subprocess.run([sys.executable, "-m", "srfabric", "tsn", "schedule", "--topology",
+                               str(inst / "topology.json"), "--flows", str(inst / "flows.json"), "--method", method,
+                               "--slots", "5", "--json"], env=env, cwd=checkout or ROOT, capture_output=True,
+                              text=True, timeout=300)
+        if done.returncode:
+            raise SrfabricError("schedule", f"{method} failed (exit {done.returncode}): {done.stderr.strip()[-300:]}")
+        result = json.loads(done.stdout)
+        rows.append({"side": side, "round": round_, "series": f"tsn schedule {method}, 90 flows, build + solve (ms)",
+                     "value": (result["build_s"] + result["solve_s"]) * 1000, "commit": commit})
     return rows
 
 
@@ -87,23 +118,26 @@ def quartiles(values: list[float]) -> tuple[float, float, float]:
 
 
 def summarise(rows: list[dict[str, Any]], within_percent: float) -> dict[str, Any]:
-    """Per steering and rate: each side's quartiles, new over base (medians, unrounded), and the verdict."""
+    """Per series: each side's quartiles, new over base (medians, unrounded), and whether it regressed."""
     series: dict[str, Any] = {}
-    for key in dict.fromkeys((r["steering"], r["offered"]) for r in rows):
-        by_side = {side: [r["cpu_us_per_flow"] for r in rows if (r["steering"], r["offered"]) == key
-                          and r["side"] == side] for side in ("base", "new")}
+    for name in dict.fromkeys(r["series"] for r in rows):
+        by_side = {side: [r["value"] for r in rows if r["series"] == name and r["side"] == side]
+                   for side in ("base", "new")}
         if not by_side["base"] or not by_side["new"]:
             continue
         base, new = quartiles(by_side["base"]), quartiles(by_side["new"])
-        series[f"{key[0]} {key[1]:g}/s"] = {
-            "base_us": {"q1": base[0], "median": base[1], "q3": base[2], "runs": len(by_side["base"])},
-            "new_us": {"q1": new[0], "median": new[1], "q3": new[2], "runs": len(by_side["new"])},
-            "new_over_base": new[1] / base[1],
-            "new_over_base_mean": statistics.fmean(by_side["new"]) / statistics.fmean(by_side["base"])}
-    ratios = [s["new_over_base"] for s in series.values()]
-    return {"series": series, "goal": {"cpu_per_flow_within_percent": within_percent,
-                                       "met": bool(ratios) and max(ratios) <= 1 + within_percent / 100,
-                                       "how": "the median of every series at most that much over the base's"}}
+        ratio = new[1] / base[1]
+        series[name] = {
+            "base": {"q1": base[0], "median": base[1], "q3": base[2], "runs": len(by_side["base"])},
+            "new": {"q1": new[0], "median": new[1], "q3": new[2], "runs": len(by_side["new"])},
+            "new_over_base": ratio, "new_over_base_mean": statistics.fmean(by_side["new"]) / statistics.fmean(
+                by_side["base"]),
+            "regressed": ratio > 1 + within_percent / 100 and new[0] > base[2]}
+    regressed = sorted(name for name, found in series.items() if found["regressed"])
+    return {"series": series, "regressed": regressed,
+            "goal": {"within_percent": within_percent, "met": bool(series) and not regressed,
+                     "how": "no series' median more than that over the base's with its lower quartile above the "
+                            "base's upper quartile"}}
 
 
 def run_ab(base: str, rounds: int, out: str, within_percent: float, say: Callable[[str], None]
@@ -116,17 +150,20 @@ def run_ab(base: str, rounds: int, out: str, within_percent: float, say: Callabl
     base_commit = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True, text=True,
                                  check=True).stdout.strip()
     rows: list[dict[str, Any]] = []
+    inst = instance(ROOT / "build" / "ab" / "instance-90")
     for round_ in range(1, rounds + 1):
         sides = [("base", checkout), ("new", None)]
         for side, where in sides if round_ % 2 else sides[::-1]:
             began = time.perf_counter()
-            steps = capacity_steps(where, timeout_s=1800)
-            rows += cpu_rows(side, round_, steps, base_commit if side == "base" else measured_on["commit"])
+            commit = base_commit if side == "base" else measured_on["commit"]
+            rows += schedule_rows(side, round_, where, inst, commit)
+            rows += cpu_rows(side, round_, capacity_steps(where, timeout_s=1800), commit)
             say(f"round {round_}/{rounds} {side}: {time.perf_counter() - began:.0f} s")
     folder = run_folder(out, "refactor-ab")
     write_csv(folder / "runs.csv", rows)
-    summary = {"what": "controller CPU per new flow, this checkout against a base commit, `srfabric bench capacity "
-                       "--quick` run alternately", "base_commit": base_commit, "rounds": rounds,
+    summary = {"what": "this checkout against a base commit, run alternately: controller CPU per new flow (`srfabric "
+                       "bench capacity --quick`) and S/FR and S/PR on 90 flows (`srfabric tsn schedule`)",
+               "base_commit": base_commit, "rounds": rounds,
                **provenance(measured_on, f"srfabric bench ab --base {base} --rounds {rounds}"),
                **summarise(rows, within_percent)}
     write_json(folder / "summary.json", summary)

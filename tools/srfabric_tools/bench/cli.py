@@ -177,9 +177,12 @@ def _ab(args: argparse.Namespace) -> int:
         print(json.dumps(summary))
         return 0
     for name, series in summary["series"].items():
-        print(f"{name}: base {series['base_us']['median']:.1f} us, new {series['new_us']['median']:.1f} us per flow "
-              f"(new/base {series['new_over_base']:.3f})")
-    print(f"goal (within {args.within_percent:g} %): {'met' if summary['goal']['met'] else 'NOT met'}; {folder}")
+        base, new = series["base"], series["new"]
+        print(f"{name}: base {base['median']:.2f} ({base['q1']:.2f}-{base['q3']:.2f}), new {new['median']:.2f} "
+              f"({new['q1']:.2f}-{new['q3']:.2f}), new/base {series['new_over_base']:.3f}"
+              + ("  REGRESSED" if series["regressed"] else ""))
+    print(f"guard (within {args.within_percent:g} % or the spread): "
+          f"{'no regression' if summary['goal']['met'] else 'regressed: ' + ', '.join(summary['regressed'])}; {folder}")
     return 0 if summary["goal"]["met"] else 1
 
 
