@@ -2,18 +2,21 @@
  *
  * The agent owns the ports; this library is its window into netconfd:
  *  - after every commit (and once at start) the running configuration goes to STATE/running.xml, written to a
- *    temporary file and renamed so the agent never reads half of it;
+ *    temporary file and renamed so the agent never reads half of it, and one byte into the FIFO STATE/changed
+ *    that the agent waits on (it polls nothing);
  *  - each port's gate-parameter-table gets its state leaves as virtual nodes, answered from the files the agent
  *    keeps in STATE/oper/<interface>/<leaf> (a leaf's value, or a container's XML); current-time is read from
  *    CLOCK_TAI here. A leaf the agent has not written yet is absent from the reply.
  * STATE is the environment variable SRFABRIC_BRIDGE_STATE, set by the agent before it starts netconfd. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <libxml/xmlstring.h>
 #include "procdefs.h"
@@ -127,6 +130,20 @@ static void add_state_everywhere(val_value_t *root)
     }
 }
 
+/* Wake the agent: one byte into STATE/changed. No reader yet (the agent reads the file when it starts) or a full
+ * pipe (a wake-up is already pending): nothing more to do. */
+static void notify_agent(void)
+{
+    char fifo[PATH_MAX];
+    snprintf(fifo, sizeof fifo, "%s/changed", state_dir);
+    int fd = open(fifo, O_WRONLY | O_NONBLOCK);
+    if (fd < 0)
+        return;
+    if (write(fd, "c", 1) < 0 && errno != EAGAIN)
+        log_error("\nsrfabric-bridge: cannot wake the agent: %s", strerror(errno));
+    close(fd);
+}
+
 static status_t write_running(val_value_t *root)
 {
     status_t res = NO_ERR;
@@ -157,6 +174,7 @@ static status_t write_running(val_value_t *root)
     }
     free(last);
     last = text;
+    notify_agent();
     return NO_ERR;
 }
 

@@ -1,7 +1,8 @@
 """The bridge agent: it follows netconfd's running configuration (``STATE/running.xml``, written by the SIL
-after every commit and rollback), applies each changed port's gate-parameter-table through a port driver, and
-keeps the table's state leaves in ``STATE/oper/<interface>/`` for netconfd to serve: ``config-pending`` until
-the list's base time, then the oper list, cycle and base time, as a Qbv bridge switches at its base time.
+after every commit and rollback, which then wakes it through ``STATE/changed``), applies each changed port's
+gate-parameter-table through a port driver, and keeps the table's state leaves in ``STATE/oper/<interface>/``
+for netconfd to serve: ``config-pending`` until the list's base time, then the oper list, cycle and base time,
+as a Qbv bridge switches at its base time.
 
 Examples
 --------
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
+import select
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -59,10 +61,31 @@ class BridgeAgent:
                 self._port(name, table.admin if table.enabled else None)
         self._switch_due(self.clock())
 
-    def run(self, stop: threading.Event, every_s: float = 0.02) -> None:
-        """``poll`` until ``stop`` is set."""
-        while not stop.wait(every_s):
-            self.poll()
+    def run(self, stop: threading.Event, longest_s: float = 0.5) -> None:
+        """``poll`` until ``stop`` is set: when netconfd's SIL writes to ``STATE/changed`` (a FIFO made here), when
+        a list's base time comes, and at least every ``longest_s``. Nothing polls in between: on a bridge sharing
+        one CPU with its traffic, a timer every few milliseconds costs the frames' latency."""
+        fifo = self.state / "changed"
+        if not fifo.exists():
+            os.mkfifo(fifo, 0o600)
+        reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # opened before the first read: no change is missed
+        holder = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)  # held so that the reader never sees an end of file
+        try:
+            while not stop.is_set():
+                self.poll()
+                ready, _, _ = select.select([reader], [], [], self._wait_s(longest_s))
+                if ready:
+                    os.read(reader, 4096)
+        finally:
+            os.close(holder)
+            os.close(reader)
+
+    def _wait_s(self, longest_s: float) -> float:
+        """Seconds until the next base time of a list still pending, at most ``longest_s``."""
+        if not self.due:
+            return longest_s
+        left_ns = min(gcl.base_time_ns for gcl in self.due.values()) - self.clock()
+        return min(longest_s, max(0.0, left_ns / 1e9))
 
     def _changed_running(self) -> str | None:
         path = self.state / "running.xml"

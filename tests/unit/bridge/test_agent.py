@@ -84,3 +84,31 @@ def test_an_unreadable_running_configuration_changes_nothing(tmp_path: Path) -> 
     (tmp_path / "running.xml").write_text("<config><unclosed></config>")
     agent.poll()
     assert ports.lists == {} and agent.applied == {}
+
+
+def test_the_agent_waits_on_the_fifo_the_sil_writes_and_polls_nothing_meanwhile(tmp_path: Path) -> None:
+    """With a minute between its own reads, the agent applies a commit only because the SIL's byte woke it."""
+    import threading
+    import time
+
+    ports, stop = UnappliedPorts(), threading.Event()
+    agent = BridgeAgent(tmp_path, "s1", ports, Clock())
+    runner = threading.Thread(target=agent.run, args=(stop, 60.0), daemon=True)
+    runner.start()
+    while not (tmp_path / "changed").exists():
+        time.sleep(0.01)
+    time.sleep(0.2)  # the agent has read the (absent) configuration and waits
+    commit(tmp_path, [GCL])
+    descriptor = os.open(tmp_path / "changed", os.O_WRONLY | os.O_NONBLOCK)  # as notify_agent in the SIL
+    os.write(descriptor, b"c")
+    os.close(descriptor)
+    for _ in range(1000):
+        if "s1-eth3" in ports.lists:
+            break
+        time.sleep(0.01)
+    stop.set()
+    descriptor = os.open(tmp_path / "changed", os.O_WRONLY | os.O_NONBLOCK)  # wake it to see the stop
+    os.write(descriptor, b"c")
+    os.close(descriptor)
+    runner.join(timeout=10)
+    assert ports.lists["s1-eth3"].entries == GCL.entries and not runner.is_alive()

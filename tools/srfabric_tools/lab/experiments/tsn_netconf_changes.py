@@ -6,11 +6,11 @@ change after change (each one a new list on the path's ports, committed and conf
 base time). The probe's stream is never touched.
 
 From frame timestamps: each probe frame's arrival (sent time plus latency, TAI) taken to the cycle is checked
-against the open windows of its last hop's time-triggered class (the schedule the API shows), within a slack for
-the listener's processing; a frame outside is one the change disturbed. From oper state: after each change's
-base time every bridge's oper lists are read and compared with what was sent (a bridge running the old list, or
-a mix, is counted). Run it in the kernel lab: ``srfabric kernel-lab run --ovs -- srfabric lab
-tsn-netconf-changes``.
+against the open windows of its last hop's time-triggered class in the schedule in force at that time (the API's
+schedule, read after every change), within a slack for the listener's processing; a frame outside is one the
+change disturbed. From oper state: after each change's base time every bridge's oper lists are read and compared
+with what was sent (a bridge running the old list, or a mix, is counted). Run it in the kernel lab:
+``srfabric kernel-lab run --ovs -- srfabric lab tsn-netconf-changes``.
 """
 
 from __future__ import annotations
@@ -52,10 +52,20 @@ def windows(gates: list[dict[str, Any]], port: str) -> tuple[int, int, list[tupl
     return gate["base_time_ns"], at, open_windows
 
 
-def outside(csv_path: Path, base_ns: int, cycle_ns: int, open_windows: list[tuple[int, int]], after_ns: int,
-            changes_ns: list[int]) -> tuple[list[dict[str, int]], int]:
-    """The probe's frames sent after ``after_ns`` that arrived outside their windows (each with its phase, its
-    latency and how far it arrived from the nearest change's base time), and how many frames were checked."""
+Windows = tuple[int, int, list[tuple[int, int]]]  # a port's base time, cycle and open windows
+
+
+def in_force(schedules: list[Windows], at_ns: int) -> Windows:
+    """The last hop's schedule running at ``at_ns``: the newest whose base time has come (the first before any)."""
+    running = [schedule for schedule in schedules if schedule[0] <= at_ns]
+    return max(running, key=lambda schedule: schedule[0]) if running else min(schedules, key=lambda s: s[0])
+
+
+def outside(csv_path: Path, schedules: list[Windows], after_ns: int, changes_ns: list[int]
+            ) -> tuple[list[dict[str, int]], int]:
+    """The probe's frames sent after ``after_ns`` that arrived outside their windows in the schedule in force at
+    their arrival (each with its phase, its latency, its send lateness and how far it arrived from the nearest
+    change's base time), and how many frames were checked."""
     out, checked = [], 0
     with csv_path.open() as rows:
         for row in csv.DictReader(rows):
@@ -63,13 +73,20 @@ def outside(csv_path: Path, base_ns: int, cycle_ns: int, open_windows: list[tupl
             if sent < after_ns:
                 continue
             arrived = sent + int(row["latency_ns"])
+            base_ns, cycle_ns, open_windows = in_force(schedules, arrived)
             phase = (arrived - base_ns) % cycle_ns
             checked += 1
             if not any(begin <= phase <= end + SLACK_NS for begin, end in open_windows):
                 nearest = min(changes_ns, key=lambda change: abs(arrived - change), default=arrived)
-                out.append({"phase_ns": phase, "latency_ns": int(row["latency_ns"]),
-                            "from_change_ns": arrived - nearest})
+                out.append({"phase_ns": phase, "latency_ns": int(row["latency_ns"]), "base_ns": base_ns,
+                            "late_send_ns": int(row["sent_ns"]) - sent, "from_change_ns": arrived - nearest})
     return out, checked
+
+
+def last_hop(fabric: Fig7Fabric) -> Windows:
+    """The probe's last hop's schedule as the API shows it now (s4's port towards l1)."""
+    gates = fabric.client.get("/v2.0/srfabric/schedule")["schedule"]["gates"]
+    return windows(gates, next(g["port"] for g in gates if g["switch"] == "s4"))
 
 
 def not_switched(fabric: Fig7Fabric, gates: NetconfGates) -> int:
@@ -100,26 +117,25 @@ def one_run(ctx: Context, total: int) -> dict[str, float]:
         talker = fabric.talk("t1", fabric.ip("l1"), [PROBE_PORT], PROBE_PPS, seconds)
         time.sleep(2.0)
         started_ns, mismatched, other = tai_now_ns(), 0, None
+        schedules = [last_hop(fabric)]
         for number in range(total):
             if other is None:
                 other = fabric.stream("t2", "l2", OTHER_PORT, path=PRIMARY, name=f"other-{number}")
             else:
                 fabric.remove(other["id"], f"other-{number}")
                 other = None
+            schedules.append(last_hop(fabric))
             mismatched += not_switched(fabric, reader)
         finish(talker, timeout_s=seconds * 3 + 120)
         finish(listener, timeout_s=seconds * 3 + 120)
-        gates = fabric.client.get("/v2.0/srfabric/schedule")["schedule"]["gates"]
-        last_hop = next(g["port"] for g in gates if g["switch"] == "s4")
-        base, cycle, open_windows = windows(gates, last_hop)
         changes_ns = [call["base_time_ns"] for call in fabric.calls if call.get("base_time_ns")]
-        out, checked = outside(csv_path, base, cycle, open_windows, started_ns, changes_ns)
+        out, checked = outside(csv_path, schedules, started_ns, changes_ns)
         reader.close()
         ctx.extra["api_calls"] = fabric.calls
         ctx.extra["gptp"] = {**fabric.clocks, "at_end": fabric.bridges.domain() if fabric.bridges else {}}
         ctx.extra["confirm"] = confirm_times(fabric.calls)
         ctx.extra["probe_stream"] = {k: probe[k] for k in ("path", "slot")}
-        ctx.extra["probe_windows_ns"] = open_windows
+        ctx.extra["probe_windows_ns"] = sorted({(cycle, tuple(map(tuple, w))) for _, cycle, w in schedules})
         ctx.extra.setdefault("outside", []).append(out[:100])
     return {"frames_outside_windows": float(len(out)), "frames_checked": float(checked),
             "ports_not_switched": float(mismatched)}
