@@ -1,6 +1,8 @@
 """Every committed benchmark summary records where it came from: the commit (``+`` when the code differed), the
-date, the machine (cpus, kernel) and the command line. Runs made before summaries recorded them are kept apart,
-under a ``before-provenance`` folder, and the results index says what each lacks."""
+date, the machine (cpus, kernel) and the command line, with no exemption (runs made before summaries recorded
+them are no longer in ``docs/results``; git keeps them). The commit must be one git knows, and a run made since
+runs wrote their own log (``run.log``, read from git apart from the summary) must be named by it too: a commit
+filled in by hand does not pass. The results index is the one its summaries make now."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from pathlib import Path
 from srfabric_tools.bench.index import missing_provenance
 
 ROOT = Path(__file__).resolve().parents[3]
-ARCHIVE = "before-provenance"
+LOGS_SINCE = "2026-12-05T14:45:00Z"  # runs from then on write run.log (``output.run_folder``)
 
 
 def committed_summaries() -> list[Path]:
@@ -24,9 +26,40 @@ def committed_summaries() -> list[Path]:
 def test_every_committed_summary_names_its_commit_date_machine_and_command() -> None:
     summaries = committed_summaries()
     assert summaries, "no committed summary"
-    lacking = {str(path.relative_to(ROOT)): missing_provenance(json.loads(path.read_text()))
-               for path in summaries if ARCHIVE not in path.parts}
+    lacking = {str(path.relative_to(ROOT)): missing_provenance(json.loads(path.read_text())) for path in summaries}
     assert not {name: fields for name, fields in lacking.items() if fields}
+
+
+def test_every_summarys_commit_is_one_git_knows_and_its_run_log_names_it() -> None:
+    unknown, unconfirmed = [], []
+    for path in committed_summaries():
+        summary = json.loads(path.read_text())
+        commit = str(summary["machine"]["commit"]).rstrip("+")
+        found = subprocess.run(["git", "-C", str(ROOT), "cat-file", "-e", f"{commit}^{{commit}}"],
+                               capture_output=True).returncode == 0
+        if not found:
+            unknown.append(f"{path.relative_to(ROOT)}: {commit}")
+        log = path.parent / "run.log"
+        logged = log.exists() and f"commit {summary['machine']['commit']}\n" in log.read_text()
+        if (log.exists() or str(summary["date"]) >= LOGS_SINCE) and not logged:
+            unconfirmed.append(str(path.relative_to(ROOT)))
+    assert not unknown, f"commits git does not know: {unknown}"
+    assert not unconfirmed, f"summaries whose run.log does not name their commit: {unconfirmed}"
+
+
+def test_a_run_folder_logs_the_commit_it_was_made_at(tmp_path: Path) -> None:
+    from srfabric_tools.bench.output import run_folder, source_commit
+
+    folder = run_folder(tmp_path, "x")
+    assert (folder / "run.log").read_text().startswith(f"commit {source_commit()}\n")
+
+
+def test_the_results_index_is_the_one_the_summaries_make() -> None:
+    """``srfabric bench index --out docs/results`` after adding a run or changing code, then commit the index."""
+    from srfabric_tools.bench.index import index_markdown
+
+    committed = (ROOT / "docs" / "results" / "index.md").read_text()
+    assert index_markdown(ROOT / "docs" / "results", ROOT) == committed, "docs/results/index.md is stale"
 
 
 def test_a_runs_csv_row_names_the_commit_it_was_measured_at(tmp_path: Path) -> None:

@@ -21,9 +21,10 @@ from typing import Any
 
 from srfabric_tools.bench.exercised import closure, exercised_paths
 from srfabric_tools.bench.output import CODE
+from srfabric_tools.bench.verdicts import verdict
 
 PROVENANCE = ("machine.commit", "machine.cpus", "machine.kernel", "date", "command")
-VALUE_KEYS = ("ratio", "flows_per_s", "median_ms", "speedup", "speedup_worst", "value", "net_ns", "pass_net_ns",
+VALUE_KEYS = ("ratio", "flows_per_s", "median_ms", "ms", "speedup", "speedup_worst", "value", "net_ns", "pass_net_ns",
               "discard_net_ns", "share")
 BOUND_KEYS = {"ratio_at_least": ">= "}  # a value known only as a bound is shown with it
 BAR_KEYS = ("goal", "bar_ms", "goal_ns", "goal_ms", "goal_s")
@@ -85,25 +86,26 @@ def code_since(commit: str, repo: Path, runs: Sequence[str] | None = None,
 
 
 def goal_rows(goals: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
-    """(goal, value, anchor, bar, met) for each goal a summary states.
+    """(goal, value, anchor, bar, verdict) for each goal a summary states; the verdict is worked out from the
+    figures and the bar (``verdicts``), or marked as what the run stated when there is nothing to work it from.
 
     >>> goal_rows({"capacity": {"flows_per_s": 12000.0, "goal": 10000.0, "met": True}, "no_loss": False})
-    [('capacity', '12000.0', '', '10000.0', 'met'), ('no_loss', '', '', '', 'not met')]
+    [('capacity', '12000', '', '>= 10000', 'met'), ('no_loss', '', '', '', 'stated: not met')]
     >>> goal_rows({"over": {"ratio_at_least": 3.0, "goal": 3.0, "met": True}})
-    [('over', '>= 3.0', '', '3.0', 'met')]
+    [('over', '3', '', '>= 3', 'met')]
     """
     rows = []
     for name, goal in goals.items():
+        found = verdict(name, goal)
+        value = bar = anchor = ""
         if isinstance(goal, dict):
             value = next((str(goal[k]) for k in VALUE_KEYS if k in goal), "") or next(
                 (prefix + str(goal[k]) for k, prefix in BOUND_KEYS.items() if k in goal), "")
             anchor = next((str(v) for k, v in goal.items() if k.startswith("paper")), "")
             bar = next((str(goal[k]) for k in BAR_KEYS if k in goal), "")
-            met = goal.get("met")
-        else:
-            value = anchor = bar = ""
-            met = goal
-        rows.append((name, value, anchor, bar, "met" if met is True else "not met" if met is False else "n/a"))
+        if found.met is not None:
+            value, bar = found.value, found.bar
+        rows.append((name, value, anchor, bar, found.text()))
     return rows
 
 
@@ -134,10 +136,12 @@ def index_markdown(root: Path, repo: Path | None = None) -> str:
            "code;",
            "otherwise it names the files. Code files changed elsewhere are counted beside it. A run whose command",
            "is not a `srfabric` one is compared over the whole tree. The Makefile and `scripts/` install; they",
-           "are not counted.", ""]
+           "are not counted. Each verdict is worked out here from the goal's figures and its bar",
+           "(`tools/srfabric_tools/bench/verdicts.py`), never read from the run's stored flag; where they differ",
+           "the row says what the run said, and \"stated\" marks a goal the run gives no figures to judge by.", ""]
     for bench, found in sorted(runs.items()):
         out += [f"## {bench}", "",
-                "| run | date | commit | code since | command | goal | value | anchor | bar | met |",
+                "| run | date | commit | code since | command | goal | value | anchor | bar | verdict |",
                 "|---|---|---|---|---|---|---|---|---|---|"]
         for folder, summary in sorted(found, key=lambda item: str(item[1].get("date", "")), reverse=True):
             machine = summary["machine"] if isinstance(summary.get("machine"), dict) else {}

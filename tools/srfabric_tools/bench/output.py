@@ -11,15 +11,23 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+RUN_LOG = "run.log"
+
 
 def run_folder(root: str | Path, name: str) -> Path:
-    """``<root>/<name>/<UTC timestamp>/``, created."""
+    """``<root>/<name>/<UTC timestamp>/``, created, with its ``run.log``: the commit the code runs from (read
+    from git here, apart from the summary's), the time and the command line, so that a commit written into a
+    summary by hand does not pass for the run's (``tests/unit/tools/test_results_provenance.py``)."""
+    import sys
+
     base = Path(root) / name / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     folder, index = base, 1
     while folder.exists():  # two runs within one second keep their own folders
         index += 1
         folder = base.with_name(f"{base.name}-{index}")
     folder.mkdir(parents=True)
+    made = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    (folder / RUN_LOG).write_text(f"commit {source_commit()}\nfolder made {made}\nargv {' '.join(sys.argv)}\n")
     return folder
 
 
