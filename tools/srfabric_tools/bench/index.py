@@ -60,7 +60,7 @@ def changed_files(commit: str, repo: Path, paths: tuple[str, ...]) -> list[str] 
                              capture_output=True, text=True, timeout=30).stdout.split()
     except (OSError, subprocess.SubprocessError):
         return "(git failed)"
-    return done.stdout.split() + new if done.returncode == 0 else "(commit unknown here)"
+    return sorted({*done.stdout.split(), *new}) if done.returncode == 0 else "(commit unknown here)"
 
 
 def code_since(commit: str, repo: Path, runs: Sequence[str] | None = None,
