@@ -58,11 +58,12 @@ class NetconfBridges(SeparatedBridges):
         self.stations = {name: Ptp4l(folder, name, None, [f"{name}-eth0"]) for name in sorted(spec.hosts)}
 
     def serve_args(self) -> tuple[str, ...]:
-        """The controller's gates over NETCONF. Its gPTP gating (``--gptp``) is left off here: on the kernel
-        lab's one emulated CPU, under Fig. 11's load, a bridge drops out of the domain now and then, and each time
-        the controller would refuse the stream through it (tested apart: ``test_gptp_ptp4l``). The domain's state
-        is read and recorded instead (``domain``)."""
-        return ("--gates", "netconf", "--bridges", str(self.file), "--confirm-timeout-s", "120")
+        """The controller's gates over NETCONF, and its gPTP gating on every bridge's ptp4l (``--gptp``, through
+        the ptp4l's UNIX socket): a stream through a bridge off the domain is refused, and a bridge back gets
+        its gates again. The bound is 100 us: software timestamps on veth, on an emulated CPU."""
+        clocks = [f"--gptp={name}={clock.socket}" for name, clock in sorted(self.clocks.items())]
+        return ("--gates", "netconf", "--bridges", str(self.file), "--confirm-timeout-s", "120", *clocks,
+                "--gptp-bound-ns", "100000")
 
     def domain(self) -> dict[str, Any]:
         """Each bridge's gPTP state now, judged as the controller would (one grandmaster, offset within 100 us)."""

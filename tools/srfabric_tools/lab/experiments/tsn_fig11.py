@@ -99,7 +99,8 @@ def run(ctx: Context, gates: str = "taprio") -> None:
         ctx.repeat({"probe_pps": PROBE_PPS, "load_pps": LOAD_PPS * len(LOAD_PORTS)}, sample)
         ctx.extra["probe_stream"] = {k: probe[k] for k in ("path", "slot", "priority")}
         ctx.extra["api_calls"] = fabric.calls
-        ctx.extra["gptp"] = {**fabric.clocks, "at_end": fabric.bridges.domain() if fabric.bridges else {}}
+        ctx.extra["gptp"] = {**fabric.clocks, "at_end": fabric.bridges.domain() if fabric.bridges else {},
+                             "controller_at_end": fabric.controller_clocks() if fabric.bridges else {}}
         ctx.extra["confirm"] = confirm_times(fabric.calls)
 
 

@@ -67,6 +67,7 @@ class Fig7Fabric:
             if self.bridges:
                 self.bridges.start_clocks(self.lab.testbed)
                 self.clocks = self.bridges.wait_for_domain()
+                self.clocks["controller_at_start"] = self.controller_clocks(wait_s=120.0)
         except BaseException:
             self.serve.stop()
             if self.bridges:
@@ -88,6 +89,18 @@ class Fig7Fabric:
             self.serve.stop()
             if self.bridges:
                 self.bridges.stop()
+
+    def controller_clocks(self, wait_s: float = 0.0) -> dict[str, Any]:
+        """The bridges' gPTP state as the controller gates on it (the fabric view), waiting up to ``wait_s`` for
+        every bridge to count as synchronised; with how often the controller saw one leave the domain."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            clocks = self.client.get("/v2.0/srfabric/fabric")["fabric"].get("clocks", {})
+            if (clocks and all(state["synced"] for state in clocks.values())) or time.monotonic() >= deadline:
+                break
+            time.sleep(0.5)
+        left = self.serve.output().count("is not synchronised")
+        return {"bridges": clocks, "times_a_bridge_left": left}
 
     def ip(self, host: str) -> str:
         return self.lab.spec.hosts[host].ip

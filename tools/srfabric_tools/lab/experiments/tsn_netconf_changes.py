@@ -132,7 +132,8 @@ def one_run(ctx: Context, total: int) -> dict[str, float]:
         out, checked = outside(csv_path, schedules, started_ns, changes_ns)
         reader.close()
         ctx.extra["api_calls"] = fabric.calls
-        ctx.extra["gptp"] = {**fabric.clocks, "at_end": fabric.bridges.domain() if fabric.bridges else {}}
+        ctx.extra["gptp"] = {**fabric.clocks, "at_end": fabric.bridges.domain() if fabric.bridges else {},
+                             "controller_at_end": fabric.controller_clocks() if fabric.bridges else {}}
         ctx.extra["confirm"] = confirm_times(fabric.calls)
         ctx.extra["probe_stream"] = {k: probe[k] for k in ("path", "slot")}
         ctx.extra["probe_windows_ns"] = sorted({(cycle, tuple(map(tuple, w))) for _, cycle, w in schedules})
