@@ -25,7 +25,8 @@ def mean_switches_per_path(k: int) -> float:
 def test_quick_capacity_bench_sets_up_every_flow(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "capacity", "--quick", "--out", str(tmp_path), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
-    assert {p.name for p in Path(summary["folder"]).iterdir()} == {"steps.csv", "summary.json", "capacity.png"}
+    made = {p.name for p in Path(summary["folder"]).iterdir()}
+    assert made == {"run.log", "steps.csv", "summary.json", "capacity.png"}
     steps = {(s["steering"], s["offered"]): s for s in summary["steps"]}
     ours = {(steering, rate) for steering in ("source-routing", "hop-by-hop") for rate in (500, 2000)}
     assert set(steps) == ours | {("os-ken simple_switch_13", rate) for rate in (50, 200)}

@@ -16,7 +16,7 @@ def test_quick_dataplane_bench_writes_results(tmp_path: Path, capsys: pytest.Cap
     assert main(["bench", "dataplane", "--quick", "--out", str(tmp_path), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     folder = Path(summary["folder"])
-    assert {p.name for p in folder.iterdir()} == {"costs.csv", "rates.csv", "setup.csv", "summary.json",
+    assert {p.name for p in folder.iterdir()} == {"run.log", "costs.csv", "rates.csv", "setup.csv", "summary.json",
                                                  "commands.txt", "dataplane.png", "control.png"}
     assert set(summary["per_packet_ns"]) == {"redirect", "sr_mac_nibble", "sr_mac_vlan_mpls", "sre_encap",
                                              "lpm_380k"}

@@ -25,5 +25,5 @@ def test_bench_deploy_quick(tmp_path: Path) -> None:
                                                          "port_chain"))
     assert summary["rate"]["chains"] == 100 and summary["rate"]["chains_per_s"] > 0
     folder = Path(summary["folder"])
-    assert {p.name for p in folder.iterdir()} == {"deploy.csv", "summary.json", "deploy.png"}
+    assert {p.name for p in folder.iterdir()} == {"run.log", "deploy.csv", "summary.json", "deploy.png"}
     assert len((folder / "deploy.csv").read_text().splitlines()) == 1 + 3 * 3

@@ -26,4 +26,4 @@ def test_bench_failover_frer_quick(tmp_path: Path) -> None:
     assert summary["goals"] == {"no_frame_lost": True, "no_frame_twice": True}
     assert summary["paths"]["second_path"] == ["s1", "s3", "s4", "s5"]
     assert summary["machine"]["commit"] and summary["command"].startswith("srfabric bench failover --frer")
-    assert {p.name for p in Path(summary["folder"]).iterdir()} == {"cuts.csv", "summary.json"}
+    assert {p.name for p in Path(summary["folder"]).iterdir()} == {"run.log", "cuts.csv", "summary.json"}

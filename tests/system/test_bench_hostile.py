@@ -39,4 +39,4 @@ def test_bench_hostile_quick(tmp_path: Path) -> None:
     assert "0 reached v1" in control["attacker_got"] and "50 reached h2" in control["attacker_got"]
     assert "0 reached v1" in forged["attacker_got"]
     assert summary["machine"]["commit"] and summary["command"].startswith("srfabric bench hostile")
-    assert {p.name for p in Path(summary["folder"]).iterdir()} == {"rows.csv", "summary.json", "table.md"}
+    assert {p.name for p in Path(summary["folder"]).iterdir()} == {"run.log", "rows.csv", "summary.json", "table.md"}

@@ -24,5 +24,5 @@ def test_bench_netconf_quick(tmp_path: Path) -> None:
     assert summary["taprio"].startswith("not run")
     assert all(run["noop_commit_ms"] > 0 and run["round_trip_ms"] > 0 for run in summary["runs"])
     folder = Path(summary["folder"])
-    assert {p.name for p in folder.iterdir()} == {"changes.csv", "summary.json", "netconf.png"}
+    assert {p.name for p in folder.iterdir()} == {"run.log", "changes.csv", "summary.json", "netconf.png"}
     assert len((folder / "changes.csv").read_text().splitlines()) == 1 + 2 * 10

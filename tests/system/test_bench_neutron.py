@@ -33,4 +33,4 @@ def test_bench_neutron_quick(tmp_path: Path) -> None:
     assert summary["goals"]["concurrent_all_once_in_order"] and summary["goals"]["outage_all_arrived"]
     assert summary["machine"]["commit"] and summary["command"].startswith("srfabric bench neutron")
     folder = Path(summary["folder"])
-    assert {p.name for p in folder.iterdir()} == {"latency.csv", "summary.json", "neutron.png"}
+    assert {p.name for p in folder.iterdir()} == {"run.log", "latency.csv", "summary.json", "neutron.png"}

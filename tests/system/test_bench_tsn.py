@@ -14,7 +14,7 @@ def test_quick_bench_writes_results(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert main(["bench", "tsn", "--quick", "--out", str(tmp_path), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     folder = Path(summary["folder"])
-    assert {p.name for p in folder.iterdir()} == {"runs.csv", "summary.json", "fig4.png"}
+    assert {p.name for p in folder.iterdir()} == {"run.log", "runs.csv", "summary.json", "fig4.png"}
     assert set(summary["quality_vs_sur"]) == {"spr", "sfr", "incremental", "repair", "repair+reopt", "batch",
                                            "any-moves"}
     assert summary["repair_vs_any_moves"]["scenarios"] == 2

@@ -19,10 +19,11 @@ def test_quick_bench_compares_with_tsnkit(tmp_path: Path, capsys: pytest.Capture
     assert main(["bench", "tsnkit", "--quick", "--out", "results", "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     folder = Path(summary["folder"])
-    assert {p.name for p in folder.iterdir()} == {"runs.csv", "summary.json", "tsnkit.png"}
+    assert {p.name for p in folder.iterdir()} == {"run.log", "runs.csv", "summary.json", "tsnkit.png"}
     with (folder / "runs.csv").open() as handle:
         rows = list(csv.DictReader(handle))
-    assert {r["method"] for r in rows} == {"nowait", "cpsat", "incremental", "ls", "dt"}
+    assert {r["method"] for r in rows} == {"nowait", "nowait-python", "cpsat", "incremental", "ls", "dt"}
+    assert float(rows[0]["list_s"]) > 0 and summary["nowait_native_loaded"] is True  # the bootstrap builds it
     for row in rows:  # a 10-stream ring: every method schedules it, and every schedule simulates cleanly
         assert (row["scheduled"], row["sim_errors"], row["deadline_misses"]) == ("10", "[]", "0"), row
     assert summary["goals"]["srfabric_schedules_all_clean"] is True

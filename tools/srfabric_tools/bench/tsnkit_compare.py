@@ -40,7 +40,8 @@ from srfabric.tsn.formats import tsnkit
 from srfabric.tsn.model.paths import PathFinder
 from srfabric.tsn.model.solve_options import SolveOptions
 from srfabric.tsn.model.timed import TimedProblem
-from srfabric.tsn.schedulers.nowait.heuristic import listed_problem
+from srfabric.tsn.schedulers.nowait import native as nowait_native
+from srfabric.tsn.schedulers.nowait.heuristic import listed_problem, schedule_nowait
 from srfabric.tsn.schedulers.options import SchedulerOptions
 from srfabric.tsn.schedulers.registry import METHODS, schedule_slots, schedule_timed
 from srfabric.tsn.verify.timed import verify_timed
@@ -49,7 +50,7 @@ ROOT = Path(__file__).resolve().parents[3]
 TSNKIT_PYTHON = ROOT / ".venv-tsnkit" / "bin" / "python"
 RUNNER = Path(__file__).with_name("tsnkit_runner.py")
 ALGORITHMS = ("ls", "ls_pl", "ls_tb", "dt", "at", "smt_wa", "smt_fr", "smt_pr", "i_omt")
-OURS = ("nowait", "cpsat", "incremental")
+OURS = ("nowait", "nowait-python", "cpsat", "incremental")  # nowait-python: nowait's loop in Python, not C
 TOPOLOGIES = {0: "line", 1: "ring", 2: "tree", 3: "mesh"}
 FLOW = re.compile(r"Flow\s+(\d+):\s+Average delay:\s+(\S+)\s+Average jitter:\s+(\S+)")
 ERRORS = re.compile(r"\[Potential Errors\]:\s*(\[.*?\])", re.S)
@@ -166,17 +167,20 @@ def run_ours(instance: Instance, method: str, out: Path, limit_s: float) -> dict
     """One srfabric method on one instance: scheduled, times, verifier, tsnkit's simulator, deadlines."""
     network = tsnkit.network_from_tsnkit(instance.topo.read_text())
     streams = tsnkit.streams_from_tsnkit(instance.task.read_text())
-    began = time.perf_counter()
-    if METHODS[method].model == "timed":
+    began, list_s = time.perf_counter(), 0.0
+    if method.startswith("nowait") or METHODS[method].model == "timed":
         problem = TimedProblem.build(network, streams, tsnkit.TSNKIT_GRID_NS, 0, max(8, instance.switches + 2))
         finder = PathFinder(network, problem.max_hops)
+        listing = time.perf_counter()
         listed_problem(problem, finder, 4)  # the candidate paths and their hop times first, as tsnkit's init does
+        list_s = time.perf_counter() - listing
         # nowait on the clock tsnkit's runner times its algorithms' solve on (CPU time); cpsat's search runs
         # in a worker process of its own, so it is timed on the wall clock.
-        clock = time.process_time if method == "nowait" else time.perf_counter
+        clock = time.process_time if method.startswith("nowait") else time.perf_counter
         options = SchedulerOptions(solve=SolveOptions(time_limit_s=limit_s), k_paths=4)
         listed = clock()
-        result = schedule_timed(problem, method, options, finder)
+        result = schedule_nowait(problem, 4, finder, native=False) if method == "nowait-python" else \
+            schedule_timed(problem, method, options, finder)
         solve_s, problems, scheduled = clock() - listed, verify_timed(result), len(result.assignments)
         exported = result
     else:
@@ -188,9 +192,9 @@ def run_ours(instance: Instance, method: str, out: Path, limit_s: float) -> dict
         slotted = schedule_slots(plan(network, streams, model=model), method)
         solve_s, problems, scheduled = slotted.solve_s, verify(slotted), len(slotted.assignments)
         exported = slotted  # type: ignore[assignment]
-    total_s = time.perf_counter() - began
     folder = out / f"{instance.name}-{method}"
     tsnkit.write_tsnkit(exported, folder)
+    total_s = time.perf_counter() - began  # read, build, list paths, solve, verify and write the schedule
     sim: dict[str, Any] = {"errors": "[]", "flows": {}}
     if scheduled:
         sim = simulate(folder / "srfabric-task.csv", folder / "srfabric")
@@ -198,7 +202,7 @@ def run_ours(instance: Instance, method: str, out: Path, limit_s: float) -> dict
     shutil.rmtree(folder, ignore_errors=True)
     return {"method": method, "side": "srfabric", "result": "schedulable" if scheduled == instance.streams else
             "partial" if scheduled else "unschedulable", "scheduled": scheduled, "solve_s": solve_s,
-            "total_s": total_s, "verifier_problems": len(problems), "sim_errors": sim["errors"],
+            "total_s": total_s, "list_s": list_s, "verifier_problems": len(problems), "sim_errors": sim["errors"],
             "deadline_misses": misses}
 
 
@@ -313,37 +317,11 @@ def goals(table: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def plot(summary: dict[str, Any], path: Path) -> None:
-    """Streams scheduled and median solve time per instance size, one line per method."""
-    from srfabric_tools.lab.plot import pyplot
-
-    plt = pyplot()
-    figure, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
-    sizes = list(summary["by_size"])
-    methods = list(dict.fromkeys(m for v in summary["by_size"].values() for m in v))
-    for method in methods:
-        points = [(i, summary["by_size"][size][method]) for i, size in enumerate(sizes)
-                  if method in summary["by_size"][size]]
-        style = "o-" if method in OURS else "^--"
-        left.plot([i for i, _ in points], [v["scheduled_share"] * 100 for _, v in points], style, label=method)
-        right.plot([i for i, _ in points], [v["median_solve_s"] for _, v in points], style, label=method)
-    for ax, title, label in ((left, "streams scheduled", "% of the instance's streams (mean)"),
-                             (right, "solve time", "median seconds")):
-        ax.set_xticks(range(len(sizes)), sizes)
-        ax.set(title=title, ylabel=label, xlabel="switches - streams")
-        ax.grid(alpha=0.3)
-    right.set_yscale("log")
-    left.legend(fontsize=7, ncol=2)
-    figure.suptitle("srfabric against tsnkit on tsnkit's generated instances (tsnkit: all or nothing per instance)")
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-
-
 def run_bench(quick: bool, out: str, time_limit_s: float | None = None, seed: int = 1,
               progress: Any = print, sizes: str | None = None) -> tuple[dict[str, Any], Path]:
     """Generate, schedule, simulate; writes runs.csv, summary.json and tsnkit.png."""
     from srfabric_tools.bench.output import machine, provenance, run_folder, write_json, write_runs
+    from srfabric_tools.bench.tsnkit_plot import plot
 
     measured_on = machine()
     plan = Plan.make(quick, time_limit_s, sizes)
@@ -365,14 +343,15 @@ def run_bench(quick: bool, out: str, time_limit_s: float | None = None, seed: in
     shutil.rmtree(work, ignore_errors=True)
     summary = summarise(rows) | provenance(measured_on, "srfabric bench tsnkit") | {
         "quick": quick, "time_limit_s": plan.time_limit_s, "seed": seed, "instances": len(instances),
+        "nowait_native_loaded": nowait_native.available(),
         "sizes": [f"{sw}x{st}" for sw, st in plan.sizes]}
     write_json(folder / "summary.json", summary)
-    plot(summary, folder / "tsnkit.png")
+    plot(summary, folder / "tsnkit.png", OURS)
     return summary, folder
 
 
 NUMBERS = {"switches": int, "streams": int, "period_option": int, "deadline_option": int, "scheduled": int,
-           "solve_s": float, "total_s": float, "verifier_problems": int, "deadline_misses": int}
+           "solve_s": float, "total_s": float, "list_s": float, "verifier_problems": int, "deadline_misses": int}
 
 
 def summarise_folder(folder: Path) -> dict[str, Any]:
@@ -381,12 +360,14 @@ def summarise_folder(folder: Path) -> dict[str, Any]:
     import csv
 
     from srfabric_tools.bench.output import machine, provenance, write_json
+    from srfabric_tools.bench.tsnkit_plot import plot
 
     runs = folder / "runs.csv"
     if not runs.is_file():
         raise ModelError("summarise", f"{runs} does not exist")
     with runs.open() as handle:
-        rows = [{k: NUMBERS[k](v) if k in NUMBERS else v for k, v in row.items()} for row in csv.DictReader(handle)]
+        rows = [{k: NUMBERS[k](v) if k in NUMBERS and v != "" else v for k, v in row.items()}
+                for row in csv.DictReader(handle)]  # (tsnkit's rows time no path listing apart: "")
     if not rows:
         raise ModelError("summarise", f"{runs} lists no run")
     done = sorted({r["instance"] for r in rows})
@@ -394,5 +375,5 @@ def summarise_folder(folder: Path) -> dict[str, Any]:
         "instances_done": len(done), "summarised_from": "runs.csv",
         "rows_measured_at": sorted({str(r.get("commit") or "unknown") for r in rows})}
     write_json(folder / "summary.json", summary)
-    plot(summary, folder / "tsnkit.png")
+    plot(summary, folder / "tsnkit.png", OURS)
     return summary
