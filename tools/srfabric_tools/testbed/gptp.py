@@ -15,13 +15,15 @@ from srfabric_tools.procs import terminate
 # The peer-delay threshold is raised from gPTP's 800 ns: software timestamps on veth see microseconds of delay, and
 # on the kernel lab's emulated CPU, busy with a whole fabric, a reply can take milliseconds; a port over the
 # threshold is not asCapable, and a bridge whose every port is not elects itself grandmaster. For the same reason
-# a port waits ten intervals, not three, for a sync or an announcement before it gives its grandmaster up.
+# a port waits ten intervals, not three, for a sync or an announcement before it gives its grandmaster up. Syncs go
+# once a second, not gPTP's eight times: every instance shares the lab's one emulated CPU with the traffic it
+# times, and the clocks it reports on are one kernel's (free running), so more syncs add only load.
 CONFIG = """[global]
 gmCapable 1
 priority1 {priority1}
 priority2 248
 logAnnounceInterval 0
-logSyncInterval -3
+logSyncInterval 0
 syncReceiptTimeout 10
 announceReceiptTimeout 10
 neighborPropDelayThresh 20000000
