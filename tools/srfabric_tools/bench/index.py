@@ -21,7 +21,7 @@ from typing import Any
 
 from srfabric_tools.bench.exercised import closure, exercised_paths
 from srfabric_tools.bench.output import CODE
-from srfabric_tools.bench.verdicts import verdict
+from srfabric_tools.bench.verdicts import across_runs, headline, verdict
 
 PROVENANCE = ("machine.commit", "machine.cpus", "machine.kernel", "date", "command")
 VALUE_KEYS = ("ratio", "flows_per_s", "median_ms", "ms", "speedup", "speedup_worst", "value", "net_ns", "pass_net_ns",
@@ -157,8 +157,33 @@ def index_markdown(root: Path, repo: Path | None = None) -> str:
             for number, row in enumerate(rows):
                 first = head if number == 0 else "| | | | | "
                 out.append(first + "| " + " | ".join(cell.replace("|", "/") for cell in row) + " |")
-        out.append("")
+        out += ["", *across_runs_table([summary for _, summary in found])]
     return "\n".join(out)
+
+
+def across_runs_table(summaries: list[dict[str, Any]]) -> list[str]:
+    """Each time or rate goal over the runs at one commit: median, quartiles and the verdict of the worse
+    quartile (issue 62); nothing when the benchmark states none."""
+    figures: dict[tuple[str, str], list[float]] = {}
+    bars: dict[tuple[str, str], tuple[float, bool]] = {}
+    for summary in summaries:
+        goals = summary.get("goals")
+        commit = str(summary.get("machine", {}).get("commit", "")) if isinstance(summary.get("machine"), dict) else ""
+        for name, goal in (goals.items() if isinstance(goals, dict) else ()):
+            found = headline(goal)
+            if found is not None and commit:
+                figures.setdefault((name, commit), []).append(found[0])
+                bars[(name, commit)] = found[1:]
+    if not figures:
+        return []
+    out = ["Time and rate goals over the runs at one commit (median, quartiles; met only if the run at the worse "
+           "quartile meets the bar; 5 runs at least):", "",
+           "| goal | commit | runs | median (quartiles) | bar | verdict |", "|---|---|---|---|---|---|"]
+    for (name, commit), values in sorted(figures.items()):
+        bar, more = bars[(name, commit)]
+        spread, said = across_runs(values, bar, more)
+        out.append(f"| {name} | {commit} | {len(values)} | {spread} | {'>=' if more else '<='} {bar:g} | {said} |")
+    return [*out, ""]
 
 
 def write_index(root: Path) -> Path:

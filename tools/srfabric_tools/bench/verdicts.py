@@ -130,3 +130,38 @@ def verdict(name: str, goal: Any) -> Verdict:
                 break  # figures of another shape: nothing to compute from
             return Verdict(bool(met), value, bar, stored)
     return Verdict(None, "", "", stored)
+
+
+def headline(goal: Any) -> tuple[float, float, bool] | None:
+    """A time or rate goal's figure, its bar and whether more is better; None for any other goal."""
+    if not isinstance(goal, dict):
+        return None
+    shapes = ((("flows_per_s", "goal"), True), (("median_ms", "bar_ms"), False), (("median_ms", "goal_ms"), False),
+              (("ms", "goal"), False))
+    for (value, bar), more in shapes:
+        if isinstance(goal.get(value), int | float) and isinstance(goal.get(bar), int | float):
+            return float(goal[value]), float(goal[bar]), more
+    return None
+
+
+def across_runs(figures: list[float], bar: float, more: bool) -> tuple[str, str]:
+    """(median and quartiles, verdict) of one goal over the runs at one commit: met only if the run at the worse
+    quartile meets the bar; fewer than 5 runs give no verdict.
+
+    >>> across_runs([12000.0, 20000.0, 20000.0], 10000.0, True)
+    ('20000 (16000-20000)', 'no verdict: 3 runs of the 5 it takes')
+    >>> across_runs([30.1, 30.6, 31.1, 29.8, 30.4], 300.0, False)
+    ('30.4 (30.1-30.6)', 'met (worse quartile 30.6)')
+    """
+    import statistics
+
+    if len(figures) > 1:
+        low, middle, high = statistics.quantiles(figures, n=4, method="inclusive")
+    else:
+        low = middle = high = figures[0]
+    spread = f"{_g(middle)} ({_g(low)}-{_g(high)})"
+    if len(figures) < 5:
+        return spread, f"no verdict: {len(figures)} run{'s' if len(figures) > 1 else ''} of the 5 it takes"
+    worse = low if more else high
+    met = worse >= bar if more else worse <= bar
+    return spread, f"{'met' if met else 'not met'} (worse quartile {_g(worse)})"
