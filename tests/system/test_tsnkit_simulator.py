@@ -121,3 +121,18 @@ def test_tsnkit_simulator_accepts_a_cpsat_schedule_that_places_more(tmp_path: Pa
         assert placed[method] + len(document["unscheduled"]) == 40
         assert_simulates_cleanly(out, placed[method])
     assert placed["nowait"] < placed["cpsat"] < 40
+
+
+def test_a_slot_methods_partial_schedule_of_100_streams_simulates(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 62 item 8: S/UR scheduling about half of 100 streams (54 here) writes files tsnkit's simulator reads,
+    every scheduled stream within its deadline."""
+    method = "sur"
+    assert TSNKIT_PYTHON.exists(), "run `make bootstrap`: it makes .venv-tsnkit"
+    topo, task = generate(tmp_path / "instance", 100, 3, 3, 4)
+    out = tmp_path / "kit"
+    assert main(["tsn", "schedule", "--topology", str(topo), "--flows", str(task), "--method", method, "--slots", "3"
+                 if method == "sur" else "5", "--time-limit", "20", "--json", "--tsnkit-out", str(out)]) == 0
+    scheduled = len(json.loads(capsys.readouterr().out)["scheduled"])
+    assert 30 < scheduled < 100
+    assert_simulates_cleanly(out, scheduled)
