@@ -48,7 +48,7 @@ DITG_PORT = 7002  # the paper's probe came from D-ITG: a second probe beside our
 LOAD_PORTS, LOAD_PPS = list(range(6001, 6011)), 500
 PHASES = ("primary, 50 %", "best effort re-routed, 50 %", "re-routed, 90 %")
 # How far ahead a change's base time lies: NETCONF to four bridges under the emulated CPU takes longer than tc.
-LEAD_MS = {"taprio": 200.0, "netconf": 1500.0}
+LEAD_MS = {"taprio": 200.0, "netconf": 1500.0, "netconf-no-ptp": 1500.0}
 
 
 def count(settings: Settings) -> int:
@@ -127,6 +127,16 @@ NETCONF = Experiment(
     paper="as Fig. 11; the gate latencies within the local-taprio runs' run-to-run spread",
     count=count,
     measure=partial(run, gates="netconf"),
+    plot=plot,
+    compare=compare,
+)
+
+NO_PTP = Experiment(
+    name="tsn-fig11-netconf-no-ptp",
+    title="Fig. 11 with the gates over NETCONF and no ptp4l: what the clocks' own processes cost on the emulated CPU",
+    paper="as tsn-fig11-netconf; its difference from it is ptp4l's",
+    count=count,
+    measure=partial(run, gates="netconf-no-ptp"),
     plot=plot,
     compare=compare,
 )

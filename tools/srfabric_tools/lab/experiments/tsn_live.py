@@ -41,7 +41,8 @@ class Fig7Fabric:
         self.line_mbit = line_mbit  # drain the time-triggered class of every gated port at this rate
         self.folder = Path(tempfile.mkdtemp(prefix="srfabric-tsn-"))
         spec = tsn_fig7(pairs)
-        self.bridges = NetconfBridges(spec, self.folder) if gates == "netconf" else None
+        self.bridges = NetconfBridges(spec, self.folder, gptp=gates == "netconf") if gates.startswith("netconf") \
+            else None  # "netconf-no-ptp": the same without ptp4l, to tell its cost from NETCONF's
         placed = self.bridges.serve_placement() if self.bridges else {}
         gating = self.bridges.serve_args() if self.bridges else ("--gates", "taprio")
         self.serve = ServeProcess(f"sqlite:///{self.folder / 'api.db'}", patience=6,
@@ -93,7 +94,7 @@ class Fig7Fabric:
     def controller_clocks(self, wait_s: float = 0.0) -> dict[str, Any]:
         """The bridges' gPTP state as the controller gates on it (the fabric view), waiting up to ``wait_s`` for
         every bridge to count as synchronised; with how often the controller saw one leave the domain."""
-        deadline = time.monotonic() + wait_s
+        deadline = time.monotonic() + (wait_s if self.bridges and self.bridges.clocks else 0.0)
         while True:
             clocks = self.client.get("/v2.0/srfabric/fabric")["fabric"].get("clocks", {})
             if (clocks and all(state["synced"] for state in clocks.values())) or time.monotonic() >= deadline:
