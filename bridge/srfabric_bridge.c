@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,8 +140,12 @@ static void notify_agent(void)
     int fd = open(fifo, O_WRONLY | O_NONBLOCK);
     if (fd < 0)
         return;
-    if (write(fd, "c", 1) < 0 && errno != EAGAIN)
+    /* The agent gone between open and write would raise SIGPIPE: netconfd must outlive it. */
+    struct sigaction ignore = {.sa_handler = SIG_IGN}, previous;
+    sigaction(SIGPIPE, &ignore, &previous);
+    if (write(fd, "c", 1) < 0 && errno != EAGAIN && errno != EPIPE)
         log_error("\nsrfabric-bridge: cannot wake the agent: %s", strerror(errno));
+    sigaction(SIGPIPE, &previous, NULL);
     close(fd);
 }
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import os
 import select
+import stat
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -65,11 +66,13 @@ class BridgeAgent:
         """``poll`` until ``stop`` is set: when netconfd's SIL writes to ``STATE/changed`` (a FIFO made here), when
         a list's base time comes, and at least every ``longest_s``. Nothing polls in between: on a bridge sharing
         one CPU with its traffic, a timer every few milliseconds costs the frames' latency."""
-        fifo = self.state / "changed"
-        if not fifo.exists():
-            os.mkfifo(fifo, 0o600)
-        reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # opened before the first read: no change is missed
-        holder = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)  # held so that the reader never sees an end of file
+        try:
+            reader, holder = self._fifo()
+        except OSError as error:  # a file system without FIFOs: read the file every 20 ms instead
+            log.warning("bridge %s: no FIFO in %s (%s); polling instead", self.bridge, self.state, error)
+            while not stop.wait(0.02):
+                self.poll()
+            return
         try:
             while not stop.is_set():
                 self.poll()
@@ -79,6 +82,18 @@ class BridgeAgent:
         finally:
             os.close(holder)
             os.close(reader)
+
+    def _fifo(self) -> tuple[int, int]:
+        """``STATE/changed`` as a FIFO (anything else of that name replaced), opened to read and held open to
+        write, so that the reader never sees an end of file; opened before the first read, so no change is
+        missed."""
+        fifo = self.state / "changed"
+        if fifo.exists() and not stat.S_ISFIFO(fifo.stat().st_mode):
+            fifo.unlink()
+        if not fifo.exists():
+            os.mkfifo(fifo, 0o600)
+        reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        return reader, os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
 
     def _wait_s(self, longest_s: float) -> float:
         """Seconds until the next base time of a list still pending, at most ``longest_s``."""

@@ -102,9 +102,10 @@ COMMANDS: dict[str, Runner] = {
 
 def main(argv: list[str] | None = None) -> int:
     parser, runners = build_parser()
-    # Every module a command may need is loaded now. A full collection during a command walks all of them: a
-    # scheduler's timed build step took such a walk on most runs, the more modules loaded the longer (issue 62:
-    # loading cryptography's x509 lengthened S/FR's build step several times). They are never walked again.
+    # Every command's parser is built, and with it most of what the commands import. A full collection during a
+    # command walks every object alive: a scheduler's timed build step took such a walk on most runs, the more
+    # modules loaded the longer (issue 62: loading cryptography's x509 lengthened S/FR's build step several times).
+    # What is alive now is never walked again (what a command loads later, HiGHS among them, still is).
     gc.freeze()
     args = parser.parse_args(argv)
     if args.command in ("bench", "lab", "frer"):

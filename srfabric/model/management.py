@@ -54,6 +54,19 @@ def _text(where: str, value: Any, limit: int = 255) -> str:
     return value
 
 
+def _host(where: str, value: Any) -> str:
+    """An IP address or a DNS name a resolver takes (labels of 1..63 characters, IDNA)."""
+    host = _text(where, value)
+    try:
+        labels = host.encode("idna").rstrip(b".").split(b".")
+    except UnicodeError:
+        labels = [b""]
+    if not all(0 < len(label) <= 63 and label.isascii() for label in labels):
+        raise ModelError(where, f"must be an IP address or a host name of labels of 1..63 characters, "
+                                f"got {host[:80]!r}")
+    return host
+
+
 def _access(name: str, entry: Any) -> BridgeAccess:
     where = f"bridges.{name}"
     if not isinstance(entry, dict):
@@ -68,7 +81,7 @@ def _access(name: str, entry: Any) -> BridgeAccess:
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= 120:
         raise ModelError(f"{where}.timeout_s", f"must be a number of seconds in (0, 120], got {timeout!r}")
     secret = {key: _text(f"{where}.{key}", entry[key], 4096) for key in ("password", "key_file") if key in entry}
-    return BridgeAccess(_text(f"{where} name", name, 64), _text(f"{where}.host", entry.get("host")),
+    return BridgeAccess(_text(f"{where} name", name, 64), _host(f"{where}.host", entry.get("host")),
                         _text(f"{where}.username", entry.get("username"), 64), port, secret.get("password"),
                         secret.get("key_file"), float(timeout))
 
@@ -96,10 +109,14 @@ def write_bridges_file(path: Path, bridges: dict[str, BridgeAccess]) -> None:
     its owner only: it may hold passwords."""
     document = {"bridges": {name: bridges[name].entry() for name in sorted(bridges)}}
     temporary = path.with_name(f".{path.name}.new")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w") as file:
-        json.dump(document, file, indent=2)
-        file.write("\n")
-        file.flush()
-        os.fsync(file.fileno())
-    os.replace(temporary, path)
+    temporary.unlink(missing_ok=True)  # a leftover keeps its own mode; this one is made 0600
+    try:
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w") as file:
+            json.dump(document, file, indent=2)
+            file.write("\n")
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)

@@ -7,6 +7,7 @@ admitted streams is not removed (409)."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 from typing import Any
@@ -51,9 +52,11 @@ class BridgeBook:
         async with self.service.lock:
             known = self.accesses()
             _save(self.path, {**known, name: access})
-            self.gates.put(access)
+            old = self.gates.put(access)
             if known.get(name) != access:
                 self.service.streams.planning.capabilities.pop(name, None)  # its server may differ: read again
+        if old is not None:
+            await asyncio.to_thread(old.close)  # a dead server's goodbye waits out its timeout, blocking nothing
         return (200 if name in known else 201), self.view(name)
 
     async def delete(self, name: str) -> None:
@@ -62,12 +65,15 @@ class BridgeBook:
             known = self.accesses()
             if name not in known:
                 raise not_found("Bridge", "bridge", name)
-            held = self.gates.holding(name)
+            wanted = self.service.streams.gcls  # what the admitted streams need, sent or not yet
+            held = self.gates.holding(name, wanted)
             if held is not None:
                 raise in_use("BridgeInUse", str(held))
             _save(self.path, {other: access for other, access in known.items() if other != name})
-            self.gates.remove(name)
+            session = self.gates.remove(name, wanted)
             self.service.streams.planning.capabilities.pop(name, None)
+        if session is not None:
+            await asyncio.to_thread(session.close)
 
 
 def book_of(service: SfcService, path: Path | None) -> BridgeBook | None:

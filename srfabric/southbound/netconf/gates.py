@@ -18,6 +18,7 @@ from typing import Any
 
 from srfabric.errors import ModelError, SrfabricError, Unavailable
 from srfabric.model.management import BridgeAccess
+from srfabric.rules.yang.sched_tables import PortTable
 from srfabric.rules.yang.xml_document import to_config
 from srfabric.southbound.netconf.session import BridgeSession
 from srfabric.tsn.gates.capabilities import PortCapabilities
@@ -68,30 +69,29 @@ class NetconfGates:
         self._session = session
         self._pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="netconf")  # threads start as needed
 
-    def put(self, access: BridgeAccess) -> None:
+    def put(self, access: BridgeAccess) -> BridgeSession | None:
         """Reach ``access.name`` at ``access`` from now on (a new bridge, or one moved or re-keyed); a bridge that
-        runs lists gets them again at the next ``resend`` if its new server does not hold them."""
+        runs lists gets them again at the next ``resend`` if its new server does not hold them. Returns the
+        session it replaced, for the caller to close where waiting on a dead server blocks nothing."""
         old = self.sessions.get(access.name)
         self.sessions[access.name] = self._session(access)
-        if old is not None:
-            old.close()
+        return old
 
-    def holding(self, name: str) -> ModelError | None:
-        """Why ``name`` cannot be forgotten: it runs lists srfabric sent; None when it runs none."""
-        held = sorted(g.interface for g in self.sent.get(name, []))
+    def holding(self, name: str, wanted: Iterable[PortGcl] = ()) -> ModelError | None:
+        """Why ``name`` cannot be forgotten: it runs lists srfabric sent, or lists ``wanted`` (the installer's)
+        need it; None when neither."""
+        held = sorted({g.interface for g in [*self.sent.get(name, []), *wanted] if g.node == name})
         return ModelError(f"bridge {name}", f"runs the gate lists of admitted streams on {', '.join(held)}; delete "
                                             "those streams first") if held else None
 
-    def remove(self, name: str) -> None:
-        """Stop reaching ``name``; ``ModelError`` while it runs lists srfabric sent (its streams come first)."""
-        held = self.holding(name)
+    def remove(self, name: str, wanted: Iterable[PortGcl] = ()) -> BridgeSession | None:
+        """Stop reaching ``name`` (``ModelError`` while admitted streams need it); returns its session, to close."""
+        held = self.holding(name, wanted)
         if held is not None:
             raise held
-        session = self.sessions.pop(name, None)
         self.sent.pop(name, None)
         self.stale.discard(name)
-        if session is not None:
-            session.close()
+        return self.sessions.pop(name, None)
 
     def check(self, gcls: Sequence[PortGcl]) -> None:
         for gcl in gcls:
@@ -146,11 +146,11 @@ class NetconfGates:
                 errors[name] = error
         return errors
 
-    def capabilities(self) -> dict[str, PortCapabilities]:
-        """Each reachable bridge's capabilities: the tightest over its ports (a bridge without a scheduler's
-        capability leaves is left out)."""
+    def capabilities(self, sessions: dict[str, BridgeSession] | None = None) -> dict[str, PortCapabilities]:
+        """Each reachable bridge's capabilities (of ``sessions``, default all): the tightest over its ports (a
+        bridge without a scheduler's capability leaves is left out)."""
         found: dict[str, PortCapabilities] = {}
-        sessions = dict(self.sessions)  # the API may add or forget a bridge meanwhile
+        sessions = dict(self.sessions) if sessions is None else sessions  # the API may change them meanwhile
         errors = self.each(sessions, lambda name: _store(found, name, sessions[name]))
         if errors and not found:
             raise _first(errors, "no bridge answered")
@@ -167,17 +167,21 @@ class NetconfGates:
         problems += [str(error) for error in errors.values()]
         return sorted(problems)
 
-    def resend(self) -> list[str]:
-        """Send every stale bridge's lists again (and any bridge whose admin lists differ from what was sent):
-        the bridges that now run them."""
-        for name in list(self.sessions):
-            try:
-                tables = self.sessions[name].tables()
-            except SrfabricError:
-                continue
-            if any(not _same(tables[g.interface].admin if g.interface in tables else None, g)
+    def find_lost(self) -> None:
+        """Mark stale every bridge whose admin lists differ from what was sent (a rollback, a restart without its
+        configuration), reading all bridges at once; one that does not answer stays as it was."""
+        sessions = dict(self.sessions)
+        tables: dict[str, dict[str, PortTable]] = {}
+        self.each(sessions, lambda name: tables.__setitem__(name, sessions[name].tables()))
+        for name, held in tables.items():
+            if any(not _same(held[g.interface].admin if g.interface in held else None, g)
                    for g in self.sent.get(name, [])):
                 self.stale.add(name)
+
+    def resend(self, read: bool = True) -> list[str]:
+        """Send every stale bridge's lists again (``read``: after ``find_lost``): the bridges that now run them."""
+        if read:
+            self.find_lost()
         stale = sorted(self.stale)
         if stale:
             self.apply([gcl for lists in self.sent.values() for gcl in lists])

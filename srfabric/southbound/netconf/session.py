@@ -56,7 +56,7 @@ class BridgeSession:
             return action(self._session())
         except RPCError as error:
             raise ModelError(where, f"{what} refused: {error.tag}: {(error.message or '').strip()[:300]}") from None
-        except (NCClientError, OSError, EOFError) as error:
+        except (NCClientError, OSError, EOFError, ValueError) as error:  # ValueError: a name no resolver takes
             self.close()
             reason = str(error).strip() or type(error).__name__
             if isinstance(error, TimeoutExpiredError) or "timed out" in reason:

@@ -112,6 +112,8 @@ def test_a_bridge_moved_is_reached_at_its_new_address_and_its_capabilities_are_r
      "'username']"),
     (f"{URL}/s9", {"host": "10.0.9.9"}, 'body: must be {"bridge": {host, port, username, password or key_file, '
                                         'timeout_s}}'),
+    (f"{URL}/s9", {"bridge": {"host": "a" * 70, "username": "root"}},
+     "bridges.s9.host: must be an IP address or a host name of labels of 1..63 characters, got '" + "a" * 70 + "'"),
     (f"{URL}/s%209", {"bridge": {"host": "10.0.9.9", "username": "root"}},
      "bridge name: must be 1..64 letters, digits, '.', '_' or '-' (a switch's name), got 's 9'"),
 ])
@@ -142,3 +144,28 @@ def test_bridges_are_shown_but_not_written_without_netconf_gates(tmp_path: Path)
     assert listed.json() == {"bridges": {}}
     assert refused.status_code == 409 and refused.json()["NeutronError"]["type"] == "BridgesNotManaged"
     assert json.loads(_path.read_text())["bridges"].keys() == {"s1", "s2", "s5"}
+
+
+def test_capabilities_read_while_the_bridge_was_moved_are_not_kept(tmp_path: Path) -> None:
+    """The watch reads capabilities without the lock; what it read from a server the API has since replaced is
+    dropped, so the new server is asked at the next pass."""
+    from srfabric.api.streams import bridge_task
+
+    service, gates, path = served(tmp_path)
+    book = BridgeBook(service, gates, path)
+    caps = PortCapabilities(16, (1, 100), 10_000_000)
+
+    def read_while_moving(sessions: dict[str, Any]) -> dict[str, PortCapabilities]:
+        asyncio.run_coroutine_threadsafe(book.put("s2", {"bridge": {"host": "10.0.9.22", "username": "root"}}),
+                                         loop).result(timeout=10)
+        return {name: caps for name in sessions}
+
+    async def scenario() -> None:
+        nonlocal loop
+        loop = asyncio.get_running_loop()
+        gates.capabilities = read_while_moving  # type: ignore[method-assign]
+        await bridge_task._capabilities(service, gates)
+
+    loop: Any = None
+    asyncio.run(scenario())
+    assert sorted(service.streams.planning.capabilities) == ["s1", "s5"]

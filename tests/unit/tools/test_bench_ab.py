@@ -45,3 +45,8 @@ def test_the_command_line_exempts_its_loaded_modules_from_the_collector() -> Non
     script = "import gc, srfabric.cli as c; c.main(['tsn', 'methods']); print(gc.get_freeze_count())"
     frozen = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120)
     assert int(frozen.stdout.split()[-1]) > 10_000
+
+
+def test_a_series_the_new_side_no_longer_measures_regresses() -> None:
+    summary = summarise([row for row in rows_of((100.0, 101.0), ()) if row["side"] == "base"], within_percent=5)
+    assert summary["regressed"] == ["source-routing 500/s CPU per flow (us)"] and not summary["goal"]["met"]

@@ -123,7 +123,11 @@ def summarise(rows: list[dict[str, Any]], within_percent: float) -> dict[str, An
     for name in dict.fromkeys(r["series"] for r in rows):
         by_side = {side: [r["value"] for r in rows if r["series"] == name and r["side"] == side]
                    for side in ("base", "new")}
-        if not by_side["base"] or not by_side["new"]:
+        if not by_side["base"]:
+            continue
+        if not by_side["new"]:  # the new side measured nothing where the base did (no flow set up at that rate)
+            series[name] = {"base": dict(zip(("q1", "median", "q3"), quartiles(by_side["base"]), strict=True)),
+                            "new": None, "new_over_base": None, "regressed": True}
             continue
         base, new = quartiles(by_side["base"]), quartiles(by_side["new"])
         ratio = new[1] / base[1]

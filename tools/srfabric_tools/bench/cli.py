@@ -178,6 +178,9 @@ def _ab(args: argparse.Namespace) -> int:
         return 0
     for name, series in summary["series"].items():
         base, new = series["base"], series["new"]
+        if new is None:
+            print(f"{name}: base {base['median']:.2f}, new: nothing measured  REGRESSED")
+            continue
         print(f"{name}: base {base['median']:.2f} ({base['q1']:.2f}-{base['q3']:.2f}), new {new['median']:.2f} "
               f"({new['q1']:.2f}-{new['q3']:.2f}), new/base {series['new_over_base']:.3f}"
               + ("  REGRESSED" if series["regressed"] else ""))
