@@ -1,9 +1,9 @@
 """The bridges' NETCONF access as the API writes it (``PUT``/``DELETE /v2.0/srfabric/bridges/{name}``), with
 ``srfabric serve --gates netconf --bridges FILE``: each change goes into the bridges file first (so a restart
 reads it) and then into the gates adapter, under the service's lock, so no stream change runs meanwhile. A new
-or moved bridge's capabilities are read again by the bridges' watch before anything is scheduled through it, and
-a bridge that runs lists gets them on its new server at the watch's next pass. A bridge that runs the lists of
-admitted streams is not removed (409)."""
+or moved bridge's capabilities are read again at the bridges' watch's next pass (until then the bridge's own
+validation of each edit is the guard), and a bridge that runs lists gets them on its new server at that pass. A
+bridge that runs the lists of admitted streams is not removed (409)."""
 
 from __future__ import annotations
 

@@ -193,8 +193,9 @@ def bridge_routes(service: SfcService, bridges: BridgeBook | None) -> list[Route
         Route("GET", member, show_bridge, name="show_bridge", summary="One bridge; 404 when it is not known."),
         Route("PUT", member, put_bridge, body=BridgeBody, name="put_bridge",
               summary="Add a bridge (201) or change how it is reached (200), kept in the bridges file; its "
-                      "capabilities are read before anything is scheduled through it, and the lists it runs are "
-                      "sent to it again if its server lacks them. 409 without ``--gates netconf --bridges``."),
+                      "capabilities are read at the watch's next pass (until then its own validation guards), and "
+                      "the lists it runs are sent to it again if its server lacks them. 409 without ``--gates "
+                      "netconf --bridges``."),
         Route("DELETE", member, delete_bridge, status=204, name="delete_bridge",
               summary="Forget a bridge; 409 while it runs the gate lists of admitted streams."),
     ]
