@@ -115,7 +115,9 @@ def listen(ports: list[int], count: int, timeout_s: float, csv: Path | None = No
     ``{"streams": {port: summary}}``."""
     import selectors
 
-    tai_offset = tai_ns() - time.clock_gettime_ns(time.CLOCK_REALTIME)
+    # CLOCK_TAI runs a whole number of seconds from CLOCK_REALTIME (the kernel's TAI offset): rounded, the two
+    # reads apart cannot shift every arrival by however long the process waited between them.
+    tai_offset = round((tai_ns() - time.clock_gettime_ns(time.CLOCK_REALTIME)) / 1e9) * 1_000_000_000
     limits = dict(zip(ports, late_after_ns * len(ports) if late_after_ns and len(late_after_ns) == 1
                       else late_after_ns or [], strict=False))
     latencies: dict[int, list[int]] = {port: [] for port in ports}
