@@ -37,15 +37,6 @@ class BridgeBook:
     def accesses(self) -> dict[str, BridgeAccess]:
         return {name: session.access for name, session in self.gates.sessions.items()}
 
-    def view(self, name: str | None = None) -> dict[str, Any]:
-        """Every bridge (or ``name``'s) as the fabric view shows it; 404 for a bridge not known."""
-        bridges = self.service.streams.bridges_view()
-        if name is None:
-            return {"bridges": bridges}
-        if name not in bridges:
-            raise not_found("Bridge", "bridge", name)
-        return {"bridge": {"name": name, **bridges[name]}}
-
     async def put(self, name: str, entry: Any) -> tuple[int, dict[str, Any]]:
         """Add or change one bridge's access: 201 when new, 200 when changed; 400 naming the field."""
         access = _checked(name, entry)
@@ -57,7 +48,7 @@ class BridgeBook:
                 self.service.streams.planning.capabilities.pop(name, None)  # its server may differ: read again
         if old is not None:
             await asyncio.to_thread(old.close)  # a dead server's goodbye waits out its timeout, blocking nothing
-        return (200 if name in known else 201), self.view(name)
+        return (200 if name in known else 201), bridge_view(self.service, name)
 
     async def delete(self, name: str) -> None:
         """Forget one bridge: 404 when unknown, 409 while it runs admitted streams' lists."""
@@ -74,6 +65,16 @@ class BridgeBook:
             self.service.streams.planning.capabilities.pop(name, None)
         if session is not None:
             await asyncio.to_thread(session.close)
+
+
+def bridge_view(service: SfcService, name: str | None = None) -> dict[str, Any]:
+    """Every bridge (or ``name``'s) as the fabric view shows it; 404 for a bridge not known."""
+    bridges = service.streams.bridges_view()
+    if name is None:
+        return {"bridges": bridges}
+    if name not in bridges:
+        raise not_found("Bridge", "bridge", name)
+    return {"bridge": {"name": name, **bridges[name]}}
 
 
 def book_of(service: SfcService, path: Path | None) -> BridgeBook | None:

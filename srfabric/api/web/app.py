@@ -15,11 +15,11 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from srfabric.api.errors import not_found, not_leader
+from srfabric.api.errors import not_leader
 from srfabric.api.projects import TokenBook
 from srfabric.api.resources.schemas import BridgeManagement, ScheduleUpdate, body
 from srfabric.api.service import SfcService
-from srfabric.api.streams.bridge_book import BridgeBook, not_netconf
+from srfabric.api.streams.bridge_book import BridgeBook, bridge_view, not_netconf
 from srfabric.api.streams.frer_counters import FrerReport, stream_ends
 from srfabric.api.web import discovery, ui
 from srfabric.api.web.dispatch import ResourceApp, read_json, request_body
@@ -167,13 +167,10 @@ def bridge_routes(service: SfcService, bridges: BridgeBook | None) -> list[Route
         return bridges
 
     async def list_bridges(request: Request, _: str | None) -> dict[str, Any]:
-        return {"bridges": service.streams.bridges_view()}
+        return bridge_view(service)
 
     async def show_bridge(request: Request, name: str | None) -> dict[str, Any]:
-        view = service.streams.bridges_view()
-        if name not in view:
-            raise not_found("Bridge", "bridge", name or "")
-        return {"bridge": {"name": name, **view[name]}}
+        return bridge_view(service, name or "")
 
     async def put_bridge(request: Request, name: str | None) -> Response:
         book = writable()
