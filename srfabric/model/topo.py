@@ -206,3 +206,32 @@ def fat_tree(k: int) -> TopoSpec:
             for h in range(half):
                 topo.add_host(f"h{len(topo.hosts) + 1}", edge, half + h + 1)
     return topo
+
+
+def tree(depth: int, fanout: int) -> TopoSpec:
+    """Mininet's ``TreeTopo``: switches ``depth`` levels deep, each with ``fanout`` children, switches or (under
+    the last level) hosts. It has no loop, so a learning switch that floods (os-ken's ``simple_switch_13``) runs
+    on it as it is.
+
+    >>> t = tree(3, 2)
+    >>> len(t.switches), len(t.hosts), len(t.links)
+    (7, 8, 6)
+    >>> t.switches["s1"].role, t.switches["s3"].role, t.hosts["h1"].switch
+    ('core', 'edge', 's3')
+    """
+    if depth < 1 or fanout < 1 or fanout ** depth > 250:
+        raise ModelError("tree", f"depth {depth} and fanout {fanout} must be >= 1 with at most 250 hosts")
+    topo = TopoSpec()
+
+    def grow(level: int) -> str:
+        name = f"s{len(topo.switches) + 1}"
+        topo.add_switch(name, "core" if level == 1 else "edge" if level == depth else "aggregation")
+        for _ in range(fanout):
+            if level == depth:
+                topo.add_host(f"h{len(topo.hosts) + 1}", name)
+            else:
+                topo.add_link(name, grow(level + 1))
+        return name
+
+    grow(1)
+    return topo

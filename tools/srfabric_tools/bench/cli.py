@@ -38,6 +38,9 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
               "short runs, 64-byte frames only (under a minute)")
     benchmark(sub, "capacity", "controller capacity: new flows/s with p99 setup under 5 ms, emulated switches over "
                                "TCP", "two low rates, one second each")
+    benchmark(sub, "capacity-ovs", "new flows/s with p99 setup under 5 ms on real Open vSwitch, srfabric and os-ken's "
+                                   "simple_switch_13 on one fabric and offered load, 5 repetitions (root)",
+              "two low rates, one repetition")
     kit = benchmark(sub, "tsnkit", "fine-grained scheduling against tsnkit's algorithms on its generator's "
                                    "instances, every schedule through its simulator",
                     "one small instance, two tsnkit algorithms")
@@ -94,6 +97,14 @@ def _capacity(args: argparse.Namespace) -> int:
 
     summary, folder = run_capacity(args.quick, args.out, print if not args.json else (lambda _: None))
     return report(args, summary, folder, print_capacity, "steps.csv, summary.json, capacity.png")
+
+
+def _capacity_ovs(args: argparse.Namespace) -> int:
+    from srfabric_tools.bench.capacity_ovs_report import run_bench as run_capacity_ovs
+    from srfabric_tools.bench.printing import print_capacity_ovs
+
+    summary, folder = run_capacity_ovs(args.quick, args.out, print if not args.json else (lambda _: None))
+    return report(args, summary, folder, print_capacity_ovs, "steps.csv, summary.json, capacity-ovs.png")
 
 
 def _tsnkit(args: argparse.Namespace) -> int:
@@ -238,6 +249,7 @@ BENCHES: dict[str, Callable[[argparse.Namespace], int]] = {
     "index": _index,
     "dataplane": run_dataplane,
     "capacity": _capacity,
+    "capacity-ovs": _capacity_ovs,
     "tsnkit": _tsnkit,
     "failover": _failover,
     "neutron": _neutron,

@@ -38,6 +38,7 @@ class PlannedFlow:
     source: str
     destination: str
     sport: int
+    src_mac: int = 0  # 0: the source host's own; else a MAC of the flow's own (a new host to a learning switch)
 
 
 @dataclass(frozen=True)
@@ -48,32 +49,37 @@ class Endpoint:
     ip: str
 
 
-def flow_plan(hosts: list[str], count: int, rate: float, seed: int) -> list[PlannedFlow]:
+def flow_plan(hosts: list[str], count: int, rate: float, seed: int, first_sport: int = FIRST_SOURCE_PORT,
+              macs_from: int = 0) -> list[PlannedFlow]:
     """``count`` flows at ``rate`` per second, each from a random host to a random other one; source ports
-    count up per source host, so (source, source port) names a flow.
+    count up per source host from ``first_sport``, so (source, source port) names a flow. With ``macs_from``
+    the flows' source MACs count up from it, one each, so that every flow is new to a MAC-learning switch too.
 
     >>> [(f.offset_ns, f.source != f.destination, f.sport) for f in flow_plan(["a", "b"], 3, 1000.0, 1)]
     [(0, True, 20000), (1000000, True, 20000), (2000000, True, 20001)]
+    >>> [hex(f.src_mac) for f in flow_plan(["a", "b"], 2, 1000.0, 1, macs_from=0x020000000001)]
+    ['0x20000000001', '0x20000000002']
     """
     if len(hosts) < 2:
         raise ModelError("hosts", f"new flows need at least 2 hosts, got {len(hosts)}")
     if rate <= 0:
         raise ModelError("rate", f"the rate of new flows must be positive, got {rate}")
     pick = random.Random(seed)
-    next_port = dict.fromkeys(hosts, FIRST_SOURCE_PORT)
+    next_port = dict.fromkeys(hosts, first_sport)
     flows = []
     for index in range(count):
         source, destination = pick.sample(hosts, 2)
         if next_port[source] > 65535:
-            raise ModelError("count", f"host {source} ran out of source ports after {65535 - FIRST_SOURCE_PORT + 1}")
-        flows.append(PlannedFlow(int(index * 1e9 / rate), source, destination, next_port[source]))
+            raise ModelError("count", f"host {source} ran out of source ports after {65535 - first_sport + 1}")
+        flows.append(PlannedFlow(int(index * 1e9 / rate), source, destination, next_port[source],
+                                 macs_from + index if macs_from else 0))
         next_port[source] += 1
     return flows
 
 
-def flow_frame(src: Endpoint, dst: Endpoint, sport: int, dport: int) -> bytes:
-    """One new flow's frame, Ethernet/IPv4/UDP, from ``src`` to ``dst``."""
-    return udp_frame(dst.mac, src.mac, src.ip, dst.ip, sport, dport)
+def flow_frame(src: Endpoint, dst: Endpoint, sport: int, dport: int, src_mac: int = 0) -> bytes:
+    """One new flow's frame, Ethernet/IPv4/UDP, from ``src`` (from ``src_mac`` if given) to ``dst``."""
+    return udp_frame(dst.mac, src_mac or src.mac, src.ip, dst.ip, sport, dport)
 
 
 def write_plan(path: Path, hosts: dict[str, Endpoint], flows: list[PlannedFlow], dport: int, start_ns: int) -> None:
@@ -120,7 +126,8 @@ def run_plan(plan: dict[str, Any]) -> int:
     dport = int(plan["dport"])
     senders, sinks = _open_sockets(hosts, dport)
     frames = [(flow.offset_ns, senders[flow.source], flow_frame(hosts[flow.source], hosts[flow.destination],
-                                                                 flow.sport, dport)) for flow in flows]
+                                                                 flow.sport, dport, flow.src_mac))
+              for flow in flows]
     start = int(plan["start_ns"])
     for offset, sender, frame in frames:
         delay = (start + offset - time.time_ns()) / 1e9

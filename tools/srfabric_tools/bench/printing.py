@@ -82,6 +82,29 @@ def print_capacity(summary: dict[str, Any]) -> None:
         console.print(f"goal {name}: {'met' if goal['met'] else 'NOT met'} {goal}")
 
 
+def print_capacity_ovs(summary: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    table = Table(title=f"new flows on real Open vSwitch, {summary['topology']}: setup across the fabric")
+    for column in ("run", "contender", "offered/s", "across", "median ms", "p99 ms", "max ms", "controller CPU",
+                   "switches CPU", "within goal"):
+        table.add_column(column)
+    for row in summary["steps"]:
+        table.add_row(str(row["repeat"]), row["contender"], f"{row['offered']:,.0f}", f"{row['set_up']}/{row['sent']}",
+                      f"{row['p50_ms']:.3f}", f"{row['p99_ms']:.3f}", f"{row['max_ms']:.2f}",
+                      f"{row['controller_cpu']:.0%}", f"{row['switches_cpu']:.0%}",
+                      "yes" if row["within_goal"] else "no")
+    console.print(table)
+    for name, figures in summary["capacity_flows_per_s"].items():
+        console.print(f"capacity {name}: median {figures['median']:g}/s (quartiles {figures['lower_quartile']:g}-"
+                      f"{figures['upper_quartile']:g}) over {figures['runs']}")
+    for name, figures in summary["ratios"].items():
+        console.print(f"{name}: median {figures['median']:.3g} (quartiles {figures['lower_quartile']:.3g}-"
+                      f"{figures['upper_quartile']:.3g}), {figures['lower_bounds']} lower bounds")
+
+
 def print_dataplane(summary: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table

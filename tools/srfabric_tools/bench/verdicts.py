@@ -12,6 +12,10 @@ Examples
 Verdict(met=True, value='12000', bar='>= 10000', stored=True)
 >>> verdict("sr_cost_vs_redirect", {"ratio": 1.096, "net_ratio": 1.53, "goal": 1.2, "met": True}).text()
 'not met (the run said met)'
+>>> verdict("over_os_ken_on_ovs", {"ratio": 6.0, "lower_quartile": 4.0, "goal": 3.0, "runs": 5}).value
+'4 (lower quartile of 5 runs)'
+>>> verdict("over_os_ken_on_ovs", {"ratio": 6.0, "lower_quartile": 4.0, "goal": 3.0, "runs": 1}).met
+False
 >>> verdict("no_loss", False).text()
 'stated: not met'
 >>> verdict("over_hop_by_hop", {"ratio": None, "goal": 3.0, "met": True}).text()
@@ -91,6 +95,13 @@ def _tsnkit_size(goal: Goal) -> tuple[bool, str, str]:
         ">= 10 times, as many streams"
 
 
+def _lower_quartile(goal: Goal) -> tuple[bool, str, str]:
+    """A ratio over repetitions of one run: met only if its lower quartile meets the bar, over at least 5."""
+    runs = int(goal.get("runs", 0))
+    met, shown, bar = _at_least(float(goal["lower_quartile"]), float(goal["goal"]))
+    return met and runs >= 5, f"{shown} (lower quartile of {runs} runs)", f"{bar} over >= 5 runs"
+
+
 Rule = tuple[Callable[[str, Goal], bool], Callable[[Goal], tuple[bool, str, str]]]
 RULES: list[Rule] = [
     (lambda name, g: name.startswith("sr_cost") and {"ratio", "goal"} <= set(g), _sr_cost),
@@ -98,6 +109,7 @@ RULES: list[Rule] = [
     (lambda name, g: {"speedup", "nowait_share", "tsnkit_share"} <= set(g), _tsnkit_size),
     (lambda name, g: "goal_ms" in g, _time_ms),
     (lambda name, g: {"flows_per_s", "goal"} <= set(g), lambda g: _at_least(float(g["flows_per_s"]), g["goal"])),
+    (lambda name, g: {"lower_quartile", "goal"} <= set(g), _lower_quartile),
     (lambda name, g: {"ratio", "goal"} <= set(g), lambda g: _at_least(float(g["ratio"]), g["goal"])),
     (lambda name, g: {"ratio_at_least", "goal"} <= set(g), lambda g: _at_least(float(g["ratio_at_least"]),
                                                                                  g["goal"])),

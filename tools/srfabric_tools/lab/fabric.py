@@ -18,7 +18,7 @@ from srfabric.controller.controller import Controller
 from srfabric.controller.runner import ControllerThread
 from srfabric.model.chain import Chain
 from srfabric.model.topo import LinkSpec, TopoSpec
-from srfabric_tools.lab.netlab import NetLab
+from srfabric_tools.lab.netlab import CommandError, NetLab
 from srfabric_tools.lab.topologies import NamespaceChain
 from srfabric_tools.testbed.net import (
     FABRIC_MTU,
@@ -51,11 +51,15 @@ def mirred_commands(a: str, b: str) -> list[list[str]]:
 
 class LabFabric:
     """Build ``spec`` in ``lab`` with the controller in a thread; ``tunnels`` makes every link VXLAN;
-    ``reactive`` sets each host-to-host flow up on its first packet instead of routing ahead."""
+    ``reactive`` sets each host-to-host flow up on its first packet instead of routing ahead. ``peer``, an
+    OpenFlow target such as ``tcp:127.0.0.1:6653``, connects the switches to another controller instead (a peer
+    under the same benchmark): the fabric is built the same, and ready once every switch holds the peer's first
+    entries and every host has pinged once."""
 
     def __init__(self, lab: NetLab, spec: TopoSpec, codec: str = "mac-nibble", steering: str = "source-routing",
-                 tunnels: bool = False, reactive: bool = False, clock: Callable[[], int] | None = None) -> None:
-        self.lab, self.spec, self.tunnels = lab, spec, tunnels
+                 tunnels: bool = False, reactive: bool = False, clock: Callable[[], int] | None = None,
+                 peer: str | None = None) -> None:
+        self.lab, self.spec, self.tunnels, self.peer = lab, spec, tunnels, peer
         config = controller_config(spec, codec)
         config.steering = steering
         config.reactive = reactive
@@ -98,10 +102,10 @@ class LabFabric:
         self.lab.ovs_port(self.bridges[switch], root, port)
 
     def start(self) -> None:
-        port = start_controller(self.runner, self.spec)
+        target = self.peer or f"tcp:127.0.0.1:{start_controller(self.runner, self.spec)}"
         with ipv6_off_by_default():
             for sw in self.spec.switches.values():
-                self.bridges[sw.name] = self.lab.ovs_bridge(sw.name, f"tcp:127.0.0.1:{port}", sw.dpid)
+                self.bridges[sw.name] = self.lab.ovs_bridge(sw.name, target, sw.dpid)
             for host in self.spec.hosts.values():
                 ns = self._ns(host.name)
                 self._attach(ns, "eth0", host.switch, host.port, 1500)
@@ -116,10 +120,26 @@ class LabFabric:
                     self.lab.run(args, ns=ns)
             for index, link in enumerate(self.spec.links):
                 (self._tunnel if self.tunnels else self._veth_link)(index, link)
-        wait_for_discovery(self.runner, self.spec)
-        for name, peer in learning_pings(self.spec):
-            self.lab.run(["ping", "-c1", "-W1", peer], ns=self.namespaces[name], check=False)
-        wait_for_hosts(self.runner, self.spec)
+        if self.peer is None:
+            wait_for_discovery(self.runner, self.spec)
+        else:
+            self._wait_for_peer()
+        for name, address in learning_pings(self.spec):
+            self.lab.run(["ping", "-c1", "-W1", address], ns=self.namespaces[name], check=False)
+        if self.peer is None:
+            wait_for_hosts(self.runner, self.spec)
+
+    def _wait_for_peer(self, timeout_s: float = 30.0) -> None:
+        """Until every bridge holds an entry of the peer's (its table-miss entry, sent once it connected)."""
+        deadline = time.monotonic() + timeout_s
+        waiting = list(self.bridges.values())
+        while waiting:
+            waiting = [bridge for bridge in waiting
+                       if "priority=" not in self.lab.run(["ovs-ofctl", "-O", "OpenFlow13", "dump-flows", bridge],
+                                                          check=False)]
+            if waiting and time.monotonic() > deadline:
+                raise CommandError("peer", f"{self.peer}: no entry on {', '.join(waiting)} after {timeout_s:g} s")
+            time.sleep(0.1)
 
     def _veth_link(self, index: int, link: LinkSpec) -> None:
         a, b = self.port_name(link.a, link.a_port), self.port_name(link.b, link.b_port)
