@@ -14,7 +14,9 @@ kernel on the same clock, so it holds the whole way across the fabric for every 
 A repetition runs every contender in turn on a fresh fabric (the order rotates), offering rising rates until a
 step misses: fewer than 99 % of its flows across, or a p99 at or over the goal. A contender's capacity is the
 highest rate before its first miss; each repetition's ratios come from the same repetition's capacities, and
-the goal (source routing at least 3 times os-ken's) is judged on the ratios' lower quartile.
+the goal (source routing at least 3 times os-ken's) is judged on the ratios' lower quartile. A step lasts 4 s
+or until it has 200 flows, whichever is longer, and every CPU is held awake meanwhile (as ``bench dataplane``
+does for its setup times), so that a low rate does not time CPUs waking from sleep.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from typing import Any
 
 from srfabric.errors import SrfabricError
 from srfabric.model.topo import TopoSpec, tree
+from srfabric_tools.bench.cpu_latency import cpu_latency_held
 from srfabric_tools.bench.dataplane_setup import PortTap, first_seen, send_flows
 from srfabric_tools.bench.new_flows import flow_plan
 from srfabric_tools.bench.process_cpu import process_cpu_s
@@ -41,9 +44,13 @@ from srfabric_tools.lab.stats import percentile
 
 PEER = "os-ken simple_switch_13"
 STEERINGS = ("source-routing", "hop-by-hop")
-RATES = (10.0, 25.0, 50.0, 100.0, 150.0, 200.0, 300.0, 400.0, 600.0, 800.0, 1200.0)
+RATES = (10.0, 25.0, 50.0, 100.0, 150.0, 200.0, 300.0, 400.0, 600.0, 800.0, 1200.0, 1600.0, 2400.0)
 QUICK_RATES = (10.0, 100.0)
 STEP_SECONDS, QUICK_STEP_SECONDS = 4.0, 1.0
+# A step lasts until it has this many flows at least: a p99 of 40 flows is their slowest one, and one stall of
+# the machine would make a step miss on its own.
+MIN_FLOWS, QUICK_MIN_FLOWS = 200, 10
+CPU_LATENCY_US = 0  # every CPU held awake, as in bench dataplane's setup times: a low rate finds no CPU asleep
 REPEATS, QUICK_REPEATS = 5, 1
 P99_GOAL_MS = 5.0
 SATURATED_P99_MS = 50.0  # past this, or under 90 % across, the sweep stops: higher rates only queue more
@@ -195,7 +202,7 @@ def contenders() -> tuple[str, ...]:
     return (*STEERINGS, PEER) if SIMPLE_SWITCH_13.exists() else STEERINGS
 
 
-def sweep(lab: NetLab, contender: str, rates: tuple[float, ...], seconds: float, repeat: int,
+def sweep(lab: NetLab, contender: str, rates: tuple[float, ...], seconds: float, least: int, repeat: int,
           say: Callable[[str], None]) -> list[OvsStep]:
     """Rising rates on a fresh fabric until a step is saturated (that step is kept)."""
     spec = topology()
@@ -207,7 +214,8 @@ def sweep(lab: NetLab, contender: str, rates: tuple[float, ...], seconds: float,
             offered = Offer(pid)
             offer(lab, fabric, taps, offered, rates[0], 2.0, 1000 + repeat, repeat, contender)  # warm-up
             for index, rate in enumerate(rates):
-                step = offer(lab, fabric, taps, offered, rate, seconds, 10 * repeat + index, repeat, contender)
+                held = max(seconds, least / rate)
+                step = offer(lab, fabric, taps, offered, rate, held, 100 * repeat + index, repeat, contender)
                 say(f"  {rate:g}/s: {step.set_up} of {step.sent} across, p50 {step.p50_ms:.3f} ms, "
                     f"p99 {step.p99_ms:.3f} ms, CPU controller {step.controller_cpu:.0%} switches "
                     f"{step.switches_cpu:.0%}")
@@ -239,13 +247,15 @@ def capacity(steps: list[OvsStep], contender: str, repeat: int, p99_ms: float = 
 def run_steps(quick: bool, say: Callable[[str], None]) -> list[OvsStep]:
     """Every repetition, every contender, the order rotating each repetition."""
     rates, seconds = (QUICK_RATES, QUICK_STEP_SECONDS) if quick else (RATES, STEP_SECONDS)
+    least = QUICK_MIN_FLOWS if quick else MIN_FLOWS
     names = contenders()
     steps: list[OvsStep] = []
-    for repeat in range(QUICK_REPEATS if quick else REPEATS):
-        order = names[repeat % len(names):] + names[:repeat % len(names)]
-        for contender in order:
-            with NetLab() as lab:
-                steps += sweep(lab, contender, rates, seconds, repeat, say)
+    with cpu_latency_held(CPU_LATENCY_US):
+        for repeat in range(QUICK_REPEATS if quick else REPEATS):
+            order = names[repeat % len(names):] + names[:repeat % len(names)]
+            for contender in order:
+                with NetLab() as lab:
+                    steps += sweep(lab, contender, rates, seconds, least, repeat, say)
     return steps
 
 

@@ -7,9 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from srfabric_tools.bench.capacity_ovs import (
+    CPU_LATENCY_US,
     GOAL_RATIO,
+    MIN_FLOWS,
     P99_GOAL_MS,
     PEER,
+    QUICK_MIN_FLOWS,
     QUICK_RATES,
     RATES,
     SATURATED_P99_MS,
@@ -73,6 +76,8 @@ def summarise(steps: list[OvsStep], quick: bool, measured_on: dict[str, Any], se
         "p99_goal_ms": P99_GOAL_MS,
         "rates_offered": list(QUICK_RATES if quick else RATES),
         "step_seconds": seconds,
+        "step_flows_at_least": QUICK_MIN_FLOWS if quick else MIN_FLOWS,
+        "cpu_latency_us": CPU_LATENCY_US,
         "repetitions": len(repeats),
         "capacity_flows_per_s": capacities,
         f"capacity_flows_per_s_p99_under_{SATURATED_P99_MS:g}_ms": loose,
