@@ -37,16 +37,17 @@ docs: bootstrap
 	NO_MKDOCS_2_WARNING=1 .venv-docs/bin/mkdocs build --strict --quiet
 
 # Every committed result again at this commit (root; about five hours on two cores), then the results index: the
-# host benchmarks (faucet and os-ken run inside `bench capacity`), the service-chain lab, and each TSN experiment
-# in the kernel lab with the repetitions its committed runs used. `make results QUICK=1`: smoke runs of all of
-# them into build/results instead.
+# host benchmarks (faucet and os-ken run inside `bench capacity`, os-ken on real Open vSwitch in `bench
+# capacity-ovs`), the service-chain lab, each TSN experiment in the kernel lab with the repetitions its committed
+# runs used, and `bench datapaths` there (Open vSwitch's kernel datapath beside XDP). `make results QUICK=1`:
+# smoke runs of all of them into build/results instead.
 RESULTS := $(if $(QUICK),build/results,docs/results)
 TSN_LAB := "tsn-fig9 --reps 3 --seconds 5" "tsn-tables23 --reps 2 --seconds 5" "tsn-fig10 --reps 3 --seconds 4" \
 	"tsn-fig11 --reps 2 --seconds 8" "tsn-fig12 --reps 2 --seconds 8" "tsn-frer" \
 	"tsn-fig9-netconf --reps 3 --seconds 5" "tsn-fig11-netconf --reps 2 --seconds 8" "tsn-netconf-changes --reps 1"
 results: bootstrap
 	mkdir -p $(RESULTS)
-	for bench in dataplane capacity deploy tsn tsnkit hostile reconnect neutron netconf; do \
+	for bench in dataplane capacity capacity-ovs deploy tsn tsnkit hostile reconnect neutron netconf; do \
 	  $(VENV)/bin/srfabric bench $$bench $(if $(QUICK),--quick) --out $(RESULTS) || exit 1; done
 	$(VENV)/bin/srfabric bench failover --part all $(if $(QUICK),--quick) --out $(RESULTS)
 	$(VENV)/bin/srfabric bench failover --frer $(if $(QUICK),--quick) --out $(RESULTS)
@@ -54,6 +55,8 @@ results: bootstrap
 	for run in $(TSN_LAB); do set -- $$run; name=$$1; shift; \
 	  $(VENV)/bin/srfabric kernel-lab run --timeout 7000 --ovs --share $(CURDIR)/$(RESULTS) -- \
 	    $(VENV)/bin/srfabric lab $$name $(if $(QUICK),--quick,$$*) --out $(CURDIR)/$(RESULTS) || exit 1; done
+	$(VENV)/bin/srfabric kernel-lab run --timeout 7000 --ovs --share $(CURDIR)/$(RESULTS) -- \
+	  $(VENV)/bin/srfabric bench datapaths $(if $(QUICK),--quick) --out $(CURDIR)/$(RESULTS)
 	$(VENV)/bin/srfabric bench index --out $(RESULTS)
 
 # The regression guard: this checkout against BASE (a commit), the quick forms of the controller's capacity and

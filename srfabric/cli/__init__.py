@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     # What is alive now is never walked again (what a command loads later, HiGHS among them, still is).
     gc.freeze()
     args = parser.parse_args(argv)
-    if args.command in ("bench", "lab", "frer"):
+    if args.command in ("bench", "lab", "frer", "demo", "neutron-demo"):
         exit_on_sigterm()
     try:
         return runners[args.command](args)

@@ -135,6 +135,7 @@ class Controller:
         return bound
 
     async def stop(self) -> None:
+        log.info("controller stopping on request (%d switches connected); their entries stay", len(self.switches))
         tasks = [*self._tasks, *self.channels.flow_tasks]
         for task in tasks:
             task.cancel()

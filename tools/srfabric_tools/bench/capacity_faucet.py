@@ -175,8 +175,9 @@ async def phases(fabric: FaucetFabric, port: int, pid: int, rates: tuple[float, 
     return done
 
 
-def start_faucet(work: Path, port: int, controller_cpu: int) -> subprocess.Popen[bytes]:
-    """faucet with ``work/faucet.yaml``, listening on ``port``, its logs and output in ``work``, on one CPU."""
+def start_faucet(work: Path, port: int, controller_cpu: int | None) -> subprocess.Popen[bytes]:
+    """faucet with ``work/faucet.yaml``, listening on ``port``, its logs and output in ``work``, on one CPU (None:
+    where the scheduler puts it)."""
     # faucet execs os-ken's osken-manager, which it finds on PATH.
     env = dict(os.environ, PATH=f"{FAUCET_VENV / 'bin'}:{os.environ.get('PATH', '')}",
                FAUCET_CONFIG=str(work / "faucet.yaml"), FAUCET_LOG=str(work / "faucet.log"),
@@ -186,7 +187,8 @@ def start_faucet(work: Path, port: int, controller_cpu: int) -> subprocess.Popen
         faucet = subprocess.Popen([str(FAUCET_VENV / "bin" / "faucet"), "--ryu-ofp-listen-host", "127.0.0.1",
                                    "--ryu-ofp-tcp-listen-port", str(port)], env=env, stdout=output,
                                   stderr=subprocess.STDOUT)
-    pin(faucet.pid, controller_cpu)
+    if controller_cpu is not None:
+        pin(faucet.pid, controller_cpu)
     return faucet
 
 

@@ -34,6 +34,7 @@ from typing import Any
 
 from srfabric.errors import SrfabricError
 from srfabric.model.topo import TopoSpec, tree
+from srfabric_tools.bench.capacity_ovs_faucet import FAUCET, faucet_fabric
 from srfabric_tools.bench.cpu_latency import cpu_latency_held
 from srfabric_tools.bench.dataplane_setup import PortTap, first_seen, send_flows
 from srfabric_tools.bench.new_flows import flow_plan
@@ -169,10 +170,14 @@ def offer(lab: NetLab, fabric: LabFabric, taps: Taps, plan_of: Offer, rate: floa
 @contextmanager
 def contender_fabric(lab: NetLab, contender: str, spec: TopoSpec) -> Iterator[tuple[LabFabric, int]]:
     """A fresh fabric for ``contender`` and its controller's process: srfabric's controller (reactive) in a thread
-    of this one, or os-ken's application in a process of its own."""
+    of this one, or a peer in a process of its own."""
     if contender in STEERINGS:
         with LabFabric(lab, spec, "mac-nibble", contender, reactive=True) as fabric:
             yield fabric, os.getpid()
+        return
+    if contender == FAUCET:
+        with faucet_fabric(lab, spec) as (fabric, pid):
+            yield fabric, pid
         return
     from srfabric_tools.bench.peer_controller import SIMPLE_SWITCH_13
 
@@ -196,10 +201,12 @@ def _port_line(process: Any, timeout_s: float = 30.0) -> int:
 
 
 def contenders() -> tuple[str, ...]:
-    """srfabric's two steerings, and os-ken's application when bootstrap fetched it."""
+    """srfabric's two steerings, and os-ken's application and faucet where bootstrap installed them."""
+    from srfabric_tools.bench.capacity_faucet import faucet_version
     from srfabric_tools.bench.peer_controller import SIMPLE_SWITCH_13
 
-    return (*STEERINGS, PEER) if SIMPLE_SWITCH_13.exists() else STEERINGS
+    return (*STEERINGS, *((PEER,) if SIMPLE_SWITCH_13.exists() else ()),
+            *((FAUCET,) if faucet_version() is not None else ()))
 
 
 def sweep(lab: NetLab, contender: str, rates: tuple[float, ...], seconds: float, least: int, repeat: int,

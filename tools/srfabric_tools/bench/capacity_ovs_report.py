@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from srfabric_tools.bench.capacity_faucet import faucet_version
 from srfabric_tools.bench.capacity_ovs import (
     CPU_LATENCY_US,
     GOAL_RATIO,
@@ -23,6 +24,7 @@ from srfabric_tools.bench.capacity_ovs import (
     quartiles,
     run_steps,
 )
+from srfabric_tools.bench.capacity_ovs_faucet import FAUCET
 from srfabric_tools.bench.output import machine, provenance, run_folder, write_json, write_runs
 
 
@@ -51,11 +53,12 @@ def spread(values: list[float]) -> dict[str, Any]:
 
 def summarise(steps: list[OvsStep], quick: bool, measured_on: dict[str, Any], seconds: float) -> dict[str, Any]:
     repeats = sorted({s.repeat for s in steps})
-    names = [name for name in (*STEERINGS, PEER) if any(s.contender == name for s in steps)]
+    names = [name for name in (*STEERINGS, PEER, FAUCET) if any(s.contender == name for s in steps)]
     capacities = {name: spread([capacity(steps, name, r) for r in repeats]) for name in names}
     loose = {name: spread([capacity(steps, name, r, SATURATED_P99_MS) for r in repeats]) for name in names}
     ratios: dict[str, Any] = {}
-    for over, under in (("source-routing", PEER), ("hop-by-hop", PEER), ("source-routing", "hop-by-hop")):
+    for over, under in (("source-routing", PEER), ("hop-by-hop", PEER), ("source-routing", "hop-by-hop"),
+                        ("source-routing", FAUCET)):
         if over in names and under in names:
             each = [ratio(steps, over, under, r) for r in repeats]
             ratios[f"{over} over {under}"] = {**spread([value for value, _ in each]),
@@ -84,9 +87,10 @@ def summarise(steps: list[OvsStep], quick: bool, measured_on: dict[str, Any], se
         "ratios": ratios,
         "peer": (f"{PEER}: os-ken 1.4.0's application, unchanged, under os-ken's AppManager in its own process"
                  if PEER in names else "not measured (make bootstrap fetches os-ken's simple_switch_13)"),
-        "faucet": "not run in this benchmark: faucet on several switches needs a stack configuration, and its "
-                  "pipeline sends a frame to a learned destination without waiting for the controller (learning a "
-                  "new source beside it), so the time across the fabric would time its data plane, not a setup",
+        "faucet": (f"{FAUCET} {faucet_version()}: its real pipeline, the tree's links as its stack; every flow comes "
+                   "from a source it has not learned to a destination it has, so its pipeline forwards the frame "
+                   "at once and learns the source beside it: no controller round trip in the time across"
+                   if FAUCET in names else "not measured (make bootstrap makes .venv-faucet)"),
         "goals": goals,
         "steps": [s.row() for s in steps],
     }
@@ -97,7 +101,8 @@ def plot(steps: list[OvsStep], path: Path) -> None:
 
     plt = pyplot()
     figure, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
-    for name, colour in zip((*STEERINGS, PEER), ("tab:blue", "tab:red", "tab:green"), strict=True):
+    for name, colour in zip((*STEERINGS, PEER, FAUCET), ("tab:blue", "tab:red", "tab:green", "tab:purple"),
+                            strict=True):
         for repeat in sorted({s.repeat for s in steps}):
             mine = sorted((s for s in steps if s.contender == name and s.repeat == repeat), key=lambda s: s.offered)
             if not mine:

@@ -41,6 +41,9 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     benchmark(sub, "capacity-ovs", "new flows/s with p99 setup under 5 ms on real Open vSwitch, srfabric and os-ken's "
                                    "simple_switch_13 on one fabric and offered load, 5 repetitions (root)",
               "two low rates, one repetition")
+    benchmark(sub, "datapaths", "one switch's forwarding rate: Open vSwitch's kernel and userspace datapaths beside "
+                                "the XDP switches, in one run (root; the kernel datapath in the kernel lab)",
+              "one second per switch, one run, 20,000 routes")
     kit = benchmark(sub, "tsnkit", "fine-grained scheduling against tsnkit's algorithms on its generator's "
                                    "instances, every schedule through its simulator",
                     "one small instance, two tsnkit algorithms")
@@ -105,6 +108,14 @@ def _capacity_ovs(args: argparse.Namespace) -> int:
 
     summary, folder = run_capacity_ovs(args.quick, args.out, print if not args.json else (lambda _: None))
     return report(args, summary, folder, print_capacity_ovs, "steps.csv, summary.json, capacity-ovs.png")
+
+
+def _datapaths(args: argparse.Namespace) -> int:
+    from srfabric_tools.bench.datapaths import run_bench as run_datapaths
+    from srfabric_tools.bench.printing import print_datapaths
+
+    summary, folder = run_datapaths(args.quick, args.out, print if not args.json else (lambda _: None))
+    return report(args, summary, folder, print_datapaths, "rates.csv, summary.json")
 
 
 def _tsnkit(args: argparse.Namespace) -> int:
@@ -250,6 +261,7 @@ BENCHES: dict[str, Callable[[argparse.Namespace], int]] = {
     "dataplane": run_dataplane,
     "capacity": _capacity,
     "capacity-ovs": _capacity_ovs,
+    "datapaths": _datapaths,
     "tsnkit": _tsnkit,
     "failover": _failover,
     "neutron": _neutron,

@@ -50,7 +50,7 @@ from srfabric.xdp import frames, layout
 from srfabric.xdp.bpf_syscall import prog_test_run
 from srfabric.xdp.loader import LoadedObject, load
 from srfabric.xdp.routes import addresses_in, distinct_addresses_in, route_table
-from srfabric_tools.lab.netlab import NetLab
+from srfabric_tools.lab.netlab import OVS_DATAPATH, NetLab
 
 SWITCHES = ("xdp_sr", "xdp_lpm", "ovs_sr", "ovs_rules")
 DIRECT_SWITCHES = ("xdp_sr", "xdp_lpm")
@@ -102,8 +102,8 @@ def sr_frame(size: int) -> bytes:
 class RateRig:
     """The three-box rig; ``switch(...)`` puts one switch under test at a time."""
 
-    def __init__(self, lab: NetLab, tag: str, routes: int) -> None:
-        self.lab = lab
+    def __init__(self, lab: NetLab, tag: str, routes: int, chunk: int = CHUNK) -> None:
+        self.lab, self.chunk = lab, chunk
         self.tag = tag
         self.gen_if, self.in_if = lab.name("g"), lab.name("i")
         self.out_if, self.sink_if = lab.name("o"), lab.name("k")
@@ -170,7 +170,10 @@ class RateRig:
                 self.under_test = None
                 self._detach(self.in_if)
             return
-        bridge = self.lab.ovs_bridge(f"b{name[-2:]}")
+        # "_kernel": Open vSwitch's kernel datapath (openvswitch.ko, in the kernel lab), else its userspace one.
+        kernel = name.endswith("_kernel")
+        bridge = self.lab.ovs_bridge(f"b{name[4:6]}{'k' if kernel else ''}",
+                                     datapath="system" if kernel else OVS_DATAPATH)
         # Without an XDP program of its own, the ingress veth needs NAPI (GRO) to take redirected frames.
         self.lab.run(["ethtool", "-K", self.in_if, "gro", "on"], check=False)
         self.lab.ovs_port(bridge, self.in_if, 1)
@@ -189,7 +192,7 @@ class RateRig:
             self.lab.ovs_remove_bridge(bridge)
 
     def _ovs_flows(self, name: str) -> list[str]:
-        if name == "ovs_sr":
+        if name.startswith("ovs_sr"):
             steps = rules_for("mac-nibble").decode_steps()
             return [flow_text(FlowEntry(0, 100, m + (("in_port", 1, None),), a)) for m, a in steps]
         # Longest prefix first: the prefix length is the priority.
@@ -234,14 +237,14 @@ class RateRig:
 
     def _measure(self, switch: str, size: int, seconds: float, frame: bytes, fd: int, ingress: int) -> Rate:
         """Offered and delivered rates; ``ingress`` is set only when the switch program runs in the generator."""
-        prog_test_run(fd, frame, repeat=CHUNK, live=True, ingress_ifindex=ingress)  # warm up caches and OVS
+        prog_test_run(fd, frame, repeat=self.chunk, live=True, ingress_ifindex=ingress)  # warm up caches and OVS
         time.sleep(0.2)
         before = self.sink_count()
         sent = 0
         began = time.perf_counter()
         while time.perf_counter() - began < seconds:
-            prog_test_run(fd, frame, repeat=CHUNK, live=True, ingress_ifindex=ingress)
-            sent += CHUNK
+            prog_test_run(fd, frame, repeat=self.chunk, live=True, ingress_ifindex=ingress)
+            sent += self.chunk
         elapsed = time.perf_counter() - began
         time.sleep(0.2)  # frames still queued at the switch
         delivered = (self.sink_count() - before) / elapsed

@@ -105,6 +105,16 @@ def print_capacity_ovs(summary: dict[str, Any]) -> None:
                       f"{figures['upper_quartile']:.3g}), {figures['lower_bounds']} lower bounds")
 
 
+def print_datapaths(summary: dict[str, Any]) -> None:
+    print(f"where: {summary['where']}; kernel datapath: {summary['kernel_datapath']}")
+    print(f"{summary['frame_bytes']} B frames to {summary['destinations']:,} destinations, "
+          f"{summary['routes']:,} routes")
+    for switch, pps in summary["rate_pps"].items():
+        print(f"  {switch:18} {pps:>12,} packets/s (median)")
+    for name, value in summary["ratios"].items():
+        print(f"  {name}: {value:.3g}")
+
+
 def print_dataplane(summary: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table

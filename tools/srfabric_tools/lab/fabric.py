@@ -129,7 +129,7 @@ class LabFabric:
         if self.peer is None:
             wait_for_hosts(self.runner, self.spec)
 
-    def _wait_for_peer(self, timeout_s: float = 30.0) -> None:
+    def _wait_for_peer(self, timeout_s: float = 60.0) -> None:
         """Until every bridge holds an entry of the peer's (its table-miss entry, sent once it connected)."""
         deadline = time.monotonic() + timeout_s
         waiting = list(self.bridges.values())

@@ -137,9 +137,13 @@ class Scenario(Running):
         return counts
 
     def stop(self) -> None:
+        """The controller first, so that it does not report the fabric's teardown as link and switch failures (it
+        says once that it stops); then the fabric."""
         try:
-            if self.testbed is not None:
-                self.testbed.stop()
-        finally:
             self.runner.stop()
-            shutil.rmtree(self.workdir, ignore_errors=True)
+        finally:
+            try:
+                if self.testbed is not None:
+                    self.testbed.stop()
+            finally:
+                shutil.rmtree(self.workdir, ignore_errors=True)
