@@ -5,6 +5,8 @@ scrapes, so nothing on the switches' path counts for it.
 Exported (``srfabric_`` first):
 - ``switches_connected``; ``flow_mods_sent_total`` by switch and by entry kind (group-mods included, kind
   ``group``); ``packet_ins_total``; ``switch_connections_refused_total`` by reason;
+- ``hosts_refused_total`` by switch and port (ARP past ``--max-hosts-per-port``); ``lldp_refused_total`` by
+  reason (signed LLDP stale or replayed);
 - ``reactive_setup_seconds``: a histogram of reactive flow setups, from the packet-in read to the packet-out
   written (over the last 100,000 setups, the controller's record);
 - ``sync_seconds``: a histogram of syncs that sent anything, from the plan to the last switch's barrier reply
@@ -26,6 +28,7 @@ from prometheus_client.registry import Collector
 
 if TYPE_CHECKING:
     from srfabric.api.service import SfcService
+    from srfabric.controller.core import ControllerCore
 
 # Reactive setup: from a fraction of a millisecond to a second.
 SETUP_BUCKETS_S = (0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.1, 1.0)
@@ -71,6 +74,7 @@ class FabricCollector(Collector):
         for reason, count in sorted(controller.server.refused.items()):
             refused.add_metric([reason], count)
         yield refused
+        yield from learning_refusals(controller.core, names)
         setups = [(s.sent_ns - s.received_ns) / 1e9 for s in list(controller.setups)]
         yield histogram("srfabric_reactive_setup_seconds", "Reactive setup, packet-in read to packet-out written",
                         setups, SETUP_BUCKETS_S)
@@ -104,6 +108,20 @@ class FabricCollector(Collector):
             yield synced
             yield offset
         yield from frer_counters(service)
+
+
+def learning_refusals(core: ControllerCore, names: dict[int, str]) -> Iterator[Metric]:
+    """What host learning and link discovery refused: ARP past a port's hosts' cap, LLDP stale or replayed."""
+    hosts = CounterMetricFamily("srfabric_hosts_refused", "ARP refused on a port that taught its cap of hosts",
+                                labels=["switch", "port"])
+    for (dpid, port), count in sorted(core.hosts.refused.items()):
+        hosts.add_metric([names.get(dpid, f"{dpid:#x}"), str(port)], count)
+    yield hosts
+    lldp = CounterMetricFamily("srfabric_lldp_refused", "Signed LLDP refused, by why (stale, replayed)",
+                               labels=["reason"])
+    for reason, count in sorted(core.links.refused.items()):
+        lldp.add_metric([reason], count)
+    yield lldp
 
 
 def frer_counters(service: SfcService) -> Iterator[Metric]:

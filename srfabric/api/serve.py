@@ -18,6 +18,8 @@ from srfabric.codecs import CODEC_NAMES
 from srfabric.errors import ModelError, SrfabricError
 from srfabric.southbound.activation import inherited_listener
 
+MAX_HOSTS_PER_PORT = 4096
+
 if TYPE_CHECKING:
     from srfabric.api.leadership import Leadership
     from srfabric.api.service import SfcService
@@ -84,6 +86,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--gateway", default=None, metavar="IPV4",
                        help="the host (an uplink router) that takes IPv4 to no host of the fabric; without it such "
                             "traffic is dropped at its ingress")
+    serve.add_argument("--max-hosts-per-port", type=int, default=32, metavar="N",
+                       help="hosts one switch port may teach; ARP past them is refused and counted")
     serve.add_argument("--log-json", action="store_true",
                        help="log one JSON object per line (security events carry an 'event' field)")
     tsn = serve.add_argument_group("time-sensitive streams")
@@ -140,6 +144,9 @@ def check_args(args: argparse.Namespace) -> None:
         raise SrfabricError("--tt-queue", f"must be in -1..{MAX_QUEUE}, got {args.tt_queue}")
     if args.cycle_ns < 100_000:
         raise SrfabricError("--cycle-ns", f"must be at least 100000, got {args.cycle_ns}")
+    if not 1 <= args.max_hosts_per_port <= MAX_HOSTS_PER_PORT:
+        raise SrfabricError("--max-hosts-per-port",
+                            f"must be in 1..{MAX_HOSTS_PER_PORT}, got {args.max_hosts_per_port}")
     if args.gptp and args.gptp_bound_ns < 1:
         raise SrfabricError("--gptp-bound-ns", f"must be at least 1, got {args.gptp_bound_ns}")
 
@@ -176,7 +183,8 @@ async def start_controller(args: argparse.Namespace, inherited: socket.socket | 
 
     try:
         tt_queue = None if args.tt_queue < 0 else args.tt_queue
-        controller = Controller(ControllerConfig(codec=args.codec, tt_queue=tt_queue, gateway=args.gateway))
+        controller = Controller(ControllerConfig(codec=args.codec, tt_queue=tt_queue, gateway=args.gateway,
+                                                 max_hosts_per_port=args.max_hosts_per_port))
     except ModelError as error:
         raise SrfabricError("--gateway", error.message) from None
     held = controller.channels.hold_switches()

@@ -6,6 +6,8 @@ host ports. Each handler returns the packet-outs to send (``Effects``). Pure: no
 from __future__ import annotations
 
 import ipaddress
+import logging
+from collections import Counter
 from collections.abc import Collection, Mapping
 from dataclasses import replace
 
@@ -16,6 +18,8 @@ from srfabric.controller.outbox import Effects, Send
 from srfabric.controller.packets import ARP_REQUEST, lldp_frame, parse_arp
 from srfabric.model.fabric import Fabric, Host, is_routable_ipv6
 from srfabric.rules.openflow.ofbind import packet_out
+
+log = logging.getLogger("srfabric.controller.controller")  # one logger for the controller's own story
 
 MAX_IP6 = 8  # IPv6 addresses one host may have: each costs an entry at every ingress
 MAX_UNCLAIMED = 1024  # (MAC, port)s whose IPv6 addresses wait for their ARP
@@ -42,6 +46,7 @@ class HostLearning:
         self.fabric = fabric
         self.config = config
         self.unclaimed: dict[tuple[int, int, int], set[str]] = {}  # (MAC, switch, port): ND before ARP
+        self.refused: Counter[tuple[int, int]] = Counter()  # (switch, port) -> ARP refused past the hosts' cap
 
     def arp_in(self, dpid: int, in_port: int, data: bytes, ports: Mapping[int, Collection[int]],
                quarantine: Collection[Link]) -> Effects:
@@ -59,6 +64,8 @@ class HostLearning:
         moved = known is not None and (known.dpid, known.port) != (dpid, in_port)
         if (known is None or (known.mac, known.dpid, known.port) != (arp.sender_mac, dpid, in_port)) \
                 and not (proxied and (moved or arp.sender_ip == fabric.gateway_ip)):
+            if self._port_full(dpid, in_port, known):
+                return effects
             name = self.config.host_names.get(arp.sender_mac, known.name if known else f"host-{arp.sender_ip}")
             # IPv6 addresses its Neighbour Discovery showed before its ARP did are its own too.
             ip6 = known.ip6 if known is not None and (known.dpid, known.port) == (dpid, in_port) else ()
@@ -77,6 +84,21 @@ class HostLearning:
         elif target is not None and target.mac == arp.target_mac and target.dpid in ports:
             effects.send(target.dpid, packet_out(target.port, data))
         return effects
+
+    def _port_full(self, dpid: int, in_port: int, known: Host | None) -> bool:
+        """True, counted and logged (first time per port), when the port has taught its ``max_hosts_per_port``
+        hosts already and this would be another (a host already there may change its MAC)."""
+        here = (dpid, in_port)
+        if known is not None and (known.dpid, known.port) == here:
+            return False
+        limit = self.config.max_hosts_per_port
+        if sum(1 for host in self.fabric.hosts.values() if (host.dpid, host.port) == here) < limit:
+            return False
+        if not self.refused[here]:
+            log.warning("switch %#x port %d: teaches no more hosts (its %d already); ARP from others refused",
+                        dpid, in_port, limit)
+        self.refused[here] += 1
+        return True
 
     def nd_in(self, dpid: int, in_port: int, data: bytes, ports: Mapping[int, Collection[int]],
               quarantine: Collection[Link]) -> Effects:
@@ -142,5 +164,6 @@ class HostLearning:
         no use for it, and must not be handed frames signed by the controller to replay elsewhere."""
         key = self.config.lldp_key
         quiet = set(self.fabric.function_ports()) | {(host.dpid, host.port) for host in self.fabric.hosts.values()}
-        return Send(dpid, tuple(packet_out(port, lldp_frame(dpid, port, key=key)) for port in ports
+        now = self.config.clock()
+        return Send(dpid, tuple(packet_out(port, lldp_frame(dpid, port, key=key, sent_ns=now)) for port in ports
                                 if (dpid, port) not in quiet))

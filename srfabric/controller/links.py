@@ -6,12 +6,14 @@ balancing. Each handler changes the fabric and says (``Effects``) whether the ta
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Collection
 
 from srfabric.controller.config import ControllerConfig
 from srfabric.controller.flows import Link, ReactiveFlows
 from srfabric.controller.outbox import Effects
 from srfabric.controller.packets import parse_lldp
+from srfabric.errors import DecodingError
 from srfabric.model.fabric import Fabric, ServiceFunction
 
 log = logging.getLogger("srfabric.controller.controller")  # one logger for the controller's own story
@@ -32,9 +34,27 @@ class LinkWatch:
         self.quarantine: set[Link] = set()
         self.dormant_up: dict[Link, int] = {}  # a dormant link's port -> when its carrier came back
         self.down_ports: set[Link] = set()  # service functions' ports whose carrier is down
+        self.newest: dict[Link, int] = {}  # the sending port of signed LLDP -> the send time last taken from it
+        self.refused: Counter[str] = Counter()  # LLDP refused as stale or replayed
+
+    def _fresh(self, peer: Link, sent_ns: int) -> None:
+        """Refuse (``DecodingError``, counted by reason) a signed frame older than the link's aging allows, or not
+        newer than the last one taken from the same port: a switch that captured one replays it late or twice."""
+        limit_ns = int(self.config.lldp_interval * max(self.config.lldp_missed, 1) * 1e9)
+        age_ns = self.config.clock() - sent_ns
+        if abs(age_ns) > limit_ns:
+            self.refused["stale"] += 1
+            raise DecodingError("lldp", f"from {peer[0]:#x}:{peer[1]} sent {age_ns / 1e6:.1f} ms ago, more than "
+                                        f"the {limit_ns / 1e6:g} ms allowed (a replay)")
+        if sent_ns <= self.newest.get(peer, -1):
+            self.refused["replayed"] += 1
+            raise DecodingError("lldp", f"from {peer[0]:#x}:{peer[1]} seen already (a replay)")
+        self.newest[peer] = sent_ns
 
     def lldp_in(self, dpid: int, in_port: int, data: bytes) -> Effects:
-        peer = parse_lldp(data, self.config.lldp_key)
+        *sender, sent_ns = parse_lldp(data, self.config.lldp_key)
+        peer = (sender[0], sender[1])
+        self._fresh(peer, sent_ns)
         here = (dpid, in_port)
         fabric = self.fabric
         functions = fabric.function_ports()

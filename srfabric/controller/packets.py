@@ -68,22 +68,25 @@ def _tlv(kind: int, value: bytes) -> bytes:
     return struct.pack("!H", (kind << 9) | len(value)) + value
 
 
-# srfabric's organisationally specific LLDP TLV (type 127): an identifier of its own, a subtype, and an
-# HMAC-SHA256 (first 16 bytes) of the chassis and port under the controller's key, so that a switch, even one
-# with a valid certificate, cannot make the controller believe in a link by sending LLDP it made itself.
-SIGNATURE_TLV = b"\x02SR\x01"
+# srfabric's organisationally specific LLDP TLV (type 127): an identifier of its own, a subtype, the controller's
+# clock when it sent the frame (8 bytes), and an HMAC-SHA256 (first 16 bytes) of chassis, port and that time under
+# the controller's key: a switch, even one with a valid certificate, cannot make the controller believe in a link
+# by sending LLDP it made itself, and a frame it captured is refused once stale or seen before (``links.py``).
+SIGNATURE_TLV = b"\x02SR\x02"
 SIGNATURE_BYTES = 16
+SENT = struct.Struct("!Q")
 
 
-def lldp_signature(key: bytes, dpid: int, port: int) -> bytes:
-    return hmac.new(key, f"{dpid:016x}:{port}".encode(), hashlib.sha256).digest()[:SIGNATURE_BYTES]
+def lldp_signature(key: bytes, dpid: int, port: int, sent_ns: int) -> bytes:
+    return hmac.new(key, f"{dpid:016x}:{port}:{sent_ns}".encode(), hashlib.sha256).digest()[:SIGNATURE_BYTES]
 
 
-def lldp_frame(dpid: int, port: int, src_mac: int = 0x020000000001, key: bytes = b"") -> bytes:
-    """An LLDP frame naming the sending switch (chassis ID) and port (port ID), signed with ``key`` when given.
+def lldp_frame(dpid: int, port: int, src_mac: int = 0x020000000001, key: bytes = b"", sent_ns: int = 0) -> bytes:
+    """An LLDP frame naming the sending switch (chassis ID) and port (port ID), signed with ``key`` when given,
+    with the time it is sent.
 
-    >>> parse_lldp(lldp_frame(0x101, 3, key=b"k"), key=b"k")
-    (257, 3)
+    >>> parse_lldp(lldp_frame(0x101, 3, key=b"k", sent_ns=7), key=b"k")
+    (257, 3, 7)
     >>> parse_lldp(lldp_frame(0x101, 3), key=b"k")
     Traceback (most recent call last):
     srfabric.errors.DecodingError: lldp: not signed with this controller's key
@@ -91,18 +94,25 @@ def lldp_frame(dpid: int, port: int, src_mac: int = 0x020000000001, key: bytes =
     chassis = _tlv(1, b"\x07" + f"dpid:{dpid:016x}".encode())
     port_id = _tlv(2, b"\x07" + str(port).encode())
     ttl = _tlv(3, struct.pack("!H", 120))
-    signed = _tlv(127, SIGNATURE_TLV + lldp_signature(key, dpid, port)) if key else b""
+    signed = _tlv(127, SIGNATURE_TLV + SENT.pack(sent_ns) + lldp_signature(key, dpid, port, sent_ns)) if key else b""
     return ETH.pack(LLDP_MULTICAST, _mac_bytes(src_mac), 0x88CC) + chassis + port_id + ttl + signed + _tlv(0, b"")
 
 
-def parse_lldp(frame: bytes, key: bytes | None = None) -> tuple[int, int]:
-    """(dpid, port) from an LLDP frame that ``lldp_frame`` wrote; with ``key``, only if it signed it with it."""
+def parse_lldp(frame: bytes, key: bytes | None = None) -> tuple[int, int, int]:
+    """(dpid, port, the time it was sent, 0 if unsigned) from an LLDP frame that ``lldp_frame`` wrote; with
+    ``key``, only if it signed it with it (a changed time breaks the signature too).
+
+    >>> signed = lldp_frame(1, 2, key=b"k", sent_ns=5)
+    >>> parse_lldp(signed.replace(SENT.pack(5), SENT.pack(6)), key=b"k")
+    Traceback (most recent call last):
+    srfabric.errors.DecodingError: lldp: not signed with this controller's key
+    """
     if len(frame) < ETH.size:
         raise DecodingError("lldp", "frame too short")
     _, _, ethertype = ETH.unpack_from(frame)
     if ethertype != 0x88CC:
         raise DecodingError("lldp", f"ethertype {ethertype:#06x} is not LLDP")
-    offset, dpid, port, signature = ETH.size, None, None, b""
+    offset, dpid, port, signature, sent_ns = ETH.size, None, None, b"", 0
     while offset + 2 <= len(frame):
         (head,) = struct.unpack_from("!H", frame, offset)
         kind, length = head >> 9, head & 0x1FF
@@ -119,13 +129,15 @@ def parse_lldp(frame: bytes, key: bytes | None = None) -> tuple[int, int]:
                 raise DecodingError("lldp", "chassis ID is not dpid:<hex>") from None
         elif kind == 2 and value[:1] == b"\x07" and value[1:].isdigit():
             port = int(value[1:])
-        elif kind == 127 and value[:len(SIGNATURE_TLV)] == SIGNATURE_TLV:
-            signature = value[len(SIGNATURE_TLV):]
+        elif kind == 127 and value[:len(SIGNATURE_TLV)] == SIGNATURE_TLV and \
+                len(value) == len(SIGNATURE_TLV) + SENT.size + SIGNATURE_BYTES:
+            (sent_ns,) = SENT.unpack_from(value, len(SIGNATURE_TLV))
+            signature = value[len(SIGNATURE_TLV) + SENT.size:]
     if dpid is None or port is None:
         raise DecodingError("lldp", "no srfabric chassis/port ID")
-    if key is not None and not hmac.compare_digest(signature, lldp_signature(key, dpid, port)):
+    if key is not None and not hmac.compare_digest(signature, lldp_signature(key, dpid, port, sent_ns)):
         raise DecodingError("lldp", "not signed with this controller's key")
-    return dpid, port
+    return dpid, port, sent_ns
 
 
 IPV4 = struct.Struct("!BBHHHBBH4s4s")

@@ -32,6 +32,8 @@ def test_metrics_follow_the_streams_the_gates_and_the_clocks(tmp_path: Path) -> 
     service.streams.clocks.poll()
     ports = asyncio.run(host_ports(service))
     service.streams.clocks.sockets.pop("s2")  # (s2 off its grandmaster would refuse the stream's path)
+    service.controller.core.hosts.refused[(1, 3)] = 4  # as host learning and link discovery count refusals
+    service.controller.core.links.refused["replayed"] = 2
     asyncio.run(service.create("streams", stream(ports)))
     app = create_app(service, "tok")
     assert scrape(app, {}).status_code == 401
@@ -47,4 +49,6 @@ def test_metrics_follow_the_streams_the_gates_and_the_clocks(tmp_path: Path) -> 
     assert samples[("srfabric_reactive_setup_seconds_count", ())] == 0
     assert samples[("srfabric_sync_seconds_count", ())] == 0  # no switch connected: no sync sent anything
     assert samples[("srfabric_packet_ins_total", ())] == 0
+    assert samples[("srfabric_hosts_refused_total", (("port", "3"), ("switch", "s1")))] == 4
+    assert samples[("srfabric_lldp_refused_total", (("reason", "replayed"),))] == 2
     assert scrape(app, {"X-Auth-Token": "tok"}).status_code == 200

@@ -11,14 +11,19 @@ from srfabric.model.fabric import Switch
 SECOND = 1_000_000_000
 
 
+def signed(core: ControllerCore, dpid: int, port: int) -> bytes:
+    """The LLDP frame the controller sends out of ``dpid``:``port`` now."""
+    return lldp_frame(dpid, port, key=core.config.lldp_key, sent_ns=core.config.clock())
+
+
 def two_switches(now: list[int], missed: int = 3) -> ControllerCore:
     """Switches 1 and 2, connected, with port 1:5 cabled to 2:6 (learned from LLDP at time 0)."""
     core = ControllerCore(ControllerConfig(lldp_interval=1.0, lldp_missed=missed, clock=lambda: now[0]))
     for dpid, ports in ((1, [5, 8, 9]), (2, [6])):
         core.fabric.add_switch(Switch(dpid, f"s{dpid}"))
         core.switch_ready(dpid, ports, {}, {})
-    core.packet_in(2, 6, lldp_frame(1, 5, key=core.config.lldp_key))
-    core.packet_in(1, 5, lldp_frame(2, 6, key=core.config.lldp_key))
+    core.packet_in(2, 6, signed(core, 1, 5))
+    core.packet_in(1, 5, signed(core, 2, 6))
     return core
 
 
@@ -32,17 +37,17 @@ def test_a_silent_link_goes_down_after_the_missed_intervals_and_comes_back() -> 
     core = two_switches(now)
     assert core.fabric.links == {(1, 5): (2, 6), (2, 6): (1, 5)}
     now[0] = 2 * SECOND
-    core.packet_in(2, 6, lldp_frame(1, 5, key=core.config.lldp_key))  # only one direction still heard
+    core.packet_in(2, 6, signed(core, 1, 5))  # only one direction still heard
     now[0] = 3 * SECOND
     assert age(core, now[0]) == []  # 3 s without LLDP on 1:5 is not more than 3 intervals yet
     now[0] = 3 * SECOND + 1
     effects = core.tick(now[0])  # one silent direction takes the link down, and asks for a sync at once
     assert core.fabric.links == {} and effects.sync and effects.urgent
     now[0] = 4 * SECOND
-    core.packet_in(2, 6, lldp_frame(1, 5, key=core.config.lldp_key))
+    core.packet_in(2, 6, signed(core, 1, 5))
     assert core.fabric.links == {}  # heard one way again, as before: not enough, it went silent one way
     now[0] = 5 * SECOND
-    core.packet_in(1, 5, lldp_frame(2, 6, key=core.config.lldp_key))
+    core.packet_in(1, 5, signed(core, 2, 6))
     assert core.fabric.links == {(2, 6): (1, 5), (1, 5): (2, 6)}  # both ways since: back
     assert age(core, now[0] + 2 * SECOND) == []
 
@@ -65,7 +70,7 @@ def test_a_link_that_loses_its_carrier_is_suspended_and_its_ports_stay_trusted()
     assert fabric.port_role(1, 5) == fabric.port_role(2, 6) == "fabric" and fabric.trusted_ports(1) == [5]
     now[0] = 10 * SECOND
     core.port_status(1, 5, deleted=False, down=False)  # carrier back: LLDP has 3 intervals to confirm
-    core.packet_in(2, 6, lldp_frame(1, 5, key=core.config.lldp_key))
+    core.packet_in(2, 6, signed(core, 1, 5))
     assert fabric.links == {(1, 5): (2, 6), (2, 6): (1, 5)} and fabric.dormant == {}
     assert age(core, now[0] + 2 * SECOND) == []  # 1:5's time started when the link came back
     # Carrier back without LLDP (re-cabled to a host, say): after the missed intervals, a host port again.
@@ -94,8 +99,8 @@ def test_ports_of_a_link_gone_silent_learn_no_host_until_the_link_is_back() -> N
     core.packet_in(2, 6, request)  # a host's request that crossed the link
     assert core.fabric.hosts == {}
     now[0] = 5 * SECOND
-    core.packet_in(2, 6, lldp_frame(1, 5, key=core.config.lldp_key))
-    core.packet_in(1, 5, lldp_frame(2, 6, key=core.config.lldp_key))
+    core.packet_in(2, 6, signed(core, 1, 5))
+    core.packet_in(1, 5, signed(core, 2, 6))
     assert len(core.fabric.links) == 2 and core.links.quarantine == set()
 
 
@@ -123,5 +128,25 @@ def test_lldp_the_controller_did_not_sign_teaches_no_link() -> None:
     for forged in (lldp_frame(1, 9), lldp_frame(1, 9, key=b"another controller's key")):
         core.packet_in(3, 1, forged)
         assert (3, 1) not in core.fabric.links
-    core.packet_in(3, 1, lldp_frame(1, 9, key=core.config.lldp_key))  # what the controller sent out of 1:9
+    core.packet_in(3, 1, signed(core, 1, 9))  # what the controller sent out of 1:9
     assert core.fabric.links == {**links, (3, 1): (1, 9), (1, 9): (3, 1)}
+
+
+def test_signed_lldp_replayed_or_stale_teaches_no_link_and_is_counted() -> None:
+    """A switch that captured the controller's LLDP (signed, so it cannot forge its own) replays it: twice, or
+    late. Neither teaches a link; both are counted by reason (issue 58)."""
+    now = [0]
+    core = two_switches(now)
+    core.fabric.add_switch(Switch(3, "s3"))
+    core.switch_ready(3, [1, 2], {}, {})
+    links = dict(core.fabric.links)
+    now[0] = SECOND
+    captured = signed(core, 1, 8)
+    core.packet_in(3, 1, captured)  # its first arrival: a link 1:8 - 3:1
+    core.packet_in(3, 2, captured)  # the same frame again, on another port
+    assert core.fabric.links == {**links, (3, 1): (1, 8), (1, 8): (3, 1)}
+    now[0] = 5 * SECOND
+    late = lldp_frame(1, 9, key=core.config.lldp_key, sent_ns=SECOND)  # sent 4 s ago: past 3 intervals of 1 s
+    core.packet_in(3, 2, late)
+    assert (3, 2) not in core.fabric.links
+    assert core.links.refused == {"replayed": 1, "stale": 1}

@@ -53,6 +53,9 @@ STEP_SECONDS, QUICK_STEP_SECONDS = 4.0, 1.0
 MIN_FLOWS, QUICK_MIN_FLOWS = 200, 10
 CPU_LATENCY_US = 0  # every CPU held awake, as in bench dataplane's setup times: a low rate finds no CPU asleep
 REPEATS, QUICK_REPEATS = 5, 1
+JOBS = {"fresh": "every flow from a source MAC and 5-tuple of its own: new to every controller",
+        "learned": "every flow between hosts learned beforehand, a 5-tuple of its own: new to srfabric's reactive "
+                   "steering; a learning switch forwards it by the entries of its host pair"}
 P99_GOAL_MS = 5.0
 SATURATED_P99_MS = 50.0  # past this, or under 90 % across, the sweep stops: higher rates only queue more
 SET_UP_SHARE = 0.99
@@ -136,6 +139,7 @@ class Offer:
     """A contender's fabric under load: its controller's process, and the next destination port and source MAC."""
 
     controller_pid: int
+    fresh: bool = True  # each flow from a source MAC of its own; else from its host's (learned) MAC
     dport: int = FIRST_DPORT
     mac: int = FIRST_MAC
 
@@ -149,7 +153,7 @@ def offer(lab: NetLab, fabric: LabFabric, taps: Taps, plan_of: Offer, rate: floa
     """``rate`` new flows per second for ``seconds``; what the taps saw of them."""
     names = sorted(fabric.spec.hosts)
     count = max(1, round(rate * seconds))
-    flows = flow_plan(names, count, rate, seed, macs_from=plan_of.mac)
+    flows = flow_plan(names, count, rate, seed, macs_from=plan_of.mac if plan_of.fresh else 0)
     dport = plan_of.dport
     plan_of.dport += 1
     plan_of.mac += count
@@ -210,7 +214,7 @@ def contenders() -> tuple[str, ...]:
 
 
 def sweep(lab: NetLab, contender: str, rates: tuple[float, ...], seconds: float, least: int, repeat: int,
-          say: Callable[[str], None]) -> list[OvsStep]:
+          say: Callable[[str], None], job: str = "fresh") -> list[OvsStep]:
     """Rising rates on a fresh fabric until a step is saturated (that step is kept)."""
     spec = topology()
     steps: list[OvsStep] = []
@@ -218,7 +222,7 @@ def sweep(lab: NetLab, contender: str, rates: tuple[float, ...], seconds: float,
     with contender_fabric(lab, contender, spec) as (fabric, pid):
         taps = Taps(fabric)
         try:
-            offered = Offer(pid)
+            offered = Offer(pid, fresh=job == "fresh")
             offer(lab, fabric, taps, offered, rates[0], 2.0, 1000 + repeat, repeat, contender)  # warm-up
             for index, rate in enumerate(rates):
                 held = max(seconds, least / rate)
@@ -251,18 +255,20 @@ def capacity(steps: list[OvsStep], contender: str, repeat: int, p99_ms: float = 
     return reached
 
 
-def run_steps(quick: bool, say: Callable[[str], None]) -> list[OvsStep]:
-    """Every repetition, every contender, the order rotating each repetition."""
+def run_steps(quick: bool, say: Callable[[str], None], job: str = "fresh",
+              repeats: int | None = None) -> list[OvsStep]:
+    """Every repetition (``repeats``, else the form's), every contender, the order rotating each repetition.
+    ``job``: "fresh", each flow from a source MAC never seen; "learned", each between hosts learned before."""
     rates, seconds = (QUICK_RATES, QUICK_STEP_SECONDS) if quick else (RATES, STEP_SECONDS)
     least = QUICK_MIN_FLOWS if quick else MIN_FLOWS
     names = contenders()
     steps: list[OvsStep] = []
     with cpu_latency_held(CPU_LATENCY_US):
-        for repeat in range(QUICK_REPEATS if quick else REPEATS):
+        for repeat in range(repeats or (QUICK_REPEATS if quick else REPEATS)):
             order = names[repeat % len(names):] + names[:repeat % len(names)]
             for contender in order:
                 with NetLab() as lab:
-                    steps += sweep(lab, contender, rates, seconds, least, repeat, say)
+                    steps += sweep(lab, contender, rates, seconds, least, repeat, say, job)
     return steps
 
 

@@ -1,9 +1,9 @@
 """faucet as a contender of ``bench capacity-ovs``: its real pipeline on the same Open vSwitch bridges, the tree's
 links configured as faucet's stack (the root its stack root), every host port on one VLAN.
 
-faucet forwards a frame to a learned destination in its pipeline and learns a new source beside it (a packet-in
-that the frame does not wait for), so a new flow crosses the fabric without a controller round trip; its time
-across is its pipeline's and Open vSwitch's cost of a new source, and its controller CPU the learning.
+faucet's eth_src table sends a frame from a source it has not learned on to its eth_dst table, so a frame to a
+learned destination is not held for the controller, which learns the source from a packet-in beside it; its
+time across is then its pipeline's and Open vSwitch's cost of a new source, and its controller CPU the learning.
 """
 
 from __future__ import annotations

@@ -38,9 +38,13 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
               "short runs, 64-byte frames only (under a minute)")
     benchmark(sub, "capacity", "controller capacity: new flows/s with p99 setup under 5 ms, emulated switches over "
                                "TCP", "two low rates, one second each")
-    benchmark(sub, "capacity-ovs", "new flows/s with p99 setup under 5 ms on real Open vSwitch, srfabric and os-ken's "
-                                   "simple_switch_13 on one fabric and offered load, 5 repetitions (root)",
-              "two low rates, one repetition")
+    ovs = benchmark(sub, "capacity-ovs", "new flows/s with p99 setup under 5 ms on real Open vSwitch, srfabric, "
+                                         "os-ken's simple_switch_13 and faucet on one fabric and offered load, 5 "
+                                         "repetitions (root)", "two low rates, one repetition")
+    ovs.add_argument("--job", choices=("fresh", "learned"), default="fresh",
+                     help="fresh: each flow from a source MAC never seen (the goal's job); learned: each between "
+                          "hosts learned beforehand")
+    ovs.add_argument("--repeats", type=int, default=None, help="repetitions (default 5, quick 1)")
     benchmark(sub, "datapaths", "one switch's forwarding rate: Open vSwitch's kernel and userspace datapaths beside "
                                 "the XDP switches, in one run (root; the kernel datapath in the kernel lab)",
               "one second per switch, one run, 20,000 routes")
@@ -106,7 +110,10 @@ def _capacity_ovs(args: argparse.Namespace) -> int:
     from srfabric_tools.bench.capacity_ovs_report import run_bench as run_capacity_ovs
     from srfabric_tools.bench.printing import print_capacity_ovs
 
-    summary, folder = run_capacity_ovs(args.quick, args.out, print if not args.json else (lambda _: None))
+    if args.repeats is not None and not 1 <= args.repeats <= 20:
+        raise ModelError("--repeats", f"must be in 1..20, got {args.repeats}")
+    summary, folder = run_capacity_ovs(args.quick, args.out, print if not args.json else (lambda _: None), args.job,
+                                       args.repeats)
     return report(args, summary, folder, print_capacity_ovs, "steps.csv, summary.json, capacity-ovs.png")
 
 

@@ -229,7 +229,7 @@ class EmulatedFabric:
         frame = packet_out_frame(msg)
         if frame[12:14] == b"\x88\xcc":  # LLDP: deliver it to the far end of the link, as a wire would
             try:
-                dpid, port = parse_lldp(frame)
+                dpid, port, _ = parse_lldp(frame)
             except DecodingError:
                 return
             far = self.peer.get((dpid, port))
