@@ -37,7 +37,8 @@ from srfabric.model.topo import TopoSpec, tree
 from srfabric_tools.bench.capacity_ovs_faucet import FAUCET, faucet_fabric
 from srfabric_tools.bench.cpu_latency import cpu_latency_held
 from srfabric_tools.bench.dataplane_setup import PortTap, first_seen, send_flows
-from srfabric_tools.bench.new_flows import flow_plan
+from srfabric_tools.bench.new_flows import FIRST_SOURCE_PORT as FIRST_SPORT
+from srfabric_tools.bench.new_flows import PlannedFlow, flow_plan
 from srfabric_tools.bench.process_cpu import process_cpu_s
 from srfabric_tools.lab.fabric import LabFabric
 from srfabric_tools.lab.netlab import NetLab
@@ -54,12 +55,14 @@ MIN_FLOWS, QUICK_MIN_FLOWS = 200, 10
 CPU_LATENCY_US = 0  # every CPU held awake, as in bench dataplane's setup times: a low rate finds no CPU asleep
 REPEATS, QUICK_REPEATS = 5, 1
 JOBS = {"fresh": "every flow from a source MAC and 5-tuple of its own: new to every controller",
-        "learned": "every flow between hosts learned beforehand, a 5-tuple of its own: new to srfabric's reactive "
-                   "steering; a learning switch forwards it by the entries of its host pair"}
+        "learned": "every flow between hosts learned beforehand (each pair met once before the steps), a 5-tuple "
+                   "of its own: new to srfabric's reactive steering; a learning switch forwards it by the entries "
+                   "of its host pair"}
 P99_GOAL_MS = 5.0
 SATURATED_P99_MS = 50.0  # past this, or under 90 % across, the sweep stops: higher rates only queue more
 SET_UP_SHARE = 0.99
 GOAL_RATIO = 3.0
+WARM_DPORT = 5999  # the learned job's warm-up: one flow per host pair
 FIRST_DPORT = 6000  # each step's flows go to a port of their own: no step's entries serve another's flows
 FIRST_MAC = 0x02_00_00_00_00_01  # locally administered, counting up one per flow
 STRAGGLERS_S = 1.0  # a frame not across this long after the last was sent counts as not set up
@@ -224,6 +227,8 @@ def sweep(lab: NetLab, contender: str, rates: tuple[float, ...], seconds: float,
         try:
             offered = Offer(pid, fresh=job == "fresh")
             offer(lab, fabric, taps, offered, rates[0], 2.0, 1000 + repeat, repeat, contender)  # warm-up
+            if not offered.fresh:  # every host pair has met once: a learning switch holds all their entries
+                send_flows(lab, fabric, every_pair(sorted(fabric.spec.hosts), rates[0] * 4), WARM_DPORT)
             for index, rate in enumerate(rates):
                 held = max(seconds, least / rate)
                 step = offer(lab, fabric, taps, offered, rate, held, 100 * repeat + index, repeat, contender)
@@ -236,6 +241,16 @@ def sweep(lab: NetLab, contender: str, rates: tuple[float, ...], seconds: float,
         finally:
             taps.close()
     return steps
+
+
+def every_pair(hosts: list[str], rate: float) -> list[PlannedFlow]:
+    """One flow from each host to each other one, at ``rate``.
+
+    >>> [(f.source, f.destination) for f in every_pair(["a", "b"], 10.0)]
+    [('a', 'b'), ('b', 'a')]
+    """
+    pairs = [(a, b) for a in hosts for b in hosts if a != b]
+    return [PlannedFlow(int(index * 1e9 / rate), a, b, FIRST_SPORT) for index, (a, b) in enumerate(pairs)]
 
 
 def capacity(steps: list[OvsStep], contender: str, repeat: int, p99_ms: float = P99_GOAL_MS) -> float:
