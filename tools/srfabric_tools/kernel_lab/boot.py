@@ -31,7 +31,8 @@ BUSYBOX = Path("/bin/busybox")
 # What the initramfs must load to reach the root: 9p over virtio PCI, and the overlay.
 BOOT_MODULES = ("virtio_pci", "9pnet_virtio", "9p", "overlay")
 # What the guest needs beyond that; loaded from the host's module tree once the root is up.
-GUEST_MODULES = ("sch_taprio", "sch_etf", "sch_mqprio", "openvswitch", "veth", "sch_htb", "sch_ingress")
+# tun: Open vSwitch's userspace datapath opens /dev/net/tun for a bridge's own port (bench datapaths runs both).
+GUEST_MODULES = ("sch_taprio", "sch_etf", "sch_mqprio", "openvswitch", "veth", "sch_htb", "sch_ingress", "tun")
 CONTROL_MOUNT = "/mnt/srfabric-lab"
 MSIZE = 512000
 TIMINGS = ("deterministic", "realtime")
