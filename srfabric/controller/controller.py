@@ -136,10 +136,7 @@ class Controller:
 
     async def stop(self) -> None:
         log.info("controller stopping on request (%d switches connected); their entries stay", len(self.switches))
-        tasks = [*self._tasks, *self.channels.flow_tasks]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancelled([*self._tasks, *self.channels.flow_tasks])
         await self.server.stop()
 
     # -- northbound --------------------------------------------------------------------
@@ -284,3 +281,10 @@ class Controller:
                 raise SrfabricError("timeout", f"{what} not reached within {timeout} s")
             await asyncio.sleep(0.05)
         await self.sync()
+
+
+async def cancelled(tasks: list[asyncio.Task[Any]]) -> None:
+    """Cancel ``tasks`` and wait until each has ended."""
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
