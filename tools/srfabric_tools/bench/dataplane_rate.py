@@ -99,6 +99,21 @@ def sr_frame(size: int) -> bytes:
     return frames.with_source_mac(plain, MacNibbleCodec().encode([OUT_PORT, 1, 1]).eth_src)
 
 
+def rig_frame(switch: str, size: int, destination: str) -> bytes:
+    """What the generator sends through ``switch``: a source-routed frame to a source-routing switch (``xdp_sr``,
+    ``ovs_sr``, ``ovs_sr_kernel``: the same frame on either datapath), a plain IPv4 one to ``destination`` for a
+    router.
+
+    >>> rig_frame("ovs_sr_kernel", 64, "10.1.1.1") == rig_frame("xdp_sr", 64, "10.9.9.9") == sr_frame(64)
+    True
+    >>> rig_frame("ovs_rules_kernel", 64, "10.1.1.1") == rig_frame("xdp_lpm", 64, "10.1.1.1") != sr_frame(64)
+    True
+    """
+    if switch.split("_")[1] == "sr":
+        return sr_frame(size)
+    return frames.udp_frame(0x0E0000000000, 0x0A0000000001, "10.0.0.1", destination, size=size)
+
+
 class RateRig:
     """The three-box rig; ``switch(...)`` puts one switch under test at a time."""
 
@@ -143,9 +158,7 @@ class RateRig:
         self.lab.run(["ip", "link", "set", "dev", name, "xdpdrv", "off"], check=False)
 
     def frame_for(self, switch: str, size: int) -> bytes:
-        if switch.endswith("_sr"):
-            return sr_frame(size)
-        return frames.udp_frame(0x0E0000000000, 0x0A0000000001, "10.0.0.1", self.lpm_destination, size=size)
+        return rig_frame(switch, size, self.lpm_destination)
 
     @contextmanager
     def switch(self, name: str, progress: Callable[[str], None]) -> Iterator[None]:
