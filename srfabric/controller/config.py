@@ -29,6 +29,9 @@ class ControllerConfig:
     on_synced: Callable[[Fabric], None] | None = None  # told after each sync, e.g. to keep learned hosts and links
     # Signs the LLDP frames the controller sends (``packets.lldp_frame``): one it did not sign teaches no link.
     lldp_key: bytes = field(default_factory=lambda: secrets.token_bytes(16))
+    # Signed LLDP's send time, on a clock that only goes forward (``clock`` may be the wall clock, which can step
+    # back, and would make every later frame look replayed).
+    lldp_clock: Callable[[], int] = time.monotonic_ns
     # A host port with a hub or a hypervisor behind it teaches several hosts; one that teaches more than this is
     # flooding ARP from made-up addresses, each of which would cost an entry at every ingress.
     max_hosts_per_port: int = 32

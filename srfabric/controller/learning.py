@@ -47,6 +47,9 @@ class HostLearning:
         self.config = config
         self.unclaimed: dict[tuple[int, int, int], set[str]] = {}  # (MAC, switch, port): ND before ARP
         self.refused: Counter[tuple[int, int]] = Counter()  # (switch, port) -> ARP refused past the hosts' cap
+        self._counted_at = -1  # the fabric version the hosts per port were counted at
+        self._on_port: Counter[tuple[int, int]] = Counter()
+        self._macs: set[tuple[int, int, int]] = set()
 
     def arp_in(self, dpid: int, in_port: int, data: bytes, ports: Mapping[int, Collection[int]],
                quarantine: Collection[Link]) -> Effects:
@@ -64,7 +67,7 @@ class HostLearning:
         moved = known is not None and (known.dpid, known.port) != (dpid, in_port)
         if (known is None or (known.mac, known.dpid, known.port) != (arp.sender_mac, dpid, in_port)) \
                 and not (proxied and (moved or arp.sender_ip == fabric.gateway_ip)):
-            if self._port_full(dpid, in_port, known):
+            if self._port_full(dpid, in_port, known, arp.sender_mac):
                 return effects
             name = self.config.host_names.get(arp.sender_mac, known.name if known else f"host-{arp.sender_ip}")
             # IPv6 addresses its Neighbour Discovery showed before its ARP did are its own too.
@@ -85,14 +88,18 @@ class HostLearning:
             effects.send(target.dpid, packet_out(target.port, data))
         return effects
 
-    def _port_full(self, dpid: int, in_port: int, known: Host | None) -> bool:
+    def _port_full(self, dpid: int, in_port: int, known: Host | None, mac: int) -> bool:
         """True, counted and logged (first time per port), when the port has taught its ``max_hosts_per_port``
-        hosts already and this would be another (a host already there may change its MAC)."""
+        hosts already and this would be another: a host already there (its address or its MAC) may change."""
         here = (dpid, in_port)
         if known is not None and (known.dpid, known.port) == here:
             return False
+        if self._counted_at != self.fabric.version:  # a flood that is refused changes nothing: counted once
+            self._counted_at = self.fabric.version
+            self._on_port = Counter((host.dpid, host.port) for host in self.fabric.hosts.values())
+            self._macs = {(host.mac, host.dpid, host.port) for host in self.fabric.hosts.values()}
         limit = self.config.max_hosts_per_port
-        if sum(1 for host in self.fabric.hosts.values() if (host.dpid, host.port) == here) < limit:
+        if self._on_port[here] < limit or (mac, dpid, in_port) in self._macs:
             return False
         if not self.refused[here]:
             log.warning("switch %#x port %d: teaches no more hosts (its %d already); ARP from others refused",
@@ -164,6 +171,6 @@ class HostLearning:
         no use for it, and must not be handed frames signed by the controller to replay elsewhere."""
         key = self.config.lldp_key
         quiet = set(self.fabric.function_ports()) | {(host.dpid, host.port) for host in self.fabric.hosts.values()}
-        now = self.config.clock()
+        now = self.config.lldp_clock()
         return Send(dpid, tuple(packet_out(port, lldp_frame(dpid, port, key=key, sent_ns=now)) for port in ports
                                 if (dpid, port) not in quiet))

@@ -38,17 +38,21 @@ class LinkWatch:
         self.refused: Counter[str] = Counter()  # LLDP refused as stale or replayed
 
     def _fresh(self, peer: Link, sent_ns: int) -> None:
-        """Refuse (``DecodingError``, counted by reason) a signed frame older than the link's aging allows, or not
-        newer than the last one taken from the same port: a switch that captured one replays it late or twice."""
-        limit_ns = int(self.config.lldp_interval * max(self.config.lldp_missed, 1) * 1e9)
-        age_ns = self.config.clock() - sent_ns
-        if abs(age_ns) > limit_ns:
+        """Refuse (``DecodingError``, counted by reason) a signed frame older than the link's aging allows, with
+        two intervals' margin for a controller behind on its packet-ins, or not newer than the last one taken from
+        the same port: a switch that captured one replays it late or twice."""
+        config = self.config
+        limit_ns = int(config.lldp_interval * (max(config.lldp_missed, 1) + 2) * 1e9)
+        age_ns = config.lldp_clock() - sent_ns
+        if age_ns > limit_ns or age_ns < -limit_ns:
             self.refused["stale"] += 1
-            raise DecodingError("lldp", f"from {peer[0]:#x}:{peer[1]} sent {age_ns / 1e6:.1f} ms ago, more than "
-                                        f"the {limit_ns / 1e6:g} ms allowed (a replay)")
+            when = f"{age_ns / 1e6:.1f} ms old" if age_ns > 0 else f"{-age_ns / 1e6:.1f} ms ahead of the clock"
+            raise DecodingError("lldp", f"from {peer[0]:#x}:{peer[1]}: {when}, past the {limit_ns / 1e6:g} ms that "
+                                        "lldp_interval x (lldp_missed + 2) allows")
         if sent_ns <= self.newest.get(peer, -1):
             self.refused["replayed"] += 1
-            raise DecodingError("lldp", f"from {peer[0]:#x}:{peer[1]} seen already (a replay)")
+            raise DecodingError("lldp", f"from {peer[0]:#x}:{peer[1]}: sent at {sent_ns} ns, not after the last "
+                                        "taken from that port (a replay)")
         self.newest[peer] = sent_ns
 
     def lldp_in(self, dpid: int, in_port: int, data: bytes) -> Effects:

@@ -107,6 +107,21 @@ class TopoSpec:
     def dpid(self, switch: str) -> int:
         return self.switches[switch].dpid
 
+    def port_ends(self) -> dict[str, dict[int, tuple[str, int | None]]]:
+        """Each switch's ports and what is at their other end: (peer switch, its port) on a link, (host, None).
+
+        >>> t = TopoSpec(); t.add_switch("s1"); t.add_switch("s2"); t.add_link("s1", "s2")
+        >>> _ = t.add_host("h1", "s2"); t.port_ends()
+        {'s1': {1: ('s2', 1)}, 's2': {1: ('s1', 1), 2: ('h1', None)}}
+        """
+        ends: dict[str, dict[int, tuple[str, int | None]]] = {name: {} for name in self.switches}
+        for link in self.links:
+            ends[link.a][link.a_port] = (link.b, link.b_port)
+            ends[link.b][link.b_port] = (link.a, link.a_port)
+        for host in self.hosts.values():
+            ends[host.switch][host.port] = (host.name, None)
+        return ends
+
     def to_fabric(self) -> Fabric:
         """The fabric a controller has once discovery is complete."""
         fabric = Fabric()

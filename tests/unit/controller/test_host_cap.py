@@ -24,5 +24,7 @@ def test_a_port_past_its_cap_teaches_no_more_hosts_and_the_refusals_are_counted(
     before = dict(core.fabric.hosts)
     core.packet_in(1, 1, gratuitous(0x0200000000AA, "10.0.0.2"))  # a host of the port takes a new MAC
     assert core.fabric.host_by_ip("10.0.0.2").mac == 0x0200000000AA and len(core.fabric.hosts) == len(before)
+    core.packet_in(1, 1, gratuitous(0x020000000001, "10.0.0.7"))  # a host of the port takes another address
+    assert core.fabric.host_by_ip("10.0.0.7") is not None and core.hosts.refused == {(1, 1): 3}
     core.packet_in(1, 2, gratuitous(0x020000000009, "10.0.0.9"))  # another port is not affected
     assert core.fabric.host_by_ip("10.0.0.9") is not None and core.hosts.refused == {(1, 1): 3}

@@ -13,12 +13,13 @@ SECOND = 1_000_000_000
 
 def signed(core: ControllerCore, dpid: int, port: int) -> bytes:
     """The LLDP frame the controller sends out of ``dpid``:``port`` now."""
-    return lldp_frame(dpid, port, key=core.config.lldp_key, sent_ns=core.config.clock())
+    return lldp_frame(dpid, port, key=core.config.lldp_key, sent_ns=core.config.lldp_clock())
 
 
 def two_switches(now: list[int], missed: int = 3) -> ControllerCore:
     """Switches 1 and 2, connected, with port 1:5 cabled to 2:6 (learned from LLDP at time 0)."""
-    core = ControllerCore(ControllerConfig(lldp_interval=1.0, lldp_missed=missed, clock=lambda: now[0]))
+    core = ControllerCore(ControllerConfig(lldp_interval=1.0, lldp_missed=missed, clock=lambda: now[0],
+                                           lldp_clock=lambda: now[0]))
     for dpid, ports in ((1, [5, 8, 9]), (2, [6])):
         core.fabric.add_switch(Switch(dpid, f"s{dpid}"))
         core.switch_ready(dpid, ports, {}, {})
@@ -145,8 +146,8 @@ def test_signed_lldp_replayed_or_stale_teaches_no_link_and_is_counted() -> None:
     core.packet_in(3, 1, captured)  # its first arrival: a link 1:8 - 3:1
     core.packet_in(3, 2, captured)  # the same frame again, on another port
     assert core.fabric.links == {**links, (3, 1): (1, 8), (1, 8): (3, 1)}
-    now[0] = 5 * SECOND
-    late = lldp_frame(1, 9, key=core.config.lldp_key, sent_ns=SECOND)  # sent 4 s ago: past 3 intervals of 1 s
+    now[0] = 7 * SECOND
+    late = lldp_frame(1, 9, key=core.config.lldp_key, sent_ns=SECOND)  # 6 s old: past (3 + 2) intervals of 1 s
     core.packet_in(3, 2, late)
     assert (3, 2) not in core.fabric.links
     assert core.links.refused == {"replayed": 1, "stale": 1}

@@ -37,17 +37,15 @@ def stack_config(spec: TopoSpec) -> str:
     >>> "    stack: {priority: 1}" in config.split("  s2:")[0]
     True
     """
-    ports: dict[str, list[str]] = {name: [] for name in spec.switches}
-    for link in spec.links:
-        ports[link.a].append(f"      {link.a_port}: {{stack: {{dp: {link.b}, port: {link.b_port}}}}}")
-        ports[link.b].append(f"      {link.b_port}: {{stack: {{dp: {link.a}, port: {link.a_port}}}}}")
-    for host in spec.hosts.values():
-        ports[host.switch].append(f"      {host.port}: {{native_vlan: v{VLAN}}}")
+    ends = spec.port_ends()
     lines = ["vlans:", f"  v{VLAN}:", f"    vid: {VLAN}", "dps:"]
     for index, (name, switch) in enumerate(spec.switches.items()):
         lines += [f"  {name}:", f"    dp_id: {switch.dpid}", '    hardware: "Open vSwitch"']
         lines += ["    stack: {priority: 1}"] if index == 0 else []
-        lines += ["    interfaces:", *sorted(ports[name], key=lambda line: int(line.split(":")[0]))]
+        lines += ["    interfaces:"]
+        lines += [f"      {port}: {{stack: {{dp: {peer}, port: {peer_port}}}}}" if peer_port is not None
+                  else f"      {port}: {{native_vlan: v{VLAN}}}"
+                  for port, (peer, peer_port) in sorted(ends[name].items())]
     return "\n".join(lines) + "\n"
 
 

@@ -187,15 +187,15 @@ class RateRig:
         kernel = name.endswith("_kernel")
         bridge = self.lab.ovs_bridge(f"b{name[4:6]}{'k' if kernel else ''}",
                                      datapath="system" if kernel else OVS_DATAPATH)
-        # Without an XDP program of its own, the ingress veth needs NAPI (GRO) to take redirected frames.
-        self.lab.run(["ethtool", "-K", self.in_if, "gro", "on"], check=False)
-        self.lab.ovs_port(bridge, self.in_if, 1)
-        self.lab.ovs_port(bridge, self.out_if, OUT_PORT)
-        flows = self._ovs_flows(name)
-        progress(f"installing {len(flows)} OpenFlow entries")
         path = Path(f"/tmp/{self.tag}-flows.txt")
-        path.write_text("\n".join(flows) + "\n")
         try:
+            # Without an XDP program of its own, the ingress veth needs NAPI (GRO) to take redirected frames.
+            self.lab.run(["ethtool", "-K", self.in_if, "gro", "on"], check=False)
+            self.lab.ovs_port(bridge, self.in_if, 1)
+            self.lab.ovs_port(bridge, self.out_if, OUT_PORT)
+            flows = self._ovs_flows(name)
+            progress(f"installing {len(flows)} OpenFlow entries")
+            path.write_text("\n".join(flows) + "\n")
             self.lab.run(["ovs-ofctl", "-O", "OpenFlow13", "del-flows", bridge])
             # One bundle: OVS commits every entry in one table version, 8 times as fast as one by one.
             self.lab.run(["ovs-ofctl", "-O", "OpenFlow13", "--bundle", "add-flows", bridge, str(path)])
@@ -203,6 +203,7 @@ class RateRig:
         finally:
             path.unlink(missing_ok=True)
             self.lab.ovs_remove_bridge(bridge)
+            self.lab.run(["ethtool", "-K", self.in_if, "gro", "off"], check=False)  # as an XDP switch finds it
 
     def _ovs_flows(self, name: str) -> list[str]:
         if name.startswith("ovs_sr"):

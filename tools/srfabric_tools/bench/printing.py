@@ -63,40 +63,44 @@ def print_tsnkit(summary: dict[str, Any]) -> None:
         console.print(f"goal {name}: {goal}")
 
 
-def print_capacity(summary: dict[str, Any]) -> None:
-    from rich.console import Console
+def steps_table(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> Any:
+    """A rich table of a benchmark's steps, one row each."""
     from rich.table import Table
 
-    console = Console()
-    table = Table(title=f"controller capacity, {summary['topology']}: setup = packet-in written to packet-out read")
-    for column in ("steering", "offered/s", "set up/s", "lost", "median ms", "p99 ms", "max ms", "controller CPU",
-                   "generator CPU", "flow-mods/flow"):
+    table = Table(title=title)
+    for column in columns:
         table.add_column(column)
-    for row in summary["steps"]:
-        table.add_row(row["steering"], f"{row['offered']:,.0f}", f"{row['achieved']:,.0f}",
-                      str(row["sent"] - row["set_up"]), f"{row['p50_ms']:.3f}", f"{row['p99_ms']:.3f}",
-                      f"{row['max_ms']:.1f}", f"{row['controller_cpu']:.0%}", f"{row['generator_cpu']:.0%}",
-                      f"{row['flow_mods_per_flow']:.2f}")
-    console.print(table)
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def print_capacity(summary: dict[str, Any]) -> None:
+    from rich.console import Console
+
+    console = Console()
+    console.print(steps_table(
+        f"controller capacity, {summary['topology']}: setup = packet-in written to packet-out read",
+        ("steering", "offered/s", "set up/s", "lost", "median ms", "p99 ms", "max ms", "controller CPU",
+         "generator CPU", "flow-mods/flow"),
+        [(row["steering"], f"{row['offered']:,.0f}", f"{row['achieved']:,.0f}", str(row["sent"] - row["set_up"]),
+          f"{row['p50_ms']:.3f}", f"{row['p99_ms']:.3f}", f"{row['max_ms']:.1f}", f"{row['controller_cpu']:.0%}",
+          f"{row['generator_cpu']:.0%}", f"{row['flow_mods_per_flow']:.2f}") for row in summary["steps"]]))
     for name, goal in summary["goals"].items():
         console.print(f"goal {name}: {'met' if goal['met'] else 'NOT met'} {goal}")
 
 
 def print_capacity_ovs(summary: dict[str, Any]) -> None:
     from rich.console import Console
-    from rich.table import Table
 
     console = Console()
-    table = Table(title=f"new flows on real Open vSwitch, {summary['topology']}: setup across the fabric")
-    for column in ("run", "contender", "offered/s", "across", "median ms", "p99 ms", "max ms", "controller CPU",
-                   "switches CPU", "within goal"):
-        table.add_column(column)
-    for row in summary["steps"]:
-        table.add_row(str(row["repeat"]), row["contender"], f"{row['offered']:,.0f}", f"{row['set_up']}/{row['sent']}",
-                      f"{row['p50_ms']:.3f}", f"{row['p99_ms']:.3f}", f"{row['max_ms']:.2f}",
-                      f"{row['controller_cpu']:.0%}", f"{row['switches_cpu']:.0%}",
-                      "yes" if row["within_goal"] else "no")
-    console.print(table)
+    console.print(steps_table(
+        f"new flows on real Open vSwitch, {summary['topology']}: setup across the fabric",
+        ("run", "contender", "offered/s", "across", "median ms", "p99 ms", "max ms", "controller CPU", "switches CPU",
+         "within goal"),
+        [(str(row["repeat"]), row["contender"], f"{row['offered']:,.0f}", f"{row['set_up']}/{row['sent']}",
+          f"{row['p50_ms']:.3f}", f"{row['p99_ms']:.3f}", f"{row['max_ms']:.2f}", f"{row['controller_cpu']:.0%}",
+          f"{row['switches_cpu']:.0%}", "yes" if row["within_goal"] else "no") for row in summary["steps"]]))
     for name, figures in summary["capacity_flows_per_s"].items():
         console.print(f"capacity {name}: median {figures['median']:g}/s (quartiles {figures['lower_quartile']:g}-"
                       f"{figures['upper_quartile']:g}) over {figures['runs']}")

@@ -40,13 +40,7 @@ def topology_ports(topo: TopoSpec) -> dict[str, list[str]]:
     {'s1': ['s1-eth1', 's1-eth2', 's1-eth3'], 's2': ['s2-eth1', 's2-eth2'], 's3': ['s3-eth1', 's3-eth2'], \
 's4': ['s4-eth1', 's4-eth2', 's4-eth3']}
     """
-    ports: dict[str, list[str]] = {name: [] for name in topo.switches}
-    for link in topo.links:
-        ports[link.a].append(f"{link.a}-eth{link.a_port}")
-        ports[link.b].append(f"{link.b}-eth{link.b_port}")
-    for host in topo.hosts.values():
-        ports[host.switch].append(f"{host.switch}-eth{host.port}")
-    return {name: sorted(names) for name, names in ports.items()}
+    return {name: sorted(f"{name}-eth{port}" for port in ends) for name, ends in topo.port_ends().items()}
 
 
 def free_port() -> int:
