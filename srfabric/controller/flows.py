@@ -53,6 +53,8 @@ class ReactiveFlows:
         self.reconciler = reconciler
         self.flows: dict[int, dict[EntryKey, FlowEntry]] = {}  # reactive entries, kept by sync
         self.links: dict[tuple[int, EntryKey], frozenset[Link]] = {}  # reactive entry -> the links its route crosses
+        # and back: a lost link finds its entries without a walk over every flow (issue 60)
+        self.on_link: dict[Link, set[tuple[int, EntryKey]]] = {}
         self.setups: deque[FlowSetup] = deque(maxlen=100_000)
         self.routes = RouteCache()
 
@@ -82,7 +84,7 @@ class ReactiveFlows:
             bytes_down += len(msg.buf)
         # Switches further on must hold their entry before the packet can reach them: a barrier each. The
         # ingress entry's links are known now, so that a link lost meanwhile stops it (``forget_over``).
-        self.links[(dpid, first.key)] = plan.links
+        self._remember((dpid, first.key), plan.links)
         barriers = sorted({later_dpid for later_dpid, _ in later})
         barrier_bytes = 8 * len(barriers)
         return NewFlow(dpid, in_port, data, first, plan, flow, received_ns, header_ns, bytes_up + barrier_bytes,
@@ -111,20 +113,32 @@ class ReactiveFlows:
         key = entry.key
         self.flows.setdefault(dpid, {})[key] = entry
         self.reconciler.add(dpid, key, wire_cookie(entry))
-        self.links[(dpid, key)] = plan.links
+        self._remember((dpid, key), plan.links)
         return msg
 
     def forget_over(self, lost: set[Link]) -> bool:
         """Drop the reactive entries whose route crossed a lost link (either direction): the next sync takes
         them off their switches, and the flow's next packet sets it up again over a live route. True when any
         was dropped."""
-        dropped = False
-        for (dpid, key), links in list(self.links.items()):
-            if links & lost:
-                del self.links[(dpid, key)]
-                self.flows.get(dpid, {}).pop(key, None)
-                dropped = True
-        return dropped
+        crossing = {entry for link in lost for entry in self.on_link.get(link, ())}
+        for dpid, key in crossing:
+            self._drop((dpid, key))
+            self.flows.get(dpid, {}).pop(key, None)
+        return bool(crossing)
+
+    def _remember(self, entry: tuple[int, EntryKey], links: frozenset[Link]) -> None:
+        self._drop(entry)
+        self.links[entry] = links
+        for link in links:
+            self.on_link.setdefault(link, set()).add(entry)
+
+    def _drop(self, entry: tuple[int, EntryKey]) -> None:
+        for link in self.links.pop(entry, frozenset()):
+            users = self.on_link.get(link)
+            if users is not None:
+                users.discard(entry)
+                if not users:
+                    del self.on_link[link]
 
     def removed(self, dpid: int, table: int, priority: int, match: Match, cookie: int) -> None:
         """A reactive entry the switch let go (idle): forget it, so that no sync puts it back; the flow's next
@@ -135,5 +149,5 @@ class ReactiveFlows:
         if entry is None or wire_cookie(entry) != cookie:
             return  # not one of ours, or already replaced by a newer one
         del flows[key]
-        self.links.pop((dpid, key), None)
+        self._drop((dpid, key))
         self.reconciler.forget(dpid, key)

@@ -100,9 +100,15 @@ def test_a_lost_link_drops_the_reactive_flows_that_crossed_it_and_only_those() -
     others = {hop for pair, hops in paths.items() if pair != ("h1", "h16") for hop in hops}
     a, b = next(hop for hop in paths[("h1", "h16")] if hop not in others and hop[::-1] not in others)
     end = next(end for end, peer in fabric.links.items() if end[0] == a and peer[0] == b)
+    far = fabric.links[end]
     effects = core.port_status(*end, deleted=False, down=True)
     assert effects.urgent
     switches.sync(core)
     assert switches.walk(fabric, packet(fabric, "h1", "h16", 4000), "h1").to_controller  # set up again
     for src, dst, sport in flows[1:]:
         assert switches.walk(fabric, packet(fabric, src, dst, sport), src).delivered  # untouched
+    # The index from links back to entries holds what is left and nothing of what was dropped.
+    reactive_flows = core.reactive
+    assert not reactive_flows.on_link.get(end) and not reactive_flows.on_link.get(far)
+    assert {entry for users in reactive_flows.on_link.values() for entry in users} == {
+        entry for entry, links in reactive_flows.links.items() if links}  # (a flow within one switch crosses none)
