@@ -56,8 +56,8 @@ class LinkWatch:
         self.newest[peer] = sent_ns
 
     def lldp_in(self, dpid: int, in_port: int, data: bytes) -> Effects:
-        *sender, sent_ns = parse_lldp(data, self.config.lldp_key)
-        peer = (sender[0], sender[1])
+        peer_dpid, peer_port, sent_ns = parse_lldp(data, self.config.lldp_key)
+        peer = (peer_dpid, peer_port)
         self._fresh(peer, sent_ns)
         here = (dpid, in_port)
         fabric = self.fabric

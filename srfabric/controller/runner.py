@@ -48,11 +48,17 @@ class ControllerThread:
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
 
     def stop(self) -> None:
-        if self.controller is not None and self.thread.is_alive():
-            try:
+        """Stop the controller and its loop; a loop never started (or whose controller failed to boot) is closed
+        too, so that no loop or thread outlives the runner."""
+        if not self.thread.is_alive():
+            if self.thread.ident is None and not self.loop.is_closed():
+                self.loop.close()
+            return
+        try:
+            if self.controller is not None:
                 self.call(self.controller.stop(), timeout=5)
-            finally:
-                self.loop.call_soon_threadsafe(self.loop.stop)
-                self.thread.join(timeout=5)
-                if not self.thread.is_alive():
-                    self.loop.close()
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(timeout=5)
+            if not self.thread.is_alive():
+                self.loop.close()

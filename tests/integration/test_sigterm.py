@@ -13,6 +13,8 @@ import time
 
 import pytest
 
+from srfabric_tools.bench.peer_controller import free_port
+
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(os.geteuid() != 0, reason="builds namespaces and OVS bridges")]
 
@@ -46,12 +48,7 @@ def test_sigterm_stops_a_lab_experiment_and_removes_its_namespaces() -> None:
 
 
 def test_sigterm_stops_serve_and_frees_its_ports() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        api = probe.getsockname()[1]
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        openflow = probe.getsockname()[1]
+    api, openflow = free_port(), free_port()
     serve = subprocess.Popen([sys.executable, "-m", "srfabric", "serve", "--db", "sqlite:///:memory:", "--no-auth",
                               "--port", str(api), "--openflow-host", "127.0.0.1", "--openflow-port", str(openflow),
                               "--openflow-insecure"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

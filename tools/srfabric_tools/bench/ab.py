@@ -25,6 +25,7 @@ from typing import Any
 
 from srfabric.errors import SrfabricError
 from srfabric_tools.bench.output import machine, provenance, run_folder, write_csv, write_json
+from srfabric_tools.lab.stats import quartiles
 
 ROOT = Path(__file__).resolve().parents[3]
 SHARED = (".venv-faucet", ".venv-tsnkit", "build/peers", "build/native")  # built by the bootstrap, not in git
@@ -107,14 +108,6 @@ def schedule_rows(side: str, round_: int, checkout: Path | None, inst: Path, com
         rows.append({"side": side, "round": round_, "series": f"tsn schedule {method}, 90 flows, build + solve (ms)",
                      "value": (result["build_s"] + result["solve_s"]) * 1000, "commit": commit})
     return rows
-
-
-def quartiles(values: list[float]) -> tuple[float, float, float]:
-    """(lower quartile, median, upper quartile)."""
-    if len(values) < 2:
-        return values[0], values[0], values[0]
-    low, mid, high = statistics.quantiles(values, n=4, method="inclusive")
-    return low, mid, high
 
 
 def summarise(rows: list[dict[str, Any]], within_percent: float) -> dict[str, Any]:

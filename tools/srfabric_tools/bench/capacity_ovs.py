@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import os
 import select
-import statistics
 import sys
 import threading
 import time
@@ -291,17 +290,3 @@ def run_steps(quick: bool, say: Callable[[str], None], job: str = "fresh",
                 with NetLab() as lab:
                     steps += sweep(lab, contender, rates, seconds, least, repeat, say, job)
     return steps
-
-
-def quartiles(values: list[float]) -> tuple[float, float, float]:
-    """(lower quartile, median, upper quartile), inclusive, of one or more values.
-
-    >>> quartiles([1.0, 2.0, 3.0, 4.0, 5.0])
-    (2.0, 3.0, 4.0)
-    >>> quartiles([7.0])
-    (7.0, 7.0, 7.0)
-    """
-    if len(values) == 1:
-        return values[0], values[0], values[0]
-    low, middle, high = statistics.quantiles(values, n=4, method="inclusive")
-    return low, middle, high

@@ -8,7 +8,6 @@ time across is then its pipeline's and Open vSwitch's cost of a new source, and 
 
 from __future__ import annotations
 
-import socket
 import tempfile
 import time
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ from pathlib import Path
 from srfabric.errors import SrfabricError
 from srfabric.model.topo import TopoSpec
 from srfabric_tools.bench.capacity_faucet import VLAN, faucet_version, start_faucet, stop
+from srfabric_tools.bench.peer_controller import free_port
 from srfabric_tools.lab.fabric import LabFabric
 from srfabric_tools.lab.netlab import NetLab
 from srfabric_tools.testbed.net import learning_pings
@@ -49,13 +49,6 @@ def stack_config(spec: TopoSpec) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 def _until_hosts_reach(lab: NetLab, fabric: LabFabric) -> None:
     """Every host pings its neighbour in turn until all answer: the stack is up and faucet learned every host."""
     deadline = time.monotonic() + READY_S
@@ -76,7 +69,7 @@ def faucet_fabric(lab: NetLab, spec: TopoSpec) -> Iterator[tuple[LabFabric, int]
     with tempfile.TemporaryDirectory(prefix="srfabric-faucet-") as folder:
         work = Path(folder)
         (work / "faucet.yaml").write_text(stack_config(spec))
-        port = _free_port()
+        port = free_port()
         faucet = start_faucet(work, port, None)
         try:
             with LabFabric(lab, spec, peer=f"tcp:127.0.0.1:{port}") as fabric:

@@ -22,11 +22,11 @@ from srfabric_tools.bench.capacity_ovs import (
     TOPOLOGY,
     OvsStep,
     capacity,
-    quartiles,
     run_steps,
 )
 from srfabric_tools.bench.capacity_ovs_faucet import FAUCET
 from srfabric_tools.bench.output import machine, provenance, run_folder, write_json, write_runs
+from srfabric_tools.lab.stats import quartiles
 
 
 def ratio(steps: list[OvsStep], over: str, under: str, repeat: int) -> tuple[float, bool]:

@@ -167,12 +167,9 @@ def across_runs(figures: list[float], bar: float, more: bool) -> tuple[str, str]
     >>> across_runs([20.0] * 5, 20.0, False)[1]
     'not met (worse quartile 20)'
     """
-    import statistics
+    from srfabric_tools.lab.stats import quartiles
 
-    if len(figures) > 1:
-        low, middle, high = statistics.quantiles(figures, n=4, method="inclusive")
-    else:
-        low = middle = high = figures[0]
+    low, middle, high = quartiles(figures)
     spread = f"{_g(middle)} ({_g(low)}-{_g(high)})"
     if len(figures) < 5:
         return spread, f"no verdict: {len(figures)} run{'s' if len(figures) > 1 else ''} of the 5 it takes"

@@ -84,8 +84,6 @@ class LabFabric:
 
     def __exit__(self, *exc: object) -> None:
         self.runner.stop()
-        if self.peer is not None:
-            self.runner.loop.close()  # never started: the peer is the controller
 
     def port_name(self, switch: str, port: int) -> str:
         """The root-namespace interface of ``switch``'s OpenFlow port ``port``."""

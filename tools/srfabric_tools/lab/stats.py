@@ -21,6 +21,20 @@ class Summary:
     n: int
 
 
+def quartiles(values: Sequence[float]) -> tuple[float, float, float]:
+    """(lower quartile, median, upper quartile), inclusive, of one value or more.
+
+    >>> quartiles([1.0, 2.0, 3.0, 4.0, 5.0])
+    (2.0, 3.0, 4.0)
+    >>> quartiles([7.0])
+    (7.0, 7.0, 7.0)
+    """
+    if len(values) < 2:
+        return values[0], values[0], values[0]
+    low, middle, high = statistics.quantiles(values, n=4, method="inclusive")
+    return low, middle, high
+
+
 def percentile(values: Sequence[float], share: float) -> float:
     """The value ``share`` of the way up the sorted values (nearest rank, no interpolation); NaN for none.
 
