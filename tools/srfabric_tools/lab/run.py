@@ -40,8 +40,9 @@ def registry(kernel_lab: bool = False) -> dict[str, Experiment]:
         for module in (tsn_fig9, tsn_fig10, tsn_fig11, tsn_fig12, tsn_tables23, tsn_frer):
             experiments[module.EXPERIMENT.name] = module.EXPERIMENT
         # The gates over NETCONF, the controller in a namespace of its own (and the changes' local reference).
-        for variant in (tsn_fig9.NETCONF, tsn_fig11.NETCONF, tsn_fig11.NO_PTP, tsn_netconf_changes.EXPERIMENT,
-                        tsn_netconf_changes.TAPRIO):
+        for variant in (tsn_fig9.NETCONF, tsn_fig11.NETCONF, tsn_fig11.NO_PTP, tsn_fig11.GPTP,
+                        tsn_netconf_changes.EXPERIMENT, tsn_netconf_changes.TAPRIO, tsn_netconf_changes.TAPRIO_GPTP,
+                        tsn_netconf_changes.NO_PTP):
             experiments[variant.name] = variant
     return experiments
 

@@ -24,10 +24,15 @@ from srfabric.errors import ModelError
 from srfabric.model.topo import tsn_fig7
 from srfabric.tsn.gates.gcl import TT_CLASS
 from srfabric_tools.lab.stats import percentile
+from srfabric_tools.netconf_lab.bridges import topology_ports
 from srfabric_tools.netconf_lab.fabric import NetconfBridges
 from srfabric_tools.testbed.api_lab import ApiLab, ServeProcess
+from srfabric_tools.testbed.gptp_domain import GptpDomain
 
 PRIMARY, SECONDARY = ["s1", "s2", "s4"], ["s1", "s3", "s4"]
+# How the gates reach the switches: local tc; local tc with gPTP running as over NETCONF; NETCONF to bridges
+# (with gPTP); NETCONF without ptp4l, to tell ptp4l's cost on the emulated CPU from NETCONF's.
+GATES = ("taprio", "taprio-gptp", "netconf", "netconf-no-ptp")
 ENDPOINTS = [sys.executable, "-m", "srfabric_tools.testbed.stations.endpoints"]
 
 
@@ -38,20 +43,26 @@ class Fig7Fabric:
 
     def __init__(self, pairs: int, lead_ms: float = 200.0, line_mbit: int | None = None, gates: str = "taprio"
                  ) -> None:
+        if gates not in GATES:
+            raise ModelError("gates", f"{gates!r} is not one of {', '.join(GATES)}")
         self.line_mbit = line_mbit  # drain the time-triggered class of every gated port at this rate
         self.folder = Path(tempfile.mkdtemp(prefix="srfabric-tsn-"))
         spec = tsn_fig7(pairs)
-        self.bridges = NetconfBridges(spec, self.folder, gptp=gates == "netconf") if gates.startswith("netconf") \
-            else None  # "netconf-no-ptp": the same without ptp4l, to tell its cost from NETCONF's
+        self.bridges = NetconfBridges(spec, self.folder) if gates.startswith("netconf") else None
+        # ptp4l on every bridge and station, the controller gating on it; the same with local gates, so that a
+        # NETCONF run and its local reference share the clocks' load on the emulated CPU.
+        self.domain = GptpDomain(topology_ports(spec), sorted(spec.hosts), self.folder) \
+            if gates in ("netconf", "taprio-gptp") else None
         placed = self.bridges.serve_placement() if self.bridges else {}
         gating = self.bridges.serve_args() if self.bridges else ("--gates", "taprio")
+        clocks = self.domain.serve_args() if self.domain else ()
         self.serve = ServeProcess(f"sqlite:///{self.folder / 'api.db'}", patience=6,
-                                  extra_args=(*gating, "--gate-lead-ms", str(lead_ms)), **placed)
+                                  extra_args=(*gating, *clocks, "--gate-lead-ms", str(lead_ms)), **placed)
         self.lab = ApiLab(spec, self.serve, datapath="kernel", tx_queues=8)
         self.calls: list[dict[str, Any]] = []  # every API change: what, how long until confirmed, entries sent
         self.started: list[subprocess.Popen[bytes]] = []
         self.gates_from_ns = 0  # the common base time (TAI) of the gates the last change installed
-        self.clocks: dict[str, Any] = {}  # each bridge's gPTP state once synchronised (with NETCONF gates)
+        self.clocks: dict[str, Any] = {}  # each bridge's gPTP state once synchronised (with ptp4l running)
 
     def __enter__(self) -> Fig7Fabric:
         if self.bridges:
@@ -65,14 +76,12 @@ class Fig7Fabric:
         try:
             self.lab.start()
             self.client = self.serve.client()
-            if self.bridges:
-                self.bridges.start_clocks(self.lab.testbed)
-                self.clocks = self.bridges.wait_for_domain()
+            if self.domain:
+                self.domain.start(self.lab.testbed)
+                self.clocks = self.domain.wait_formed()
                 self.clocks["controller_at_start"] = self.controller_clocks(wait_s=120.0)
         except BaseException:
-            self.serve.stop()
-            if self.bridges:
-                self.bridges.stop()
+            self._stop_outside()
             raise
         return self
 
@@ -87,14 +96,28 @@ class Fig7Fabric:
             self.client.close()
             self.lab.stop()
         finally:
+            self._stop_outside()
+
+    def _stop_outside(self) -> None:
+        """What runs beside the fabric: the controller, the clocks, the bridges."""
+        try:
             self.serve.stop()
+        finally:
+            if self.domain:
+                self.domain.stop()
             if self.bridges:
                 self.bridges.stop()
+
+    def clocks_at_end(self) -> dict[str, Any]:
+        """The gPTP state at the start, and now as the bridges' ptp4l and the controller see it."""
+        if not self.domain:
+            return {**self.clocks, "at_end": {}, "controller_at_end": {}}
+        return {**self.clocks, "at_end": self.domain.view(), "controller_at_end": self.controller_clocks()}
 
     def controller_clocks(self, wait_s: float = 0.0) -> dict[str, Any]:
         """The bridges' gPTP state as the controller gates on it (the fabric view), waiting up to ``wait_s`` for
         every bridge to count as synchronised; with how often the controller saw one leave the domain."""
-        deadline = time.monotonic() + (wait_s if self.bridges and self.bridges.clocks else 0.0)
+        deadline = time.monotonic() + (wait_s if self.domain else 0.0)
         while True:
             clocks = self.client.get("/v2.0/srfabric/fabric")["fabric"].get("clocks", {})
             if (clocks and all(state["synced"] for state in clocks.values())) or time.monotonic() >= deadline:

@@ -134,8 +134,7 @@ def one_run(ctx: Context, total: int, gates: str = "netconf") -> dict[str, float
         if reader:
             reader.close()
         ctx.extra["api_calls"] = fabric.calls
-        ctx.extra["gptp"] = {**fabric.clocks, "at_end": fabric.bridges.domain() if fabric.bridges else {},
-                             "controller_at_end": fabric.controller_clocks() if fabric.bridges else {}}
+        ctx.extra["gptp"] = fabric.clocks_at_end()
         ctx.extra["confirm"] = confirm_times(fabric.calls)
         ctx.extra["probe_stream"] = {k: probe[k] for k in ("path", "slot")}
         ctx.extra["probe_windows_ns"] = sorted({(cycle, tuple(map(tuple, w))) for _, cycle, w in schedules})
@@ -171,6 +170,28 @@ TAPRIO = Experiment(
     paper="(issue 61) the local-taprio reference for tsn-netconf-changes",
     count=count,
     measure=partial(run, gates="taprio"),
+    plot=plot,
+    compare=compare,
+)
+
+TAPRIO_GPTP = Experiment(
+    name="tsn-taprio-gptp-changes",
+    title="The same changes through local tc with ptp4l on every bridge and station, as in tsn-netconf-changes: "
+          "whether the clocks' processes, not NETCONF, move frames at a switch-over",
+    paper="(issue 61) the local-taprio reference for tsn-netconf-changes, with its clocks",
+    count=count,
+    measure=partial(run, gates="taprio-gptp"),
+    plot=plot,
+    compare=compare,
+)
+
+NO_PTP = Experiment(
+    name="tsn-netconf-no-ptp-changes",
+    title="The same changes over NETCONF without ptp4l: NETCONF's share of tsn-netconf-changes' frames apart "
+          "from the clocks'",
+    paper="(issue 61) as tsn-netconf-changes",
+    count=count,
+    measure=partial(run, gates="netconf-no-ptp"),
     plot=plot,
     compare=compare,
 )
