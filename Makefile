@@ -47,7 +47,7 @@ TSN_LAB := "tsn-fig9 --reps 3 --seconds 5" "tsn-tables23 --reps 2 --seconds 5" "
 	"tsn-fig9-netconf --reps 3 --seconds 5" "tsn-fig11-netconf --reps 2 --seconds 8" "tsn-netconf-changes --reps 1"
 results: bootstrap
 	mkdir -p $(RESULTS)
-	for bench in dataplane capacity capacity-ovs deploy tsn tsnkit hostile reconnect neutron netconf; do \
+	for bench in dataplane capacity capacity-ovs capacity-tables deploy tsn tsnkit hostile reconnect neutron netconf; do \
 	  $(VENV)/bin/srfabric bench $$bench $(if $(QUICK),--quick) --out $(RESULTS) || exit 1; done
 	$(VENV)/bin/srfabric bench failover --part all $(if $(QUICK),--quick) --out $(RESULTS)
 	$(VENV)/bin/srfabric bench failover --frer $(if $(QUICK),--quick) --out $(RESULTS)

@@ -61,6 +61,12 @@ class Packet:
     ipv6_dst: int = 0
     queue: int | None = None  # set_queue's choice: the switch's metadata, not carried over a link
 
+    def clone(self) -> Packet:
+        """A copy whose tags, labels and registers are its own (what ``copy.deepcopy`` gives, far cheaper)."""
+        copied = copy.copy(self)
+        copied.vlans, copied.mpls, copied.regs = list(self.vlans), [list(m) for m in self.mpls], dict(self.regs)
+        return copied
+
     def read(self, name: str, in_port: int) -> int | None:
         """A field's value, or None where the packet does not have it."""
         if name == "in_port":
@@ -165,7 +171,7 @@ class FakeSwitch:
         return best
 
     def process(self, packet: Packet, in_port: int) -> SwitchResult:
-        packet = copy.deepcopy(packet)
+        packet = packet.clone()
         packet.queue = None
         result = SwitchResult([], False, [])
         table: int | None = 0
@@ -182,11 +188,11 @@ class FakeSwitch:
     def _apply(self, action: Action, packet: Packet, in_port: int, result: SwitchResult) -> None:
         match action:
             case Output(port):
-                result.outputs.append((port, copy.deepcopy(packet)))
+                result.outputs.append((port, packet.clone()))
             case OutputBits(field, ofs, nbits):
                 value = packet.read(field, in_port)
                 assert value is not None, field
-                result.outputs.append((_bits(value, ofs, nbits), copy.deepcopy(packet)))
+                result.outputs.append((_bits(value, ofs, nbits), packet.clone()))
             case LoadBits(field, ofs, nbits, loaded):
                 value = packet.read(field, in_port) or 0
                 mask = ((1 << nbits) - 1) << ofs
@@ -226,7 +232,7 @@ class FakeSwitch:
             raise SrfabricError("group", f"group {group_id} is not installed")
         buckets = [select_bucket(group, packet)] if group.type == "select" else list(group.buckets)
         for bucket in buckets:
-            copied = copy.deepcopy(packet)  # every bucket acts on its own copy
+            copied = packet.clone()  # every bucket acts on its own copy
             for action in bucket.actions:
                 self._apply(action, copied, in_port, result)
 
@@ -292,7 +298,7 @@ def walk(
             if far.function is not None:
                 result.functions.append(far.function)
                 if behaviour and far.function in behaviour:
-                    sent = behaviour[far.function](copy.deepcopy(sent))
+                    sent = behaviour[far.function](sent.clone())
             assert far.arrival is not None  # only a host ends a frame's way
             pending.append((sent, *far.arrival))
     return result

@@ -26,6 +26,7 @@ import signal
 import statistics
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,7 @@ GOAL_RATIO = 3.0
 SET_UP_SHARE = 0.99  # a step counts only if this share of its flows was set up
 SATURATED_P99_MS = 100.0  # past this the sweep stops: higher rates only queue more
 CONTROLLER_CPU, GENERATOR_CPU = 1, 0
+Measure = Callable[[EmulatedFabric, int, str, float, float], Awaitable[Any]]  # fabric, pid, name, rate, seconds
 
 
 @dataclass(frozen=True)
@@ -136,8 +138,11 @@ def peer_contenders() -> list[Contender]:
 
 
 async def sweep(contender: Contender, rates: tuple[float, ...], seconds: float, k: int = 4,
-                say: Any = print) -> list[Step]:
-    """Start a controller, connect the emulated fat-tree, then offer each rate in turn until saturated."""
+                say: Any = print, fabric: EmulatedFabric | None = None, measure: Measure | None = None
+                ) -> list[Any]:
+    """Start a controller, connect the emulated fat-tree, then offer each rate in turn until saturated.
+    ``fabric``: the emulated switches (by default ones that act on no flow-mod, following a peer's packet-outs);
+    ``measure``: one step on it (by default :func:`_step`)."""
     from srfabric_tools.bench.peer_following import FollowingFabric
 
     spec = fat_tree(k)
@@ -146,8 +151,10 @@ async def sweep(contender: Contender, rates: tuple[float, ...], seconds: float, 
         stderr=asyncio.subprocess.DEVNULL)
     pin(process.pid, CONTROLLER_CPU)
     pin(0, GENERATOR_CPU)
-    fabric = FollowingFabric(spec) if contender.following else EmulatedFabric(spec)
-    steps: list[Step] = []
+    if fabric is None:
+        fabric = FollowingFabric(spec) if contender.following else EmulatedFabric(spec)
+    measure = measure or _step
+    steps: list[Any] = []
     try:
         port = (await _line(process, 30))["port"]
         await fabric.connect(port)
@@ -159,10 +166,10 @@ async def sweep(contender: Contender, rates: tuple[float, ...], seconds: float, 
             await asyncio.sleep(1.0)  # the hosts' announcements flooded and learned
         freeze_heap()  # no full collection of this process's heap in a step: it would show as slow setups
         say(f"capacity {contender.name}: warming up")
-        await _step(fabric, process.pid, contender.name, rates[0], 1.0)
+        await measure(fabric, process.pid, contender.name, rates[0], 1.0)
         for rate in rates:
             say(f"capacity {contender.name}: {rate:g} new flows/s for {seconds:g} s")
-            step = await _step(fabric, process.pid, contender.name, rate, seconds)
+            step = await measure(fabric, process.pid, contender.name, rate, seconds)
             steps.append(step)
             if step.p99_ms > SATURATED_P99_MS or step.set_up < 0.9 * step.sent:
                 break

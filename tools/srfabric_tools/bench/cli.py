@@ -45,6 +45,14 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
                      help="fresh: each flow from a source MAC never seen (the goal's job); learned: each between "
                           "hosts learned beforehand")
     ovs.add_argument("--repeats", type=int, default=None, help="repetitions (default 5, quick 1)")
+    tables = benchmark(sub, "capacity-tables", "new flows/s with p99 setup under 5 ms on emulated switches that "
+                                               "keep their flow tables, srfabric and os-ken's simple_switch_13 on "
+                                               "one fat-tree and offered load, 5 repetitions",
+                       "two low rates, one repetition")
+    tables.add_argument("--job", choices=("fresh", "learned"), default="fresh",
+                        help="fresh: each flow from a source MAC never seen (the goal's job); learned: from its "
+                             "host's own MAC")
+    tables.add_argument("--repeats", type=int, default=None, help="repetitions (default 5, quick 1)")
     benchmark(sub, "datapaths", "one switch's forwarding rate: Open vSwitch's kernel and userspace datapaths beside "
                                 "the XDP switches, in one run (root; the kernel datapath in the kernel lab)",
               "one second per switch, one run, 20,000 routes")
@@ -104,6 +112,17 @@ def _capacity(args: argparse.Namespace) -> int:
 
     summary, folder = run_capacity(args.quick, args.out, print if not args.json else (lambda _: None))
     return report(args, summary, folder, print_capacity, "steps.csv, summary.json, capacity.png")
+
+
+def _capacity_tables(args: argparse.Namespace) -> int:
+    from srfabric_tools.bench.capacity_tables import run_bench as run_capacity_tables
+    from srfabric_tools.bench.printing import print_capacity_ovs
+
+    if args.repeats is not None and not 1 <= args.repeats <= 20:
+        raise ModelError("--repeats", f"must be in 1..20, got {args.repeats}")
+    summary, folder = run_capacity_tables(args.quick, args.out, print if not args.json else (lambda _: None),
+                                          args.job, args.repeats)
+    return report(args, summary, folder, print_capacity_ovs, "steps.csv, summary.json, capacity-tables.png")
 
 
 def _capacity_ovs(args: argparse.Namespace) -> int:
@@ -268,6 +287,7 @@ BENCHES: dict[str, Callable[[argparse.Namespace], int]] = {
     "dataplane": run_dataplane,
     "capacity": _capacity,
     "capacity-ovs": _capacity_ovs,
+    "capacity-tables": _capacity_tables,
     "datapaths": _datapaths,
     "tsnkit": _tsnkit,
     "failover": _failover,

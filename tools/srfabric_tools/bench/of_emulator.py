@@ -40,6 +40,7 @@ PORT = struct.Struct("!I4x6s2x16sIIIIIIII")
 PACKET_IN_FIXED = struct.Struct("!IHBBQHHIII2x")
 FRAME_AT = HEADER.size + PACKET_IN_FIXED.size  # where an untagged packet-in's frame starts
 UDP_SPORT_AT = 34  # in an untagged IPv4/UDP frame
+FIRST_FRESH_MAC = 0x06_00_00_00_00_01  # locally administered, apart from the hosts' own
 # OFPMP_DESC's body: manufacturer, hardware, software, serial number, datapath (fixed-size, NUL-padded).
 DESCRIPTION = b"".join(text.ljust(size, b"\0") for text, size in (
     (b"srfabric", 256), (b"emulated switch", 256), (b"0", 256), (b"0", 32), (b"emulated", 256)))
@@ -164,9 +165,13 @@ class EmulatedSwitch(asyncio.Protocol):
 class EmulatedFabric:
     """Every switch of ``spec`` connected to the controller at ``port``. A subclass may make its own switches
     (``make_switch``) and send packet-ins as its controller's pipeline would (``packet_in_of``, with the UDP
-    source port of a flow's frame at ``sport_at`` in the message)."""
+    source port of a flow's frame at ``sport_at`` in the message). With ``fresh_macs`` every flow comes from a
+    source MAC of its own (locally administered, counting up), so it is new to a learning switch too."""
 
     sport_at = FRAME_AT + UDP_SPORT_AT
+    mac_at = FRAME_AT + 6  # the source MAC of a flow's frame in its packet-in
+    fresh_macs = False
+    next_mac = FIRST_FRESH_MAC
 
     def __init__(self, spec: TopoSpec, seed: int = 1) -> None:
         self.spec = spec
@@ -260,6 +265,9 @@ class EmulatedFabric:
             self.next_sport[source] = sport + 1 if sport < 65535 else 1024
             msg = bytearray(self._frame(source, destination))
             struct.pack_into("!H", msg, self.sport_at, sport)
+            if self.fresh_macs:
+                msg[self.mac_at:self.mac_at + 6] = self.next_mac.to_bytes(6, "big")
+                self.next_mac += 1
             batches.setdefault(self.spec.hosts[source].switch, []).append(bytes(msg))
             keys.append((socket.inet_aton(self.spec.hosts[source].ip), sport))
         now = time.perf_counter_ns()

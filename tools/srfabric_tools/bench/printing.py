@@ -95,7 +95,7 @@ def print_capacity_ovs(summary: dict[str, Any]) -> None:
 
     console = Console()
     console.print(steps_table(
-        f"new flows on real Open vSwitch, {summary['topology']}: setup across the fabric",
+        f"new flows on {summary['switches'].split(':')[0]}, {summary['topology']}: setup across the fabric",
         ("run", "contender", "offered/s", "across", "median ms", "p99 ms", "max ms", "controller CPU", "switches CPU",
          "within goal"),
         [(str(row["repeat"]), row["contender"], f"{row['offered']:,.0f}", f"{row['set_up']}/{row['sent']}",
