@@ -11,8 +11,10 @@ import pytest
 
 from srfabric.cli import main
 from srfabric_tools.bench.capacity_ovs import PEER
+from srfabric_tools.bench.peer_controller import SIMPLE_SWITCH_13
 
 
+@pytest.mark.skipif(not SIMPLE_SWITCH_13.exists(), reason="make bootstrap fetches os-ken's simple_switch_13")
 def test_quick_capacity_on_table_switches_carries_every_low_rate_flow(tmp_path: Path,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "capacity-tables", "--quick", "--out", str(tmp_path), "--json"]) == 0

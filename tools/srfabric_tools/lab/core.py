@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from srfabric.errors import ModelError
@@ -90,3 +90,7 @@ class Experiment:
     measure: Callable[[Context], None]
     plot: Callable[[list[dict[str, Any]], dict[str, Any], Any], None]
     compare: Callable[[list[dict[str, Any]], dict[str, Any]], list[str]]
+
+    def variant(self, name: str, title: str, paper: str, measure: Callable[[Context], None]) -> Experiment:
+        """The same experiment measured another way: its points, plot and comparison kept."""
+        return replace(self, name=name, title=title, paper=paper, measure=measure)

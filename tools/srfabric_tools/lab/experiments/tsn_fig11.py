@@ -119,38 +119,6 @@ def compare(rows: list[Row], extra: dict[str, Any]) -> list[str]:
     return out
 
 
-NETCONF = Experiment(
-    name="tsn-fig11-netconf",
-    title="Fig. 11 with the gates over NETCONF: the controller in a namespace of its own, each switch a bridge "
-          "(netconfd, taprio) it reaches over SSH",
-    paper="as Fig. 11; the gate latencies within the local-taprio runs' run-to-run spread",
-    count=count,
-    measure=partial(run, gates="netconf"),
-    plot=plot,
-    compare=compare,
-)
-
-NO_PTP = Experiment(
-    name="tsn-fig11-netconf-no-ptp",
-    title="Fig. 11 with the gates over NETCONF and no ptp4l: what the clocks' own processes cost on the emulated CPU",
-    paper="as tsn-fig11-netconf; its difference from it is ptp4l's",
-    count=count,
-    measure=partial(run, gates="netconf-no-ptp"),
-    plot=plot,
-    compare=compare,
-)
-
-GPTP = Experiment(
-    name="tsn-fig11-gptp",
-    title="Fig. 11 with the gates through local tc and ptp4l on every bridge and station, the controller gating on "
-          "it: the local reference with the same clocks as tsn-fig11-netconf",
-    paper="as tsn-fig11; tsn-fig11-netconf's gate latencies within this reference's run-to-run spread",
-    count=count,
-    measure=partial(run, gates="taprio-gptp"),
-    plot=plot,
-    compare=compare,
-)
-
 EXPERIMENT = Experiment(
     name="tsn-fig11",
     title="Coupling Source Routing with TSN, Fig. 11: re-routing best effort and re-scheduling, probe latency",
@@ -160,4 +128,27 @@ EXPERIMENT = Experiment(
     measure=run,
     plot=plot,
     compare=compare,
+)
+
+NETCONF = EXPERIMENT.variant(
+    "tsn-fig11-netconf",
+    "Fig. 11 with the gates over NETCONF: the controller in a namespace of its own, each switch a bridge "
+    "(netconfd, taprio) it reaches over SSH",
+    "as Fig. 11; the gate latencies within the local-taprio runs' run-to-run spread",
+    partial(run, gates="netconf"),
+)
+
+NO_PTP = EXPERIMENT.variant(
+    "tsn-fig11-netconf-no-ptp",
+    "Fig. 11 with the gates over NETCONF and no ptp4l: what the clocks' own processes cost on the emulated CPU",
+    "as tsn-fig11-netconf; its difference from it is ptp4l's",
+    partial(run, gates="netconf-no-ptp"),
+)
+
+GPTP = EXPERIMENT.variant(
+    "tsn-fig11-gptp",
+    "Fig. 11 with the gates through local tc and ptp4l on every bridge and station, the controller gating on "
+    "it: the local reference with the same clocks as tsn-fig11-netconf",
+    "as tsn-fig11; tsn-fig11-netconf's gate latencies within this reference's run-to-run spread",
+    partial(run, gates="taprio-gptp"),
 )

@@ -251,13 +251,10 @@ EXPERIMENT = Experiment(
     compare=compare,
 )
 
-NETCONF = Experiment(
-    name="tsn-fig9-netconf",
-    title="Fig. 9 with the gates over NETCONF: each X:Y pushed to the switch's bridge (netconfd, taprio) from the "
-          "controller's namespace",
-    paper="as Fig. 9; the gate latencies within the local-taprio runs' run-to-run spread",
-    count=count,
-    measure=partial(run, gates="netconf"),
-    plot=plot,
-    compare=compare,
+NETCONF = EXPERIMENT.variant(
+    "tsn-fig9-netconf",
+    "Fig. 9 with the gates over NETCONF: each X:Y pushed to the switch's bridge (netconfd, taprio) from the "
+    "controller's namespace",
+    "as Fig. 9; the gate latencies within the local-taprio runs' run-to-run spread",
+    partial(run, gates="netconf"),
 )

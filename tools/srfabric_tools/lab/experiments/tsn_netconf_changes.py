@@ -163,39 +163,6 @@ def compare(rows: list[Row], extra: dict[str, Any]) -> list[str]:
             f"{by.get('ports_not_switched', 0):.0f}; goal 0 and 0"]
 
 
-TAPRIO = Experiment(
-    name="tsn-taprio-changes",
-    title="The same changes under traffic with the gates through local tc (taprio), the controller beside the "
-          "switches: what Linux taprio itself does at a switch-over",
-    paper="(issue 61) the local-taprio reference for tsn-netconf-changes",
-    count=count,
-    measure=partial(run, gates="taprio"),
-    plot=plot,
-    compare=compare,
-)
-
-TAPRIO_GPTP = Experiment(
-    name="tsn-taprio-gptp-changes",
-    title="The same changes through local tc with ptp4l on every bridge and station, as in tsn-netconf-changes: "
-          "whether the clocks' processes, not NETCONF, move frames at a switch-over",
-    paper="(issue 61) the local-taprio reference for tsn-netconf-changes, with its clocks",
-    count=count,
-    measure=partial(run, gates="taprio-gptp"),
-    plot=plot,
-    compare=compare,
-)
-
-NO_PTP = Experiment(
-    name="tsn-netconf-no-ptp-changes",
-    title="The same changes over NETCONF without ptp4l: NETCONF's share of tsn-netconf-changes' frames apart "
-          "from the clocks'",
-    paper="(issue 61) as tsn-netconf-changes",
-    count=count,
-    measure=partial(run, gates="netconf-no-ptp"),
-    plot=plot,
-    compare=compare,
-)
-
 EXPERIMENT = Experiment(
     name="tsn-netconf-changes",
     title="Changes over NETCONF under traffic: an untouched probe's frames against its windows, every bridge's "
@@ -205,4 +172,28 @@ EXPERIMENT = Experiment(
     measure=run,
     plot=plot,
     compare=compare,
+)
+
+TAPRIO = EXPERIMENT.variant(
+    "tsn-taprio-changes",
+    "The same changes under traffic with the gates through local tc (taprio), the controller beside the "
+    "switches: what Linux taprio itself does at a switch-over",
+    "(issue 61) the local-taprio reference for tsn-netconf-changes",
+    partial(run, gates="taprio"),
+)
+
+TAPRIO_GPTP = EXPERIMENT.variant(
+    "tsn-taprio-gptp-changes",
+    "The same changes through local tc with ptp4l on every bridge and station, as in tsn-netconf-changes: "
+    "whether the clocks' processes, not NETCONF, move frames at a switch-over",
+    "(issue 61) the local-taprio reference for tsn-netconf-changes, with its clocks",
+    partial(run, gates="taprio-gptp"),
+)
+
+NO_PTP = EXPERIMENT.variant(
+    "tsn-netconf-no-ptp-changes",
+    "The same changes over NETCONF without ptp4l: NETCONF's share of tsn-netconf-changes' frames apart "
+    "from the clocks'",
+    "(issue 61) as tsn-netconf-changes",
+    partial(run, gates="netconf-no-ptp"),
 )
