@@ -7,6 +7,7 @@ tests turn it straight into the ``Fabric`` the controller would discover.
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass, field
 
 from srfabric.errors import ModelError
@@ -94,7 +95,8 @@ class TopoSpec:
 
     def add_host(self, name: str, switch: str, port: int | None = None) -> HostSpec:
         number = len(self.hosts) + 1
-        host = HostSpec(name, f"10.0.0.{number}", number, switch, self._port(switch, port),
+        # 10.0.0.<n> up to 255 hosts, counting on into 10.0.1.0 and beyond for larger fabrics
+        host = HostSpec(name, str(ipaddress.IPv4Address(0x0A000000 + number)), number, switch, self._port(switch, port),
                         f"fd00::{number:x}" if self.ipv6 else None)
         self.hosts[name] = host
         return host

@@ -53,6 +53,9 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
                         help="fresh: each flow from a source MAC never seen (the goal's job); learned: from its "
                              "host's own MAC")
     tables.add_argument("--repeats", type=int, default=None, help="repetitions (default 5, quick 1)")
+    benchmark(sub, "scale", "how the controller's cost grows: fat-trees k=4, 8 and 16 of emulated switches with "
+                            "flow tables holding 10 to 1,000 chains; cold start, one chain's changes, RSS and "
+                            "entries by role", "k=4 with 10 chains, two changes of each kind")
     benchmark(sub, "datapaths", "one switch's forwarding rate: Open vSwitch's kernel and userspace datapaths beside "
                                 "the XDP switches, in one run (root; the kernel datapath in the kernel lab)",
               "one second per switch, one run, 20,000 routes")
@@ -123,6 +126,14 @@ def _capacity_tables(args: argparse.Namespace) -> int:
     summary, folder = run_capacity_tables(args.quick, args.out, print if not args.json else (lambda _: None),
                                           args.job, args.repeats)
     return report(args, summary, folder, print_capacity_ovs, "steps.csv, summary.json, capacity-tables.png")
+
+
+def _scale(args: argparse.Namespace) -> int:
+    from srfabric_tools.bench.printing import print_scale
+    from srfabric_tools.bench.scale import run_bench as run_scale
+
+    summary, folder = run_scale(args.quick, args.out, print if not args.json else (lambda _: None))
+    return report(args, summary, folder, print_scale, "runs.csv, summary.json")
 
 
 def _capacity_ovs(args: argparse.Namespace) -> int:
@@ -288,6 +299,7 @@ BENCHES: dict[str, Callable[[argparse.Namespace], int]] = {
     "capacity": _capacity,
     "capacity-ovs": _capacity_ovs,
     "capacity-tables": _capacity_tables,
+    "scale": _scale,
     "datapaths": _datapaths,
     "tsnkit": _tsnkit,
     "failover": _failover,

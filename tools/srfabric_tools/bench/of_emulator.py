@@ -189,6 +189,8 @@ class EmulatedFabric:
 
     def port_desc(self, name: str) -> list[bytes]:
         ports = {h.port for h in self.spec.hosts.values() if h.switch == name}
+        ports |= {port for f in self.spec.functions.values() if f.switch == name for port in (f.ingress_port,
+                                                                                            f.egress_port)}
         ports |= {link.a_port for link in self.spec.links if link.a == name}
         ports |= {link.b_port for link in self.spec.links if link.b == name}
         dpid = self.spec.switches[name].dpid

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from statistics import median
 from typing import Any
 
 
@@ -107,6 +108,21 @@ def print_capacity_ovs(summary: dict[str, Any]) -> None:
     for name, figures in summary["ratios"].items():
         console.print(f"{name}: median {figures['median']:.3g} (quartiles {figures['lower_quartile']:.3g}-"
                       f"{figures['upper_quartile']:.3g}), {figures['lower_bounds']} lower bounds")
+
+
+def print_scale(summary: dict[str, Any]) -> None:
+    from rich.console import Console
+
+    console = Console()
+    console.print(steps_table(
+        f"how the controller's cost grows ({summary['codec']}, emulated switches with flow tables)",
+        ("k", "switches", "chains", "cold start s", "add ms", "update ms", "remove ms", "RSS MiB", "entries by role"),
+        [(str(r["k"]), str(r["switches"]), str(r["chains"]), f"{r['cold_start_s']:.2f}",
+          f"{median(r['add_ms']):.1f}", f"{median(r['update_ms']):.1f}", f"{median(r['remove_ms']):.1f}",
+          f"{r['rss_mib']:.0f}", ", ".join(f"{role} {e['max']}" for role, e in r["entries_by_role"].items()))
+         for r in summary["runs"]]))
+    for metric, slope in summary["growth_exponent_by_switches"].items():
+        console.print(f"{metric} grows as switches^{slope:.2f}" if slope is not None else f"{metric}: one size only")
 
 
 def print_datapaths(summary: dict[str, Any]) -> None:

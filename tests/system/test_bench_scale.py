@@ -1,0 +1,27 @@
+"""``srfabric bench scale --quick``: a controller in a process of its own discovers a k=4 fat-tree of emulated
+switches with flow tables, holding ten chains from the start; a chain is added, updated and removed, each to its
+last barrier; transit switches hold the same entries whatever the chains. No root needed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from srfabric.cli import main
+
+
+def test_quick_scale_bench_measures_changes_and_entries_by_role(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "scale", "--quick", "--out", str(tmp_path), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert {p.name for p in Path(summary["folder"]).iterdir()} == {"run.log", "runs.csv", "summary.json"}
+    (run,) = summary["runs"]
+    assert (run["k"], run["switches"], run["hosts"], run["chains"]) == (4, 20, 16, 10)
+    for op in ("add", "update", "remove"):
+        assert len(run[f"{op}_ms"]) == 2 and all(ms > 0 for ms in run[f"{op}_ms"])
+    roles = run["entries_by_role"]
+    assert roles["core"]["min"] == roles["core"]["max"] and roles["aggregation"]["min"] == roles["aggregation"]["max"]
+    assert roles["edge"]["max"] > roles["core"]["max"]  # the chains' state sits at the edges only
+    assert "chain_change_k4_ms" in summary and run["rss_mib"] > 0

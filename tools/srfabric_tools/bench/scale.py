@@ -1,0 +1,182 @@
+"""``srfabric bench scale``: how the controller's cost grows with the fabric and the chains it holds.
+
+For each fat-tree size k and each chain count, the controller (``scale_controller``, a process of its own on
+one CPU) starts knowing the chains, as one restarted from its database does; this process emulates every switch
+with real flow tables (``table_fabric``) on the other CPU. Measured, each to the last barrier:
+- cold start: from the switches' first connection to every link and host discovered and every table confirmed
+  (LLDP discovery included: one round per second);
+- one chain added, updated (through another function) and removed, each ``REPEATS`` times: wall time and the
+  controller's CPU time;
+- the controller's peak RSS, and the entries each switch holds, by role (source routing's promise: transit
+  switches hold a fixed set, only edges hold per-chain state).
+Each metric's growth against the number of switches is fitted as a power law (the slope on log-log axes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import IO, Any
+
+import uvloop
+
+from srfabric.errors import SrfabricError
+from srfabric_tools.bench.capacity import CONTROLLER_CPU, GENERATOR_CPU, _line
+from srfabric_tools.bench.output import machine, provenance, run_folder, write_json, write_runs
+from srfabric_tools.bench.process_cpu import pin
+from srfabric_tools.bench.scale_controller import scale_fabric
+from srfabric_tools.bench.table_fabric import TableFabric
+from srfabric_tools.lab.stats import quartiles
+
+SIZES, QUICK_SIZES = ((4, 8, 16), (4,))
+CHAINS, QUICK_CHAINS = ((10, 100, 1000), (10,))
+REPEATS, QUICK_REPEATS = 5, 2
+CODEC = "mac-vlan-mpls"  # 8-bit ports: a k=16 switch has 16 (the 4-bit nibbles stop at 15)
+READY_S = 600.0  # a k=16 fabric's discovery and first sync, on a busy machine
+CHANGES = ("add", "update", "remove")
+
+
+async def measure(k: int, chains: int, repeats: int) -> dict[str, Any]:
+    """One controller on a k-ary fat-tree holding ``chains``: cold start, changes, RSS and entries by role."""
+    with tempfile.TemporaryFile() as log:  # the controller's log: its last lines name why it stopped, if it did
+        try:
+            return await _measure(k, chains, repeats, log)
+        except SrfabricError as error:
+            log.seek(0)
+            tail = log.read().decode(errors="replace").strip().splitlines()[-40:]
+            raise SrfabricError("scale", f"k={k}, {chains} chains: {error}; its log ends: {' | '.join(tail)}") \
+                from None
+
+
+async def _measure(k: int, chains: int, repeats: int, log: IO[bytes]) -> dict[str, Any]:
+    spec = scale_fabric(k)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "srfabric_tools.bench.scale_controller", str(k), str(chains), CODEC,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=log)
+    pin(process.pid, CONTROLLER_CPU)
+    pin(0, GENERATOR_CPU)
+    fabric = TableFabric(spec)
+    try:
+        port = (await _line(process, 60))["port"]
+        begin = time.perf_counter()
+        await fabric.connect(port)
+        await asyncio.sleep(0.3)  # links first: a host's port must not look like a fabric port
+        fabric.announce_hosts()
+        ready = await _line(process, READY_S)
+        cold_s = time.perf_counter() - begin
+        changes: dict[str, list[dict[str, float]]] = {op: [] for op in CHANGES}
+        for _ in range(repeats):
+            for op in CHANGES:
+                changes[op].append(await ask(process, {"op": op}))
+        stats = await ask(process, {"op": "stats"})
+        return {"k": k, "switches": len(spec.switches), "hosts": len(spec.hosts), "chains": chains,
+                "cold_start_s": round(cold_s, 3), "first_sync_cpu_s": ready["cpu_s"],
+                **{f"{op}_ms": [c["ms"] for c in done] for op, done in changes.items()},
+                **{f"{op}_cpu_ms": [c["cpu_ms"] for c in done] for op, done in changes.items()},
+                "waited_for_links_s": max(c["waited_for_links_s"] for done in changes.values() for c in done),
+                "rss_mib": stats["rss_mib"], "entries_by_role": entries_by_role(fabric)}
+    finally:
+        fabric.close()
+        if process.stdin is not None:
+            process.stdin.close()
+        try:
+            await asyncio.wait_for(process.wait(), 30)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+
+
+async def ask(process: asyncio.subprocess.Process, request: dict[str, Any]) -> dict[str, Any]:
+    assert process.stdin is not None
+    process.stdin.write((json.dumps(request) + "\n").encode())
+    await process.stdin.drain()
+    answer = await _line(process, 120)
+    if "error" in answer:
+        raise SrfabricError("scale", answer["error"])
+    return answer
+
+
+def entries_by_role(fabric: TableFabric) -> dict[str, dict[str, float]]:
+    """Entries per switch, by role: the fewest, the mean and the most."""
+    held: dict[str, list[int]] = {}
+    for name in fabric.switches:
+        held.setdefault(fabric.spec.switches[name].role, []).append(len(fabric.switch(name).tables))
+    return {role: {"min": min(counts), "mean": round(statistics.fmean(counts), 1), "max": max(counts)}
+            for role, counts in sorted(held.items())}
+
+
+def growth(points: list[tuple[float, float]]) -> float | None:
+    """The slope of log(y) against log(x), least squares: 1 grows linearly, 0 not at all.
+
+    >>> round(growth([(20, 2.0), (80, 8.0), (320, 32.0)]), 3)
+    1.0
+    """
+    usable = [(math.log(x), math.log(y)) for x, y in points if x > 0 and y > 0]
+    if len(usable) < 2:
+        return None
+    mean_x, mean_y = statistics.fmean(x for x, _ in usable), statistics.fmean(y for _, y in usable)
+    spread = sum((x - mean_x) ** 2 for x, _ in usable)
+    return sum((x - mean_x) * (y - mean_y) for x, y in usable) / spread if spread else None
+
+
+def median_of(values: list[float]) -> dict[str, float]:
+    low, middle, high = quartiles(values)
+    return {"median": middle, "lower_quartile": low, "upper_quartile": high}
+
+
+def summarise(runs: list[dict[str, Any]], quick: bool, measured_on: dict[str, Any]) -> dict[str, Any]:
+    by = {(r["k"], r["chains"]): r for r in runs}
+    most = max(r["chains"] for r in runs)
+    curves = {f"{op}_ms": growth([(r["switches"], median_of(r[f"{op}_ms"])["median"]) for r in runs
+                                  if r["chains"] == most]) for op in CHANGES}
+    curves["cold_start_s"] = growth([(r["switches"], r["cold_start_s"]) for r in runs if r["chains"] == most])
+    summary: dict[str, Any] = {
+        **provenance(measured_on, "srfabric bench scale"), "quick": quick, "codec": CODEC,
+        "switches_emulated": "bench/table_fabric.py: flow tables kept, barriers answered once applied",
+        "runs": runs, "growth_exponent_by_switches": curves,
+        "transit_entries_by_k": {str(r["k"]): {role: e["max"] for role, e in r["entries_by_role"].items()
+                                                if role != "edge"} for r in runs if r["chains"] == most},
+    }
+    for k in (4, 16):
+        if (k, most) in by:
+            summary[f"chain_change_k{k}_ms"] = median_of(by[(k, most)]["add_ms"] + by[(k, most)]["update_ms"]
+                                                         + by[(k, most)]["remove_ms"])
+    if "chain_change_k4_ms" in summary and "chain_change_k16_ms" in summary:
+        summary["chain_change_ratio"] = (summary["chain_change_k16_ms"]["median"]
+                                         / summary["chain_change_k4_ms"]["median"])
+    if (16, most) in by:
+        summary["cold_start_k16_s"] = by[(16, most)]["cold_start_s"]
+    return summary
+
+
+def run_bench(quick: bool, out: str, say: Any = print) -> tuple[dict[str, Any], Path]:
+    measured_on = machine()
+    runs: list[dict[str, Any]] = []
+
+    async def every() -> None:
+        for k in QUICK_SIZES if quick else SIZES:
+            for chains in QUICK_CHAINS if quick else CHAINS:
+                say(f"scale: k={k}, {chains} chains")
+                runs.append(await measure(k, chains, QUICK_REPEATS if quick else REPEATS))
+
+    uvloop.run(every())
+    folder = run_folder(out, "scale")
+    write_runs(folder / "runs.csv", [flat(r) for r in runs], measured_on)
+    summary = summarise(runs, quick, measured_on)
+    write_json(folder / "summary.json", summary)
+    return summary, folder
+
+
+def flat(run: dict[str, Any]) -> dict[str, Any]:
+    """One CSV row of a run: lists as medians, entries by role as columns."""
+    row = {key: (statistics.median(value) if isinstance(value, list) else value) for key, value in run.items()
+           if key != "entries_by_role"}
+    for role, entries in run["entries_by_role"].items():
+        row.update({f"{role}_entries_{stat}": value for stat, value in entries.items()})
+    return row

@@ -1,0 +1,126 @@
+"""The controller under test of ``bench scale``, in a process of its own: a k-ary fat-tree with one service
+function on every edge switch, ``CHAINS`` chains known from the start (as a restarted controller reads them from
+its database), and then one change at a time as its parent asks.
+
+``python -m srfabric_tools.bench.scale_controller K CHAINS CODEC`` prints one JSON line with its OpenFlow port,
+another once every link and host is known and the first sync of every switch is confirmed by barrier, and then
+answers each line it reads (``{"op": "add" | "update" | "remove" | "stats"}``) with one line: the change's time
+to its last barrier and the process's CPU time for it. It ends when its standard input closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import resource
+import sys
+import time
+from typing import Any
+
+import uvloop
+
+from srfabric.controller.controller import Controller
+from srfabric.controller.heap import freeze_heap
+from srfabric.model.chain import Chain, FlowClassifier
+from srfabric.model.topo import TopoSpec, fat_tree
+from srfabric_tools.testbed.net import controller_config, spec_functions
+
+SPARE = "scale-spare"  # the chain the parent adds, updates and removes
+
+
+def scale_fabric(k: int) -> TopoSpec:
+    """A k-ary fat-tree with a service function on every edge switch.
+
+    >>> spec = scale_fabric(4)
+    >>> len(spec.switches), len(spec.hosts), len(spec.functions)
+    (20, 16, 8)
+    """
+    spec = fat_tree(k)
+    for name in sorted(spec.switches):
+        if spec.switches[name].role == "edge":
+            spec.add_function(f"fn-{name}", name)
+    return spec
+
+
+def chain(spec: TopoSpec, number: int, name: str = "") -> Chain:
+    """The ``number``-th chain: spread host pairs, one function on another edge, a UDP port of its own.
+
+    >>> c = chain(scale_fabric(4), 3)
+    >>> c.name, c.source, c.destination, c.functions, c.chain_id
+    ('chain-3', 'h4', 'h15', ('fn-e1',), 4)
+    """
+    hosts, functions = sorted(spec.hosts, key=lambda h: spec.hosts[h].mac), sorted(spec.functions)
+    source = hosts[number % len(hosts)]
+    destination = hosts[(number * 7 + len(hosts) // 2 + 1) % len(hosts)]
+    if destination == source:
+        destination = hosts[(number + 1) % len(hosts)]
+    function = functions[(number * 5 + 1) % len(functions)]
+    classifier = FlowClassifier(protocol="udp", source_ip_prefix=f"{spec.hosts[source].ip}/32",
+                                destination_ip_prefix=f"{spec.hosts[destination].ip}/32",
+                                destination_port_range=(10000 + number % 50000,) * 2)
+    return Chain(name or f"chain-{number}", classifier, (function,), source, destination, number + 1)
+
+
+async def complete(controller: Controller, spec: TopoSpec) -> float:
+    """Until every link and host of ``spec`` is known (links lost while the loop was busy come back with the
+    next LLDP round); how long that took, in seconds."""
+    begin = time.perf_counter()
+    while len(controller.fabric.links) < 2 * len(spec.links) or len(controller.fabric.hosts) < len(spec.hosts):
+        await asyncio.sleep(0.05)
+    return time.perf_counter() - begin
+
+
+def say(**fields: object) -> None:
+    print(json.dumps(fields), flush=True)
+
+
+def cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def answer(controller: Controller, spec: TopoSpec, request: dict[str, Any], spare: int) -> dict[str, Any]:
+    """One change (timed to its last barrier) or the process's state."""
+    op = request.get("op")
+    if op == "stats":
+        return {"rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+                "chains": len(controller.chains), "cpu_s": round(cpu_s(), 3)}
+    waited = await complete(controller, spec)
+    begin, cpu = time.perf_counter(), cpu_s()
+    if op == "add":
+        await controller.add_chain(chain(spec, spare, SPARE))
+    elif op == "update":  # the spare chain through another function
+        moved = chain(spec, spare + 1, SPARE)
+        await controller.replace_chains({**controller.chains, SPARE: Chain(
+            SPARE, controller.chains[SPARE].classifier, moved.functions, moved.source, moved.destination,
+            spare + 1)})
+    elif op == "remove":
+        await controller.remove_chain(SPARE)
+    else:
+        return {"error": f"op {op!r} is not add, update, remove or stats"}
+    return {"op": op, "ms": round((time.perf_counter() - begin) * 1000, 3), "cpu_ms": round((cpu_s() - cpu) * 1000, 3),
+            "waited_for_links_s": round(waited, 3)}
+
+
+async def serve(k: int, chains: int, codec: str) -> None:
+    spec = scale_fabric(k)
+    controller = Controller(controller_config(spec, codec))
+    for function in spec_functions(spec):
+        controller.add_function(function)
+    controller.core.chains = {c.name: c for c in (chain(spec, n) for n in range(chains))}
+    port = await controller.start("127.0.0.1", 0)
+    say(port=port)
+    await complete(controller, spec)
+    await controller.sync()
+    freeze_heap()
+    say(ready=True, links=len(controller.fabric.links) // 2, hosts=len(controller.fabric.hosts),
+        chains=len(controller.chains), cpu_s=round(cpu_s(), 3))
+    reader = asyncio.StreamReader()
+    await asyncio.get_running_loop().connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    while line := await reader.readline():
+        say(**await answer(controller, spec, json.loads(line), chains))
+    await controller.stop()
+
+
+if __name__ == "__main__":
+    uvloop.run(serve(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]))
