@@ -6,7 +6,7 @@ balancing. Each handler changes the fabric and says (``Effects``) whether the ta
 from __future__ import annotations
 
 import logging
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Collection
 
 from srfabric.controller.config import ControllerConfig
@@ -27,6 +27,7 @@ class LinkWatch:
         self.config = config
         self.flows = flows
         self.seen: dict[Link, int] = {}  # switch port -> when LLDP last arrived on it (clock ns)
+        self.ticks: deque[int] = deque(maxlen=max(config.lldp_missed, 0) + 1)  # the last aging rounds (clock ns)
         self.aged: dict[frozenset[Link], int] = {}  # links taken down for silence -> when
         # Ends of links taken down for silence: not fabric ports, but no host is learned on them and nothing is
         # flooded out of them (a link that still carries frames one way would teach hosts in the wrong place),
@@ -64,7 +65,7 @@ class LinkWatch:
         functions = fabric.function_ports()
         if peer[0] not in fabric.switches or here in functions or peer in functions:
             return Effects()
-        if any((h.dpid, h.port) in (here, peer) for h in fabric.hosts.values()):
+        if fabric.host_at(here) is not None or fabric.host_at(peer) is not None:
             return Effects()  # a port with a learned host never becomes a trusted fabric port
         self.seen[here] = self.config.clock()
         if fabric.links.get(here) == peer:
@@ -86,11 +87,19 @@ class LinkWatch:
 
     def age(self, now_ns: int, connected: Collection[int]) -> list[Link]:
         """Take down every link between connected switches on whose either end no LLDP arrived for
-        ``lldp_missed`` intervals (a link first looked at gets the whole time); the ends taken down."""
-        if self.config.lldp_missed <= 0:
+        ``lldp_missed`` rounds (a link first looked at gets the whole time); the ends taken down. Called once a
+        round, just before that round's LLDP goes out."""
+        missed = self.config.lldp_missed
+        if missed <= 0:
             return []
         fabric = self.fabric
-        horizon = now_ns - int(self.config.lldp_missed * self.config.lldp_interval * 1e9)
+        # LLDP goes out at each tick: a controller whose loop stalled sent none meanwhile, so silence counts in
+        # rounds sent, not in wall time (a sync that blocks for seconds must not take the fabric's links down).
+        # An end is down when nothing came since the round ``missed`` rounds ago; none is before that many.
+        self.ticks.append(now_ns)
+        if len(self.ticks) <= missed:
+            return []
+        horizon = self.ticks[0]
         down = []
         for end, peer in list(fabric.links.items()):
             if end[0] not in connected or peer[0] not in connected or end not in fabric.links:

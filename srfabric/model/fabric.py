@@ -143,6 +143,9 @@ class Fabric:
     gateway_ip: str | None = None
     """The address of the host that takes "everything else": IPv4 to no host of the fabric (an uplink router)."""
     _graph: nx.DiGraph | None = field(default=None, repr=False, compare=False)
+    # (version, functions' ports, hosts' ports), worked out again after any change: LLDP asks per frame
+    _ports: tuple[int, dict[Endpoint, ServiceFunction], dict[Endpoint, Host]] | None = field(
+        default=None, repr=False, compare=False)
     _distances: dict[int, dict[int, int]] = field(default_factory=dict, repr=False, compare=False)
     version: int = field(default=0, compare=False)
     """Counts changes, so compiled tables can be kept until the fabric changes."""
@@ -274,11 +277,29 @@ class Fabric:
         return None
 
     def function_ports(self) -> dict[Endpoint, ServiceFunction]:
-        ports = {}
-        for function in self.functions.values():
-            ports[function.ingress] = function
-            ports[function.egress] = function
-        return ports
+        """Each service function's ports (kept until the fabric changes: callers must not change it)."""
+        return self._port_index()[1]
+
+    def host_at(self, end: Endpoint) -> Host | None:
+        """The host learned on port ``end``, if any.
+
+        >>> f = Fabric(); f.add_switch(Switch(1, "s1")); f.add_host(Host("h1", 0x2, "10.0.0.1", 1, 3))
+        >>> f.host_at((1, 3)).name, f.host_at((1, 4))
+        ('h1', None)
+        """
+        return self._port_index()[2].get(end)
+
+    def _port_index(self) -> tuple[int, dict[Endpoint, ServiceFunction], dict[Endpoint, Host]]:
+        if self._ports is None or self._ports[0] != self.version:
+            functions = {}
+            for function in self.functions.values():
+                functions[function.ingress] = function
+                functions[function.egress] = function
+            hosts: dict[Endpoint, Host] = {}
+            for host in self.hosts.values():  # a port with several hosts (a hub): the first learned
+                hosts.setdefault((host.dpid, host.port), host)
+            self._ports = (self.version, functions, hosts)
+        return self._ports
 
     def proxied_ports(self) -> dict[Endpoint, ServiceFunction]:
         """The ports of SR-unaware functions: frames come back from them without a header, as from a host."""
@@ -291,10 +312,8 @@ class Fabric:
         for function in self.functions.values():
             if function.ingress == end:
                 return FarEnd(function.egress, function=function.name)
-        for host in self.hosts.values():
-            if (host.dpid, host.port) == end:
-                return FarEnd(None, host=host.name)
-        return None
+        host = self.host_at(end)
+        return FarEnd(None, host=host.name) if host is not None else None
 
     def port_role(self, dpid: int, port: int) -> PortRole:
         """Fabric ports carry source-routed frames; host ports are untrusted."""

@@ -1,5 +1,5 @@
-"""A link whose LLDP stops is taken down after the configured number of intervals, on a clock the test turns;
-it comes back when LLDP sees it again. The decision core is driven by its handlers alone."""
+"""A link whose LLDP stops is taken down after the configured number of LLDP rounds, on a clock the test turns
+(one round a second); it comes back when LLDP sees it again. The decision core is driven by its handlers alone."""
 
 from __future__ import annotations
 
@@ -33,24 +33,32 @@ def age(core: ControllerCore, now_ns: int) -> list[tuple[int, int]]:
     return core.links.age(now_ns, core.ports)
 
 
+def rounds(core: ControllerCore, now: list[int], seconds: range) -> list[tuple[int, int]]:
+    """One LLDP round at each of ``seconds`` (the clock turned to it); the link ends they took down."""
+    down = []
+    for second in seconds:
+        now[0] = second * SECOND
+        down += age(core, now[0])
+    return down
+
+
 def test_a_silent_link_goes_down_after_the_missed_intervals_and_comes_back() -> None:
     now = [0]
     core = two_switches(now)
     assert core.fabric.links == {(1, 5): (2, 6), (2, 6): (1, 5)}
-    now[0] = 2 * SECOND
+    assert rounds(core, now, range(1, 3)) == []
     core.packet_in(2, 6, signed(core, 1, 5))  # only one direction still heard
-    now[0] = 3 * SECOND
-    assert age(core, now[0]) == []  # 3 s without LLDP on 1:5 is not more than 3 intervals yet
-    now[0] = 3 * SECOND + 1
+    assert rounds(core, now, range(3, 4)) == []  # 3 rounds without LLDP on 1:5 is not more than 3 yet
+    now[0] = 4 * SECOND
     effects = core.tick(now[0])  # one silent direction takes the link down, and asks for a sync at once
     assert core.fabric.links == {} and effects.sync and effects.urgent
-    now[0] = 4 * SECOND
+    now[0] = 5 * SECOND
     core.packet_in(2, 6, signed(core, 1, 5))
     assert core.fabric.links == {}  # heard one way again, as before: not enough, it went silent one way
-    now[0] = 5 * SECOND
+    now[0] = 6 * SECOND
     core.packet_in(1, 5, signed(core, 2, 6))
     assert core.fabric.links == {(2, 6): (1, 5), (1, 5): (2, 6)}  # both ways since: back
-    assert age(core, now[0] + 2 * SECOND) == []
+    assert rounds(core, now, range(7, 9)) == []
 
 
 def test_links_of_unconnected_switches_and_aging_off_are_left_alone() -> None:
@@ -73,13 +81,13 @@ def test_a_link_that_loses_its_carrier_is_suspended_and_its_ports_stay_trusted()
     core.port_status(1, 5, deleted=False, down=False)  # carrier back: LLDP has 3 intervals to confirm
     core.packet_in(2, 6, signed(core, 1, 5))
     assert fabric.links == {(1, 5): (2, 6), (2, 6): (1, 5)} and fabric.dormant == {}
-    assert age(core, now[0] + 2 * SECOND) == []  # 1:5's time started when the link came back
-    # Carrier back without LLDP (re-cabled to a host, say): after the missed intervals, a host port again.
+    assert rounds(core, now, range(11, 14)) == []  # 1:5's time started when the link came back
+    # Carrier back without LLDP (re-cabled to a host, say): after the missed rounds, a host port again.
     core.port_status(1, 5, deleted=False, down=True)
     now[0] = 20 * SECOND
     core.port_status(1, 5, deleted=False, down=False)
-    assert age(core, now[0] + 3 * SECOND) == []
-    assert age(core, now[0] + 3 * SECOND + 1) == [(1, 5)]
+    assert rounds(core, now, range(20, 24)) == []
+    assert rounds(core, now, range(24, 25)) == [(1, 5)]
     assert fabric.dormant == {} and fabric.port_role(1, 5) == "host"
 
 
@@ -94,7 +102,7 @@ def test_ports_of_a_link_gone_silent_learn_no_host_until_the_link_is_back() -> N
 
     now = [0]
     core = two_switches(now)
-    age(core, 4 * SECOND)  # silent both ways since 0
+    rounds(core, now, range(1, 5))  # silent both ways since 0
     assert core.fabric.links == {} and core.links.quarantine == {(1, 5), (2, 6)}
     request = ArpPacket(ARP_REQUEST, 0x0A, "10.0.0.9", 0, "10.0.0.1", 0x0A, 0xFFFFFFFFFFFF).to_bytes()
     core.packet_in(2, 6, request)  # a host's request that crossed the link
@@ -151,3 +159,20 @@ def test_signed_lldp_replayed_or_stale_teaches_no_link_and_is_counted() -> None:
     core.packet_in(3, 2, late)
     assert (3, 2) not in core.fabric.links
     assert core.links.refused == {"replayed": 1, "stale": 1}
+
+
+def test_a_controller_that_stalled_sent_no_lldp_and_takes_no_link_down_for_it() -> None:
+    now = [0]
+    core = two_switches(now)
+    for second in range(1, 4):  # LLDP rounds each second, both directions heard
+        now[0] = second * SECOND
+        core.tick(now[0])
+        core.packet_in(2, 6, signed(core, 1, 5))
+        core.packet_in(1, 5, signed(core, 2, 6))
+    now[0] = 12 * SECOND  # the loop blocked for 9 s (a long sync): no tick, so no LLDP went out meanwhile
+    core.tick(now[0])
+    assert core.fabric.links == {(1, 5): (2, 6), (2, 6): (1, 5)}
+    for second in (13, 14, 15):  # then rounds again, and the link silent: down after the missed rounds
+        now[0] = second * SECOND
+        core.tick(now[0])
+    assert core.fabric.links == {}
