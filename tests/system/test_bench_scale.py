@@ -16,7 +16,8 @@ def test_quick_scale_bench_measures_changes_and_entries_by_role(tmp_path: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "scale", "--quick", "--out", str(tmp_path), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
-    assert {p.name for p in Path(summary["folder"]).iterdir()} == {"run.log", "runs.csv", "summary.json"}
+    assert {p.name for p in Path(summary["folder"]).iterdir()} == {"run.log", "runs.csv", "summary.json",
+                                                                   "scale.png"}
     (run,) = summary["runs"]
     assert (run["k"], run["switches"], run["hosts"], run["chains"]) == (4, 20, 16, 10)
     for op in ("add", "update", "remove"):

@@ -133,7 +133,7 @@ def _scale(args: argparse.Namespace) -> int:
     from srfabric_tools.bench.scale import run_bench as run_scale
 
     summary, folder = run_scale(args.quick, args.out, print if not args.json else (lambda _: None))
-    return report(args, summary, folder, print_scale, "runs.csv, summary.json")
+    return report(args, summary, folder, print_scale, "runs.csv, summary.json, scale.png")
 
 
 def _capacity_ovs(args: argparse.Namespace) -> int:

@@ -170,7 +170,31 @@ def run_bench(quick: bool, out: str, say: Any = print) -> tuple[dict[str, Any], 
     write_runs(folder / "runs.csv", [flat(r) for r in runs], measured_on)
     summary = summarise(runs, quick, measured_on)
     write_json(folder / "summary.json", summary)
+    plot(runs, folder / "scale.png")
     return summary, folder
+
+
+def plot(runs: list[dict[str, Any]], path: Path) -> None:
+    """Each metric against the number of switches, log-log, one line per chain count."""
+    from srfabric_tools.lab.plot import pyplot, save
+
+    plt = pyplot()
+    figure, axes = plt.subplots(1, 3, figsize=(15, 4.5))
+    metrics = (("cold start (s)", lambda r: r["cold_start_s"]),
+               ("one chain's change, median of add, update, remove (ms)",
+                lambda r: statistics.median(r["add_ms"] + r["update_ms"] + r["remove_ms"])),
+               ("controller peak RSS (MiB)", lambda r: r["rss_mib"]))
+    for ax, (label, value) in zip(axes, metrics, strict=True):
+        for chains in sorted({r["chains"] for r in runs}):
+            mine = sorted((r for r in runs if r["chains"] == chains), key=lambda r: r["switches"])
+            ax.plot([r["switches"] for r in mine], [value(r) for r in mine], "o-", label=f"{chains} chains")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("switches (fat-tree k = 4, 8, 16)")
+        ax.set_ylabel(label)
+        ax.legend(fontsize=8)
+    save(figure, path, "Measured: the controller in its own process, emulated switches with flow tables; each "
+                       "time to the last barrier.")
 
 
 def flat(run: dict[str, Any]) -> dict[str, Any]:
