@@ -80,6 +80,9 @@ async def _measure(k: int, chains: int, repeats: int, log: IO[bytes]) -> dict[st
                 **{f"{op}_ms": [c["ms"] for c in done] for op, done in changes.items()},
                 **{f"{op}_cpu_ms": [c["cpu_ms"] for c in done] for op, done in changes.items()},
                 "waited_for_links_s": max(c["waited_for_links_s"] for done in changes.values() for c in done),
+                # links or hosts the controller learned again after it was ready: each costs routes worked out anew
+                "topology_changes_after_ready": max(c["growth_version"] for done in changes.values() for c in done)
+                - ready["growth_version"],
                 "rss_mib": stats["rss_mib"], "entries_by_role": entries_by_role(fabric)}
     finally:
         fabric.close()

@@ -98,8 +98,10 @@ async def answer(controller: Controller, spec: TopoSpec, request: dict[str, Any]
         await controller.remove_chain(SPARE)
     else:
         return {"error": f"op {op!r} is not add, update, remove or stats"}
+    fabric = controller.fabric
     return {"op": op, "ms": round((time.perf_counter() - begin) * 1000, 3), "cpu_ms": round((cpu_s() - cpu) * 1000, 3),
-            "waited_for_links_s": round(waited, 3)}
+            "waited_for_links_s": round(waited, 3), "topology_version": fabric.topology_version,
+            "growth_version": fabric.growth_version, "links": len(fabric.links) // 2, "hosts": len(fabric.hosts)}
 
 
 async def serve(k: int, chains: int, codec: str) -> None:
@@ -114,7 +116,7 @@ async def serve(k: int, chains: int, codec: str) -> None:
     await controller.sync()
     freeze_heap()
     say(ready=True, links=len(controller.fabric.links) // 2, hosts=len(controller.fabric.hosts),
-        chains=len(controller.chains), cpu_s=round(cpu_s(), 3))
+        chains=len(controller.chains), cpu_s=round(cpu_s(), 3), growth_version=controller.fabric.growth_version)
     reader = asyncio.StreamReader()
     await asyncio.get_running_loop().connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     while line := await reader.readline():
