@@ -75,6 +75,9 @@ async def _measure(k: int, chains: int, repeats: int, log: IO[bytes]) -> dict[st
             for op in CHANGES:
                 changes[op].append(await ask(process, {"op": op}))
         stats = await ask(process, {"op": "stats"})
+        log.flush()
+        log.seek(0)
+        said = log.read().decode(errors="replace")
         return {"k": k, "switches": len(spec.switches), "hosts": len(spec.hosts), "chains": chains,
                 "cold_start_s": round(cold_s, 3), "first_sync_cpu_s": ready["cpu_s"],
                 **{f"{op}_ms": [c["ms"] for c in done] for op, done in changes.items()},
@@ -83,7 +86,11 @@ async def _measure(k: int, chains: int, repeats: int, log: IO[bytes]) -> dict[st
                 # links or hosts the controller learned again after it was ready: each costs routes worked out anew
                 "topology_changes_after_ready": max(c["growth_version"] for done in changes.values() for c in done)
                 - ready["growth_version"],
-                "rss_mib": stats["rss_mib"], "entries_by_role": entries_by_role(fabric)}
+                "rss_mib": stats["rss_mib"], "entries_by_role": entries_by_role(fabric),
+                # links the controller took down for LLDP silence (its log), before and after it was ready
+                "links_aged": said.count("is down: no LLDP"),
+                "topology_version_after_ready": max(c["topology_version"] for done in changes.values() for c in done)
+                - ready["topology_version"]}
     finally:
         fabric.close()
         if process.stdin is not None:

@@ -116,7 +116,8 @@ async def serve(k: int, chains: int, codec: str) -> None:
     await controller.sync()
     freeze_heap()
     say(ready=True, links=len(controller.fabric.links) // 2, hosts=len(controller.fabric.hosts),
-        chains=len(controller.chains), cpu_s=round(cpu_s(), 3), growth_version=controller.fabric.growth_version)
+        chains=len(controller.chains), cpu_s=round(cpu_s(), 3), growth_version=controller.fabric.growth_version,
+        topology_version=controller.fabric.topology_version)
     reader = asyncio.StreamReader()
     await asyncio.get_running_loop().connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     while line := await reader.readline():
