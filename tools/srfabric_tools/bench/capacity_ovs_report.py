@@ -53,7 +53,8 @@ def spread(values: list[float]) -> dict[str, Any]:
 
 
 def summarise(steps: list[OvsStep], quick: bool, measured_on: dict[str, Any], seconds: float,
-              job: str = "fresh", command: str = "srfabric bench capacity-ovs") -> dict[str, Any]:
+              job: str = "fresh", command: str = "srfabric bench capacity-ovs", goal: str = "over_os_ken_on_ovs"
+              ) -> dict[str, Any]:
     repeats = sorted({s.repeat for s in steps})
     names = [name for name in (*STEERINGS, PEER, FAUCET) if any(s.contender == name for s in steps)]
     capacities = {name: spread([capacity(steps, name, r) for r in repeats]) for name in names}
@@ -68,8 +69,7 @@ def summarise(steps: list[OvsStep], quick: bool, measured_on: dict[str, Any], se
     goals: dict[str, Any] = {}
     peer = ratios.get(f"source-routing over {PEER}")
     if peer is not None and job == "fresh":  # the goal's job: every flow needs both controllers
-        key = "over_os_ken_on_tables" if "tables" in command else "over_os_ken_on_ovs"
-        goals[key] = {"ratio": peer["median"], "lower_quartile": peer["lower_quartile"], "goal": GOAL_RATIO,
+        goals[goal] = {"ratio": peer["median"], "lower_quartile": peer["lower_quartile"], "goal": GOAL_RATIO,
                       "runs": len(repeats), "met": peer["lower_quartile"] >= GOAL_RATIO and len(repeats) >= 5}
     return {
         **provenance(measured_on, command),

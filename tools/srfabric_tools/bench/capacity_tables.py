@@ -104,7 +104,8 @@ def run_bench(quick: bool, out: str, say: Callable[[str], None] = print, job: st
     folder = run_folder(out, "capacity-tables" if job == "fresh" else "capacity-tables-learned")
     write_runs(folder / "steps.csv", [s.row() for s in steps], measured_on)
     seconds = QUICK_STEP_SECONDS if quick else STEP_SECONDS
-    summary = summarise(steps, quick, measured_on, seconds, job, "srfabric bench capacity-tables")
+    summary = summarise(steps, quick, measured_on, seconds, job, "srfabric bench capacity-tables",
+                        "over_os_ken_on_tables")
     summary.update(topology=TOPOLOGY, switches=SWITCHES,
                    frames=f"one UDP frame per new flow, random host pair; {JOBS[job]}", setup_time=SETUP_TIME,
                    rates_offered=list(QUICK_RATES if quick else RATES),

@@ -24,9 +24,9 @@ from os_ken.ofproto import ofproto_v1_3 as ofp
 from srfabric.errors import DecodingError, SrfabricError
 from srfabric.model.topo import TopoSpec
 from srfabric.rules.entries import Action, FlowEntry, GroupEntry
-from srfabric.rules.openflow.wire import PACKET_OUT_HEAD
+from srfabric.rules.openflow.wire import HEADER, PACKET_OUT_HEAD
 from srfabric.xdp.of_messages import parse_group_mod, parse_packet_out
-from srfabric_tools.bench.flow_mod_read import CACHED, FlowModReader
+from srfabric_tools.bench.flow_mod_read import CACHED, FIXED, MATCH_AT, FlowModReader
 from srfabric_tools.bench.of_emulator import (
     FLOW_PORT,
     EmulatedFabric,
@@ -40,10 +40,8 @@ from srfabric_tools.bench.peer_following import spanning_tree
 from srfabric_tools.bench.wire_frames import decode, encode
 from srfabric_tools.simulate import FakeSwitch, Packet, SwitchResult
 
-FLOW_MOD_TAIL = struct.Struct("!QQBBHHHIIIH")  # cookie, mask, table, command, idle, hard, priority, ..., flags
-MATCH_AT = 48  # where a flow-mod's ofp_match starts
 FLOW_REMOVED = struct.Struct("!QHBBIIHHQQ")
-MAX_HOPS = 16  # a frame still moving after this many switches is dropped (and counted)
+MAX_HOPS = 16  # a frame still moving after this many switches is dropped
 SPECIAL = {ofp.OFPP_TABLE, ofp.OFPP_FLOOD, ofp.OFPP_ALL, ofp.OFPP_IN_PORT, ofp.OFPP_CONTROLLER}
 
 
@@ -71,10 +69,9 @@ class TableSwitch(EmulatedSwitch):
         assert isinstance(self.fabric, TableFabric)
         try:
             mod = self.fabric.reader.read(raw)
-        except DecodingError:
-            self.fabric.unreadable += 1
+        except DecodingError:  # a switch ignores a flow-mod it cannot read (the frames it meant go unset)
             return
-        cookie, cookie_mask, *_, flags = FLOW_MOD_TAIL.unpack_from(raw, 8)
+        cookie, cookie_mask, *_, flags = FIXED.unpack_from(raw, HEADER.size)
         match_len = struct.unpack_from("!H", raw, MATCH_AT + 2)[0]
         raw_match = raw[MATCH_AT:MATCH_AT + (match_len + 7) // 8 * 8]
         entry, now = mod.entry, self.fabric.clock()
@@ -93,7 +90,6 @@ class TableSwitch(EmulatedSwitch):
         try:
             mod = parse_group_mod(raw)
         except DecodingError:
-            self.fabric.unreadable += 1
             return
         if mod.command == ofp.OFPGC_DELETE:
             self.pipeline.groups.pop(mod.group.group_id, None)
@@ -141,7 +137,6 @@ class TableFabric(EmulatedFabric):
         self.out_actions: dict[bytes, tuple[Action | None, ...]] = {}
         self.tree = spanning_tree(spec)
         self.host_at = {(host.switch, host.port): host for host in spec.hosts.values()}
-        self.unreadable = self.looped = self.dropped = self.packet_ins = 0
         self._sweeper: asyncio.Task[None] | None = None
 
     def make_switch(self, name: str) -> TableSwitch:
@@ -180,7 +175,6 @@ class TableFabric(EmulatedFabric):
             packet, rest = decode(data)
             result = self.switch(switch.name).pipeline.act(actions, packet, in_port)
         except (DecodingError, SrfabricError):
-            self.unreadable += 1
             return
         self._carry(switch.name, in_port, packet, result, rest, 0)
 
@@ -203,8 +197,7 @@ class TableFabric(EmulatedFabric):
             return
         try:
             result = self.switch(name).pipeline.process(packet, in_port)
-        except SrfabricError:  # an action the frame cannot take (a VLAN set on an untagged frame...)
-            self.dropped += 1
+        except SrfabricError:  # an action the frame cannot take (a VLAN set on an untagged frame...): dropped
             return
         self._carry(name, in_port, packet, result, rest, hops)
 
@@ -213,10 +206,7 @@ class TableFabric(EmulatedFabric):
         """Where a switch's actions send a frame: the controller (the frame as it arrived), its own tables,
         other ports."""
         if result.to_controller:
-            self.packet_ins += 1
             self.switches[name].write(packet_in(in_port, encode(arrived, rest)))
-        elif not result.outputs:
-            self.dropped += 1
         for port, sent in result.outputs:
             if port == ofp.OFPP_TABLE:
                 self.arrive(name, in_port, sent, rest, hops)
@@ -240,9 +230,5 @@ class TableFabric(EmulatedFabric):
                     self.tally.setup_ns.append(time.perf_counter_ns() - sent)
             return
         far = self.peer.get((self.spec.switches[name].dpid, port))
-        if far is None:
-            self.dropped += 1
-        elif hops >= MAX_HOPS:
-            self.looped += 1
-        else:
+        if far is not None and hops < MAX_HOPS:  # else it leads nowhere, or has gone round too long: dropped
             asyncio.get_running_loop().call_soon(self.arrive, far[0], far[1], packet, rest, hops + 1)
