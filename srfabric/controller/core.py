@@ -182,7 +182,7 @@ class ControllerCore:
                                              "per flow at hosts' edges only")
         kept = [chain for name, chain in chains.items() if name not in check]
         for name in sorted(check):
-            self.cache.state(self.fabric, kept, [], checked=chains[name])
+            self.cache.check(self.fabric, kept, chains[name])
             kept.append(chains[name])
 
     def check_streams(self, streams: dict[str, SteeredStream], check: Collection[str]) -> None:

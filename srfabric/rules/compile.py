@@ -18,6 +18,7 @@ from srfabric.errors import ModelError, SrfabricError
 from srfabric.model.chain import Chain
 from srfabric.model.fabric import Fabric, ServiceFunction
 from srfabric.model.stream import SteeredStream
+from srfabric.rules.assembly import Assembly, Parts, Placed
 from srfabric.rules.base import TopologyMemo, function_port_entries, topology_tables
 from srfabric.rules.codec_rules import rules_for
 from srfabric.rules.entries import EntryKey, FlowEntry, GroupEntry
@@ -27,7 +28,7 @@ from srfabric.rules.hop_by_hop import STEERING_NAMES, compile_hop_by_hop
 from srfabric.rules.placement import Placement, chain_placement
 from srfabric.rules.proxy import proxy_hint
 from srfabric.rules.streams import stream_entries
-from srfabric.rules.tables import SwitchState, Tables, entry_order, reported
+from srfabric.rules.tables import SwitchState, Tables, as_problem, entry_order, reported
 
 
 class CompileCache:
@@ -59,6 +60,8 @@ class CompileCache:
         self.placements: dict[str, tuple[Chain, int, PlacementKey, Placement]] = {}
         # switch -> (its entries, those entries sorted): a change touches a switch or two, not every one
         self._sorted: dict[int, tuple[dict[EntryKey, FlowEntry], list[FlowEntry]]] = {}
+        self._ports: tuple[int, list[tuple[int, FlowEntry]]] | None = None  # (fabric version, port entries)
+        self._assembly: Assembly | None = None  # the last full tables, put together again where chains change
 
     def _base_tables(self, fabric: Fabric) -> tuple[Tables, list[SrfabricError], set[int]]:
         # Service leaves hold default routes too: the base changes with the SR-unaware functions' switches.
@@ -96,42 +99,88 @@ class CompileCache:
         """
         every = [*chains, *([checked] if checked else [])]
         if self.steering == "hop-by-hop":
-            if streams or checked_streams:
-                raise ModelError("steering", "streams are source-routed; hop-by-hop steering cannot pin them")
-            if checked is not None:
-                found: list[SrfabricError] = []
-                compile_hop_by_hop(fabric, every, found)
-                for problem in found:
-                    if problem.field == f"chain {checked.name}":
-                        raise problem
-            return SwitchState(compile_hop_by_hop(fabric, every, problems))
+            return _hop_by_hop(fabric, every, problems, checked, bool(streams or checked_streams))
         base, base_problems, sre = self._base_tables(fabric)
         if base_problems and problems is None:  # raised as the host's route raised it
             topology_tables(fabric, self.codec, None, self.tt_queue)
-        tables = base.copy()
-        tables.add_all(function_port_entries(fabric, self.rules, self.tt_queue), "service functions")
+        parts = Parts(base, self._port_entries(fabric), tuple(streams))
+        placed = self._placed(fabric, every, sre)
+        plain = problems is not None and checked is None and not checked_streams and not check_all
+        if plain and problems is not None and self._assembly is not None and self._assembly.parts.same(parts):
+            state = self._assembly.entries({chain.name: placed[chain.name] for chain in chains})
+            if state is not None:  # only the changed chains' switches were put together again
+                problems.extend(base_problems)
+                problems.extend(as_problem(error, f"chain {name}") for name, error in _errors(chains, placed))
+                return state
         if problems is not None:
             problems.extend(base_problems)
-        names = {chain.name for chain in every}
-        for name in [name for name in self.placements if name not in names]:
-            del self.placements[name]  # chains that are gone
-        for chain in chains:
-            what = f"chain {chain.name}"
-            with reported(problems, what):
-                placed = self.placement(fabric, chain, sre)
-                tables.add_all(placed.entries, what, placed.groups, check_overlap=check_all,
-                               hint=proxy_hint(fabric, chain) if check_all else "")
+        before = len(problems) if problems is not None else 0
+        tables = self._tables(fabric, parts, chains, placed, problems, check_all)
         if checked is not None:
-            placed = self.placement(fabric, checked, sre)
-            tables.add_all(placed.entries, f"chain {checked.name}", placed.groups, hint=proxy_hint(fabric, checked))
-        for stream in streams:
-            with reported(problems, f"stream {stream.name}"):
-                entries, groups = self.stream_placement(fabric, stream, sre)
-                tables.add_all(entries, f"stream {stream.name}", groups, check_overlap=False)
+            placement = _placement(placed[checked.name])
+            tables.add_all(placement.entries, f"chain {checked.name}", placement.groups,
+                           hint=proxy_hint(fabric, checked))
         for stream in checked_streams:
             entries, groups = self.stream_placement(fabric, stream, sre)
             tables.add_all(entries, f"stream {stream.name}", groups)
-        return SwitchState(self._sorted_entries(tables.entries), tables.sorted_groups())
+        state = SwitchState(self._sorted_entries(tables.entries), tables.sorted_groups())
+        if plain and problems is not None:
+            self._assembly = Assembly.record(parts, {c.name: placed[c.name] for c in chains}, problems[before:],
+                                             tables, state)
+        return state
+
+    def _tables(self, fabric: Fabric, parts: Parts, chains: Sequence[Chain], placed: dict[str, Placed],
+                problems: list[SrfabricError] | None, check_all: bool) -> Tables:
+        """Every switch's tables from scratch: the base, the functions' ports, the chains, then the streams (whose
+        entries ``parts`` keeps)."""
+        tables = parts.base.copy()
+        tables.add_all(parts.ports, "service functions")
+        for chain in chains:
+            what = f"chain {chain.name}"
+            with reported(problems, what):
+                placement = _placement(placed[chain.name])
+                tables.add_all(placement.entries, what, placement.groups, check_overlap=check_all,
+                               hint=proxy_hint(fabric, chain) if check_all else "")
+        sre = self._base_tables(fabric)[2]
+        for stream in parts.streams:
+            with reported(problems, f"stream {stream.name}"):
+                entries, groups = self.stream_placement(fabric, stream, sre)
+                tables.add_all(entries, f"stream {stream.name}", groups, check_overlap=False)
+                parts.stream_entries += entries
+                parts.stream_groups += groups
+        return tables
+
+    def check(self, fabric: Fabric, chains: Sequence[Chain], new: Chain) -> None:
+        """Raise if ``new`` cannot be routed beside ``chains`` or conflicts with them (``state``'s ``checked``),
+        on the new chain's switches alone when the last tables hold exactly ``chains`` and no stream."""
+        if self.steering != "hop-by-hop" and self._assembly is not None:
+            base, _, sre = self._base_tables(fabric)
+            if self._assembly.parts.same(Parts(base, self._port_entries(fabric))):
+                placed = self._placed(fabric, [*chains, new], sre)
+                placement = _placement(placed[new.name])
+                kept = {chain.name: placed[chain.name] for chain in chains}
+                if self._assembly.check(kept, placement, f"chain {new.name}", proxy_hint(fabric, new)):
+                    return
+        self.state(fabric, chains, [], checked=new)
+
+    def _port_entries(self, fabric: Fabric) -> list[tuple[int, FlowEntry]]:
+        """The service functions' port entries, kept per fabric version (the same objects while it stands)."""
+        if self._ports is None or self._ports[0] != fabric.version:
+            self._ports = (fabric.version, function_port_entries(fabric, self.rules, self.tt_queue))
+        return self._ports[1]
+
+    def _placed(self, fabric: Fabric, chains: Sequence[Chain], sre: set[int]) -> dict[str, Placed]:
+        """Each chain's placement, or the error that kept it from one; the placements of chains gone are dropped."""
+        names = {chain.name for chain in chains}
+        for name in [name for name in self.placements if name not in names]:
+            del self.placements[name]
+        placed: dict[str, Placed] = {}
+        for chain in chains:
+            try:
+                placed[chain.name] = self.placement(fabric, chain, sre)
+            except SrfabricError as error:
+                placed[chain.name] = error
+        return placed
 
     def stream_placement(self, fabric: Fabric, stream: SteeredStream, sre: set[int]
                          ) -> tuple[list[tuple[int, FlowEntry]], list[tuple[int, GroupEntry]]]:
@@ -191,3 +240,29 @@ def compile_fabric(fabric: Fabric, chains: Sequence[Chain], codec: str, problems
     11
     """
     return compile_state(fabric, chains, codec, problems, steering).entries
+
+
+def _placement(placed: Placed) -> Placement:
+    """A chain's placement; its error (raised afresh) when it has none."""
+    if isinstance(placed, Placement):
+        return placed
+    raise type(placed)(placed.field, placed.message)
+
+
+def _errors(chains: Sequence[Chain], placed: dict[str, Placed]) -> list[tuple[str, SrfabricError]]:
+    """The chains that have no placement, in order, with why."""
+    return [(chain.name, error) for chain in chains if isinstance(error := placed[chain.name], SrfabricError)]
+
+
+def _hop_by_hop(fabric: Fabric, chains: list[Chain], problems: list[SrfabricError] | None, checked: Chain | None,
+                streams: bool) -> SwitchState:
+    """Hop-by-hop steering's tables (``compile_hop_by_hop``): chains only."""
+    if streams:
+        raise ModelError("steering", "streams are source-routed; hop-by-hop steering cannot pin them")
+    if checked is not None:
+        found: list[SrfabricError] = []
+        compile_hop_by_hop(fabric, chains, found)
+        for problem in found:
+            if problem.field == f"chain {checked.name}":
+                raise problem
+    return SwitchState(compile_hop_by_hop(fabric, chains, problems))

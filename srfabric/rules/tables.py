@@ -96,7 +96,12 @@ def reported(problems: list[SrfabricError] | None, what: str) -> Iterator[None]:
     except SrfabricError as error:
         if problems is None:
             raise
-        problems.append(type(error)(what, error.message if error.field == what else str(error)))
+        problems.append(as_problem(error, what))
+
+
+def as_problem(error: SrfabricError, what: str) -> SrfabricError:
+    """``error`` as the problem of ``what`` (its own message when it already names it)."""
+    return type(error)(what, error.message if error.field == what else str(error))
 
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from srfabric.errors import SrfabricError
+from srfabric.model.chain import Chain, FlowClassifier
 from srfabric.model.fabric import Host, ServiceFunction
 from srfabric.rules import compile as compile_engine
 from srfabric.rules.compile import CompileCache, compile_state
@@ -78,3 +80,45 @@ def test_switches_a_change_does_not_touch_keep_their_sorted_lists() -> None:
     assert after == compile_state(fabric, chains, "mac-nibble")
     assert after.entries[edge] is not before[edge]
     assert all(after.entries[dpid] is before[dpid] for dpid in before if dpid != edge)
+
+
+def _full(fabric, chains, codec: str = "mac-nibble"):
+    problems: list = []
+    state = CompileCache(codec).state(fabric, chains, problems)
+    return state, [str(problem) for problem in problems]
+
+
+def test_chain_changes_rebuild_only_their_switches_and_give_the_full_compile() -> None:
+    fabric, chains = demo_fabric(), sfp_chains(3)
+    cache = CompileCache("mac-nibble")
+    first = cache.state(fabric, chains, [])
+    spare = Chain("spare", FlowClassifier(protocol="udp", destination_port_range=(6000, 6000)), ("v3",), "h2", "h15", 9)
+    moved = Chain("spare", spare.classifier, ("v7",), "h2", "h15", 9)
+    lost = Chain("lost", FlowClassifier(protocol="udp"), (), "h1", "nobody", 10)  # its destination is unknown
+    twin = Chain("twin", sfp_chains(1)[0].classifier, ("v5",), "h1", "h16", 11)  # SFP1's classifier at h1
+    steps = [chains + [spare], chains + [moved], chains + [moved, lost], chains + [lost], chains, chains + [twin],
+             chains]
+    for step in steps:
+        problems: list = []
+        state = cache.state(fabric, step, problems)
+        assert (state, [str(problem) for problem in problems]) == _full(fabric, step)
+    # Only the spare chain's switches were put together again: every other switch keeps its very list.
+    again = cache.state(fabric, chains + [spare], [])
+    spare_switches = {dpid for dpid, _ in cache.placements["spare"][3].entries}
+    assert all(again.entries[dpid] is first.entries[dpid] for dpid in first.entries if dpid not in spare_switches)
+
+
+def test_a_new_chain_is_checked_on_its_switches_as_against_the_full_tables() -> None:
+    fabric, chains = demo_fabric(), sfp_chains(3)
+    cache = CompileCache("mac-nibble")
+    cache.state(fabric, chains, [])
+    twin = Chain("twin", sfp_chains(1)[0].classifier, ("v5",), "h1", "h16", 11)
+    with pytest.raises(SrfabricError) as quick:
+        cache.check(fabric, chains, twin)
+    with pytest.raises(SrfabricError) as full:
+        CompileCache("mac-nibble").state(fabric, chains, [], checked=twin)
+    assert str(quick.value) == str(full.value) and "conflicts" in str(quick.value)
+    cache.check(fabric, chains, Chain("fine", FlowClassifier(protocol="udp", destination_port_range=(7000, 7000)),
+                                      ("v2",), "h3", "h9", 12))
+    with pytest.raises(SrfabricError, match="nobody"):
+        cache.check(fabric, chains, Chain("lost", FlowClassifier(protocol="udp"), (), "h1", "nobody", 10))
