@@ -19,7 +19,7 @@ from typing import Any
 
 from srfabric.errors import ModelError
 from srfabric.tsn.gates.gcl import GateEntry, PortGcl
-from srfabric.tsn.gates.render import TAPRIO_BASE_DELAY_NS, to_taprio
+from srfabric.tsn.gates.render import to_taprio
 
 Runner = Callable[[list[str], str | None], tuple[int, str]]
 
@@ -99,16 +99,15 @@ def _taprio_refusal(output: str) -> str:
 
 
 def parse_taprio_show(output: str) -> dict[str, Any]:
-    """``tc -j qdisc show`` of a taprio root as {"oper": (base time, entries), "admin": ...}, each base time as
-    srfabric asked for it (taprio's less ``TAPRIO_BASE_DELAY_NS``, which :func:`to_taprio` added).
+    """``tc -j qdisc show`` of a taprio root as {"oper": (base time, entries), "admin": ...}.
 
-    >>> show = '[{"kind":"taprio","options":{"base_time":6,"cycle_time":9,"schedule":[{"index":0,"cmd":"S",'
-    >>> show += '"gatemask":"0x2","interval":9}],"admin":{"base_time":19,"schedule":[]}}}]'
+    >>> show = '[{"kind":"taprio","options":{"base_time":5,"cycle_time":9,"schedule":[{"index":0,"cmd":"S",'
+    >>> show += '"gatemask":"0x2","interval":9}],"admin":{"base_time":18,"schedule":[]}}}]'
     >>> parse_taprio_show(show)
     {'oper': (5, [GateEntry(mask=2, duration_ns=9)]), 'admin': (18, [])}
     >>> parse_taprio_show(show.replace('"admin":', ''))["admin"]  # as iproute2 6.1 prints it
     (18, [])
-    >>> parse_taprio_show('[{"kind":"taprio","options":{"tc":2,{"base_time":8,"schedule":[]}}}]')
+    >>> parse_taprio_show('[{"kind":"taprio","options":{"tc":2,{"base_time":7,"schedule":[]}}}]')
     {'admin': (7, [])}
     """
     try:
@@ -128,5 +127,5 @@ def parse_taprio_show(output: str) -> dict[str, Any]:
     for name, part in (("oper", options), ("admin", options.get("admin"))):
         if part and "schedule" in part:
             entries = [GateEntry(int(str(e["gatemask"]), 0), int(e["interval"])) for e in part["schedule"]]
-            shown[name] = (int(part.get("base_time", 0)) - TAPRIO_BASE_DELAY_NS, entries)
+            shown[name] = (int(part.get("base_time", 0)), entries)
     return shown

@@ -23,11 +23,6 @@ from srfabric.tsn.gates.gcl import U32, GateEntry, PortGcl
 
 TT_PRIORITY = 7  # 802.1Q PCP of time-triggered frames
 SCHED = "ieee802-dot1q-sched"
-# Linux 6.1's taprio switches to a waiting schedule as soon as the *next* entry of the running one would end at or
-# after the new base time, so a base time on an entry boundary (a cycle boundary: every change's) cuts the old
-# list's last entry short and opens the new first entry that early (upstream: "net/sched: taprio: fix too early
-# schedules switching"). Handed a base 1 ns later, taprio switches exactly on the boundary; parsers take it back.
-TAPRIO_BASE_DELAY_NS = 1
 
 
 def priority_map(tt_class: int, be_class: int, tt_priority: int = TT_PRIORITY) -> list[int]:
@@ -49,15 +44,14 @@ def u32_entries(entries: list[GateEntry]) -> list[GateEntry]:
 
 
 def to_taprio(gcl: PortGcl, tt_priority: int = TT_PRIORITY) -> str:
-    """A ``tc qdisc replace ... taprio`` command (software mode, CLOCK_TAI) for ``gcl``, its base time
-    ``TAPRIO_BASE_DELAY_NS`` late so that taprio switches on the list's boundary."""
+    """A ``tc qdisc replace ... taprio`` command (software mode, CLOCK_TAI) for ``gcl``."""
     classes = max(gcl.tt_class, gcl.be_class) + 1
     words = [
         "tc", "qdisc", "replace", "dev", gcl.interface, "parent", "root", "handle", "100", "taprio",
         "num_tc", str(classes),
         "map", *map(str, priority_map(gcl.tt_class, gcl.be_class, tt_priority)),
         "queues", *(f"1@{tc}" for tc in range(classes)),
-        "base-time", str(gcl.base_time_ns + TAPRIO_BASE_DELAY_NS),
+        "base-time", str(gcl.base_time_ns),
     ]
     for entry in u32_entries(gcl.entries):
         words += ["sched-entry", "S", f"{entry.mask:02x}", str(entry.duration_ns)]
@@ -70,7 +64,7 @@ def parse_taprio(command: str) -> PortGcl:
     words = shlex.split(command)
     try:
         interface = words[words.index("dev") + 1]
-        base_time = int(words[words.index("base-time") + 1]) - TAPRIO_BASE_DELAY_NS
+        base_time = int(words[words.index("base-time") + 1])
         mapping = [int(w) for w in words[words.index("map") + 1 : words.index("map") + 17]]
         entries = []
         for at, word in enumerate(words):

@@ -57,27 +57,6 @@ def test_taprio_round_trip() -> None:
         assert " map 0 0 0 0 0 0 0 1 0 0 0 0 0 0 0 0 " in command and "clockid CLOCK_TAI" in command
 
 
-def _linux61_switch_ns(entries: list[GateEntry], old_base_ns: int, new_base_ns: int) -> int:
-    """When Linux 6.1's taprio leaves the running list for one waiting at ``new_base_ns``: at the end of each entry
-    it switches if the *next* entry would end at or after the new base time (``advance_sched``)."""
-    at, index = old_base_ns, 0
-    while True:
-        at += entries[index].duration_ns
-        index = (index + 1) % len(entries)
-        if new_base_ns <= at + entries[index].duration_ns:
-            return at
-
-
-def test_taprio_gets_a_base_that_makes_linux_61_switch_on_the_boundary() -> None:
-    entries = windows_to_entries([(0, 100), (500, 600)], cycle_ns=1000, guard_ns=50, tt_mask=2, be_mask=1)
-    boundary = 3 * 1000  # a change's base time: a common cycle boundary
-    gcl = build_gcls(_schedule(), base_time_ns=boundary)[0]
-    asked = int(to_taprio(gcl).split(" base-time ")[1].split()[0])
-    assert asked == boundary + 1 and parse_taprio(to_taprio(gcl)).base_time_ns == boundary
-    assert _linux61_switch_ns(entries, 0, asked) == boundary
-    assert _linux61_switch_ns(entries, 0, boundary) == boundary - 50  # the old list's guard band cut short
-
-
 def test_yang_round_trip_and_shape() -> None:
     gcls = build_gcls(_schedule(), base_time_ns=2_000_000_123)
     document = to_yang(gcls)
