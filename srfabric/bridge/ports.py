@@ -10,6 +10,7 @@ from typing import Protocol
 from srfabric.errors import ModelError
 from srfabric.tsn.gates.gcl import PortGcl
 from srfabric.tsn.gates.render import to_taprio
+from srfabric.tsn.gates.switch_over import for_taprio
 
 
 class PortDriver(Protocol):
@@ -30,11 +31,16 @@ class TaprioPorts:
 
     def __init__(self, timeout_s: float = 10.0) -> None:
         self.timeout_s = timeout_s
+        self.running: dict[str, PortGcl] = {}  # interface -> the list it was last given (as committed)
 
     def apply(self, gcl: PortGcl) -> None:
-        self._tc(to_taprio(gcl).split()[1:], gcl.interface)
+        """The list, started where it agrees with the one the port runs (``switch_over``: taprio's switch-over then
+        opens no gate early)."""
+        self._tc(to_taprio(for_taprio(self.running.get(gcl.interface), gcl)).split()[1:], gcl.interface)
+        self.running[gcl.interface] = gcl
 
     def release(self, interface: str) -> None:
+        self.running.pop(interface, None)
         with contextlib.suppress(ModelError):  # no taprio was there
             self._tc(["qdisc", "del", "dev", interface, "root"], interface)
 

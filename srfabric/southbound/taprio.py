@@ -20,6 +20,7 @@ from typing import Any
 from srfabric.errors import ModelError
 from srfabric.tsn.gates.gcl import GateEntry, PortGcl
 from srfabric.tsn.gates.render import to_taprio
+from srfabric.tsn.gates.switch_over import for_taprio
 
 Runner = Callable[[list[str], str | None], tuple[int, str]]
 
@@ -42,6 +43,8 @@ class TaprioGates:
         self.run = run
         self.net = net
         self.ports: dict[str, PortGcl] = {}
+        # interface -> its last two lists as taprio got them and as they were asked for (``switch_over``)
+        self.given: dict[str, list[tuple[PortGcl, PortGcl]]] = {}
 
     def ready(self) -> None:
         """Refuse a host without ``tc``; running it once also brings it into memory before the first change
@@ -68,7 +71,10 @@ class TaprioGates:
         batch are in place, and remembered, so that the next apply frees or replaces them."""
         self.check(gcls)
         gone = sorted(set(self.ports) - {gcl.interface for gcl in gcls})
-        lines = [to_taprio(gcl).removeprefix("tc ") for gcl in gcls] + [f"qdisc del dev {port} root" for port in gone]
+        taken = [for_taprio(self.ports.get(gcl.interface), gcl) for gcl in gcls]
+        for gcl, given in zip(gcls, taken, strict=True):  # so that ``read`` shows oper and admin as asked for
+            self.given[gcl.interface] = [*self.given.get(gcl.interface, [])[-1:], (given, gcl)]
+        lines = [to_taprio(given).removeprefix("tc ") for given in taken] + [f"qdisc del dev {p} root" for p in gone]
         if not lines:
             return
         code, output = self.run(["tc", "-force", "-batch", "-"], "\n".join(lines) + "\n")
@@ -88,7 +94,12 @@ class TaprioGates:
         code, output = self.run(["tc", "-j", "qdisc", "show", "dev", interface, "root"], None)
         if code:
             raise ModelError(f"port {interface}", output.strip())
-        return parse_taprio_show(output)
+        shown = parse_taprio_show(output)
+        for kind, (base, entries) in shown.items():  # a list started where it met the old one: as it was asked for
+            for given, asked in self.given.get(interface, []):
+                if (given.base_time_ns, given.entries) == (base, entries):
+                    shown[kind] = (asked.base_time_ns, asked.entries)
+        return shown
 
 
 def _taprio_refusal(output: str) -> str:
