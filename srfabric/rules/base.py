@@ -6,7 +6,7 @@ Pure: no I/O.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from srfabric.errors import SrfabricError
 from srfabric.model.fabric import Fabric
@@ -25,8 +25,10 @@ from srfabric.rules.entries import (
 from srfabric.rules.gateway import gateway_edge_entries, gateway_route_entries
 from srfabric.rules.headers import (
     IPV6_ROUTES,
+    PathletSteps,
     host_addresses,
     host_route_entries,
+    pathlet_steps,
     route_group_ids,
     route_ingresses,
     sre_switches,
@@ -136,6 +138,28 @@ def crossed(fabric: Fabric, routes: list[Route]) -> frozenset[tuple[int, int]]:
                      if (end := (hop.dpid, hop.port)) in fabric.links)
 
 
+class SwitchRoutes:
+    """The default routes' paths and headers by (ingress, destination switch), worked out once for all the hosts
+    of a switch in one ``topology_tables`` call: their routes differ only in the port that delivers."""
+
+    def __init__(self, rules: CodecRules, sre: set[int]) -> None:
+        self.rules, self.sre = rules, sre
+        self.found: dict[tuple[int, int], tuple[Route, PathletSteps, PathletSteps]] = {}
+
+    def steps(self, fabric: Fabric, ingress: int, host: str, what: str) -> tuple[Route, PathletSteps, PathletSteps]:
+        """``host``'s route from ``ingress``, and its headers for IPv4 and IPv6 frames (an error, naming
+        ``what``, is raised for each host afresh)."""
+        destination = fabric.hosts[host]
+        key = (ingress, destination.dpid)
+        found = self.found.get(key)
+        if found is None:
+            route = host_route(fabric, (ingress, 0), host)
+            found = self.found[key] = (route, pathlet_steps(route, self.rules, self.sre, what),
+                                       pathlet_steps(route, self.rules, self.sre, what, ipv6=True))
+        route, v4, v6 = found
+        return replace(route, delivery=(destination.dpid, destination.port)), v4, v6
+
+
 @dataclass
 class TopologyMemo:
     """What ``topology_tables`` worked out last time, kept while only links were lost since: each switch's
@@ -179,6 +203,7 @@ def topology_tables(fabric: Fabric, codec: str, problems: list[SrfabricError] | 
         tables.add_all([(dpid, entry) for entry in kept[1]], "fabric")
     ingress = sorted(route_ingresses(fabric) & fabric.switches.keys())
     group_ids = route_group_ids(fabric)
+    shared = SwitchRoutes(rules, sre)
     for host in sorted(fabric.hosts.values(), key=lambda h: h.name):
         what = f"host {host.name}"
         dst, *dst6 = host_addresses(host, "dst")  # its IPv4 address, then its IPv6 ones
@@ -191,10 +216,10 @@ def topology_tables(fabric: Fabric, codec: str, problems: list[SrfabricError] | 
             found = memo.routes.get((host.name, dpid))
             if found is None or not found[2] <= fabric.links.keys():
                 try:
-                    route = host_route(fabric, (dpid, 0), host.name)
-                    v4 = host_route_entries(route, [dst], rules, sre, group_ids[host.dpid], what)
+                    route, v4_steps, v6_steps = shared.steps(fabric, dpid, host.name, what)
+                    v4 = host_route_entries(route, [dst], rules, sre, group_ids[host.dpid], what, steps=v4_steps)
                     v6 = host_route_entries(route, dst6, rules, sre, group_ids[host.dpid] | IPV6_ROUTES, what,
-                                            ipv6=True)  # a group of its own: an MPLS header says which family
+                                            ipv6=True, steps=v6_steps)  # a group of its own: the MPLS header
                 except SrfabricError as error:
                     if problems is None:
                         raise

@@ -173,16 +173,20 @@ def route_group_ids(fabric: Fabric) -> dict[int, int]:
 
 def host_route_entries(
     route: Route, dsts: list[Match], rules: CodecRules, sre: set[int], group_id: int, what: str, raise_by: int = 0,
-    ipv6: bool = False,
+    ipv6: bool = False, steps: PathletSteps | None = None,
 ) -> tuple[list[tuple[int, FlowEntry]], list[tuple[int, GroupEntry]]]:
     """A default route's entries: at the ingress, each of the host's matches (``dsts``: its IPv4 address, or
     with ``ipv6`` its IPv6 ones) hands the frame to an indirect group that writes the first header, one group
     per destination switch (and family); the group is what changes when the way there does, so a repair
     rewrites one group per (ingress, destination switch), not one entry per host.
 
-    Every host of a switch shares its group: the header ends at that switch, which delivers by address.
+    Every host of a switch shares its group: the header ends at that switch, which delivers by address. So do
+    its route's ``pathlet_steps``: a caller that routes many hosts may pass them (``steps``) instead of having
+    them worked out for each host.
     """
-    placed = route_entries(route, dsts, rules, sre, Kind.ROUTE, 0, what, raise_by=raise_by, ipv6=ipv6)
+    if steps is None:
+        steps = pathlet_steps(route, rules, sre, what, ipv6)
+    placed = steps_entries(route, steps, dsts, Kind.ROUTE, 0, raise_by=raise_by)
     if not route.hops or not dsts:
         return placed, []
     ingress, first = placed[0]
