@@ -47,9 +47,9 @@ class Reconciler:
         self.flow_mods: dict[int, int] = {}  # flow-mods (adds, deletes) and group-mods each switch got since the start
         self.flow_mod_kinds: dict[tuple[int, str], int] = {}  # the same by (switch, entry kind)
         # The last confirmed push per switch: (entries, groups, the held dicts it left). A sync that wants the same
-        # again skips the switch without working out the difference entry by entry. A read-back replaces the
-        # held dicts (so the switch is compared again); a reactive entry is added to them in place, but it joins
-        # the controller's flows, and so the wanted list, at the same moment.
+        # again skips the switch; one that wants a little more or less looks only at the entries that are not
+        # the very ones confirmed (``_since``). A read-back replaces the held dicts, and a reactive entry sent
+        # outside a sync drops the record, so the switch is compared entry by entry again.
         self.last: dict[int, tuple[list[FlowEntry], list[GroupEntry], Held, HeldGroups]] = {}
 
     def held(self, dpid: int, entries: Held, groups: HeldGroups) -> None:
@@ -61,16 +61,18 @@ class Reconciler:
         """What to send ``dpid`` so that it holds ``desired_list`` and ``desired_groups``; None when it does."""
         last = self.last.get(dpid)
         if (last is not None and last[2] is self.installed.get(dpid) and last[3] is self.installed_groups.get(dpid)
-                and last[0] == desired_list and last[1] == desired_groups):
-            return None  # list equality meets the same entry objects first: cheap when nothing changed
-        desired = {entry.key: entry for entry in desired_list}
-        cookies = {key: wire_cookie(entry) for key, entry in desired.items()}
+                and (last[0] is desired_list or last[0] == desired_list)
+                and (last[1] is desired_groups or last[1] == desired_groups)):
+            return None  # the compile cache hands an unchanged switch its very list again
         current = self.installed.setdefault(dpid, {})
-        removed = [key for key in current if key not in desired]
-        added = [entry for key, entry in desired.items() if current.get(key) != cookies[key]]
+        if last is not None and last[2] is current:
+            cookies, removed, added = _since(last[0], desired_list, current)
+        else:
+            cookies, removed, added = _between(current, desired_list)
         groups = {group.group_id: group for group in desired_groups}
         current_groups = self.installed_groups.setdefault(dpid, {})
-        changed = [group for gid, group in groups.items() if current_groups.get(gid, False) != group]
+        changed = [group for gid, group in groups.items()
+                   if (held := current_groups.get(gid, False)) is not group and held != group]
         dropped = [gid for gid in current_groups if gid not in groups]
         if not removed and not added and not changed and not dropped:
             self.last[dpid] = (desired_list, desired_groups, current, current_groups)
@@ -106,8 +108,10 @@ class Reconciler:
                                             **{group.group_id: group for group in push.changed}}
 
     def add(self, dpid: int, key: EntryKey, cookie: int) -> None:
-        """A reactive entry sent outside a sync."""
+        """A reactive entry sent outside a sync: the switch holds more than was last confirmed (``_since`` no
+        longer applies to it)."""
         self.installed.setdefault(dpid, {})[key] = cookie
+        self.last.pop(dpid, None)
 
     def forget(self, dpid: int, key: EntryKey) -> None:
         """An entry the switch let go (idle): what it holds is no longer what was last confirmed."""
@@ -119,3 +123,29 @@ class Reconciler:
 
     def count_kind(self, dpid: int, kind: str, messages: int = 1) -> None:
         self.flow_mod_kinds[(dpid, kind)] = self.flow_mod_kinds.get((dpid, kind), 0) + messages
+
+
+def _between(current: Held, desired_list: list[FlowEntry]) -> tuple[Held, list[EntryKey], list[FlowEntry]]:
+    """What a switch holding ``current`` should hold, the keys to delete and the entries to add."""
+    desired = {entry.key: entry for entry in desired_list}
+    cookies = {key: wire_cookie(entry) for key, entry in desired.items()}
+    removed = [key for key in current if key not in desired]
+    added = [entry for key, entry in desired.items() if current.get(key) != cookies[key]]
+    return cookies, removed, added
+
+
+def _since(confirmed: list[FlowEntry], desired_list: list[FlowEntry], current: Held
+           ) -> tuple[Held, list[EntryKey], list[FlowEntry]]:
+    """``_between`` for a switch that holds exactly ``confirmed`` (as ``current`` says): only the entries that are
+    not the very ones confirmed are looked at, so a change costs what it changes, not what the switch holds."""
+    kept_ids, wanted_ids = {id(entry) for entry in confirmed}, {id(entry) for entry in desired_list}
+    gone = [entry for entry in confirmed if id(entry) not in wanted_ids]
+    new = [entry for entry in desired_list if id(entry) not in kept_ids]
+    cookies = dict(current)
+    for entry in gone:
+        cookies.pop(entry.key, None)
+    for entry in new:
+        cookies[entry.key] = wire_cookie(entry)
+    removed = [entry.key for entry in gone if entry.key not in cookies]
+    added = [entry for entry in new if current.get(entry.key) != cookies[entry.key]]
+    return cookies, removed, added

@@ -85,16 +85,15 @@ class Assembly:
         """The tables for chains placed as ``placed`` (the same parts): the changed chains' switches rebuilt,
         every other switch's lists kept (the very objects, so a reconciler sees them unchanged at once). None when
         a rebuilt switch would hold two different entries with one key."""
+        changed = {name for name in self.placed.keys() | placed.keys() if self.placed.get(name) is not placed.get(name)}
         dirty: set[int] = set()
-        for name in self.placed.keys() | placed.keys():
-            old, new = self.placed.get(name), placed.get(name)
-            if old is not new:
-                dirty |= switches_of(old) | switches_of(new)
+        for name in changed:
+            dirty |= switches_of(self.placed.get(name)) | switches_of(placed.get(name))
         if not dirty:
             return SwitchState(dict(self.sorted), dict(self.groups))
-        by_switch = {dpid: {name for name in self.by_switch.get(dpid, ()) if name in placed} for dpid in dirty}
-        for name, placement in placed.items():
-            for dpid in switches_of(placement) & dirty:
+        by_switch = {dpid: {name for name in self.by_switch.get(dpid, ()) if name not in changed} for dpid in dirty}
+        for name in changed:  # a changed chain's switches are all dirty: its old ones and its new ones
+            for dpid in switches_of(placed.get(name)):
                 by_switch[dpid].add(name)
         rebuilt = {}
         for dpid in dirty:

@@ -74,7 +74,7 @@ class CompileCache:
 
     def placement(self, fabric: Fabric, chain: Chain, sre: set[int] | None = None) -> Placement:
         kept = self.placements.get(chain.name)
-        if kept is not None and kept[0] != chain:
+        if kept is not None and kept[0] is not chain and kept[0] != chain:
             kept = None  # the chain itself changed
         if kept is not None and kept[1] == fabric.version:
             return kept[3]  # nothing changed since: no need to work out the key
