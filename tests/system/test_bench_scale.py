@@ -1,6 +1,7 @@
 """``srfabric bench scale --quick``: a controller in a process of its own discovers a k=4 fat-tree of emulated
 switches with flow tables, holding ten chains from the start; a chain is added, updated and removed, each to its
-last barrier; transit switches hold the same entries whatever the chains. No root needed."""
+last barrier; two links are cut, each repaired to its last barrier; transit switches hold the same entries
+whatever the chains. No root needed."""
 
 from __future__ import annotations
 
@@ -26,3 +27,6 @@ def test_quick_scale_bench_measures_changes_and_entries_by_role(tmp_path: Path,
     assert roles["core"]["min"] == roles["core"]["max"] and roles["aggregation"]["min"] == roles["aggregation"]["max"]
     assert roles["edge"]["max"] > roles["core"]["max"]  # the chains' state sits at the edges only
     assert "chain_change_k4_ms" in summary and run["rss_mib"] > 0
+    # Two uplinks cut, each repaired to its last barrier: the edges' routes and chains move, nothing else needs to.
+    assert len(run["repair_ms"]) == 2 and all(ms > 0 for ms in run["repair_ms"])
+    assert all(mods > 0 for mods in run["repair_flow_mods"]) and "repair_k4_ms" in summary

@@ -201,6 +201,18 @@ class EmulatedFabric:
     def make_switch(self, name: str) -> EmulatedSwitch:
         return EmulatedSwitch(self, name)
 
+    def cut(self, name: str, port: int) -> None:
+        """The link on ``name``'s ``port`` goes dark: nothing crosses it any more, and both its ends say so to the
+        controller (a port status, link down), as Open vSwitch does when a veth's peer goes."""
+        dpid = self.spec.switches[name].dpid
+        far = self.peer.pop((dpid, port))
+        self.peer.pop((self.spec.switches[far[0]].dpid, far[1]), None)
+        for end, number in ((name, port), far):
+            mac = ((self.spec.switches[end].dpid << 8 | number) & 0xFFFFFFFFFFFF | 0x020000000000).to_bytes(6, "big")
+            desc = PORT.pack(number, mac, f"{end}-eth{number}".encode(), 0, ofp.OFPPS_LINK_DOWN, 0, 0, 0, 0,
+                             10_000_000, 10_000_000)
+            self.switches[end].write(message(ofp.OFPT_PORT_STATUS, 0, struct.pack("!B7x", ofp.OFPPR_MODIFY) + desc))
+
     def packet_in_of(self, in_port: int, frame: bytes) -> bytes:
         return packet_in(in_port, frame)
 

@@ -7,6 +7,8 @@ with real flow tables (``table_fabric``) on the other CPU. Measured, each to the
   (LLDP discovery included: one round per second);
 - one chain added, updated (through another function) and removed, each ``REPEATS`` times: wall time and the
   controller's CPU time;
+- ``REPEATS`` links cut, one after another (each an uplink of another edge switch): from the port status to the
+  repair's last barrier, and the flow-mods the repair took;
 - the controller's peak RSS, and the entries each switch holds, by role (source routing's promise: transit
   switches hold a fixed set, only edges hold per-chain state).
 Each metric's growth against the number of switches is fitted as a power law (the slope on log-log axes).
@@ -74,6 +76,7 @@ async def _measure(k: int, chains: int, repeats: int, log: IO[bytes]) -> dict[st
         for _ in range(repeats):
             for op in CHANGES:
                 changes[op].append(await ask(process, {"op": op}))
+        repairs = await cuts(fabric, process, repeats)
         stats = await ask(process, {"op": "stats"})
         log.flush()
         log.seek(0)
@@ -86,6 +89,7 @@ async def _measure(k: int, chains: int, repeats: int, log: IO[bytes]) -> dict[st
                 # links or hosts the controller learned again after it was ready: each costs routes worked out anew
                 "topology_changes_after_ready": max(c["growth_version"] for done in changes.values() for c in done)
                 - ready["growth_version"],
+                "repair_ms": [r["ms"] for r in repairs], "repair_flow_mods": [r["flow_mods"] for r in repairs],
                 "rss_mib": stats["rss_mib"], "entries_by_role": entries_by_role(fabric),
                 # links the controller took down for LLDP silence (its log), before and after it was ready
                 "links_aged": said.count("is down: no LLDP"),
@@ -100,6 +104,24 @@ async def _measure(k: int, chains: int, repeats: int, log: IO[bytes]) -> dict[st
         except TimeoutError:
             process.kill()
             await process.wait()
+
+
+async def cuts(fabric: TableFabric, process: asyncio.subprocess.Process, count: int) -> list[dict[str, float]]:
+    """``count`` links cut one after another, each an uplink of another edge switch (chains and default routes
+    cross it): from the cut to the repair's last barrier, and the flow-mods the repair took."""
+    edges = sorted(name for name, switch in fabric.spec.switches.items() if switch.role == "edge")
+    links = len(fabric.spec.links)
+    done = []
+    for edge in edges[:: max(1, len(edges) // count)][:count]:
+        port = min(link.a_port if link.a == edge else link.b_port for link in fabric.spec.links
+                   if edge in (link.a, link.b))
+        before = (await ask(process, {"op": "stats"}))["flow_mods"]
+        begin = time.perf_counter()
+        fabric.cut(edge, port)
+        links -= 1
+        settled = await ask(process, {"op": "settled", "links": links})
+        done.append({"ms": round((time.perf_counter() - begin) * 1000, 3), "flow_mods": settled["flow_mods"] - before})
+    return done
 
 
 async def ask(process: asyncio.subprocess.Process, request: dict[str, Any]) -> dict[str, Any]:
@@ -146,6 +168,8 @@ def summarise(runs: list[dict[str, Any]], quick: bool, measured_on: dict[str, An
     curves = {f"{op}_ms": growth([(r["switches"], median_of(r[f"{op}_ms"])["median"]) for r in runs
                                   if r["chains"] == most]) for op in CHANGES}
     curves["cold_start_s"] = growth([(r["switches"], r["cold_start_s"]) for r in runs if r["chains"] == most])
+    curves["repair_ms"] = growth([(r["switches"], median_of(r["repair_ms"])["median"]) for r in runs
+                                  if r["chains"] == most])
     summary: dict[str, Any] = {
         **provenance(measured_on, "srfabric bench scale"), "quick": quick, "codec": CODEC,
         "switches_emulated": "bench/table_fabric.py: flow tables kept, barriers answered once applied",
@@ -160,6 +184,9 @@ def summarise(runs: list[dict[str, Any]], quick: bool, measured_on: dict[str, An
     if "chain_change_k4_ms" in summary and "chain_change_k16_ms" in summary:
         summary["chain_change_ratio"] = (summary["chain_change_k16_ms"]["median"]
                                          / summary["chain_change_k4_ms"]["median"])
+    for k in (4, 16):
+        if (k, most) in by:
+            summary[f"repair_k{k}_ms"] = median_of(by[(k, most)]["repair_ms"])
     if (16, most) in by:
         summary["cold_start_k16_s"] = by[(16, most)]["cold_start_s"]
     return summary
@@ -189,10 +216,11 @@ def plot(runs: list[dict[str, Any]], path: Path) -> None:
     from srfabric_tools.lab.plot import pyplot, save
 
     plt = pyplot()
-    figure, axes = plt.subplots(1, 3, figsize=(15, 4.5))
+    figure, axes = plt.subplots(1, 4, figsize=(19, 4.5))
     metrics = (("cold start (s)", lambda r: r["cold_start_s"]),
                ("one chain's change, median of add, update, remove (ms)",
                 lambda r: statistics.median(r["add_ms"] + r["update_ms"] + r["remove_ms"])),
+               ("a link cut to the repair's last barrier, median (ms)", lambda r: statistics.median(r["repair_ms"])),
                ("controller peak RSS (MiB)", lambda r: r["rss_mib"]))
     for ax, (label, value) in zip(axes, metrics, strict=True):
         for chains in sorted({r["chains"] for r in runs}):

@@ -5,7 +5,8 @@ its database), and then one change at a time as its parent asks.
 ``python -m srfabric_tools.bench.scale_controller K CHAINS CODEC`` prints one JSON line with its OpenFlow port,
 another once every link and host is known and the first sync of every switch is confirmed by barrier, and then
 answers each line it reads (``{"op": "add" | "update" | "remove" | "stats"}``) with one line: the change's time
-to its last barrier and the process's CPU time for it. It ends when its standard input closes.
+to its last barrier and the process's CPU time for it; ``{"op": "settled", "links": N}`` answers once it knows
+N links (its parent cut one) and the repair is confirmed by barrier. It ends when its standard input closes.
 """
 
 from __future__ import annotations
@@ -70,6 +71,11 @@ async def complete(controller: Controller, spec: TopoSpec) -> float:
     return time.perf_counter() - begin
 
 
+def flow_mods(controller: Controller) -> int:
+    """Flow-mods and group-mods the controller has sent since it started."""
+    return sum(controller.core.reconciler.flow_mods.values())
+
+
 def say(**fields: object) -> None:
     print(json.dumps(fields), flush=True)
 
@@ -84,7 +90,12 @@ async def answer(controller: Controller, spec: TopoSpec, request: dict[str, Any]
     op = request.get("op")
     if op == "stats":
         return {"rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-                "chains": len(controller.chains), "cpu_s": round(cpu_s(), 3)}
+                "chains": len(controller.chains), "cpu_s": round(cpu_s(), 3), "flow_mods": flow_mods(controller)}
+    if op == "settled":  # a link was cut: once the controller knows, and its repair is confirmed by barrier
+        while len(controller.fabric.links) > 2 * int(request["links"]):
+            await asyncio.sleep(0.0005)
+        await controller.sync()  # after the repair's own sync (one lock): every barrier of it is in
+        return {"op": op, "flow_mods": flow_mods(controller), "links": len(controller.fabric.links) // 2}
     waited = await complete(controller, spec)
     begin, cpu = time.perf_counter(), cpu_s()
     if op == "add":
