@@ -30,3 +30,6 @@ def test_quick_scale_bench_measures_changes_and_entries_by_role(tmp_path: Path,
     # Two uplinks cut, each repaired to its last barrier: the edges' routes and chains move, nothing else needs to.
     assert len(run["repair_ms"]) == 2 and all(ms > 0 for ms in run["repair_ms"])
     assert all(mods > 0 for mods in run["repair_flow_mods"]) and "repair_k4_ms" in summary
+    # The largest size (here the only one) has one add and one remove profiled: the sync is under them.
+    assert set(run["profile"]) == {"add", "remove"}
+    assert any("sync" in row["function"] for row in run["profile"]["add"]["top"])

@@ -10,7 +10,8 @@ with real flow tables (``table_fabric``) on the other CPU. Measured, each to the
 - ``REPEATS`` links cut, one after another (each an uplink of another edge switch): from the port status to the
   repair's last barrier, and the flow-mods the repair took;
 - the controller's peak RSS, and the entries each switch holds, by role (source routing's promise: transit
-  switches hold a fixed set, only edges hold per-chain state).
+  switches hold a fixed set, only edges hold per-chain state);
+- at the largest size, one more add and remove under cProfile: where a change's time goes.
 Each metric's growth against the number of switches is fitted as a power law (the slope on log-log axes).
 """
 
@@ -38,17 +39,18 @@ from srfabric_tools.lab.stats import quartiles
 
 SIZES, QUICK_SIZES = ((4, 8, 16), (4,))
 CHAINS, QUICK_CHAINS = ((10, 100, 1000), (10,))
+HELD = (16, 10_000)  # and once at the largest size: what holding 10,000 chains costs (RSS above all)
 REPEATS, QUICK_REPEATS = 5, 2
 CODEC = "mac-vlan-mpls"  # 8-bit ports: a k=16 switch has 16 (the 4-bit nibbles stop at 15)
 READY_S = 600.0  # a k=16 fabric's discovery and first sync, on a busy machine
 CHANGES = ("add", "update", "remove")
 
 
-async def measure(k: int, chains: int, repeats: int) -> dict[str, Any]:
+async def measure(k: int, chains: int, repeats: int, profile: bool = False) -> dict[str, Any]:
     """One controller on a k-ary fat-tree holding ``chains``: cold start, changes, RSS and entries by role."""
     with tempfile.TemporaryFile() as log:  # the controller's log: its last lines name why it stopped, if it did
         try:
-            return await _measure(k, chains, repeats, log)
+            return await _measure(k, chains, repeats, log, profile)
         except SrfabricError as error:
             log.seek(0)
             tail = log.read().decode(errors="replace").strip().splitlines()[-40:]
@@ -56,7 +58,7 @@ async def measure(k: int, chains: int, repeats: int) -> dict[str, Any]:
                 from None
 
 
-async def _measure(k: int, chains: int, repeats: int, log: IO[bytes]) -> dict[str, Any]:
+async def _measure(k: int, chains: int, repeats: int, log: IO[bytes], profile: bool) -> dict[str, Any]:
     spec = scale_fabric(k)
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "srfabric_tools.bench.scale_controller", str(k), str(chains), CODEC,
@@ -76,6 +78,7 @@ async def _measure(k: int, chains: int, repeats: int, log: IO[bytes]) -> dict[st
         for _ in range(repeats):
             for op in CHANGES:
                 changes[op].append(await ask(process, {"op": op}))
+        profiled = [await ask(process, {"op": op, "profile": True}) for op in ("add", "remove")] if profile else []
         repairs = await cuts(fabric, process, repeats)
         stats = await ask(process, {"op": "stats"})
         log.flush()
@@ -89,6 +92,7 @@ async def _measure(k: int, chains: int, repeats: int, log: IO[bytes]) -> dict[st
                 # links or hosts the controller learned again after it was ready: each costs routes worked out anew
                 "topology_changes_after_ready": max(c["growth_version"] for done in changes.values() for c in done)
                 - ready["growth_version"],
+                **({"profile": {p["op"]: {"ms": p["ms"], "top": p["profile"]} for p in profiled}} if profiled else {}),
                 "repair_ms": [r["ms"] for r in repairs], "repair_flow_mods": [r["flow_mods"] for r in repairs],
                 "rss_mib": stats["rss_mib"], "entries_by_role": entries_by_role(fabric),
                 # links the controller took down for LLDP silence (its log), before and after it was ready
@@ -195,17 +199,26 @@ def summarise(runs: list[dict[str, Any]], quick: bool, measured_on: dict[str, An
 def run_bench(quick: bool, out: str, say: Any = print) -> tuple[dict[str, Any], Path]:
     measured_on = machine()
     runs: list[dict[str, Any]] = []
+    held: list[dict[str, Any]] = []  # the 10,000 chains: apart from the curves, which compare one chain count
 
     async def every() -> None:
-        for k in QUICK_SIZES if quick else SIZES:
-            for chains in QUICK_CHAINS if quick else CHAINS:
-                say(f"scale: k={k}, {chains} chains")
-                runs.append(await measure(k, chains, QUICK_REPEATS if quick else REPEATS))
+        sizes, counts = (QUICK_SIZES, QUICK_CHAINS) if quick else (SIZES, CHAINS)
+        for k in sizes:
+            for chains in counts:
+                say(f"scale: k={k}, {chains} chains")  # the largest is profiled too (after its timed changes)
+                runs.append(await measure(k, chains, QUICK_REPEATS if quick else REPEATS,
+                                          profile=(k, chains) == (sizes[-1], counts[-1])))
+        if not quick:
+            say(f"scale: k={HELD[0]}, {HELD[1]} chains")
+            held.append(await measure(*HELD, REPEATS))
 
     uvloop.run(every())
     folder = run_folder(out, "scale")
-    write_runs(folder / "runs.csv", [flat(r) for r in runs], measured_on)
+    write_runs(folder / "runs.csv", [flat(r) for r in runs + held], measured_on)
     summary = summarise(runs, quick, measured_on)
+    if held:
+        summary["held_runs"] = held
+        summary["rss_10000_chains_mib"] = held[0]["rss_mib"]
     write_json(folder / "summary.json", summary)
     plot(runs, folder / "scale.png")
     return summary, folder

@@ -12,10 +12,13 @@ N links (its parent cut one) and the repair is confirmed by barrier. It ends whe
 from __future__ import annotations
 
 import asyncio
+import cProfile
 import json
+import pstats
 import resource
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import uvloop
@@ -97,6 +100,9 @@ async def answer(controller: Controller, spec: TopoSpec, request: dict[str, Any]
         await controller.sync()  # after the repair's own sync (one lock): every barrier of it is in
         return {"op": op, "flow_mods": flow_mods(controller), "links": len(controller.fabric.links) // 2}
     waited = await complete(controller, spec)
+    profiler = cProfile.Profile() if request.get("profile") else None
+    if profiler is not None:
+        profiler.enable()
     begin, cpu = time.perf_counter(), cpu_s()
     if op == "add":
         await controller.add_chain(chain(spec, spare, SPARE))
@@ -110,9 +116,22 @@ async def answer(controller: Controller, spec: TopoSpec, request: dict[str, Any]
     else:
         return {"error": f"op {op!r} is not add, update, remove or stats"}
     fabric = controller.fabric
-    return {"op": op, "ms": round((time.perf_counter() - begin) * 1000, 3), "cpu_ms": round((cpu_s() - cpu) * 1000, 3),
+    done = {"op": op, "ms": round((time.perf_counter() - begin) * 1000, 3), "cpu_ms": round((cpu_s() - cpu) * 1000, 3),
             "waited_for_links_s": round(waited, 3), "topology_version": fabric.topology_version,
             "growth_version": fabric.growth_version, "links": len(fabric.links) // 2, "hosts": len(fabric.hosts)}
+    if profiler is not None:
+        profiler.disable()
+        done["profile"] = top_functions(profiler)
+    return done
+
+
+def top_functions(profiler: cProfile.Profile, count: int = 15) -> list[dict[str, Any]]:
+    """Where a profiled change's time went: the functions with the most time under them (ms, with the calls)."""
+    stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    rows = [{"function": f"{Path(path).name}:{line}({name})", "cumulative_ms": round(cum * 1000, 3),
+             "own_ms": round(own * 1000, 3), "calls": calls}
+            for (path, line, name), (_, calls, own, cum, _) in stats.items()]
+    return sorted(rows, key=lambda row: -row["cumulative_ms"])[:count]
 
 
 async def serve(k: int, chains: int, codec: str) -> None:
