@@ -251,7 +251,7 @@ def plot(runs: list[dict[str, Any]], path: Path) -> None:
 def flat(run: dict[str, Any]) -> dict[str, Any]:
     """One CSV row of a run: lists as medians, entries by role as columns."""
     row = {key: (statistics.median(value) if isinstance(value, list) else value) for key, value in run.items()
-           if key != "entries_by_role"}
+           if key not in ("entries_by_role", "profile")}  # the profile stays in the summary
     for role, entries in run["entries_by_role"].items():
         row.update({f"{role}_entries_{stat}": value for stat, value in entries.items()})
     return row
