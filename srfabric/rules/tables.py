@@ -57,9 +57,9 @@ class Tables:
                                        f"(cookie {old.cookie:#x}){hint}")
             if entry.kind not in (Kind.CHAIN, Kind.STREAM) or not check_overlap:
                 continue
-            for other in self.entries[dpid].values():
-                if (other.kind == entry.kind and other.cookie != entry.cookie and other.table == entry.table
-                        and other.priority == entry.priority and matches_overlap(other.match, entry.match)):
+            for other in self.entries[dpid].values():  # plain fields first: a switch may hold a thousand routes
+                if (other.table == entry.table and other.priority == entry.priority and other.cookie != entry.cookie
+                        and other.kind == entry.kind and matches_overlap(other.match, entry.match)):
                     raise ModelError(what, f"its classifier overlaps another {entry.kind.name.lower()}'s "
                                            f"(cookie {other.cookie:#x}) "
                                            f"on switch {dpid:#x}; make them disjoint{hint}")
