@@ -91,3 +91,17 @@ def test_the_changes_under_traffic_figures_are_the_run() -> None:
     assert f"{early[0]:.1f} to {early[-1]:.1f} µs before the base time" in page
     calls = summary["confirm"]
     assert f"{calls['create']['n']} admissions, {calls['create']['median_ms']} ms median" in page
+
+
+def test_the_hitless_changes_are_the_runs() -> None:
+    """Since the switch-over fix, two runs of 101 changes: no probe frame outside its windows, every port switched;
+    the lab page, the bridges guide and the README cite both counts."""
+    texts = [" ".join((ROOT / name).read_text().split())
+             for name in ("docs/lab/tsn-experiments.md", "docs/guide/tsn-bridges.md", "README.md")]
+    for run in ("20261206T001125Z", "20261206T002545Z"):
+        folder = ROOT / "docs/results/tsn-netconf-changes" / run
+        points = {row.split(",")[1]: float(row.split(",")[2]) for row in
+                  (folder / "points.csv").read_text().splitlines()[1:]}
+        assert points["frames_outside_windows"] == 0 and points["ports_not_switched"] == 0
+        assert json.loads((folder / "summary.json").read_text())["outside"] == [[]]
+        assert all(f"0 of {int(points['frames_checked']):,}" in text for text in texts)
