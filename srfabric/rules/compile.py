@@ -115,7 +115,7 @@ class CompileCache:
         if problems is not None:
             problems.extend(base_problems)
         before = len(problems) if problems is not None else 0
-        tables = self._tables(fabric, parts, chains, placed, problems, check_all)
+        tables = self._tables(fabric, parts, sre, chains, placed, problems, check_all)
         if checked is not None:
             placement = _placement(placed[checked.name])
             tables.add_all(placement.entries, f"chain {checked.name}", placement.groups,
@@ -129,8 +129,8 @@ class CompileCache:
                                              tables, state)
         return state
 
-    def _tables(self, fabric: Fabric, parts: Parts, chains: Sequence[Chain], placed: dict[str, Placed],
-                problems: list[SrfabricError] | None, check_all: bool) -> Tables:
+    def _tables(self, fabric: Fabric, parts: Parts, sre: set[int], chains: Sequence[Chain],
+                placed: dict[str, Placed], problems: list[SrfabricError] | None, check_all: bool) -> Tables:
         """Every switch's tables from scratch: the base, the functions' ports, the chains, then the streams (whose
         entries ``parts`` keeps)."""
         tables = parts.base.copy()
@@ -141,7 +141,6 @@ class CompileCache:
                 placement = _placement(placed[chain.name])
                 tables.add_all(placement.entries, what, placement.groups, check_overlap=check_all,
                                hint=proxy_hint(fabric, chain) if check_all else "")
-        sre = self._base_tables(fabric)[2]
         for stream in parts.streams:
             with reported(problems, f"stream {stream.name}"):
                 entries, groups = self.stream_placement(fabric, stream, sre)

@@ -193,10 +193,12 @@ class EmulatedFabric:
                                                                                             f.egress_port)}
         ports |= {link.a_port for link in self.spec.links if link.a == name}
         ports |= {link.b_port for link in self.spec.links if link.b == name}
-        dpid = self.spec.switches[name].dpid
-        return [PORT.pack(number, ((dpid << 8 | number) & 0xFFFFFFFFFFFF | 0x020000000000).to_bytes(6, "big"),
-                          f"{name}-eth{number}".encode(), 0, 4, 0, 0, 0, 0, 10_000_000, 10_000_000)
-                for number in sorted(ports)]
+        return [self.port(name, number, ofp.OFPPS_LIVE) for number in sorted(ports)]
+
+    def port(self, name: str, number: int, state: int) -> bytes:
+        """One port's ``ofp_port`` in ``state`` (live, or link down), its MAC made from the switch and the port."""
+        mac = ((self.spec.switches[name].dpid << 8 | number) & 0xFFFFFFFFFFFF | 0x020000000000).to_bytes(6, "big")
+        return PORT.pack(number, mac, f"{name}-eth{number}".encode(), 0, state, 0, 0, 0, 0, 10_000_000, 10_000_000)
 
     def make_switch(self, name: str) -> EmulatedSwitch:
         return EmulatedSwitch(self, name)
@@ -208,9 +210,7 @@ class EmulatedFabric:
         far = self.peer.pop((dpid, port))
         self.peer.pop((self.spec.switches[far[0]].dpid, far[1]), None)
         for end, number in ((name, port), far):
-            mac = ((self.spec.switches[end].dpid << 8 | number) & 0xFFFFFFFFFFFF | 0x020000000000).to_bytes(6, "big")
-            desc = PORT.pack(number, mac, f"{end}-eth{number}".encode(), 0, ofp.OFPPS_LINK_DOWN, 0, 0, 0, 0,
-                             10_000_000, 10_000_000)
+            desc = self.port(end, number, ofp.OFPPS_LINK_DOWN)
             self.switches[end].write(message(ofp.OFPT_PORT_STATUS, 0, struct.pack("!B7x", ofp.OFPPR_MODIFY) + desc))
 
     def packet_in_of(self, in_port: int, frame: bytes) -> bytes:
