@@ -187,9 +187,9 @@ class ControllerCore:
 
     def check_streams(self, streams: dict[str, SteeredStream], check: Collection[str]) -> None:
         """Raise if a stream named in ``check`` cannot be steered beside the others and the chains."""
-        self.cache.state(self.fabric, list(self.chains.values()), [],
-                         streams=[s for name, s in streams.items() if name not in check],
-                         checked_streams=[streams[name] for name in sorted(check)])
+        self.cache.check_streams(self.fabric, list(self.chains.values()),
+                                 [s for name, s in streams.items() if name not in check],
+                                 [streams[name] for name in sorted(check)])
 
     # -- reconciliation ----------------------------------------------------------------
     def plan_sync(self) -> list[Push]:

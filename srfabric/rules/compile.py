@@ -18,16 +18,15 @@ from srfabric.errors import ModelError, SrfabricError
 from srfabric.model.chain import Chain
 from srfabric.model.fabric import Fabric, ServiceFunction
 from srfabric.model.stream import SteeredStream
-from srfabric.rules.assembly import Assembly, Parts, Placed
+from srfabric.rules.assembly import Assembly, Key, Parts, Placed
 from srfabric.rules.base import TopologyMemo, function_port_entries, topology_tables
 from srfabric.rules.codec_rules import rules_for
-from srfabric.rules.entries import EntryKey, FlowEntry, GroupEntry
-from srfabric.rules.frer import redundant_stream
+from srfabric.rules.entries import EntryKey, FlowEntry
 from srfabric.rules.headers import route_ingresses, sre_switches
 from srfabric.rules.hop_by_hop import STEERING_NAMES, compile_hop_by_hop
 from srfabric.rules.placement import Placement, chain_placement
 from srfabric.rules.proxy import proxy_hint
-from srfabric.rules.streams import stream_entries
+from srfabric.rules.stream_placements import StreamPlacements
 from srfabric.rules.tables import SwitchState, Tables, as_problem, entry_order, reported
 
 
@@ -61,7 +60,8 @@ class CompileCache:
         # switch -> (its entries, those entries sorted): a change touches a switch or two, not every one
         self._sorted: dict[int, tuple[dict[EntryKey, FlowEntry], list[FlowEntry]]] = {}
         self._ports: tuple[int, list[tuple[int, FlowEntry]]] | None = None  # (fabric version, port entries)
-        self._assembly: Assembly | None = None  # the last full tables, put together again where chains change
+        self._assembly: Assembly | None = None  # the last full tables, put together again where items change
+        self.streams = StreamPlacements(self.rules, tt_queue)  # each stream's entries, kept per fabric version
 
     def _base_tables(self, fabric: Fabric) -> tuple[Tables, list[SrfabricError], set[int]]:
         # Service leaves hold default routes too: the base changes with the SR-unaware functions' switches.
@@ -103,50 +103,46 @@ class CompileCache:
         base, base_problems, sre = self._base_tables(fabric)
         if base_problems and problems is None:  # raised as the host's route raised it
             topology_tables(fabric, self.codec, None, self.tt_queue)
-        parts = Parts(base, self._port_entries(fabric), tuple(streams))
+        parts = Parts(base, self._port_entries(fabric))
         placed = self._placed(fabric, every, sre)
+        streamed = self.streams.placed(fabric, [*streams, *checked_streams], sre)
+        items = _items(chains, placed, streams, streamed)
         plain = problems is not None and checked is None and not checked_streams and not check_all
         if plain and problems is not None and self._assembly is not None and self._assembly.parts.same(parts):
-            state = self._assembly.entries({chain.name: placed[chain.name] for chain in chains})
-            if state is not None:  # only the changed chains' switches were put together again
+            state = self._assembly.entries(items)
+            if state is not None:  # only the changed chains' and streams' switches were put together again
                 problems.extend(base_problems)
-                problems.extend(as_problem(error, f"chain {name}") for name, error in _errors(chains, placed))
+                problems.extend(as_problem(error, f"{kind} {name}") for (kind, name), error in _errors(items))
                 return state
         if problems is not None:
             problems.extend(base_problems)
         before = len(problems) if problems is not None else 0
-        tables = self._tables(fabric, parts, sre, chains, placed, problems, check_all)
+        tables = self._tables(fabric, parts, chains, items, problems, check_all)
         if checked is not None:
             placement = _placement(placed[checked.name])
             tables.add_all(placement.entries, f"chain {checked.name}", placement.groups,
                            hint=proxy_hint(fabric, checked))
         for stream in checked_streams:
-            entries, groups = self.stream_placement(fabric, stream, sre)
-            tables.add_all(entries, f"stream {stream.name}", groups)
+            placement = _placement(streamed[stream.name])
+            tables.add_all(placement.entries, f"stream {stream.name}", placement.groups)
         state = SwitchState(self._sorted_entries(tables.entries), tables.sorted_groups())
         if plain and problems is not None:
-            self._assembly = Assembly.record(parts, {c.name: placed[c.name] for c in chains}, problems[before:],
-                                             tables, state)
+            self._assembly = Assembly.record(parts, items, problems[before:], tables, state)
         return state
 
-    def _tables(self, fabric: Fabric, parts: Parts, sre: set[int], chains: Sequence[Chain],
-                placed: dict[str, Placed], problems: list[SrfabricError] | None, check_all: bool) -> Tables:
-        """Every switch's tables from scratch: the base, the functions' ports, the chains, then the streams (whose
-        entries ``parts`` keeps)."""
+    def _tables(self, fabric: Fabric, parts: Parts, chains: Sequence[Chain], items: dict[Key, Placed],
+                problems: list[SrfabricError] | None, check_all: bool) -> Tables:
+        """Every switch's tables from scratch: the base, the functions' ports, the chains, then the streams."""
         tables = parts.base.copy()
         tables.add_all(parts.ports, "service functions")
-        for chain in chains:
-            what = f"chain {chain.name}"
+        by_name = {chain.name: chain for chain in chains} if check_all else {}
+        for (kind, name), placed in items.items():
+            what = f"{kind} {name}"
             with reported(problems, what):
-                placement = _placement(placed[chain.name])
-                tables.add_all(placement.entries, what, placement.groups, check_overlap=check_all,
-                               hint=proxy_hint(fabric, chain) if check_all else "")
-        for stream in parts.streams:
-            with reported(problems, f"stream {stream.name}"):
-                entries, groups = self.stream_placement(fabric, stream, sre)
-                tables.add_all(entries, f"stream {stream.name}", groups, check_overlap=False)
-                parts.stream_entries += entries
-                parts.stream_groups += groups
+                placement = _placement(placed)
+                overlap = check_all and kind == "chain"  # streams never were checked against each other here
+                tables.add_all(placement.entries, what, placement.groups, check_overlap=overlap,
+                               hint=proxy_hint(fabric, by_name[name]) if overlap else "")
         return tables
 
     def check(self, fabric: Fabric, chains: Sequence[Chain], new: Chain) -> None:
@@ -157,10 +153,25 @@ class CompileCache:
             if self._assembly.parts.same(Parts(base, self._port_entries(fabric))):
                 placed = self._placed(fabric, [*chains, new], sre)
                 placement = _placement(placed[new.name])
-                kept = {chain.name: placed[chain.name] for chain in chains}
+                kept = _items(chains, placed, (), {})
                 if self._assembly.check(kept, placement, f"chain {new.name}", proxy_hint(fabric, new)):
                     return
         self.state(fabric, chains, [], checked=new)
+
+    def check_streams(self, fabric: Fabric, chains: Sequence[Chain], streams: Sequence[SteeredStream],
+                      checked: Sequence[SteeredStream]) -> None:
+        """Raise if a stream of ``checked`` cannot be steered beside ``chains`` and ``streams`` (``state``'s
+        ``checked_streams``); one new stream is checked on its talker's edge alone when the last tables hold
+        exactly those chains and streams."""
+        if self.steering != "hop-by-hop" and self._assembly is not None and len(checked) == 1:
+            base, _, sre = self._base_tables(fabric)
+            if self._assembly.parts.same(Parts(base, self._port_entries(fabric))):
+                streamed = self.streams.placed(fabric, [*streams, *checked], sre)
+                kept = _items(chains, self._placed(fabric, chains, sre), streams, streamed)
+                new = checked[0]
+                if self._assembly.check(kept, _placement(streamed[new.name]), f"stream {new.name}", ""):
+                    return
+        self.state(fabric, chains, [], streams=streams, checked_streams=checked)
 
     def _port_entries(self, fabric: Fabric) -> list[tuple[int, FlowEntry]]:
         """The service functions' port entries, kept per fabric version (the same objects while it stands)."""
@@ -180,14 +191,6 @@ class CompileCache:
             except SrfabricError as error:
                 placed[chain.name] = error
         return placed
-
-    def stream_placement(self, fabric: Fabric, stream: SteeredStream, sre: set[int]
-                         ) -> tuple[list[tuple[int, FlowEntry]], list[tuple[int, GroupEntry]]]:
-        """A stream's entries and groups: one entry at its talker's edge, and with a second path the all group
-        that replicates its frames (``rules.frer``)."""
-        if stream.second_path:
-            return redundant_stream(fabric, stream, self.rules, sre, self.tt_queue)
-        return stream_entries(fabric, stream, self.rules, sre, self.tt_queue), []
 
     def _sorted_entries(self, tables: dict[int, dict[EntryKey, FlowEntry]]) -> dict[int, list[FlowEntry]]:
         """Each switch's entries in order; a switch whose entries are the same as last time keeps its list
@@ -248,9 +251,17 @@ def _placement(placed: Placed) -> Placement:
     raise type(placed)(placed.field, placed.message)
 
 
-def _errors(chains: Sequence[Chain], placed: dict[str, Placed]) -> list[tuple[str, SrfabricError]]:
-    """The chains that have no placement, in order, with why."""
-    return [(chain.name, error) for chain in chains if isinstance(error := placed[chain.name], SrfabricError)]
+def _items(chains: Sequence[Chain], placed: dict[str, Placed], streams: Sequence[SteeredStream],
+           streamed: dict[str, Placed]) -> dict[Key, Placed]:
+    """The chains' and the streams' placements as the assembly's items, chains first."""
+    items: dict[Key, Placed] = {("chain", chain.name): placed[chain.name] for chain in chains}
+    items.update((("stream", stream.name), streamed[stream.name]) for stream in streams)
+    return items
+
+
+def _errors(items: dict[Key, Placed]) -> list[tuple[Key, SrfabricError]]:
+    """The items that have no placement, in order, with why."""
+    return [(key, error) for key, error in items.items() if isinstance(error, SrfabricError)]
 
 
 def _hop_by_hop(fabric: Fabric, chains: list[Chain], problems: list[SrfabricError] | None, checked: Chain | None,

@@ -3,7 +3,8 @@ redundant stream's second tree), every gated port's gates (taprio and YANG), and
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from typing import Any
 
 from srfabric.southbound.gates import Gates
 from srfabric.tsn.gates.capabilities import PortCapabilities
@@ -12,11 +13,14 @@ from srfabric.tsn.gates.render import to_taprio, to_yang
 from srfabric.tsn.runtime.live import CycleConfig, LivePlanner
 
 
-class LastChange(Protocol):
-    entries: dict[str, int]
-    gated: list[str]
-    base_time_ns: int | None
-    moved: list[str]
+@dataclass
+class LastChange:
+    """What the last stream change sent: flow-mods per switch name, the gated ports and their base time."""
+
+    entries: dict[str, int] = field(default_factory=dict)
+    gated: list[str] = field(default_factory=list)
+    base_time_ns: int | None = None
+    moved: list[str] = field(default_factory=list)  # admitted streams moved to make room (new slot or path)
 
 
 def schedule_view(planner: LivePlanner, cycle: CycleConfig, gcls: list[PortGcl], last: LastChange

@@ -18,17 +18,17 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 from srfabric.api.errors import ApiError, bad_request, in_use
-from srfabric.api.resources.translate import port_host, translate
+from srfabric.api.resources.translate import translate
 from srfabric.api.storage.repository import Record, Snapshot
+from srfabric.api.streams.ends import Ends, host_name
 from srfabric.api.streams.frer_counters import FrerBook
 from srfabric.api.streams.gate_answers import gate_answers
 from srfabric.api.streams.redundant import TT_PRIORITY, Undos, replan_redundant, trees
-from srfabric.api.streams.schedule_view import bridges_view, schedule_view
+from srfabric.api.streams.schedule_view import LastChange, bridges_view, schedule_view
 from srfabric.controller.controller import Controller
 from srfabric.controller.stream_install import Installed, StreamInstaller
 from srfabric.controller.stream_planning import (
@@ -40,7 +40,7 @@ from srfabric.controller.stream_planning import (
 )
 from srfabric.errors import ModelError, RoutingError, SrfabricError
 from srfabric.model.stream import SteeredStream
-from srfabric.rules.streams import check_path_ends, switch_path
+from srfabric.rules.streams import check_path_ends
 from srfabric.southbound.gates import Gates
 from srfabric.tsn.gates.gcl import PortGcl
 from srfabric.tsn.model.network import Stream
@@ -50,16 +50,6 @@ from srfabric.tsn.runtime.clock_watch import ClockWatch
 from srfabric.tsn.runtime.live import CycleConfig, LivePlanner, Refused
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class LastChange:
-    """What the last stream change sent: flow-mods per switch name, the gated ports and their base time."""
-
-    entries: dict[str, int] = field(default_factory=dict)
-    gated: list[str] = field(default_factory=list)
-    base_time_ns: int | None = None
-    moved: list[str] = field(default_factory=list)  # admitted streams moved to make room (new slot or path)
 
 
 class StreamService:
@@ -78,6 +68,7 @@ class StreamService:
         self.moved: list[str] = []
         self.last = LastChange()
         self.clocks: ClockWatch | None = None  # the bridges' gPTP states, when srfabric watches them
+        self.ends = Ends()  # each port's host and each path's check, kept between changes
         self.frer = FrerBook(time.time)  # the end-system eliminators' newest reports
 
     @property
@@ -134,12 +125,12 @@ class StreamService:
         return kept
 
     def _host(self, snap: Snapshot, port_id: str, role: str) -> str:
-        port = snap["ports"].get(port_id)
-        host = port_host(self.controller.fabric, port, snap.switches) if port else None
-        if host is None or host.name not in self.controller.fabric.hosts:
+        port, fabric = snap["ports"].get(port_id), self.controller.fabric
+        host = port and self.ends.host(fabric, port, snap.switches, partial(host_name, fabric, snap.switches))
+        if host is None or host not in fabric.hosts:
             raise bad_request(f"{role}: port {port_id} is not a host attached to the fabric (it needs a MAC, an "
                               "IPv4 address and a binding:profile switch and port that the controller knows).")
-        return host.name
+        return host
 
     def _stream(self, snap: Snapshot, record: Record) -> Stream:
         talker = self._host(snap, record["talker"], "talker")
@@ -168,7 +159,9 @@ class StreamService:
         snap = snap or self.current()
         fabric = self.controller.fabric
         try:
-            switch_path(fabric, record["path"])
+            broken = self.ends.path(fabric, record["path"])
+            if broken is not None:
+                raise broken
             ends = self._host(snap, record["talker"], "talker"), self._host(snap, record["listener"], "listener")
             if record["path"]:
                 check_path_ends(fabric, record["path"], fabric.hosts[ends[0]], fabric.hosts[ends[1]])
@@ -346,12 +339,13 @@ class StreamService:
         self.moved = [assignment.stream for assignment in change.moved]
 
     def _all_steered(self, snap: Snapshot, must: list[str]) -> dict[str, SteeredStream]:
-        """Every stream's steering; one that cannot be steered any more (its path broke) is left out and
-        logged, unless it is one of ``must``, the streams being changed, whose error is the answer."""
+        """Every stream's steering (``Ends`` keeps it); one that cannot be steered any more (its path broke) is
+        left out and logged, unless it is one of ``must``, the changed ones, whose error is the answer."""
         steered = {}
+        self.ends.round(self.controller.fabric, snap["ports"], snap.switches)
         for record in snap["streams"].values():
             try:
-                steered[record["id"]] = self._steered(snap, record)
+                steered[record["id"]] = self.ends.steered(record, partial(self._steered, snap, record))
             except ApiError as error:
                 if record["id"] in must:
                     raise

@@ -15,6 +15,8 @@ GateEntry(mask=1, duration_ns=800)]
 
 from __future__ import annotations
 
+import bisect
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -63,13 +65,15 @@ def windows_to_entries(
         else:  # The guard of an early window reaches back into the end of the previous cycle.
             guards += [(0, start), (cycle_ns + begin, cycle_ns)]
     cuts = sorted({0, cycle_ns, *(t for w in windows + guards for t in w)})
+    open_tt, guarded = _Union(windows), _Union(guards)
     entries: list[GateEntry] = []
     for begin, end in zip(cuts, cuts[1:], strict=False):
         if end <= begin:
             continue
-        if any(s <= begin and end <= e for s, e in windows):
+        # Every span's ends are cuts: a piece lies wholly inside a span or wholly outside it.
+        if open_tt.holds(begin):
             mask = tt_mask
-        elif any(s <= begin and end <= e for s, e in guards):
+        elif guarded.holds(begin):
             mask = 0
         else:
             mask = be_mask
@@ -78,6 +82,23 @@ def windows_to_entries(
         else:
             entries.append(GateEntry(mask, end - begin))
     return entries
+
+
+class _Union:
+    """The union of spans (start, end), asked point by point in O(log n)."""
+
+    def __init__(self, spans: list[tuple[int, int]]) -> None:
+        self.spans: list[tuple[int, int]] = []
+        for start, end in sorted(span for span in spans if span[0] < span[1]):
+            if self.spans and start <= self.spans[-1][1]:
+                self.spans[-1] = (self.spans[-1][0], max(end, self.spans[-1][1]))
+            else:
+                self.spans.append((start, end))
+        self.starts = [start for start, _ in self.spans]
+
+    def holds(self, point: int) -> bool:
+        index = bisect.bisect_right(self.starts, point) - 1
+        return index >= 0 and point < self.spans[index][1]
 
 
 def build_gcls(
@@ -107,11 +128,11 @@ def build_gcls(
             for cycle in cycles:
                 start = cycle * problem.base_period_ns + assignment.slot * problem.slot_ns
                 windows.setdefault(hop, []).append((start, start + problem.slot_ns))
-    return [_port_gcl(network, hop, spans, cycle_ns, slot_model, guard_bytes, problem.base_period_ns, tt_class,
+    return [port_gcl(network, hop, spans, cycle_ns, slot_model, guard_bytes, problem.base_period_ns, tt_class,
                       be_class, base_time_ns) for hop, spans in sorted(windows.items())]
 
 
-def _port_gcl(network: Network, hop: tuple[str, str], spans: list[tuple[int, int]], cycle_ns: int,
+def port_gcl(network: Network, hop: tuple[str, str], spans: list[tuple[int, int]], cycle_ns: int,
               slot_model: SlotModel, guard_bytes: int, guard_cap_ns: int, tt_class: int, be_class: int,
               base_time_ns: int) -> PortGcl:
     """The gate control list of egress port ``hop`` open to the time-triggered class in ``spans``, a guard band
@@ -119,8 +140,15 @@ def _port_gcl(network: Network, hop: tuple[str, str], spans: list[tuple[int, int
     node, peer = hop
     rate = network.link_of(network.edge_index[node, peer]).rate_bps
     guard = min(slot_model.frame_ns(guard_bytes, rate), guard_cap_ns)
-    entries = windows_to_entries(_merge(spans), cycle_ns, guard, 1 << tt_class, 1 << be_class)
+    entries = list(cached_entries(tuple(_merge(spans)), cycle_ns, guard, 1 << tt_class, 1 << be_class))
     return PortGcl(node, peer, network.interface(node, peer), cycle_ns, base_time_ns, entries, tt_class, be_class)
+
+
+@functools.lru_cache(maxsize=4096)
+def cached_entries(windows: tuple[tuple[int, int], ...], cycle_ns: int, guard_ns: int, tt_mask: int, be_mask: int
+             ) -> tuple[GateEntry, ...]:
+    """``windows_to_entries``, kept: a change of one stream leaves most ports' windows as they were."""
+    return tuple(windows_to_entries(list(windows), cycle_ns, guard_ns, tt_mask, be_mask))
 
 
 def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -147,7 +175,7 @@ def build_timed_gcls(
     network = problem.network
     slot_model = SlotModel(overhead_bytes=problem.overhead_bytes)
     fastest = min(s.period_ns for s in problem.streams)
-    return [_port_gcl(network, hop, [(start, end) for start, end, _ in spans], problem.hyperperiod_ns, slot_model,
+    return [port_gcl(network, hop, [(start, end) for start, end, _ in spans], problem.hyperperiod_ns, slot_model,
                       guard_bytes, fastest, tt_class, be_class, base_time_ns)
             for hop, spans in sorted(schedule.windows().items())
             if network.kinds[hop[0]] == SWITCH or include_hosts]

@@ -33,12 +33,13 @@ duty_percent: 1 % opens 10000 ns per period, where stream cam's slot 0 ends at 2
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 from srfabric.errors import ModelError
 from srfabric.model.fabric import Fabric
-from srfabric.tsn.gates.gcl import PortGcl, build_gcls, windows_to_entries
+from srfabric.tsn.gates.gcl import PortGcl, cached_entries
+from srfabric.tsn.gates.port_lists import PortLists
 from srfabric.tsn.model.network import HOST, SWITCH, Link, Network, Stream
 from srfabric.tsn.model.schedule import Assignment, Schedule
 from srfabric.tsn.model.slots import Problem, SlotModel
@@ -112,6 +113,7 @@ class LivePlanner:
             raise ModelError("base_period_ns", f"{config.base_period_ns} ns is shorter than one slot "
                                                f"({self.slot_ns} ns)")
         self.admission = Admission(network, self.slots, config.hyper_cycles, config.max_links, config.k_paths)
+        self.port_lists = PortLists(network, self.slot_ns, config.base_period_ns, config.guard_bytes, config.slot_model)
         self.streams: dict[str, tuple[Stream, int]] = {}
         self.redundant: dict[str, RedundantPlan] = {}  # streams sent along two trees (``tsn.redundant``)
         self.duty_percent: int | None = None
@@ -375,14 +377,16 @@ class LivePlanner:
         """Every switch egress port's gate control list; the cycle is the full hyperperiod."""
         if not self.streams:
             return []
-        schedule = self.schedule()
-        extra = [(piece, self.streams[name][1]) for name, plan in self.redundant.items() for piece in plan.extra]
-        gcls = build_gcls(schedule, self.config.guard_bytes, base_time_ns=base_time_ns,
-                          slot_model=self.config.slot_model, extra=extra)
+        held: dict[Hashable, tuple[Assignment, int]] = {
+            name: (self.admission.admitted[name][0], multiple) for name, (_, multiple) in self.streams.items()}
+        held.update(((name, index), (piece, self.streams[name][1]))
+                    for name, plan in self.redundant.items() for index, piece in enumerate(plan.extra))
+        gcls = self.port_lists.update(held)  # build_gcls's lists, made again only where windows changed
         hyper = self.config.cycle_ns
-        cycle = schedule.problem.cycles * self.config.base_period_ns
-        if cycle != hyper:  # one cycle length on every port, whatever the streams: a change never resizes it
-            for gcl in gcls:
+        cycle = self.port_lists.cycles * self.config.base_period_ns
+        for gcl in gcls:
+            gcl.base_time_ns = base_time_ns
+            if cycle != hyper:  # one cycle length on every port, whatever the streams: a change never resizes it
                 gcl.entries = gcl.entries * (hyper // cycle)
                 gcl.cycle_ns = hyper
         if self.duty_percent is not None:
@@ -390,6 +394,6 @@ class LivePlanner:
             windows = [(start, start + window) for start in range(0, hyper, period)]
             guard = self.config.slot_model.frame_ns(self.config.guard_bytes, self.config.rate_bps)
             for gcl in gcls:
-                gcl.entries = windows_to_entries(windows, hyper, min(guard, period - window), 1 << gcl.tt_class,
-                                                 1 << gcl.be_class)
+                gcl.entries = list(cached_entries(tuple(windows), hyper, min(guard, period - window),
+                                                  1 << gcl.tt_class, 1 << gcl.be_class))
         return gcls

@@ -40,6 +40,7 @@ from srfabric_tools.lab.stats import quartiles
 SIZES, QUICK_SIZES = ((4, 8, 16), (4,))
 CHAINS, QUICK_CHAINS = ((10, 100, 1000), (10,))
 HELD = (16, 10_000)  # and once at the largest size: what holding 10,000 chains costs (RSS above all)
+STREAMS_K, STREAMS, QUICK_STREAMS = 8, (10, 100, 1000), (10,)  # 128 hosts: room for 1,000 streams (quick: k=4)
 REPEATS, QUICK_REPEATS = 5, 2
 CODEC = "mac-vlan-mpls"  # 8-bit ports: a k=16 switch has 16 (the 4-bit nibbles stop at 15)
 READY_S = 600.0  # a k=16 fabric's discovery and first sync, on a busy machine
@@ -58,22 +59,43 @@ async def measure(k: int, chains: int, repeats: int, profile: bool = False) -> d
                 from None
 
 
-async def _measure(k: int, chains: int, repeats: int, log: IO[bytes], profile: bool) -> dict[str, Any]:
-    spec = scale_fabric(k)
+async def _start(k: int, chains: int, log: IO[bytes]) -> tuple[asyncio.subprocess.Process, TableFabric]:
+    """The controller under test in its process (on its CPU) and the emulated fat-tree (on this one)."""
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "srfabric_tools.bench.scale_controller", str(k), str(chains), CODEC,
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=log)
     pin(process.pid, CONTROLLER_CPU)
     pin(0, GENERATOR_CPU)
-    fabric = TableFabric(spec)
+    return process, TableFabric(scale_fabric(k))
+
+
+async def _ready(process: asyncio.subprocess.Process, fabric: TableFabric) -> tuple[float, dict[str, Any]]:
+    """Connect every switch and announce the hosts; the cold start (s) to the controller's first confirmed sync."""
+    port = (await _line(process, 60))["port"]
+    begin = time.perf_counter()
+    await fabric.connect(port)
+    await asyncio.sleep(0.3)  # links first: a host's port must not look like a fabric port
+    fabric.announce_hosts()
+    ready = await _line(process, READY_S)
+    return time.perf_counter() - begin, ready
+
+
+async def _stop(process: asyncio.subprocess.Process, fabric: TableFabric) -> None:
+    fabric.close()
+    if process.stdin is not None:
+        process.stdin.close()
     try:
-        port = (await _line(process, 60))["port"]
-        begin = time.perf_counter()
-        await fabric.connect(port)
-        await asyncio.sleep(0.3)  # links first: a host's port must not look like a fabric port
-        fabric.announce_hosts()
-        ready = await _line(process, READY_S)
-        cold_s = time.perf_counter() - begin
+        await asyncio.wait_for(process.wait(), 30)
+    except TimeoutError:
+        process.kill()
+        await process.wait()
+
+
+async def _measure(k: int, chains: int, repeats: int, log: IO[bytes], profile: bool) -> dict[str, Any]:
+    spec = scale_fabric(k)
+    process, fabric = await _start(k, chains, log)
+    try:
+        cold_s, ready = await _ready(process, fabric)
         changes: dict[str, list[dict[str, float]]] = {op: [] for op in CHANGES}
         for _ in range(repeats):
             for op in CHANGES:
@@ -100,14 +122,32 @@ async def _measure(k: int, chains: int, repeats: int, log: IO[bytes], profile: b
                 "topology_version_after_ready": max(c["topology_version"] for done in changes.values() for c in done)
                 - ready["topology_version"]}
     finally:
-        fabric.close()
-        if process.stdin is not None:
-            process.stdin.close()
+        await _stop(process, fabric)
+
+
+async def measure_streams(k: int, counts: tuple[int, ...], repeats: int) -> list[dict[str, Any]]:
+    """One controller on a k-ary fat-tree holding 10 chains and, in turn, each of ``counts`` streams: ``repeats``
+    admissions (each removed again) through its API at every count, and the entries each switch holds."""
+    with tempfile.TemporaryFile() as log:
+        process, fabric = await _start(k, 10, log)
         try:
-            await asyncio.wait_for(process.wait(), 30)
-        except TimeoutError:
-            process.kill()
-            await process.wait()
+            await _ready(process, fabric)
+            out = []
+            for count in counts:
+                filled = await ask(process, {"op": "fill", "count": count}, timeout_s=READY_S)
+                admits = [await ask(process, {"op": "admit"}) for _ in range(repeats)]
+                out.append({"k": k, "switches": len(fabric.spec.switches), "streams": filled["streams"],
+                            "refused_while_filling": filled["refused"], "fill_s": filled["s"],
+                            **{key: [a[key] for a in admits] for key in ("ms", "cpu_ms", "solve_ms", "remove_ms",
+                                                                          "moved")},
+                            "gated_ports": admits[-1]["gated_ports"], "entries_by_role": entries_by_role(fabric)})
+            return out
+        except SrfabricError as error:
+            log.seek(0)
+            tail = log.read().decode(errors="replace").strip().splitlines()[-40:]
+            raise SrfabricError("scale", f"streams at k={k}: {error}; its log ends: {' | '.join(tail)}") from None
+        finally:
+            await _stop(process, fabric)
 
 
 async def cuts(fabric: TableFabric, process: asyncio.subprocess.Process, count: int) -> list[dict[str, float]]:
@@ -128,11 +168,12 @@ async def cuts(fabric: TableFabric, process: asyncio.subprocess.Process, count: 
     return done
 
 
-async def ask(process: asyncio.subprocess.Process, request: dict[str, Any]) -> dict[str, Any]:
+async def ask(process: asyncio.subprocess.Process, request: dict[str, Any], timeout_s: float = 120
+              ) -> dict[str, Any]:
     assert process.stdin is not None
     process.stdin.write((json.dumps(request) + "\n").encode())
     await process.stdin.drain()
-    answer = await _line(process, 120)
+    answer = await _line(process, timeout_s)
     if "error" in answer:
         raise SrfabricError("scale", answer["error"])
     return answer
@@ -200,6 +241,7 @@ def run_bench(quick: bool, out: str, say: Any = print) -> tuple[dict[str, Any], 
     measured_on = machine()
     runs: list[dict[str, Any]] = []
     held: list[dict[str, Any]] = []  # the 10,000 chains: apart from the curves, which compare one chain count
+    streams: list[dict[str, Any]] = []  # one fabric, a growing number of streams
 
     async def every() -> None:
         sizes, counts = (QUICK_SIZES, QUICK_CHAINS) if quick else (SIZES, CHAINS)
@@ -208,6 +250,9 @@ def run_bench(quick: bool, out: str, say: Any = print) -> tuple[dict[str, Any], 
                 say(f"scale: k={k}, {chains} chains")  # the largest is profiled too (after its timed changes)
                 runs.append(await measure(k, chains, QUICK_REPEATS if quick else REPEATS,
                                           profile=(k, chains) == (sizes[-1], counts[-1])))
+        say(f"scale: k={4 if quick else STREAMS_K}, streams")
+        streams.extend(await measure_streams(4 if quick else STREAMS_K, QUICK_STREAMS if quick else STREAMS,
+                                             QUICK_REPEATS if quick else REPEATS))
         if not quick:
             say(f"scale: k={HELD[0]}, {HELD[1]} chains")
             held.append(await measure(*HELD, REPEATS))
@@ -215,27 +260,47 @@ def run_bench(quick: bool, out: str, say: Any = print) -> tuple[dict[str, Any], 
     uvloop.run(every())
     folder = run_folder(out, "scale")
     write_runs(folder / "runs.csv", [flat(r) for r in runs + held], measured_on)
-    summary = summarise(runs, quick, measured_on)
+    write_runs(folder / "streams.csv", [flat(r) for r in streams], measured_on)
+    summary = summarise(runs, quick, measured_on) | summarise_streams(streams)
     if held:
         summary["held_runs"] = held
         summary["rss_10000_chains_mib"] = held[0]["rss_mib"]
     write_json(folder / "summary.json", summary)
-    plot(runs, folder / "scale.png")
+    plot(runs, streams, folder / "scale.png")
     return summary, folder
 
 
-def plot(runs: list[dict[str, Any]], path: Path) -> None:
-    """Each metric against the number of switches, log-log, one line per chain count."""
+def summarise_streams(streams: list[dict[str, Any]]) -> dict[str, Any]:
+    """The admission of one stream against the streams held: median (quartiles) through the API and solve-only,
+    and its growth exponent."""
+    if not streams:
+        return {}
+    out: dict[str, Any] = {
+        "streams_fabric": f"fat-tree k={streams[0]['k']} ({streams[0]['switches']} switches), 10 chains",
+        "streams_gates": "RecordingGates: every gated port's list computed and handed over, not run (no taprio "
+                         "on the host; the kernel lab runs them)",
+        "stream_runs": streams,
+        "admission_growth_exponent_by_streams": growth([(r["streams"], statistics.median(r["ms"]))
+                                                        for r in streams])}
+    for run in streams:
+        out[f"admission_{run['streams']}_streams_ms"] = median_of(run["ms"])
+        out[f"admission_solve_{run['streams']}_streams_ms"] = median_of(run["solve_ms"])
+    return out
+
+
+def plot(runs: list[dict[str, Any]], streams: list[dict[str, Any]], path: Path) -> None:
+    """Each metric against the number of switches, log-log, one line per chain count; then a stream's admission
+    against the streams held."""
     from srfabric_tools.lab.plot import pyplot, save
 
     plt = pyplot()
-    figure, axes = plt.subplots(1, 4, figsize=(19, 4.5))
+    figure, axes = plt.subplots(1, 5, figsize=(23, 4.5))
     metrics = (("cold start (s)", lambda r: r["cold_start_s"]),
                ("one chain's change, median of add, update, remove (ms)",
                 lambda r: statistics.median(r["add_ms"] + r["update_ms"] + r["remove_ms"])),
                ("a link cut to the repair's last barrier, median (ms)", lambda r: statistics.median(r["repair_ms"])),
                ("controller peak RSS (MiB)", lambda r: r["rss_mib"]))
-    for ax, (label, value) in zip(axes, metrics, strict=True):
+    for ax, (label, value) in zip(axes[:4], metrics, strict=True):
         for chains in sorted({r["chains"] for r in runs}):
             mine = sorted((r for r in runs if r["chains"] == chains), key=lambda r: r["switches"])
             ax.plot([r["switches"] for r in mine], [value(r) for r in mine], "o-", label=f"{chains} chains")
@@ -244,6 +309,14 @@ def plot(runs: list[dict[str, Any]], path: Path) -> None:
         ax.set_xlabel("switches (fat-tree k = 4, 8, 16)")
         ax.set_ylabel(label)
         ax.legend(fontsize=8)
+    held = [r["streams"] for r in streams]
+    for key, label in (("ms", "through the API, to the last barrier"), ("solve_ms", "solve-only")):
+        axes[4].plot(held, [statistics.median(r[key]) for r in streams], "o-", label=label)
+    axes[4].set_xscale("log")
+    axes[4].set_yscale("log")
+    axes[4].set_xlabel(f"streams held (fat-tree k = {streams[0]['k'] if streams else STREAMS_K})")
+    axes[4].set_ylabel("one stream's admission, median (ms)")
+    axes[4].legend(fontsize=8)
     save(figure, path, "Measured: the controller in its own process, emulated switches with flow tables; each "
                        "time to the last barrier.")
 

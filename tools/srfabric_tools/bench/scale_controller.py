@@ -6,7 +6,8 @@ its database), and then one change at a time as its parent asks.
 another once every link and host is known and the first sync of every switch is confirmed by barrier, and then
 answers each line it reads (``{"op": "add" | "update" | "remove" | "stats"}``) with one line: the change's time
 to its last barrier and the process's CPU time for it; ``{"op": "settled", "links": N}`` answers once it knows
-N links (its parent cut one) and the repair is confirmed by barrier. It ends when its standard input closes.
+N links (its parent cut one) and the repair is confirmed by barrier; ``{"op": "fill", "count": N}`` and
+``{"op": "admit"}`` are the streams' (``scale_streams``). It ends when its standard input closes.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from srfabric.controller.controller import Controller
 from srfabric.controller.heap import freeze_heap
 from srfabric.model.chain import Chain, FlowClassifier
 from srfabric.model.topo import TopoSpec, fat_tree
+from srfabric_tools.bench.scale_streams import StreamLoad, cpu_s
 from srfabric_tools.testbed.net import controller_config, spec_functions
 
 SPARE = "scale-spare"  # the chain the parent adds, updates and removes
@@ -83,14 +85,11 @@ def say(**fields: object) -> None:
     print(json.dumps(fields), flush=True)
 
 
-def cpu_s() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
 async def answer(controller: Controller, spec: TopoSpec, request: dict[str, Any], spare: int) -> dict[str, Any]:
     """One change (timed to its last barrier) or the process's state."""
     op = request.get("op")
+    if op in ("fill", "admit"):
+        return await streams(controller, spec, request)
     if op == "stats":
         return {"rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
                 "chains": len(controller.chains), "cpu_s": round(cpu_s(), 3), "flow_mods": flow_mods(controller)}
@@ -123,6 +122,19 @@ async def answer(controller: Controller, spec: TopoSpec, request: dict[str, Any]
         profiler.disable()
         done["profile"] = top_functions(profiler)
     return done
+
+
+_LOADS: dict[int, StreamLoad] = {}  # the controller's API service and streams, made on the first stream op
+
+
+async def streams(controller: Controller, spec: TopoSpec, request: dict[str, Any]) -> dict[str, Any]:
+    """``fill`` to ``count`` streams, or one timed ``admit`` (``scale_streams``)."""
+    await complete(controller, spec)
+    load = _LOADS.get(id(controller))
+    if load is None:
+        load = _LOADS[id(controller)] = StreamLoad(controller, spec)
+        await load.start()
+    return await load.fill(int(request["count"])) if request["op"] == "fill" else await load.admit()
 
 
 def top_functions(profiler: cProfile.Profile, count: int = 15) -> list[dict[str, Any]]:

@@ -1,0 +1,104 @@
+"""Every egress port's gate control list, kept between changes and made again only on the ports whose windows
+changed: admitting one stream beside a thousand redoes the lists of the ports on its path (and of the streams it
+moved), not of every port of the fabric. The lists are those of :func:`~srfabric.tsn.gates.gcl.build_gcls` for
+the same positions. Pure: no I/O.
+
+Examples
+--------
+>>> from srfabric.model.topo import tsn_fig1
+>>> from srfabric.tsn.runtime.live import network_from_fabric
+>>> from srfabric.tsn.model.schedule import Assignment
+>>> lists = PortLists(network_from_fabric(tsn_fig1().to_fabric()), 27_036, 1_000_000, 1500)
+>>> cam = Assignment("cam", 0, ("h1", "s1", "s2", "s5", "h3"))
+>>> [gcl.interface for gcl in lists.update({"cam": (cam, 1)})]
+['s1-eth3', 's2-eth2', 's5-eth4']
+>>> first = lists.lists[("s1", "s2")]
+>>> cam2 = Assignment("cam2", 1, ("h2", "s1", "s3", "s4", "h4"))
+>>> len(lists.update({"cam": (cam, 1), "cam2": (cam2, 1)})), lists.lists[("s1", "s2")] is first
+(6, True)
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Hashable, Iterator
+
+from srfabric.tsn.gates.gcl import BE_CLASS, BE_FRAME_BYTES, TT_CLASS, PortGcl, port_gcl
+from srfabric.tsn.model.network import SWITCH, Network
+from srfabric.tsn.model.schedule import Assignment
+from srfabric.tsn.model.slots import SlotModel
+
+Hop = tuple[str, str]
+Window = tuple[int, int]
+
+
+class PortLists:
+    """The windows each port holds (counted: two positions may share one) and each port's list, for the
+    positions last given to :meth:`update`."""
+
+    def __init__(self, network: Network, slot_ns: int, base_period_ns: int, guard_bytes: int = BE_FRAME_BYTES,
+                 slot_model: SlotModel | None = None, tt_class: int = TT_CLASS, be_class: int = BE_CLASS) -> None:
+        self.network, self.slot_ns, self.base_period_ns = network, slot_ns, base_period_ns
+        self.guard_bytes, self.slot_model = guard_bytes, slot_model or SlotModel()
+        self.classes = (tt_class, be_class)
+        self.held: dict[Hashable, tuple[Assignment, int]] = {}
+        self.windows: dict[Hop, Counter[Window]] = {}
+        self.lists: dict[Hop, PortGcl] = {}
+        self.cycles = 0
+
+    def update(self, held: dict[Hashable, tuple[Assignment, int]]) -> list[PortGcl]:
+        """The lists for ``held`` (each position with its period in base periods), sorted by port; each a copy
+        the caller may change. The cycle is the least common multiple of the periods."""
+        cycles = math.lcm(*(multiple for _, multiple in held.values())) if held else 1
+        if cycles != self.cycles:  # every window moves within a new cycle length: start again
+            self.held, self.windows, self.lists, self.cycles = {}, {}, {}, cycles
+        dirty: set[Hop] = set()
+        for key in self.held.keys() - held.keys():
+            dirty |= self._count(self.held.pop(key), -1)
+        for key, position in held.items():
+            before = self.held.get(key)
+            if before is not None and (before is position or before == position):
+                continue
+            if before is not None:
+                dirty |= self._count(before, -1)
+            dirty |= self._count(position, 1)
+            self.held[key] = position
+        for hop in dirty:
+            self._redo(hop)
+        return [_copy(self.lists[hop]) for hop in sorted(self.lists)]
+
+    def _count(self, position: tuple[Assignment, int], sign: int) -> set[Hop]:
+        hops = set()
+        for hop, window in self._windows(position):
+            counts = self.windows.setdefault(hop, Counter())
+            counts[window] += sign
+            if counts[window] <= 0:
+                del counts[window]
+            hops.add(hop)
+        return hops
+
+    def _windows(self, position: tuple[Assignment, int]) -> Iterator[tuple[Hop, Window]]:
+        """As ``build_gcls`` places them: the slot in every cycle of the position's phase, on switch ports."""
+        assignment, multiple = position
+        for hop in zip(assignment.path, assignment.path[1:], strict=False):
+            if self.network.kinds[hop[0]] != SWITCH:
+                continue
+            for cycle in range(assignment.phase, self.cycles, multiple):
+                start = cycle * self.base_period_ns + assignment.slot * self.slot_ns
+                yield hop, (start, start + self.slot_ns)
+
+    def _redo(self, hop: Hop) -> None:
+        counts = self.windows.get(hop)
+        if not counts:
+            self.windows.pop(hop, None)
+            self.lists.pop(hop, None)
+            return
+        self.lists[hop] = port_gcl(self.network, hop, list(counts.elements()), self.cycles * self.base_period_ns,
+                                   self.slot_model, self.guard_bytes, self.base_period_ns, *self.classes, 0)
+
+
+def _copy(gcl: PortGcl) -> PortGcl:
+    """A copy whose interface, base time and entries the caller may set (``dataclasses.replace`` costs more)."""
+    return PortGcl(gcl.node, gcl.peer, gcl.interface, gcl.cycle_ns, gcl.base_time_ns, list(gcl.entries),
+                   gcl.tt_class, gcl.be_class)
