@@ -58,7 +58,8 @@ class PortLists:
             dirty |= self._count(self.held.pop(key), -1)
         for key, position in held.items():
             before = self.held.get(key)
-            if before is not None and (before is position or before == position):
+            if before is not None and (before[0] is position[0] or before[0] == position[0]) \
+                    and before[1] == position[1]:
                 continue
             if before is not None:
                 dirty |= self._count(before, -1)
