@@ -134,7 +134,7 @@ def load_modules(names: tuple[str, ...]) -> None:
 
 def check_args(args: argparse.Namespace) -> None:
     """Refuse a bad option before anything listens or loads, naming the option and the limit."""
-    from srfabric.rules.time_triggered import MAX_QUEUE
+    from srfabric.rules.streams.time_triggered import MAX_QUEUE
 
     if not args.openflow_tls and not args.openflow_insecure:
         raise SrfabricError("--openflow-tls", "switches connect over TLS: give --openflow-tls DIR (certificates of "

@@ -147,6 +147,7 @@ class Fabric:
     _ports: tuple[int, dict[Endpoint, ServiceFunction], dict[Endpoint, Host]] | None = field(
         default=None, repr=False, compare=False)
     _distances: dict[int, dict[int, int]] = field(default_factory=dict, repr=False, compare=False)
+    _trusted: tuple[int, dict[int, list[int]]] | None = field(default=None, repr=False, compare=False)
     version: int = field(default=0, compare=False)
     """Counts changes, so compiled tables can be kept until the fabric changes."""
     topology_version: int = field(default=0, compare=False)
@@ -201,7 +202,12 @@ class Fabric:
 
     def trusted_ports(self, dpid: int) -> list[int]:
         """The switch's fabric ports, live or dormant, in order."""
-        return sorted({port for (d, port) in (*self.links, *self.dormant) if d == dpid})
+        if self._trusted is None or self._trusted[0] != self.version:  # every switch's at once, once a version
+            ports: dict[int, set[int]] = {}
+            for d, port in (*self.links, *self.dormant):
+                ports.setdefault(d, set()).add(port)
+            self._trusted = (self.version, {d: sorted(found) for d, found in ports.items()})
+        return list(self._trusted[1].get(dpid, ()))
 
     def add_host(self, host: Host) -> None:
         if self.hosts.get(host.name) == host and host.dpid in self.switches:

@@ -82,12 +82,33 @@ class Assembly:
             return None
         return cls(parts, placed, tables, state)
 
-    def entries(self, placed: Mapping[Key, Placed]) -> SwitchState | None:
-        """The tables for items placed as ``placed`` (the same parts): the changed items' switches rebuilt,
-        every other switch's lists kept (the very objects, so a reconciler sees them unchanged at once). None when
-        a rebuilt switch would hold two different entries with one key."""
+    def entries(self, placed: Mapping[Key, Placed], parts: Parts | None = None) -> SwitchState | None:
+        """The tables for items placed as ``placed`` on ``parts`` (by default the same): the changed items'
+        switches and those whose base tables are new objects rebuilt, every other switch's lists kept (the very
+        objects, so a reconciler sees them unchanged at once). None when a rebuilt switch would hold two different
+        entries with one key, or ``parts`` differ in more than base tables switch by switch."""
+        before = self.parts
+        dirty = self._rebased(parts) if parts is not None else set()
+        if dirty is None:
+            return None
+        state = self._entries(placed, dirty)
+        if state is None:
+            self.parts = before
+        return state
+
+    def _rebased(self, parts: Parts) -> set[int] | None:
+        """Take ``parts``: the switches whose base tables are not the very ones of the parts before (None when the
+        port entries or the switches differ)."""
+        old, new = self.parts.base, parts.base
+        if parts.ports is not self.parts.ports or old.entries.keys() != new.entries.keys() \
+                or old.groups.keys() != new.groups.keys():
+            return None
+        self.parts = parts
+        return {dpid for dpid in new.entries
+                if new.entries[dpid] is not old.entries[dpid] or new.groups[dpid] is not old.groups[dpid]}
+
+    def _entries(self, placed: Mapping[Key, Placed], dirty: set[int]) -> SwitchState | None:
         changed = {name for name in self.placed.keys() | placed.keys() if self.placed.get(name) is not placed.get(name)}
-        dirty: set[int] = set()
         for name in changed:
             dirty |= switches_of(self.placed.get(name)) | switches_of(placed.get(name))
         if not dirty:

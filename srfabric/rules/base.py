@@ -6,15 +6,13 @@ Pure: no I/O.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
-from srfabric.errors import SrfabricError
 from srfabric.model.fabric import Fabric
 from srfabric.routing.paths import Route, host_route
-from srfabric.rules.codec_rules import CodecRules, rules_for
+from srfabric.rules.codec_rules import CodecRules
 from srfabric.rules.entries import (
     FlowEntry,
-    GroupEntry,
     Kind,
     Output,
     SetField,
@@ -22,16 +20,11 @@ from srfabric.rules.entries import (
     cookie,
     match,
 )
-from srfabric.rules.gateway import gateway_edge_entries, gateway_route_entries
+from srfabric.rules.gateway import gateway_edge_entries
 from srfabric.rules.headers import (
-    IPV6_ROUTES,
     PathletSteps,
     host_addresses,
-    host_route_entries,
     pathlet_steps,
-    route_group_ids,
-    route_ingresses,
-    sre_switches,
 )
 from srfabric.rules.pipeline import (
     ARP_ETHERTYPE,
@@ -58,8 +51,6 @@ from srfabric.rules.pipeline import (
 from srfabric.rules.proxy import (
     proxy_port_entries,
 )
-from srfabric.rules.tables import Tables, reported
-from srfabric.rules.time_triggered import best_effort_first, tt_base_entries
 
 
 def trusted_port_entry(port: int) -> FlowEntry:
@@ -158,95 +149,3 @@ class SwitchRoutes:
                                        pathlet_steps(route, self.rules, self.sre, what, ipv6=True))
         route, v4, v6 = found
         return replace(route, delivery=(destination.dpid, destination.port)), v4, v6
-
-
-@dataclass
-class TopologyMemo:
-    """What ``topology_tables`` worked out last time, kept while only links were lost since: each switch's
-    fixed entries (while its trusted ports are the same) and each host route's entries (while every link it
-    crosses is up). Losing a link makes no route shorter, so a kept route is still a shortest one."""
-
-    growth_version: int = -1
-    sre: frozenset[int] = frozenset()
-    switch_entries: dict[int, tuple[tuple[int, ...], list[FlowEntry]]] = field(default_factory=dict)
-    routes: dict[tuple[str, int], tuple[list[tuple[int, FlowEntry]], list[tuple[int, GroupEntry]],
-                                        frozenset[tuple[int, int]]]] = field(default_factory=dict)
-
-    def current(self, fabric: Fabric, sre: set[int]) -> None:
-        if (fabric.growth_version, frozenset(sre)) != (self.growth_version, self.sre):
-            self.growth_version, self.sre = fabric.growth_version, frozenset(sre)
-            self.switch_entries.clear()
-            self.routes.clear()
-
-
-def topology_tables(fabric: Fabric, codec: str, problems: list[SrfabricError] | None = None,
-                    tt_queue: int | None = None, memo: TopologyMemo | None = None) -> Tables:
-    """Every switch's chain-independent entries and its default routes to every host, without the service
-    functions' ports (``function_port_entries``): what only switches, links and hosts decide.
-
-    With ``tt_queue`` every switch also puts time-triggered frames into that queue (``time_triggered``); with
-    ``memo`` (the same codec and ``tt_queue`` every call) what is still right is not worked out again.
-    """
-    rules = rules_for(codec)
-    sre = sre_switches(fabric)
-    memo = memo if memo is not None else TopologyMemo()
-    memo.current(fabric, sre)
-    tables = Tables(fabric.switches)
-    for dpid in fabric.switches:
-        trusted = tuple(fabric.trusted_ports(dpid))
-        kept = memo.switch_entries.get(dpid)
-        if kept is None or kept[0] != trusted:
-            entries = switch_base_entries(fabric, dpid, rules, dpid in sre)
-            if tt_queue is not None:
-                entries = best_effort_first(entries + tt_base_entries(rules, dpid in sre, tt_queue))
-            kept = memo.switch_entries[dpid] = (trusted, entries)
-        tables.add_all([(dpid, entry) for entry in kept[1]], "fabric")
-    ingress = sorted(route_ingresses(fabric) & fabric.switches.keys())
-    group_ids = route_group_ids(fabric)
-    shared = SwitchRoutes(rules, sre)
-    for host in sorted(fabric.hosts.values(), key=lambda h: h.name):
-        what = f"host {host.name}"
-        dst, *dst6 = host_addresses(host, "dst")  # its IPv4 address, then its IPv6 ones
-        placed: list[tuple[int, FlowEntry]] = []
-        groups: list[tuple[int, GroupEntry]] = []
-        # An ingress that cannot reach the host (a service leaf whose links are not known yet) is reported, and
-        # every other ingress keeps its route to the host.
-        unreachable: SrfabricError | None = None
-        for dpid in ingress:
-            found = memo.routes.get((host.name, dpid))
-            if found is None or not found[2] <= fabric.links.keys():
-                try:
-                    route, v4_steps, v6_steps = shared.steps(fabric, dpid, host.name, what)
-                    v4 = host_route_entries(route, [dst], rules, sre, group_ids[host.dpid], what, steps=v4_steps)
-                    v6 = host_route_entries(route, dst6, rules, sre, group_ids[host.dpid] | IPV6_ROUTES, what,
-                                            ipv6=True, steps=v6_steps)  # a group of its own: the MPLS header
-                except SrfabricError as error:
-                    if problems is None:
-                        raise
-                    unreachable = unreachable or error
-                    continue
-                found = memo.routes[(host.name, dpid)] = (v4[0] + v6[0], v4[1] + v6[1], crossed(fabric, [route]))
-            placed += found[0]
-            groups += found[1]
-        with reported(problems, what):
-            tables.add_all(placed, what, groups)
-            if unreachable is not None:
-                raise unreachable
-    _add_gateway_routes(fabric, tables, ingress, rules, sre, group_ids, memo, problems)
-    return tables
-
-
-def _add_gateway_routes(fabric: Fabric, tables: Tables, ingress: list[int], rules: CodecRules, sre: set[int],
-                        group_ids: dict[int, int], memo: TopologyMemo, problems: list[SrfabricError] | None) -> None:
-    """Every ingress's route for addresses no host has, to the gateway (when the fabric has one)."""
-    gateway = fabric.gateway()
-    if gateway is None:
-        return
-    for dpid in ingress:
-        with reported(problems, f"gateway from switch {dpid:#x}"):
-            found = memo.routes.get(("", dpid))  # no host has an empty name: the route for every other address
-            if found is None or not found[2] <= fabric.links.keys():
-                placed, groups, route = gateway_route_entries(fabric, gateway, dpid, rules, sre,
-                                                              group_ids[gateway.dpid])
-                found = memo.routes[("", dpid)] = (placed, groups, crossed(fabric, [route]))
-            tables.add_all(found[0], "gateway", found[1])

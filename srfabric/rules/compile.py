@@ -19,14 +19,15 @@ from srfabric.model.chain import Chain
 from srfabric.model.fabric import Fabric, ServiceFunction
 from srfabric.model.stream import SteeredStream
 from srfabric.rules.assembly import Assembly, Key, Parts, Placed
-from srfabric.rules.base import TopologyMemo, function_port_entries, topology_tables
+from srfabric.rules.base import function_port_entries
+from srfabric.rules.base_tables import TopologyMemo, topology_tables
 from srfabric.rules.codec_rules import rules_for
 from srfabric.rules.entries import EntryKey, FlowEntry
 from srfabric.rules.headers import route_ingresses, sre_switches
 from srfabric.rules.hop_by_hop import STEERING_NAMES, compile_hop_by_hop
 from srfabric.rules.placement import Placement, chain_placement
 from srfabric.rules.proxy import proxy_hint
-from srfabric.rules.stream_placements import StreamPlacements
+from srfabric.rules.streams.placements import StreamPlacements
 from srfabric.rules.tables import SwitchState, Tables, as_problem, entry_order, reported
 
 
@@ -108,9 +109,9 @@ class CompileCache:
         streamed = self.streams.placed(fabric, [*streams, *checked_streams], sre)
         items = _items(chains, placed, streams, streamed)
         plain = problems is not None and checked is None and not checked_streams and not check_all
-        if plain and problems is not None and self._assembly is not None and self._assembly.parts.same(parts):
-            state = self._assembly.entries(items)
-            if state is not None:  # only the changed chains' and streams' switches were put together again
+        if plain and problems is not None and self._assembly is not None:
+            state = self._assembly.entries(items, parts)
+            if state is not None:  # only the switches of changed items or base tables were put together again
                 problems.extend(base_problems)
                 problems.extend(as_problem(error, f"{kind} {name}") for (kind, name), error in _errors(items))
                 return state
@@ -176,7 +177,10 @@ class CompileCache:
     def _port_entries(self, fabric: Fabric) -> list[tuple[int, FlowEntry]]:
         """The service functions' port entries, kept per fabric version (the same objects while it stands)."""
         if self._ports is None or self._ports[0] != fabric.version:
-            self._ports = (fabric.version, function_port_entries(fabric, self.rules, self.tt_queue))
+            entries = function_port_entries(fabric, self.rules, self.tt_queue)
+            if self._ports is not None and entries == self._ports[1]:
+                entries = self._ports[1]  # the very list while its entries stand: the assembly knows it by identity
+            self._ports = (fabric.version, entries)
         return self._ports[1]
 
     def _placed(self, fabric: Fabric, chains: Sequence[Chain], sre: set[int]) -> dict[str, Placed]:

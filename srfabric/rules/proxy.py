@@ -46,7 +46,7 @@ from srfabric.rules.entries import (
 )
 from srfabric.rules.headers import pathlet_steps, steps_entries
 from srfabric.rules.pipeline import DECODE, HOST_IN, PORT_IN, PRIO_CHAIN, PRIO_DECODE, PRIO_PORT
-from srfabric.rules.time_triggered import best_effort_first
+from srfabric.rules.streams.time_triggered import best_effort_first
 
 PROXY_MAC = 0x025352000001
 """The source MAC of frames handed to an SR-unaware function under ``mac-nibble``, whose header took the place

@@ -34,8 +34,8 @@ from srfabric.rules.entries import (
     SetMplsTtl,
     match_fields,
 )
-from srfabric.rules.frer import RTAG_ETHERTYPE
 from srfabric.rules.pipeline import DELIVER, HOST_IN, IPV4_ETHERTYPE, IPV6_ETHERTYPE, PORT_IN, TERMINATE
+from srfabric.rules.streams.frer import RTAG_ETHERTYPE
 from srfabric.xdp import layout
 
 # Fields of the classifier key, with their width in bits.

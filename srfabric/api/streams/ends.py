@@ -40,7 +40,7 @@ from typing import Any, TypeVar, cast
 from srfabric.api.resources.translate import port_host
 from srfabric.errors import RoutingError
 from srfabric.model.fabric import Fabric
-from srfabric.rules.streams import switch_path
+from srfabric.rules.streams.steering import switch_path
 
 Record = dict[str, Any]
 T = TypeVar("T")

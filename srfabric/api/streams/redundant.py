@@ -12,7 +12,7 @@ from srfabric.api.storage.repository import Record
 from srfabric.errors import ModelError, RoutingError
 from srfabric.model.fabric import Fabric
 from srfabric.routing.disjoint import disjoint_pair
-from srfabric.rules.streams import check_path_ends, switch_path
+from srfabric.rules.streams.steering import check_path_ends, switch_path
 from srfabric.tsn.model.network import Stream
 from srfabric.tsn.runtime.live import LivePlanner, Refused
 

@@ -40,7 +40,7 @@ from srfabric.controller.stream_planning import (
 )
 from srfabric.errors import ModelError, RoutingError, SrfabricError
 from srfabric.model.stream import SteeredStream
-from srfabric.rules.streams import check_path_ends
+from srfabric.rules.streams.steering import check_path_ends
 from srfabric.southbound.gates import Gates
 from srfabric.tsn.gates.gcl import PortGcl
 from srfabric.tsn.model.network import Stream

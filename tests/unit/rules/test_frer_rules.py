@@ -10,7 +10,7 @@ from srfabric.errors import RoutingError
 from srfabric.model.stream import SteeredStream
 from srfabric.model.topo import tsn_fig1
 from srfabric.rules.compile import CompileCache
-from srfabric.rules.frer import RTAG_ETHERTYPE
+from srfabric.rules.streams.frer import RTAG_ETHERTYPE
 from srfabric_tools.simulate import Packet, walk
 
 PRIMARY = ("s1", "s2", "s5")

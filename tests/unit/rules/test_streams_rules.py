@@ -13,7 +13,7 @@ from srfabric.model.stream import SteeredStream
 from srfabric.model.topo import TopoSpec, tsn_fig1
 from srfabric.rules.compile import CompileCache, SwitchState
 from srfabric.rules.entries import FlowEntry, Kind
-from srfabric.rules.time_triggered import BE_QUEUE
+from srfabric.rules.streams.time_triggered import BE_QUEUE
 from srfabric_tools.simulate import Packet, walk
 
 CODECS = ["mac-nibble", "mac-vlan-mpls"]

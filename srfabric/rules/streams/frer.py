@@ -23,8 +23,8 @@ from srfabric.rules.codec_rules import CodecRules
 from srfabric.rules.entries import Action, Bucket, FlowEntry, Group, GroupEntry, Kind, Output, cookie, match
 from srfabric.rules.headers import pathlet_steps
 from srfabric.rules.pipeline import DELIVER, HOST_IN, PRIO_ROUTE, PRIO_STREAM
-from srfabric.rules.streams import explicit_route
-from srfabric.rules.time_triggered import marked_twins, queued
+from srfabric.rules.streams.steering import explicit_route
+from srfabric.rules.streams.time_triggered import marked_twins, queued
 
 RTAG_ETHERTYPE = 0xF1C1  # IEEE 802.1CB's R-TAG
 FRER_GROUPS = 1 << 28  # apart from chains', taps', proxies' and routes' groups (owners have 24 bits)

@@ -30,9 +30,9 @@ from srfabric.model.fabric import Fabric
 from srfabric.model.stream import SteeredStream
 from srfabric.rules.codec_rules import CodecRules
 from srfabric.rules.entries import FlowEntry, GroupEntry
-from srfabric.rules.frer import redundant_stream
 from srfabric.rules.placement import Placement
-from srfabric.rules.streams import stream_entries
+from srfabric.rules.streams.frer import redundant_stream
+from srfabric.rules.streams.steering import stream_entries
 
 StreamPlaced = Placement | SrfabricError  # a stream's entries and groups, or why it has none
 

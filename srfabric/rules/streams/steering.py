@@ -30,7 +30,7 @@ from srfabric.rules.codec_rules import CodecRules, rules_for
 from srfabric.rules.entries import Action, FlowEntry, Kind, Output, cookie, match
 from srfabric.rules.headers import pathlet_steps
 from srfabric.rules.pipeline import HOST_IN, PRIO_STREAM
-from srfabric.rules.time_triggered import queued
+from srfabric.rules.streams.time_triggered import queued
 
 __all__ = ["check_path_ends", "explicit_route", "rules_for", "stream_entries", "switch_path"]
 
