@@ -63,6 +63,9 @@ class Reconciler:
         if (last is not None and last[2] is self.installed.get(dpid) and last[3] is self.installed_groups.get(dpid)
                 and (last[0] is desired_list or last[0] == desired_list)
                 and (last[1] is desired_groups or last[1] == desired_groups)):
+            if last[0] is not desired_list or last[1] is not desired_groups:  # equal, not the very lists: know
+                # these, so that next time costs nothing
+                self.last[dpid] = (desired_list, desired_groups, last[2], last[3])
             return None  # the compile cache hands an unchanged switch its very list again
         current = self.installed.setdefault(dpid, {})
         if last is not None and last[2] is current:
