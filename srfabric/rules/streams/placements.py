@@ -4,12 +4,12 @@ not a thousand. Pure: no I/O.
 
 Examples
 --------
->>> from srfabric.model.topo import tsn_fig1
 >>> from srfabric.model.stream import SteeredStream
->>> from srfabric.rules.codec_rules import rules_for
+>>> from srfabric.model.topo import tsn_fig1
 >>> from srfabric.rules.headers import sre_switches
->>> fabric = tsn_fig1().to_fabric()
+>>> from srfabric.rules.codec_rules import rules_for
 >>> kept = StreamPlacements(rules_for("mac-nibble"), None)
+>>> fabric = tsn_fig1().to_fabric()
 >>> cam = SteeredStream("cam", 1, "h1", "h3", ("s1", "s2", "s5"))
 >>> first = kept.placed(fabric, [cam], sre_switches(fabric))
 >>> [dpid for dpid, _ in first["cam"].entries] == [fabric.hosts["h1"].dpid]
