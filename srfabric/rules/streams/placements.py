@@ -6,10 +6,10 @@ Examples
 --------
 >>> from srfabric.model.stream import SteeredStream
 >>> from srfabric.model.topo import tsn_fig1
->>> from srfabric.rules.headers import sre_switches
->>> from srfabric.rules.codec_rules import rules_for
->>> kept = StreamPlacements(rules_for("mac-nibble"), None)
+>>> from srfabric.rules import codec_rules, headers
+>>> kept = StreamPlacements(codec_rules.rules_for("mac-nibble"), None)
 >>> fabric = tsn_fig1().to_fabric()
+>>> sre_switches = headers.sre_switches
 >>> cam = SteeredStream("cam", 1, "h1", "h3", ("s1", "s2", "s5"))
 >>> first = kept.placed(fabric, [cam], sre_switches(fabric))
 >>> [dpid for dpid, _ in first["cam"].entries] == [fabric.hosts["h1"].dpid]
