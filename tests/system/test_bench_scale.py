@@ -38,5 +38,6 @@ def test_quick_scale_bench_measures_changes_and_entries_by_role(tmp_path: Path,
     (streams,) = summary["stream_runs"]
     assert streams["streams"] == 10 and len(streams["ms"]) == 2 and all(ms > 0 for ms in streams["ms"])
     assert all(ms > 0 for ms in streams["solve_ms"]) and "admission_10_streams_ms" in summary
+    assert streams["database_kib"] > 0
     for role in ("core", "aggregation"):
         assert streams["entries_by_role"][role] == roles[role]

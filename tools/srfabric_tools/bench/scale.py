@@ -138,6 +138,7 @@ async def measure_streams(k: int, counts: tuple[int, ...], repeats: int) -> list
                 admits = [await ask(process, {"op": "admit"}) for _ in range(repeats)]
                 out.append({"k": k, "switches": len(fabric.spec.switches), "streams": filled["streams"],
                             "refused_while_filling": filled["refused"], "fill_s": filled["s"],
+                            "database_kib": filled["database_kib"],
                             **{key: [a[key] for a in admits] for key in ("ms", "cpu_ms", "solve_ms", "remove_ms",
                                                                           "moved")},
                             "gated_ports": admits[-1]["gated_ports"], "entries_by_role": entries_by_role(fabric)})

@@ -86,7 +86,12 @@ class StreamLoad:
                     raise
                 self.refused += 1
         return {"op": "fill", "streams": len(self.held), "refused": self.refused,
-                "s": round(time.perf_counter() - begin, 3)}
+                "s": round(time.perf_counter() - begin, 3), "database_kib": self.database_kib()}
+
+    def database_kib(self) -> float:
+        """The API's SQLite database on disk (its write-ahead log too, when there is one)."""
+        files = Path(self.folder.name).glob("api.db*")
+        return round(sum(path.stat().st_size for path in files) / 1024, 1)
 
     async def admit(self) -> dict[str, Any]:
         """One admission and its removal through the API, each to its last barrier; the scheduler's decision
