@@ -225,6 +225,32 @@ def fat_tree(k: int) -> TopoSpec:
     return topo
 
 
+def leaf_spine(spines: int, leaves: int, hosts_per_leaf: int) -> TopoSpec:
+    """A two-tier Clos: every leaf linked to every spine, hosts on the leaves.
+
+    Leaf ports 1..spines go up to the spines, the next ``hosts_per_leaf`` down to hosts; spine port p leads to
+    leaf p.
+
+    >>> t = leaf_spine(4, 16, 8)
+    >>> len(t.switches), len(t.hosts), len(t.links), t.switches["l1"].role, t.switches["s1"].role
+    (20, 128, 64, 'edge', 'core')
+    """
+    if not (1 <= spines <= 250 and 1 <= leaves <= 250 and 1 <= hosts_per_leaf <= 250 - spines):
+        raise ModelError("leaf_spine", f"{spines} spines, {leaves} leaves and {hosts_per_leaf} hosts a leaf: each "
+                                       "must be within 1..250, and a leaf's spines and hosts 250 ports at most")
+    topo = TopoSpec()
+    for index in range(spines):
+        topo.add_switch(f"s{index + 1}", "core", dpid=0x300 + index + 1)
+    for index in range(leaves):
+        topo.add_switch(f"l{index + 1}", "edge", dpid=0x100 + index + 1)
+    for leaf in range(leaves):
+        for spine in range(spines):
+            topo.add_link(f"l{leaf + 1}", f"s{spine + 1}", spine + 1, leaf + 1)
+        for h in range(hosts_per_leaf):
+            topo.add_host(f"h{len(topo.hosts) + 1}", f"l{leaf + 1}", spines + h + 1)
+    return topo
+
+
 def tree(depth: int, fanout: int) -> TopoSpec:
     """Mininet's ``TreeTopo``: switches ``depth`` levels deep, each with ``fanout`` children, switches or (under
     the last level) hosts. It has no loop, so a learning switch that floods (os-ken's ``simple_switch_13``) runs

@@ -24,6 +24,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -40,6 +41,7 @@ from srfabric_tools.lab.stats import quartiles
 SIZES, QUICK_SIZES = ((4, 8, 16), (4,))
 CHAINS, QUICK_CHAINS = ((10, 100, 1000), (10,))
 HELD = (16, 10_000)  # and once at the largest size: what holding 10,000 chains costs (RSS above all)
+LEAF_SPINE = "leaf-spine 16x48x16"  # 64 switches, 768 hosts: the other common data-centre shape (1,000 chains)
 STREAMS_K, STREAMS, QUICK_STREAMS = 8, (10, 100, 1000), (10,)  # 128 hosts: room for 1,000 streams (quick: k=4)
 REPEATS, QUICK_REPEATS = 5, 2
 CODEC = "mac-vlan-mpls"  # 8-bit ports: a k=16 switch has 16 (the 4-bit nibbles stop at 15)
@@ -47,8 +49,9 @@ READY_S = 600.0  # a k=16 fabric's discovery and first sync, on a busy machine
 CHANGES = ("add", "update", "remove")
 
 
-async def measure(k: int, chains: int, repeats: int, profile: bool = False) -> dict[str, Any]:
-    """One controller on a k-ary fat-tree holding ``chains``: cold start, changes, RSS and entries by role."""
+async def measure(k: int | str, chains: int, repeats: int, profile: bool = False) -> dict[str, Any]:
+    """One controller on a k-ary fat-tree (or ``LEAF_SPINE``) holding ``chains``: cold start, changes, RSS and
+    entries by role."""
     with tempfile.TemporaryFile() as log:  # the controller's log: its last lines name why it stopped, if it did
         try:
             return await _measure(k, chains, repeats, log, profile)
@@ -59,7 +62,7 @@ async def measure(k: int, chains: int, repeats: int, profile: bool = False) -> d
                 from None
 
 
-async def _start(k: int, chains: int, log: IO[bytes]) -> tuple[asyncio.subprocess.Process, TableFabric]:
+async def _start(k: int | str, chains: int, log: IO[bytes]) -> tuple[asyncio.subprocess.Process, TableFabric]:
     """The controller under test in its process (on its CPU) and the emulated fat-tree (on this one)."""
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "srfabric_tools.bench.scale_controller", str(k), str(chains), CODEC,
@@ -91,7 +94,7 @@ async def _stop(process: asyncio.subprocess.Process, fabric: TableFabric) -> Non
         await process.wait()
 
 
-async def _measure(k: int, chains: int, repeats: int, log: IO[bytes], profile: bool) -> dict[str, Any]:
+async def _measure(k: int | str, chains: int, repeats: int, log: IO[bytes], profile: bool) -> dict[str, Any]:
     spec = scale_fabric(k)
     process, fabric = await _start(k, chains, log)
     try:
@@ -243,6 +246,7 @@ def run_bench(quick: bool, out: str, say: Any = print) -> tuple[dict[str, Any], 
     runs: list[dict[str, Any]] = []
     held: list[dict[str, Any]] = []  # the 10,000 chains: apart from the curves, which compare one chain count
     streams: list[dict[str, Any]] = []  # one fabric, a growing number of streams
+    others: list[dict[str, Any]] = []  # the leaf-spine: another shape, apart from the fat-trees' curves
 
     async def every() -> None:
         sizes, counts = (QUICK_SIZES, QUICK_CHAINS) if quick else (SIZES, CHAINS)
@@ -255,19 +259,26 @@ def run_bench(quick: bool, out: str, say: Any = print) -> tuple[dict[str, Any], 
         streams.extend(await measure_streams(4 if quick else STREAMS_K, QUICK_STREAMS if quick else STREAMS,
                                              QUICK_REPEATS if quick else REPEATS))
         if not quick:
+            say(f"scale: {LEAF_SPINE}, {CHAINS[-1]} chains")
+            others.append(await measure(LEAF_SPINE, CHAINS[-1], REPEATS))
             say(f"scale: k={HELD[0]}, {HELD[1]} chains")
             held.append(await measure(*HELD, REPEATS))
 
     uvloop.run(every())
     folder = run_folder(out, "scale")
-    write_runs(folder / "runs.csv", [flat(r) for r in runs + held], measured_on)
+    write_runs(folder / "runs.csv", [flat(r) for r in runs + others + held], measured_on)
     write_runs(folder / "streams.csv", [flat(r) for r in streams], measured_on)
     summary = summarise(runs, quick, measured_on) | summarise_streams(streams)
+    if others:
+        summary["leaf_spine_runs"] = others
+        summary["chain_change_leaf_spine_ms"] = median_of(others[0]["add_ms"] + others[0]["update_ms"]
+                                                          + others[0]["remove_ms"])
+        summary["repair_leaf_spine_ms"] = median_of(others[0]["repair_ms"])
     if held:
         summary["held_runs"] = held
         summary["rss_10000_chains_mib"] = held[0]["rss_mib"]
     write_json(folder / "summary.json", summary)
-    plot(runs, streams, folder / "scale.png")
+    plot(runs, streams, folder / "scale.png", others)
     return summary, folder
 
 
@@ -289,9 +300,10 @@ def summarise_streams(streams: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def plot(runs: list[dict[str, Any]], streams: list[dict[str, Any]], path: Path) -> None:
-    """Each metric against the number of switches, log-log, one line per chain count; then a stream's admission
-    against the streams held."""
+def plot(runs: list[dict[str, Any]], streams: list[dict[str, Any]], path: Path,
+         others: Sequence[dict[str, Any]] = ()) -> None:
+    """Each metric against the number of switches, log-log, one line per chain count (the leaf-spine a star);
+    then a stream's admission against the streams held."""
     from srfabric_tools.lab.plot import pyplot, save
 
     plt = pyplot()
@@ -305,6 +317,9 @@ def plot(runs: list[dict[str, Any]], streams: list[dict[str, Any]], path: Path) 
         for chains in sorted({r["chains"] for r in runs}):
             mine = sorted((r for r in runs if r["chains"] == chains), key=lambda r: r["switches"])
             ax.plot([r["switches"] for r in mine], [value(r) for r in mine], "o-", label=f"{chains} chains")
+        for other in others:
+            ax.plot([other["switches"]], [value(other)], "*", markersize=12, label=f"{other['k']}, "
+                                                                                 f"{other['chains']} chains")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("switches (fat-tree k = 4, 8, 16)")

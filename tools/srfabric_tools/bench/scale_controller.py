@@ -27,21 +27,28 @@ import uvloop
 from srfabric.controller.controller import Controller
 from srfabric.controller.heap import freeze_heap
 from srfabric.model.chain import Chain, FlowClassifier
-from srfabric.model.topo import TopoSpec, fat_tree
+from srfabric.model.topo import TopoSpec, fat_tree, leaf_spine
 from srfabric_tools.bench.scale_streams import StreamLoad, cpu_s
 from srfabric_tools.testbed.net import controller_config, spec_functions
 
 SPARE = "scale-spare"  # the chain the parent adds, updates and removes
 
 
-def scale_fabric(k: int) -> TopoSpec:
-    """A k-ary fat-tree with a service function on every edge switch.
+def scale_fabric(size: int | str) -> TopoSpec:
+    """A k-ary fat-tree (``size`` k) or a leaf-spine (``"leaf-spine SxLxH"``: spines, leaves, hosts a leaf) with a
+    service function on every edge switch.
 
     >>> spec = scale_fabric(4)
     >>> len(spec.switches), len(spec.hosts), len(spec.functions)
     (20, 16, 8)
+    >>> len(scale_fabric("leaf-spine 4x16x8").functions)
+    16
     """
-    spec = fat_tree(k)
+    if isinstance(size, str):
+        spines, leaves, hosts = (int(part) for part in size.removeprefix("leaf-spine ").split("x"))
+        spec = leaf_spine(spines, leaves, hosts)
+    else:
+        spec = fat_tree(size)
     for name in sorted(spec.switches):
         if spec.switches[name].role == "edge":
             spec.add_function(f"fn-{name}", name)
@@ -146,8 +153,8 @@ def top_functions(profiler: cProfile.Profile, count: int = 15) -> list[dict[str,
     return sorted(rows, key=lambda row: -row["cumulative_ms"])[:count]
 
 
-async def serve(k: int, chains: int, codec: str) -> None:
-    spec = scale_fabric(k)
+async def serve(size: int | str, chains: int, codec: str) -> None:
+    spec = scale_fabric(size)
     controller = Controller(controller_config(spec, codec))
     for function in spec_functions(spec):
         controller.add_function(function)
@@ -168,4 +175,4 @@ async def serve(k: int, chains: int, codec: str) -> None:
 
 
 if __name__ == "__main__":
-    uvloop.run(serve(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]))
+    uvloop.run(serve(int(sys.argv[1]) if sys.argv[1].isdigit() else sys.argv[1], int(sys.argv[2]), sys.argv[3]))
