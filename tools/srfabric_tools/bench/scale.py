@@ -187,6 +187,7 @@ def entries_by_role(fabric: TableFabric) -> dict[str, dict[str, float]]:
     """Entries per switch, by role: the fewest, the mean and the most."""
     held: dict[str, list[int]] = {}
     for name in fabric.switches:
+        fabric.switch(name).settle()
         held.setdefault(fabric.spec.switches[name].role, []).append(len(fabric.switch(name).tables))
     return {role: {"min": min(counts), "mean": round(statistics.fmean(counts), 1), "max": max(counts)}
             for role, counts in sorted(held.items())}
