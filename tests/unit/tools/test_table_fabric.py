@@ -114,3 +114,25 @@ def test_a_frame_crosses_the_fabric_by_its_entries_and_a_miss_is_dropped() -> No
     assert crossed.setup_ns and not crossed.sent  # out on h3's port: set up
     missed = asyncio.run(run(False))
     assert not missed.setup_ns and missed.sent  # s3 has no entry: OpenFlow 1.3 drops it
+
+
+def test_table_changes_apply_in_order_and_a_barrier_is_answered_after_them() -> None:
+    """A flow-mod is applied a slice at a time between turns of the loop; what follows it (a barrier) waits for
+    it, an echo does not; the tables hold the entry once the barrier is answered."""
+    spec = tree(1, 2)
+
+    async def run() -> tuple[list[int], int]:
+        fabric = TableFabric(spec)
+        switch = fabric.switches["s1"] = fabric.make_switch("s1")
+        answered: list[int] = []
+        switch.write = lambda data: answered.append(data[1])  # type: ignore[method-assign]
+        barrier = wire(parser.OFPBarrierRequest(type("Datapath", (), {"ofproto": ofp, "ofproto_parser": parser})()))
+        echo = wire(parser.OFPEchoRequest(type("Datapath", (), {"ofproto": ofp, "ofproto_parser": parser})()))
+        switch.data_received(wire(flow_add(ENTRIES[0])) + barrier + echo)
+        before = list(answered)
+        await asyncio.sleep(0.01)
+        assert before == [ofp.OFPT_ECHO_REPLY]  # read and answered at once; the barrier waits for the flow-mod
+        return answered, len(switch.tables)
+
+    answered, held = asyncio.run(run())
+    assert answered == [ofp.OFPT_ECHO_REPLY, ofp.OFPT_BARRIER_REPLY] and held == 1
