@@ -62,7 +62,7 @@ class Ends:
              ) -> str | None:
         """``resolve(port)``, kept while the port's record, ``switches`` and the fabric stay as they were."""
         kept = self._hosts.get(port["id"])
-        if kept is not None and kept[0] is port and kept[2] == fabric.version and same(kept[1], switches):
+        if kept is not None and kept[0] is port and kept[2] == fabric.version and _same(kept[1], switches):
             return kept[3]
         name = resolve(port)
         self._hosts[port["id"]] = (port, switches, fabric.version, name)
@@ -72,7 +72,7 @@ class Ends:
         """Before steering every stream of a snapshot: the kept streams stand only while the fabric, the switches
         and every port's record are as they were at the last round."""
         kept = self._round
-        if not (kept[0] == fabric.version and same(kept[1], switches) and kept[2].keys() == ports.keys()
+        if not (kept[0] == fabric.version and _same(kept[1], switches) and kept[2].keys() == ports.keys()
                 and all(port is kept[2][ident] for ident, port in ports.items())):
             self._steered = {}
         self._round = (fabric.version, switches, dict(ports))
@@ -106,6 +106,6 @@ def host_name(fabric: Fabric, switches: dict[int, tuple[str, str]], port: Record
     return host.name if host is not None else None
 
 
-def same(kept: Any, given: Any) -> bool:
-    """The very object, or (for what is not a record: the switches) an equal one."""
-    return kept is given or (not isinstance(given, dict) or "id" not in given) and kept == given
+def _same(kept: Any, given: Any) -> bool:
+    """The switches an answer was made with: the very object, or an equal one."""
+    return kept is given or kept == given

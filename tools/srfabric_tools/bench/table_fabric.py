@@ -48,6 +48,11 @@ LLDP = b"\x88\xcc"
 SPECIAL = {ofp.OFPP_TABLE, ofp.OFPP_FLOOD, ofp.OFPP_ALL, ofp.OFPP_IN_PORT, ofp.OFPP_CONTROLLER}
 
 
+def is_lldp(packet_out: memoryview) -> bool:
+    """Whether a packet-out carries an LLDP frame (its EtherType)."""
+    return packet_out_frame(packet_out)[12:14] == LLDP
+
+
 class TableSwitch(EmulatedSwitch):
     """An emulated switch with flow tables and groups.
 
@@ -66,7 +71,7 @@ class TableSwitch(EmulatedSwitch):
 
     def _handle(self, kind: int, xid: int, msg: memoryview, now: int) -> None:
         answer_now = kind == ofp.OFPT_ECHO_REQUEST or (
-            kind == ofp.OFPT_PACKET_OUT and packet_out_frame(msg)[12:14] == LLDP)
+            kind == ofp.OFPT_PACKET_OUT and is_lldp(msg))
         if answer_now or (not self.queued and kind not in (ofp.OFPT_FLOW_MOD, ofp.OFPT_GROUP_MOD)):
             self._apply(kind, xid, msg, now)
             return
@@ -204,7 +209,7 @@ class TableFabric(EmulatedFabric):
         super().close()
 
     def packet_out(self, switch: EmulatedSwitch, msg: memoryview, now: int) -> None:
-        if packet_out_frame(msg)[12:14] == LLDP:  # LLDP crosses its link to the controller, as before
+        if is_lldp(msg):  # LLDP crosses its link to the controller, as before
             super().packet_out(switch, msg, now)
             return
         try:
