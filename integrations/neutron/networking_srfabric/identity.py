@@ -92,11 +92,11 @@ def populate(url: str, admin_password: str, neutron_url: str, neutron_password: 
     clouds = {"admin": {"username": "admin", "password": admin_password, "project_name": "admin"}}
     # Nova's part: the service role binds ports to a compute host and fills their binding:profile (the fabric
     # switch and port of a service function), which Neutron's policy leaves to services alone.
-    nova_password = secrets.token_urlsafe(12)
+    nova_password = secrets.token_hex(12)
     admin.roles.grant(roles["service"], user=user("nova", nova_password), project=project("service"))
     clouds["compute"] = {"username": "nova", "password": nova_password, "project_name": "service"}
     for name, project_name in MEMBERS.items():
-        password = secrets.token_urlsafe(12)
+        password = secrets.token_hex(12)
         admin.roles.grant(roles["member"], user=user(name, password), project=project(project_name))
         clouds[name] = {"username": name, "password": password, "project_name": project_name}
     service = next(iter(admin.services.list(type="network")), None) or admin.services.create("neutron", "network")

@@ -130,7 +130,7 @@ def secret(state: Path, name: str) -> str:
     kept = state / "secrets.json"
     known = json.loads(kept.read_text()) if kept.exists() else {}
     if name not in known:
-        known[name] = secrets.token_urlsafe(16)
+        known[name] = secrets.token_hex(16)
         kept.write_text(json.dumps(known))
         kept.chmod(0o600)
     return str(known[name])

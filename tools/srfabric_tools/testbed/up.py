@@ -71,7 +71,7 @@ def run_up(args: argparse.Namespace, ready: Any = print) -> int:
         ready(f"srfabric up: removed what a killed srfabric up left: {', '.join(removed) or 'nothing'}")
         STATE.unlink(missing_ok=True)
     folder = Path(tempfile.mkdtemp(prefix="srfabric-up-"))
-    token = args.token or secrets.token_urlsafe(16)
+    token = args.token or secrets.token_hex(16)  # hex: never starts with "-", which argparse reads as an option
     pki = folder / "pki"  # OpenFlow over TLS with a CA of this fabric's own
     make_certificate(pki, make_ca(pki), "controller")
     serve = ServeProcess(f"sqlite:///{folder}/api.db", token=token, codec=args.codec, tls=pki)
