@@ -167,7 +167,10 @@ class ControllerCore:
         for host in hosts.values():
             if host.dpid in fabric.switches:
                 kept = fabric.hosts.get(host.name)
-                if kept is not None and (kept.mac, kept.dpid, kept.port) == (host.mac, host.dpid, host.port):
+                if kept is host:
+                    continue  # as declared last time (translation keeps equal hosts identical)
+                if kept is not None and (kept.mac, kept.dpid, kept.port) == (host.mac, host.dpid, host.port) \
+                        and kept.ip6 != host.ip6:
                     host = replace(host, ip6=(*host.ip6, *(a for a in kept.ip6 if a not in host.ip6)))
                 fabric.add_host(host)
         self.declared_hosts = set(hosts)

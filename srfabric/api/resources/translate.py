@@ -49,48 +49,68 @@ class Plan:
     owner: dict[str, str] = field(default_factory=dict)  # chain name -> port chain id
 
 
-def resolve_switch(fabric: Fabric, value: Any, switches: dict[int, tuple[str, str]] | None = None) -> int | None:
-    """A datapath id for a ``binding:profile`` switch: a name the controller knows, or a datapath id."""
-    for dpid, switch in fabric.switches.items():
-        if switch.name == value:
-            return dpid
-    for dpid, (name, _) in (switches or {}).items():
-        if name == value:
-            return dpid
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
+def switch_names(fabric: Fabric, switches: dict[int, tuple[str, str]] | None = None) -> dict[str, int]:
+    """Each switch name a ``binding:profile`` may give, to its datapath id: the controller's names first, then
+    the ones the API was told about."""
+    names = {name: dpid for dpid, (name, _) in (switches or {}).items()}
+    names.update((switch.name, dpid) for dpid, switch in fabric.switches.items())
+    return names
+
+
+def resolve_switch(fabric: Fabric, value: Any, switches: dict[int, tuple[str, str]] | None = None,
+                   names: dict[str, int] | None = None) -> int | None:
+    """A datapath id for a ``binding:profile`` switch: a name the controller knows, or a datapath id
+    (``names``: :func:`switch_names`, when the caller resolves many)."""
     if isinstance(value, str):
+        dpid = (names if names is not None else switch_names(fabric, switches)).get(value)
+        if dpid is not None:
+            return dpid
         try:
             return int(value, 0)
         except ValueError:
             return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
     return None
 
 
-def attachment(fabric: Fabric, port: Record, switches: dict[int, tuple[str, str]] | None = None) -> Endpoint | None:
+def attachment(fabric: Fabric, port: Record, switches: dict[int, tuple[str, str]] | None = None,
+               names: dict[str, int] | None = None) -> Endpoint | None:
     profile = port.get("binding:profile") or {}
     number = profile.get("port")
-    dpid = resolve_switch(fabric, profile.get("switch"), switches)
+    dpid = resolve_switch(fabric, profile.get("switch"), switches, names)
     if dpid is None or not isinstance(number, int) or isinstance(number, bool):
         return None
     return dpid, number
 
 
-def port_host(fabric: Fabric, port: Record, switches: dict[int, tuple[str, str]] | None = None) -> Host | None:
+def port_host(fabric: Fabric, port: Record, switches: dict[int, tuple[str, str]] | None = None,
+              names: dict[str, int] | None = None) -> Host | None:
     """The host a port describes, when it has an attachment, a MAC and an IPv4 address."""
-    where = attachment(fabric, port, switches)
-    ips = [ip["ip_address"] for ip in port.get("fixed_ips", []) if _is_ipv4(ip.get("ip_address"))]
-    if where is None or not ips or not port.get("mac_address"):
+    where = attachment(fabric, port, switches, names)
+    mac = port.get("mac_address")
+    if where is None or not mac:
         return None
-    name = port["name"] or f"port-{port['id'][:8]}"
-    ip6 = tuple(str(ipaddress.IPv6Address(ip["ip_address"])) for ip in port.get("fixed_ips", [])
-                if is_routable_ipv6(ip.get("ip_address")))
-    return Host(name, _mac_from_str(port["mac_address"], "mac_address"), ips[0], *where, ip6)
+    addresses = tuple(ip.get("ip_address") for ip in port.get("fixed_ips", []))
+    try:
+        return _host(port["name"] or f"port-{port['id'][:8]}", mac, addresses, *where)
+    except TypeError:  # an address that is not even hashable: not one
+        return _host.__wrapped__(port["name"] or f"port-{port['id'][:8]}", mac, addresses, *where)
+
+
+@functools.lru_cache(maxsize=65536)  # every change of the API translates every port again
+def _host(name: str, mac: str, addresses: tuple[Any, ...], dpid: int, number: int) -> Host | None:
+    ips = [address for address in addresses if _is_ipv4(address)]
+    if not ips:
+        return None
+    ip6 = tuple(str(ipaddress.IPv6Address(address)) for address in addresses if is_routable_ipv6(address))
+    return Host(name, _mac_from_str(mac, "mac_address"), ips[0], dpid, number, ip6)
 
 
 def port_hosts(fabric: Fabric, ports: dict[str, Record], switches: dict[int, tuple[str, str]]) -> dict[str, Host]:
     """Hosts for the ports that describe one (hosts the API was told about)."""
-    hosts = (port_host(fabric, port, switches) for port in ports.values())
+    names = switch_names(fabric, switches)
+    hosts = (port_host(fabric, port, switches, names) for port in ports.values())
     return {host.name: host for host in hosts if host is not None}
 
 

@@ -77,6 +77,12 @@ class Ends:
             self._steered = {}
         self._round = (fabric.version, switches, dict(ports))
 
+    def kept(self, record: Record) -> Any:
+        """The steering kept for the stream ``record`` while it is the very record (and the round stands), or
+        None."""
+        kept = self._steered.get(record["id"])
+        return kept[1] if kept is not None and kept[0] is record else None
+
     def steered(self, record: Record, steer: Callable[[], T]) -> T:
         """``steer()`` for the stream ``record``, kept while it is the very record (and the round stands)."""
         kept = self._steered.get(record["id"])

@@ -343,7 +343,12 @@ class StreamService:
         left out and logged, unless it is one of ``must``, the changed ones, whose error is the answer."""
         steered = {}
         self.ends.round(self.controller.fabric, snap["ports"], snap.switches)
+        kept = self.ends.kept
         for record in snap["streams"].values():
+            stream = kept(record)
+            if stream is not None:
+                steered[record["id"]] = stream
+                continue
             try:
                 steered[record["id"]] = self.ends.steered(record, partial(self._steered, snap, record))
             except ApiError as error:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Hashable, Iterator
+from operator import itemgetter
 
 from srfabric.tsn.gates.gcl import BE_CLASS, BE_FRAME_BYTES, TT_CLASS, PortGcl, port_gcl
 from srfabric.tsn.model.network import SWITCH, Network
@@ -50,21 +51,22 @@ class PortLists:
     def update(self, held: dict[Hashable, tuple[Assignment, int]]) -> list[PortGcl]:
         """The lists for ``held`` (each position with its period in base periods), sorted by port; each a copy
         the caller may change. The cycle is the least common multiple of the periods."""
-        cycles = math.lcm(*(multiple for _, multiple in held.values())) if held else 1
+        cycles = math.lcm(*set(map(itemgetter(1), held.values()))) if held else 1
         if cycles != self.cycles:  # every window moves within a new cycle length: start again
             self.held, self.windows, self.lists, self.cycles = {}, {}, {}, cycles
         dirty: set[Hop] = set()
-        for key in self.held.keys() - held.keys():
-            dirty |= self._count(self.held.pop(key), -1)
-        for key, position in held.items():
-            before = self.held.get(key)
-            if before is not None and (before[0] is position[0] or before[0] == position[0]) \
-                    and before[1] == position[1]:
+        kept = self.held
+        for key in kept.keys() - held.keys():
+            dirty |= self._count(kept.pop(key), -1)
+        for key, position in held.items():  # a thousand streams, one of them changed: keep this loop lean
+            before = kept.get(key)
+            if before is not None and before[1] == position[1] and (before[0] is position[0]
+                                                                  or before[0] == position[0]):
                 continue
             if before is not None:
                 dirty |= self._count(before, -1)
             dirty |= self._count(position, 1)
-            self.held[key] = position
+            kept[key] = position
         for hop in dirty:
             self._redo(hop)
         return [_copy(self.lists[hop]) for hop in sorted(self.lists)]
