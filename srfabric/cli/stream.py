@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
         elif args.action == "reschedule":
             schedule = client.reschedule(None if args.slots else args.duty)
             duty = "slots only" if schedule["duty_percent"] is None else f"duty {schedule['duty_percent']} %"
-            print(f"{duty}: {len(schedule['last_change']['gated_ports'])} port(s) switch at base time "
+            print(f"{duty}: {len(schedule['last_change']['regated_ports'])} port(s) switch at base time "
                   f"{schedule['last_change']['base_time_ns']} ns")
         elif args.action == "reoptimise":
             schedule = client.reoptimise()

@@ -67,10 +67,13 @@ class TaprioGates:
 
     def apply(self, gcls: Sequence[PortGcl]) -> None:
         """Install every list (all with the base time they carry) and free the ports that lost their streams,
-        in one ``tc -batch`` (one process, however many ports). A port tc refuses is named; the others of the
-        batch are in place, and remembered, so that the next apply frees or replaces them."""
+        in one ``tc -batch`` (one process, however many ports); a port already running the very list (base time
+        too) is left alone. A port tc refuses is named; the others of the batch are in place, and remembered, so
+        that the next apply frees or replaces them."""
         self.check(gcls)
         gone = sorted(set(self.ports) - {gcl.interface for gcl in gcls})
+        running = [gcl for gcl in gcls if self.ports.get(gcl.interface) == gcl]
+        gcls = [gcl for gcl in gcls if self.ports.get(gcl.interface) != gcl]
         taken = [for_taprio(self.ports.get(gcl.interface), gcl) for gcl in gcls]
         for gcl, given in zip(gcls, taken, strict=True):  # so that ``read`` shows oper and admin as asked for
             self.given[gcl.interface] = [*self.given.get(gcl.interface, [])[-1:], (given, gcl)]
@@ -87,7 +90,7 @@ class TaprioGates:
             raise ModelError(f"port {refused[0].interface}", _taprio_refusal(output))
         if code and not failed:
             raise ModelError("tc", f"tc -batch failed: {' '.join(output.split())[:300]}")
-        self.ports = {gcl.interface: gcl for gcl in gcls}
+        self.ports = {gcl.interface: gcl for gcl in [*running, *gcls]}
 
     def read(self, interface: str) -> dict[str, Any]:
         """What the kernel runs on ``interface``: ``oper`` and (while a change waits) ``admin`` schedules."""

@@ -86,7 +86,8 @@ def test_streams_on_the_live_fabric(lab: ApiLab) -> None:
         schedule = client.get("/v2.0/srfabric/schedule")["schedule"]
         assert schedule["last_change"]["entries_sent"] == {"s1": 1}
         ports = schedule["last_change"]["gated_ports"]
-        assert ports == ["s1-eth3", "s2-eth2", "s5-eth4"]
+        assert ports == schedule["last_change"]["regated_ports"] == ["s1-eth3", "s2-eth2", "s5-eth4"]
+        first_base = schedule["last_change"]["base_time_ns"]
 
         # Every egress port of the path runs the rendered list (admin until its base time, then oper).
         for gate in schedule["gates"]:
@@ -105,7 +106,8 @@ def test_streams_on_the_live_fabric(lab: ApiLab) -> None:
         assert packets_in_class("s1-eth3", BE) >= 18
         assert packets_in_class("s1-eth3", TT) < 59
 
-        # Re-route: one entry, at the talker's edge only; the gates move with one common base time.
+        # Re-route: one entry, at the talker's edge only; the gates that change move at one common base time,
+        # and s5-eth4 (the same slot on the same last hop) runs on as it was, untouched.
         flows_before = lab.dump_flows()
         moved = client.update("streams", stream["id"], {"path": SECONDARY})
         assert moved["path"] == SECONDARY
@@ -114,10 +116,10 @@ def test_streams_on_the_live_fabric(lab: ApiLab) -> None:
         flows_after = lab.dump_flows()
         assert [name for name in flows_before if flows_before[name] != flows_after[name]] == ["s1"]
         assert schedule["last_change"]["gated_ports"] == ["s1-eth4", "s3-eth2", "s4-eth2", "s5-eth4"]
-        bases = set()
-        for gate in schedule["gates"]:
-            bases.add(committed(gates, gate)[0])
-        assert bases == {schedule["last_change"]["base_time_ns"]}
+        assert schedule["last_change"]["regated_ports"] == ["s1-eth4", "s3-eth2", "s4-eth2"]
+        bases = {gate["port"]: committed(gates, gate)[0] for gate in schedule["gates"]}
+        new_base = schedule["last_change"]["base_time_ns"]
+        assert bases == {"s1-eth4": new_base, "s3-eth2": new_base, "s4-eth2": new_base, "s5-eth4": first_base}
         gone = subprocess.run(["tc", "qdisc", "show", "dev", "s2-eth2"], capture_output=True, text=True).stdout
         assert "taprio" not in gone  # the old path's port is free again
         assert send(lab, 5001, 20, offset_ns=schedule["streams"][0]["offset_ns"])["frames"] == 20

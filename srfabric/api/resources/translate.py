@@ -62,7 +62,7 @@ def resolve_switch(fabric: Fabric, value: Any, switches: dict[int, tuple[str, st
     """A datapath id for a ``binding:profile`` switch: a name the controller knows, or a datapath id
     (``names``: :func:`switch_names`, when the caller resolves many)."""
     if isinstance(value, str):
-        dpid = (names if names is not None else switch_names(fabric, switches)).get(value)
+        dpid = names.get(value) if names is not None else _named(fabric, value, switches)
         if dpid is not None:
             return dpid
         try:
@@ -71,6 +71,17 @@ def resolve_switch(fabric: Fabric, value: Any, switches: dict[int, tuple[str, st
             return None
     if isinstance(value, int) and not isinstance(value, bool):
         return value
+    return None
+
+
+def _named(fabric: Fabric, name: str, switches: dict[int, tuple[str, str]] | None) -> int | None:
+    """The switch called ``name``: one lookup needs no map of them all."""
+    for dpid, switch in fabric.switches.items():
+        if switch.name == name:
+            return dpid
+    for dpid, (known, _) in (switches or {}).items():
+        if known == name:
+            return dpid
     return None
 
 
@@ -200,6 +211,7 @@ class Translator:
         self.r = resources
         self.fabric = fabric
         self.switches = switches or {}
+        self.names = switch_names(fabric, self.switches)  # every port pair resolves its ports' switches
         self.plan = Plan()
         self._variants: Counter[str] = Counter()  # chains made so far per port chain (counted, not searched for)
 
@@ -207,8 +219,8 @@ class Translator:
         self.plan.hosts = port_hosts(self.fabric, {k: v for k, v in self.r["ports"].items()
                                                    if not v.get("srfabric:discovered")}, self.switches)
         for pp in self.r["port_pairs"].values():
-            ingress = attachment(self.fabric, self.r["ports"][pp["ingress"]], self.switches)
-            egress = attachment(self.fabric, self.r["ports"][pp["egress"]], self.switches)
+            ingress = attachment(self.fabric, self.r["ports"][pp["ingress"]], self.switches, self.names)
+            egress = attachment(self.fabric, self.r["ports"][pp["egress"]], self.switches, self.names)
             if ingress is None or egress is None:
                 continue  # checked when a chain uses it
             parameters = pp["service_function_parameters"]

@@ -15,12 +15,14 @@ from srfabric.tsn.runtime.live import CycleConfig, LivePlanner
 
 @dataclass
 class LastChange:
-    """What the last stream change sent: flow-mods per switch name, the gated ports and their base time."""
+    """What the last stream change sent: flow-mods per switch name, the gated ports, the change's base time and
+    the ports whose lists changed at it (the others run on, as they were)."""
 
     entries: dict[str, int] = field(default_factory=dict)
     gated: list[str] = field(default_factory=list)
     base_time_ns: int | None = None
     moved: list[str] = field(default_factory=list)  # admitted streams moved to make room (new slot or path)
+    regated: list[str] = field(default_factory=list)
 
 
 def schedule_view(planner: LivePlanner, cycle: CycleConfig, gcls: list[PortGcl], last: LastChange
@@ -34,7 +36,7 @@ def schedule_view(planner: LivePlanner, cycle: CycleConfig, gcls: list[PortGcl],
                    "taprio": to_taprio(g)} for g in gcls],
         "yang": to_yang(gcls),
         "last_change": {"entries_sent": last.entries, "gated_ports": last.gated, "base_time_ns": last.base_time_ns,
-                        "moved_streams": last.moved},
+                        "moved_streams": last.moved, "regated_ports": last.regated},
     }
 
 

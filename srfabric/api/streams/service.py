@@ -241,7 +241,7 @@ class StreamService:
         names = self.controller.fabric.switches
         self.last = LastChange({names[d].name if d in names else hex(d): n for d, n in sorted(installed.sent.items())
                                 if n}, sorted(g.interface for g in installed.gcls), installed.base_time_ns,
-                               list(self.moved))
+                               list(self.moved), sorted(installed.regated))
 
     async def reschedule(self, duty_percent: int | None) -> None:
         """New gates on every gated port for ``duty_percent`` (None: the streams' slots), all at one common
@@ -263,7 +263,8 @@ class StreamService:
             raise unsynced or in_use("ScheduleNotApplied", str(beyond))
         with gate_answers():
             installed = await self.installer.regate(gcls, lambda: planner.set_duty(before))
-        self.last = LastChange({}, sorted(g.interface for g in installed.gcls), installed.base_time_ns)
+        self.last = LastChange({}, sorted(g.interface for g in installed.gcls), installed.base_time_ns,
+                               regated=sorted(installed.regated))
 
     def _named(self, planner: LivePlanner, base_time_ns: int) -> list[PortGcl]:
         return self.planning.named_gcls(planner, self.controller.fabric, self.controller.port_name, base_time_ns)

@@ -53,6 +53,17 @@ class PortGcl:
     be_class: int = BE_CLASS
 
 
+def same_list(a: PortGcl, b: PortGcl) -> bool:
+    """Whether two lists gate their port alike, whatever their base times (both boundaries of one cycle).
+
+    >>> same_list(PortGcl("s1", "s2", "s1-eth1", 1000, 0, [GateEntry(2, 1000)]),
+    ...           PortGcl("s1", "s2", "s1-eth1", 1000, 8000, [GateEntry(2, 1000)]))
+    True
+    """
+    return (a.interface, a.node, a.cycle_ns, a.tt_class, a.be_class) == \
+        (b.interface, b.node, b.cycle_ns, b.tt_class, b.be_class) and a.entries == b.entries
+
+
 def windows_to_entries(
     windows: list[tuple[int, int]], cycle_ns: int, guard_ns: int, tt_mask: int, be_mask: int
 ) -> list[GateEntry]:

@@ -91,6 +91,26 @@ def test_an_admitted_stream_gets_a_slot_a_path_an_entry_at_its_talker_and_gates(
     assert service.repo.load()["streams"][record["id"]]["slot"] == 0
 
 
+
+def test_a_second_stream_regates_only_the_ports_whose_lists_change(tmp_path: Path) -> None:
+    service, gates = make(tmp_path)
+
+    async def scenario() -> dict[str, Any]:
+        await service.start()
+        ports = await host_ports(service)
+        await service.create("streams", stream(ports, period_ns=1_000_000))
+        service.streams.clock = lambda: 6_000_000_000
+        await service.create("streams", stream(ports, "h2", "h4", period_ns=1_000_000, path=["s1", "s3", "s4"]))
+        return service.streams.view()
+
+    view = asyncio.run(scenario())
+    bases = {gate["port"]: gate["base_time_ns"] for gate in view["gates"]}
+    assert view["last_change"]["regated_ports"] == ["s1-eth4", "s3-eth2", "s4-eth3"]
+    assert bases == {"s1-eth3": 5_200_000_000, "s2-eth2": 5_200_000_000, "s5-eth4": 5_200_000_000,
+                     "s1-eth4": 6_200_000_000, "s3-eth2": 6_200_000_000, "s4-eth3": 6_200_000_000}
+    assert {port: gcl.base_time_ns for port, gcl in gates.ports.items()} == bases
+
+
 @pytest.mark.parametrize(("bulk", "start"), [
     (False, "slot: no slot is free on any of the 2 candidate path(s) from h1 to h3"),
     (True, "slot: no slot on any of the 2 candidate path(s) from h1 to h3"),  # after the stream's id
@@ -276,4 +296,8 @@ def test_a_re_optimisation_moves_a_stream_to_the_short_path_a_deleted_one_freed(
     assert service.repo.load()["streams"][moved]["path"] == ["s1", "s2", "s5"]
     # the long path's s1-eth4, s3-eth2 and s4-eth2 lost their gates
     assert sorted(gates.ports) == ["s1-eth3", "s2-eth2", "s4-eth3", "s5-eth2", "s5-eth4"]
-    assert {gcl.base_time_ns for gcl in gates.ports.values()} == {change["base_time_ns"]}
+    # The ports whose lists changed switch at the change's base time; the others run on as they were (s5-eth4,
+    # the moved stream's last hop on both paths, keeps its slot there).
+    assert change["regated_ports"] == ["s1-eth3", "s2-eth2"]
+    assert {p: gcl.base_time_ns == change["base_time_ns"] for p, gcl in gates.ports.items()} == {
+        "s1-eth3": True, "s2-eth2": True, "s4-eth3": False, "s5-eth2": False, "s5-eth4": False}

@@ -41,12 +41,25 @@ def test_one_batch_installs_every_port_and_frees_the_ones_left(tmp_path: Path) -
 
     gates = TaprioGates(runner, interfaces(tmp_path, {"s1-eth1": 8, "s2-eth1": 8}))
     gates.apply([gcl("s1-eth1"), gcl("s2-eth1")])
-    gates.apply([gcl("s2-eth1")])
+    moved = PortGcl("s2", "x", "s2-eth1", 1000, 4000, [GateEntry(2, 300), GateEntry(1, 700)])  # a new base time
+    gates.apply([moved])
+    gates.apply([moved])  # the very list it runs: nothing to send
     assert [[line.split()[:4] for line in batch] for batch in batches] == [
         [["qdisc", "replace", "dev", "s1-eth1"], ["qdisc", "replace", "dev", "s2-eth1"]],
         [["qdisc", "replace", "dev", "s2-eth1"], ["qdisc", "del", "dev", "s1-eth1"]]]
     assert "sched-entry S 02 300 sched-entry S 01 700" in batches[0][0]
     assert sorted(gates.ports) == ["s2-eth1"]
+
+
+def test_a_port_running_its_list_already_is_left_alone(tmp_path: Path) -> None:
+    batches: list[list[str]] = []
+    gates = TaprioGates(lambda argv, stdin: (batches.append((stdin or "").splitlines()), (0, ""))[1],
+                        interfaces(tmp_path, {"s1-eth1": 8, "s2-eth1": 8}))
+    gates.apply([gcl("s1-eth1"), gcl("s2-eth1")])
+    wider = PortGcl("s2", "x", "s2-eth1", 1000, 0, [GateEntry(2, 400), GateEntry(1, 600)])
+    gates.apply([gcl("s1-eth1"), wider])
+    assert [[line.split()[3] for line in batch] for batch in batches] == [["s1-eth1", "s2-eth1"], ["s2-eth1"]]
+    assert gates.ports == {"s1-eth1": gcl("s1-eth1"), "s2-eth1": wider}
 
 
 def test_a_refusal_half_way_is_named_and_the_next_change_frees_what_did_get_installed(tmp_path: Path) -> None:

@@ -143,7 +143,7 @@ async def measure_streams(k: int, counts: tuple[int, ...], repeats: int) -> list
                             "refused_while_filling": filled["refused"], "fill_s": filled["s"],
                             "database_kib": filled["database_kib"],
                             **{key: [a[key] for a in admits] for key in ("ms", "cpu_ms", "solve_ms", "remove_ms",
-                                                                          "moved")},
+                                                                          "moved", "regated_ports")},
                             "gated_ports": admits[-1]["gated_ports"], "entries_by_role": entries_by_role(fabric)})
             return out
         except SrfabricError as error:

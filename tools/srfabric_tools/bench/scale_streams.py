@@ -110,9 +110,10 @@ class StreamLoad:
         record = await self.service.create("streams", body)
         admit_ms, admit_cpu_ms = (time.perf_counter() - begin) * 1000, (cpu_s() - cpu) * 1000
         moved = len(self.service.streams.moved)  # admitted streams moved to make room
+        regated = len(self.service.streams.last.regated)  # ports whose lists changed (the others run on)
         begin = time.perf_counter()
         await self.service.delete("streams", record["id"])
         remove_ms = (time.perf_counter() - begin) * 1000
         return {"op": "admit", "ms": round(admit_ms, 3), "cpu_ms": round(admit_cpu_ms, 3),
                 "solve_ms": round(solve_ms, 3), "remove_ms": round(remove_ms, 3), "moved": moved,
-                "gated_ports": len(self.gates.ports), "streams": len(self.held)}
+                "gated_ports": len(self.gates.ports), "regated_ports": regated, "streams": len(self.held)}
