@@ -77,9 +77,13 @@ def chain(spec: TopoSpec, number: int, name: str = "") -> Chain:
 async def complete(controller: Controller, spec: TopoSpec) -> float:
     """Until every link and host of ``spec`` is known (links lost while the loop was busy come back with the
     next LLDP round); how long that took, in seconds."""
-    begin = time.perf_counter()
+    begin = said = time.perf_counter()
     while len(controller.fabric.links) < 2 * len(spec.links) or len(controller.fabric.hosts) < len(spec.hosts):
         await asyncio.sleep(0.05)
+        if time.perf_counter() - said > 10:  # in the run's log, should a start take long: what it waits for
+            said = time.perf_counter()
+            print(f"waiting: {len(controller.fabric.links) // 2} of {len(spec.links)} links, "
+                  f"{len(controller.fabric.hosts)} of {len(spec.hosts)} hosts", file=sys.stderr, flush=True)
     return time.perf_counter() - begin
 
 
