@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import ipaddress
 import socket
@@ -75,10 +74,11 @@ def _tlv(kind: int, value: bytes) -> bytes:
 SIGNATURE_TLV = b"\x02SR\x02"
 SIGNATURE_BYTES = 16
 SENT = struct.Struct("!Q")
+SIGNED_HEAD = struct.pack("!H", (127 << 9) | (len(SIGNATURE_TLV) + SENT.size + SIGNATURE_BYTES))
 
 
 def lldp_signature(key: bytes, dpid: int, port: int, sent_ns: int) -> bytes:
-    return hmac.new(key, f"{dpid:016x}:{port}:{sent_ns}".encode(), hashlib.sha256).digest()[:SIGNATURE_BYTES]
+    return hmac.digest(key, f"{dpid:016x}:{port}:{sent_ns}".encode(), "sha256")[:SIGNATURE_BYTES]
 
 
 def lldp_frame(dpid: int, port: int, src_mac: int = 0x020000000001, key: bytes = b"", sent_ns: int = 0) -> bytes:
@@ -112,6 +112,43 @@ def parse_lldp(frame: bytes, key: bytes | None = None) -> tuple[int, int, int]:
     _, _, ethertype = ETH.unpack_from(frame)
     if ethertype != 0x88CC:
         raise DecodingError("lldp", f"ethertype {ethertype:#06x} is not LLDP")
+    read = read_own_lldp(frame) or read_lldp_tlvs(frame)
+    if key is not None and not hmac.compare_digest(read[3], lldp_signature(key, *read[:3])):
+        raise DecodingError("lldp", "not signed with this controller's key")
+    return read[:3]
+
+
+# The frame ``lldp_frame`` writes, as far as its port ID: chassis TLV (dpid:<16 hex digits>), then port TLV.
+OWN_CHASSIS = _tlv(1, b"\x07dpid:" + b"0" * 16)[:8]
+OWN_PORT_AT = ETH.size + len(_tlv(1, b"\x07dpid:" + b"0" * 16))
+
+
+def read_own_lldp(frame: bytes) -> tuple[int, int, int, bytes] | None:
+    """``read_lldp_tlvs`` for the layout srfabric sends (one read at fixed places; a round at k=16 is 4,096
+    frames), or None for any other: then every TLV is walked."""
+    if frame[ETH.size:ETH.size + 8] != OWN_CHASSIS:
+        return None
+    (head,) = struct.unpack_from("!H", frame, OWN_PORT_AT) if len(frame) >= OWN_PORT_AT + 2 else (0,)
+    length = head & 0x1FF
+    port_id = frame[OWN_PORT_AT + 3:OWN_PORT_AT + 2 + length]
+    ttl_at = OWN_PORT_AT + 2 + length
+    signed_at = ttl_at + 4
+    tail = frame[signed_at + 2:signed_at + 2 + len(SIGNATURE_TLV) + SENT.size + SIGNATURE_BYTES]
+    if head >> 9 != 2 or frame[OWN_PORT_AT + 2:OWN_PORT_AT + 3] != b"\x07" or not port_id.isdigit() \
+            or frame[ttl_at:ttl_at + 2] != b"\x06\x02" or frame[signed_at:signed_at + 2] != SIGNED_HEAD \
+            or not tail.startswith(SIGNATURE_TLV) or len(tail) != len(SIGNATURE_TLV) + SENT.size + SIGNATURE_BYTES \
+            or frame[signed_at + 2 + len(tail):signed_at + 4 + len(tail)] != b"\x00\x00":  # the end TLV
+        return None
+    try:
+        dpid = int(frame[ETH.size + 8:ETH.size + 24], 16)
+    except ValueError:
+        return None
+    (sent_ns,) = SENT.unpack_from(tail, len(SIGNATURE_TLV))
+    return dpid, int(port_id), sent_ns, tail[len(SIGNATURE_TLV) + SENT.size:]
+
+
+def read_lldp_tlvs(frame: bytes) -> tuple[int, int, int, bytes]:
+    """(dpid, port, sent time, signature) from any LLDP frame, TLV by TLV."""
     offset, dpid, port, signature, sent_ns = ETH.size, None, None, b"", 0
     while offset + 2 <= len(frame):
         (head,) = struct.unpack_from("!H", frame, offset)
@@ -135,9 +172,7 @@ def parse_lldp(frame: bytes, key: bytes | None = None) -> tuple[int, int, int]:
             signature = value[len(SIGNATURE_TLV) + SENT.size:]
     if dpid is None or port is None:
         raise DecodingError("lldp", "no srfabric chassis/port ID")
-    if key is not None and not hmac.compare_digest(signature, lldp_signature(key, dpid, port, sent_ns)):
-        raise DecodingError("lldp", "not signed with this controller's key")
-    return dpid, port, sent_ns
+    return dpid, port, sent_ns, signature
 
 
 IPV4 = struct.Struct("!BBHHHBBH4s4s")

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from srfabric.errors import SrfabricError
 from srfabric.rules.entries import FlowEntry
 from srfabric.rules.placement import Placement
-from srfabric.rules.tables import SwitchState, Tables, entry_order
+from srfabric.rules.tables import SwitchState, Tables, resorted
 
 Placed = Placement | SrfabricError  # a chain's or a stream's placement, or why it has none
 Key = tuple[str, str]  # ("chain", name) or ("stream", name): the field its problems are reported under, split
@@ -148,7 +148,7 @@ class Assembly:
             self.by_switch[dpid] = by_switch[dpid]
             self.tables.entries[dpid] = tables.entries[dpid]
             self.tables.groups[dpid] = tables.groups[dpid]
-            self.sorted[dpid] = sorted(tables.entries[dpid].values(), key=entry_order)
+            self.sorted[dpid] = resorted(self.sorted.get(dpid), tables.entries[dpid])
             groups = tables.groups[dpid]
             if groups:
                 self.groups[dpid] = [groups[i] for i in sorted(groups)]

@@ -28,7 +28,7 @@ from srfabric.rules.hop_by_hop import STEERING_NAMES, compile_hop_by_hop
 from srfabric.rules.placement import Placement, chain_placement
 from srfabric.rules.proxy import proxy_hint
 from srfabric.rules.streams.placements import StreamPlacements
-from srfabric.rules.tables import SwitchState, Tables, as_problem, entry_order, reported
+from srfabric.rules.tables import SwitchState, Tables, as_problem, reported, resorted
 
 
 class CompileCache:
@@ -203,7 +203,7 @@ class CompileCache:
         for dpid, entries in tables.items():
             kept = self._sorted.get(dpid)
             if kept is None or kept[0] != entries:
-                kept = self._sorted[dpid] = (entries, sorted(entries.values(), key=entry_order))
+                kept = self._sorted[dpid] = (entries, resorted(None if kept is None else kept[1], entries))
             lists[dpid] = kept[1]
         for dpid in [dpid for dpid in self._sorted if dpid not in tables]:
             del self._sorted[dpid]

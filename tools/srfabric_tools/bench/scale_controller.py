@@ -101,6 +101,8 @@ async def answer(controller: Controller, spec: TopoSpec, request: dict[str, Any]
     op = request.get("op")
     if op in ("fill", "admit"):
         return await streams(controller, spec, request)
+    if op == "profile":  # on around what the driver does next (a cut), then off: where the controller's time went
+        return profile_switch(bool(request.get("on")))
     if op == "stats":
         return {"rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
                 "chains": len(controller.chains), "cpu_s": round(cpu_s(), 3), "flow_mods": flow_mods(controller)}
@@ -135,6 +137,22 @@ async def answer(controller: Controller, spec: TopoSpec, request: dict[str, Any]
     return done
 
 
+_PROFILER: list[cProfile.Profile] = []
+
+
+def profile_switch(on: bool) -> dict[str, Any]:
+    """Start profiling the controller (``on``), or stop and say where its time went."""
+    if on:
+        _PROFILER[:] = [cProfile.Profile()]
+        _PROFILER[0].enable()
+        return {"op": "profile"}
+    if not _PROFILER:
+        return {"error": "no profile was started"}
+    profiler = _PROFILER.pop()
+    profiler.disable()
+    return {"op": "profile", "profile": top_functions(profiler, 30), "own": top_functions(profiler, 20, "own_ms")}
+
+
 _LOADS: dict[int, StreamLoad] = {}  # the controller's API service and streams, made on the first stream op
 
 
@@ -145,16 +163,26 @@ async def streams(controller: Controller, spec: TopoSpec, request: dict[str, Any
     if load is None:
         load = _LOADS[id(controller)] = StreamLoad(controller, spec)
         await load.start()
-    return await load.fill(int(request["count"])) if request["op"] == "fill" else await load.admit()
+    if request["op"] == "fill":
+        return await load.fill(int(request["count"]))
+    profiler = cProfile.Profile() if request.get("profile") else None
+    if profiler is not None:
+        profiler.enable()
+    done = await load.admit()
+    if profiler is not None:
+        profiler.disable()
+        done["profile"] = top_functions(profiler, 25)
+    return done
 
 
-def top_functions(profiler: cProfile.Profile, count: int = 15) -> list[dict[str, Any]]:
-    """Where a profiled change's time went: the functions with the most time under them (ms, with the calls)."""
+def top_functions(profiler: cProfile.Profile, count: int = 15, by: str = "cumulative_ms") -> list[dict[str, Any]]:
+    """Where a profiled change's time went: the functions with the most time under them (``by`` "own_ms": in
+    them), in ms, with the calls."""
     stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
     rows = [{"function": f"{Path(path).name}:{line}({name})", "cumulative_ms": round(cum * 1000, 3),
              "own_ms": round(own * 1000, 3), "calls": calls}
             for (path, line, name), (_, calls, own, cum, _) in stats.items()]
-    return sorted(rows, key=lambda row: -row["cumulative_ms"])[:count]
+    return sorted(rows, key=lambda row: -row[by])[:count]
 
 
 async def serve(size: int | str, chains: int, codec: str) -> None:
