@@ -99,15 +99,16 @@ def resorted(before: list[FlowEntry] | None, entries: dict[EntryKey, FlowEntry])
     """
     if before is None:
         return sorted(entries.values(), key=entry_order)
-    now = set(map(id, entries.values()))
-    gone = set(map(id, before)) - now
-    if len(gone) + len(now) - (len(before) - len(gone)) > len(before) // 4:  # much changed: sort them all
+    by_id = dict(zip(map(id, entries.values()), entries.values(), strict=True))  # in C: a thousand a switch
+    was = dict(zip(map(id, before), before, strict=True))
+    gone, new = was.keys() - by_id.keys(), by_id.keys() - was.keys()
+    if len(gone) + len(new) > len(before) // 4:  # much changed: sort them all
         return sorted(entries.values(), key=entry_order)
-    kept = [entry for entry in before if id(entry) not in gone] if gone else list(before)
-    held = set(map(id, kept))
-    for entry in entries.values():
-        if id(entry) not in held:
-            bisect.insort(kept, entry, key=entry_order)
+    kept = list(before)
+    for entry in (was[ident] for ident in gone):
+        del kept[bisect.bisect_left(kept, entry_order(entry), key=entry_order)]
+    for entry in (by_id[ident] for ident in new):
+        bisect.insort(kept, entry, key=entry_order)
     return kept
 
 
