@@ -22,7 +22,7 @@ from srfabric.api.errors import ApiError, bad_request
 from srfabric.api.leadership import Leadership
 from srfabric.api.resources.common import find, host_port_record, matches_filters, select_fields
 from srfabric.api.resources.kinds import KINDS
-from srfabric.api.resources.translate import Plan, port_host, translate
+from srfabric.api.resources.translate import Plan, port_host, switch_names, translate
 from srfabric.api.storage.repository import NotLeading, Record, Repository, Snapshot
 from srfabric.api.streams.service import StreamService
 from srfabric.codecs.macaddr import mac_to_str
@@ -67,9 +67,10 @@ class SfcService:
         for a, b in self.snapshot.links.items():
             if a[0] in fabric.switches and b[0] in fabric.switches:
                 fabric.add_link(a, b)
+        names = switch_names(fabric)
         for port in self.snapshot["ports"].values():
             if port.get("srfabric:discovered"):
-                host = port_host(fabric, port)
+                host = port_host(fabric, port, names=names)
                 if host is not None and host.dpid in fabric.switches:
                     fabric.add_host(host)
         try:

@@ -60,9 +60,9 @@ def switch_names(fabric: Fabric, switches: dict[int, tuple[str, str]] | None = N
 def resolve_switch(fabric: Fabric, value: Any, switches: dict[int, tuple[str, str]] | None = None,
                    names: dict[str, int] | None = None) -> int | None:
     """A datapath id for a ``binding:profile`` switch: a name the controller knows, or a datapath id
-    (``names``: :func:`switch_names`, when the caller resolves many)."""
+    (``names``: :func:`switch_names`, made once by a caller that resolves many)."""
     if isinstance(value, str):
-        dpid = names.get(value) if names is not None else _named(fabric, value, switches)
+        dpid = (names if names is not None else switch_names(fabric, switches)).get(value)
         if dpid is not None:
             return dpid
         try:
@@ -71,17 +71,6 @@ def resolve_switch(fabric: Fabric, value: Any, switches: dict[int, tuple[str, st
             return None
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    return None
-
-
-def _named(fabric: Fabric, name: str, switches: dict[int, tuple[str, str]] | None) -> int | None:
-    """The switch called ``name``: one lookup needs no map of them all."""
-    for dpid, switch in fabric.switches.items():
-        if switch.name == name:
-            return dpid
-    for dpid, (known, _) in (switches or {}).items():
-        if known == name:
-            return dpid
     return None
 
 
@@ -103,10 +92,11 @@ def port_host(fabric: Fabric, port: Record, switches: dict[int, tuple[str, str]]
     if where is None or not mac:
         return None
     addresses = tuple(ip.get("ip_address") for ip in port.get("fixed_ips", []))
+    name = port["name"] or f"port-{port['id'][:8]}"
     try:
-        return _host(port["name"] or f"port-{port['id'][:8]}", mac, addresses, *where)
-    except TypeError:  # an address that is not even hashable: not one
-        return _host.__wrapped__(port["name"] or f"port-{port['id'][:8]}", mac, addresses, *where)
+        return _host(name, mac, addresses, *where)
+    except TypeError:  # an address that is not even hashable (not one): worked out without the cache
+        return _host.__wrapped__(name, mac, addresses, *where)
 
 
 @functools.lru_cache(maxsize=65536)  # every change of the API translates every port again
@@ -118,9 +108,10 @@ def _host(name: str, mac: str, addresses: tuple[Any, ...], dpid: int, number: in
     return Host(name, _mac_from_str(mac, "mac_address"), ips[0], dpid, number, ip6)
 
 
-def port_hosts(fabric: Fabric, ports: dict[str, Record], switches: dict[int, tuple[str, str]]) -> dict[str, Host]:
+def port_hosts(fabric: Fabric, ports: dict[str, Record], switches: dict[int, tuple[str, str]],
+               names: dict[str, int] | None = None) -> dict[str, Host]:
     """Hosts for the ports that describe one (hosts the API was told about)."""
-    names = switch_names(fabric, switches)
+    names = names if names is not None else switch_names(fabric, switches)
     hosts = (port_host(fabric, port, switches, names) for port in ports.values())
     return {host.name: host for host in hosts if host is not None}
 
@@ -133,9 +124,11 @@ def _is_ipv4(text: Any) -> bool:
     return True
 
 
-def host_of_port(fabric: Fabric, hosts: list[Host], port: Record) -> str | None:
-    """The host a port stands for: the one at its attachment, or with its address."""
-    where = attachment(fabric, port)
+def host_of_port(fabric: Fabric, hosts: list[Host], port: Record, names: dict[str, int] | None = None
+                 ) -> str | None:
+    """The host a port stands for: the one at its attachment (its switch named as the controller names it;
+    ``names``: ``switch_names(fabric)``), or with its address."""
+    where = attachment(fabric, port, names=names)
     ips = {ip.get("ip_address") for ip in port.get("fixed_ips", [])}
     for host in hosts:
         if (host.dpid, host.port) == where or host.ip in ips or ips.intersection(host.ip6):
@@ -212,12 +205,13 @@ class Translator:
         self.fabric = fabric
         self.switches = switches or {}
         self.names = switch_names(fabric, self.switches)  # every port pair resolves its ports' switches
+        self.fabric_names = switch_names(fabric)  # and every classifier's ports, by the controller's names alone
         self.plan = Plan()
         self._variants: Counter[str] = Counter()  # chains made so far per port chain (counted, not searched for)
 
     def build(self) -> Plan:
         self.plan.hosts = port_hosts(self.fabric, {k: v for k, v in self.r["ports"].items()
-                                                   if not v.get("srfabric:discovered")}, self.switches)
+                                                   if not v.get("srfabric:discovered")}, self.switches, self.names)
         for pp in self.r["port_pairs"].values():
             ingress = attachment(self.fabric, self.r["ports"][pp["ingress"]], self.switches, self.names)
             egress = attachment(self.fabric, self.r["ports"][pp["egress"]], self.switches, self.names)
@@ -266,7 +260,7 @@ class Translator:
     def _endpoints(self, pc: Record, fc: Record, classifier: FlowClassifier) -> tuple[str, str | None]:
         what = f"flow_classifiers[{pc['flow_classifiers'].index(fc['id'])}]"
         hosts = [*self.fabric.hosts.values(), *self.plan.hosts.values()]
-        source = (host_of_port(self.fabric, hosts, self.r["ports"][fc["logical_source_port"]])
+        source = (host_of_port(self.fabric, hosts, self.r["ports"][fc["logical_source_port"]], self.fabric_names)
                   if fc["logical_source_port"] else _host_by_prefix(hosts, fc["source_ip_prefix"]))
         if source is None:
             raise ModelError(what, f"classifier {fc['id']} needs a logical_source_port attached to a known host "
@@ -275,7 +269,8 @@ class Translator:
             # A known host's /32, or no destination: the chain ends at its last function, and frames go on from
             # there to wherever their destination address leads.
             return source, _host_by_prefix(hosts, fc["destination_ip_prefix"])
-        destination = host_of_port(self.fabric, hosts, self.r["ports"][fc["logical_destination_port"]])
+        destination = host_of_port(self.fabric, hosts, self.r["ports"][fc["logical_destination_port"]],
+                                   self.fabric_names)
         if destination is None:
             raise ModelError(what, f"classifier {fc['id']}'s logical_destination_port is not attached to a known "
                                    "host (leave it out for a chain that ends at its last function)")

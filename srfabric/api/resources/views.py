@@ -45,13 +45,14 @@ def declared_functions(controller: Controller, ports: dict[str, dict[str, Any]],
     """Service functions whose ports exist (``device_owner`` ``network:sf``, attached) but that no port pair uses
     yet, so the controller does not know them: the view draws them all the same (``declared``), the first two
     ports by name as ingress and egress."""
-    from srfabric.api.resources.translate import attachment
+    from srfabric.api.resources.translate import attachment, switch_names
 
     known = {(f.ingress, f.egress) for f in controller.fabric.functions.values()}
     known_ports = {end for pair in known for end in pair}
     by_device: dict[str, list[tuple[str, Any]]] = {}
+    names = switch_names(controller.fabric, switches)
     for port in sorted(ports.values(), key=lambda p: str(p.get("name") or "")):
-        end = attachment(controller.fabric, port, switches)
+        end = attachment(controller.fabric, port, switches, names)
         if port.get("device_owner") == "network:sf" and port.get("device_id") and end is not None:
             by_device.setdefault(str(port["device_id"]), []).append((str(port.get("name")), end))
     return [{"name": device, "label": device, "ingress": _end(ends[0][1]), "egress": _end(ends[-1][1]), "up": True,
