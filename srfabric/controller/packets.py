@@ -74,7 +74,9 @@ def _tlv(kind: int, value: bytes) -> bytes:
 SIGNATURE_TLV = b"\x02SR\x02"
 SIGNATURE_BYTES = 16
 SENT = struct.Struct("!Q")
-SIGNED_HEAD = struct.pack("!H", (127 << 9) | (len(SIGNATURE_TLV) + SENT.size + SIGNATURE_BYTES))
+SIGNATURE_AT = len(SIGNATURE_TLV) + SENT.size  # in the TLV's value: identifier and subtype, time, signature
+SIGNED_BYTES = SIGNATURE_AT + SIGNATURE_BYTES
+SIGNED_HEAD = struct.pack("!H", (127 << 9) | SIGNED_BYTES)
 
 
 def lldp_signature(key: bytes, dpid: int, port: int, sent_ns: int) -> bytes:
@@ -119,8 +121,9 @@ def parse_lldp(frame: bytes, key: bytes | None = None) -> tuple[int, int, int]:
 
 
 # The frame ``lldp_frame`` writes, as far as its port ID: chassis TLV (dpid:<16 hex digits>), then port TLV.
-OWN_CHASSIS = _tlv(1, b"\x07dpid:" + b"0" * 16)[:8]
-OWN_PORT_AT = ETH.size + len(_tlv(1, b"\x07dpid:" + b"0" * 16))
+_CHASSIS_TLV = _tlv(1, b"\x07dpid:" + b"0" * 16)
+OWN_CHASSIS = _CHASSIS_TLV[:8]
+OWN_PORT_AT = ETH.size + len(_CHASSIS_TLV)
 
 
 def read_own_lldp(frame: bytes) -> tuple[int, int, int, bytes] | None:
@@ -133,10 +136,10 @@ def read_own_lldp(frame: bytes) -> tuple[int, int, int, bytes] | None:
     port_id = frame[OWN_PORT_AT + 3:OWN_PORT_AT + 2 + length]
     ttl_at = OWN_PORT_AT + 2 + length
     signed_at = ttl_at + 4
-    tail = frame[signed_at + 2:signed_at + 2 + len(SIGNATURE_TLV) + SENT.size + SIGNATURE_BYTES]
+    tail = frame[signed_at + 2:signed_at + 2 + SIGNED_BYTES]
     if head >> 9 != 2 or frame[OWN_PORT_AT + 2:OWN_PORT_AT + 3] != b"\x07" or not port_id.isdigit() \
             or frame[ttl_at:ttl_at + 2] != b"\x06\x02" or frame[signed_at:signed_at + 2] != SIGNED_HEAD \
-            or not tail.startswith(SIGNATURE_TLV) or len(tail) != len(SIGNATURE_TLV) + SENT.size + SIGNATURE_BYTES \
+            or not tail.startswith(SIGNATURE_TLV) or len(tail) != SIGNED_BYTES \
             or frame[signed_at + 2 + len(tail):signed_at + 4 + len(tail)] != b"\x00\x00":  # the end TLV
         return None
     try:
@@ -144,7 +147,7 @@ def read_own_lldp(frame: bytes) -> tuple[int, int, int, bytes] | None:
     except ValueError:
         return None
     (sent_ns,) = SENT.unpack_from(tail, len(SIGNATURE_TLV))
-    return dpid, int(port_id), sent_ns, tail[len(SIGNATURE_TLV) + SENT.size:]
+    return dpid, int(port_id), sent_ns, tail[SIGNATURE_AT:]
 
 
 def read_lldp_tlvs(frame: bytes) -> tuple[int, int, int, bytes]:
@@ -167,9 +170,9 @@ def read_lldp_tlvs(frame: bytes) -> tuple[int, int, int, bytes]:
         elif kind == 2 and value[:1] == b"\x07" and value[1:].isdigit():
             port = int(value[1:])
         elif kind == 127 and value[:len(SIGNATURE_TLV)] == SIGNATURE_TLV and \
-                len(value) == len(SIGNATURE_TLV) + SENT.size + SIGNATURE_BYTES:
+                len(value) == SIGNED_BYTES:
             (sent_ns,) = SENT.unpack_from(value, len(SIGNATURE_TLV))
-            signature = value[len(SIGNATURE_TLV) + SENT.size:]
+            signature = value[SIGNATURE_AT:]
     if dpid is None or port is None:
         raise DecodingError("lldp", "no srfabric chassis/port ID")
     return dpid, port, sent_ns, signature

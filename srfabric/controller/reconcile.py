@@ -15,6 +15,7 @@ from typing import Any
 from srfabric.rules.entries import EntryKey, FlowEntry, GroupEntry, kind_of
 from srfabric.rules.openflow.ofbind import group_delete, group_mod, wire_cookie
 from srfabric.rules.openflow.wire import flow_add_packed, flow_delete_packed
+from srfabric.rules.tables import came_and_went
 
 Held = dict[EntryKey, int]  # entry key -> the cookie it was sent with
 HeldGroups = dict[int, GroupEntry | None]  # group id -> the group (None: one srfabric did not send)
@@ -141,10 +142,7 @@ def _since(confirmed: list[FlowEntry], desired_list: list[FlowEntry], current: H
            ) -> tuple[Held, list[EntryKey], list[FlowEntry]]:
     """``_between`` for a switch that holds exactly ``confirmed`` (as ``current`` says): only the entries that are
     not the very ones confirmed are looked at, so a change costs what it changes, not what the switch holds."""
-    kept = dict(zip(map(id, confirmed), range(len(confirmed)), strict=True))  # in C: a thousand a switch
-    wanted = dict(zip(map(id, desired_list), range(len(desired_list)), strict=True))
-    gone = [confirmed[at] for at in sorted(kept[ident] for ident in kept.keys() - wanted.keys())]
-    new = [desired_list[at] for at in sorted(wanted[ident] for ident in wanted.keys() - kept.keys())]
+    gone, new = came_and_went(confirmed, desired_list)
     cookies = dict(current)
     for entry in gone:
         cookies.pop(entry.key, None)

@@ -72,8 +72,11 @@ class TaprioGates:
         that the next apply frees or replaces them."""
         self.check(gcls)
         gone = sorted(set(self.ports) - {gcl.interface for gcl in gcls})
-        running = [gcl for gcl in gcls if self.ports.get(gcl.interface) == gcl]
-        gcls = [gcl for gcl in gcls if self.ports.get(gcl.interface) != gcl]
+        running: list[PortGcl] = []
+        changed: list[PortGcl] = []
+        for gcl in gcls:
+            (running if self.ports.get(gcl.interface) == gcl else changed).append(gcl)
+        gcls = changed
         taken = [for_taprio(self.ports.get(gcl.interface), gcl) for gcl in gcls]
         for gcl, given in zip(gcls, taken, strict=True):  # so that ``read`` shows oper and admin as asked for
             self.given[gcl.interface] = [*self.given.get(gcl.interface, [])[-1:], (given, gcl)]

@@ -85,12 +85,11 @@ class Ends:
 
     def steered(self, record: Record, steer: Callable[[], T]) -> T:
         """``steer()`` for the stream ``record``, kept while it is the very record (and the round stands)."""
-        kept = self._steered.get(record["id"])
-        if kept is not None and kept[0] is record:
-            return cast(T, kept[1])
-        stream = steer()
-        self._steered[record["id"]] = (record, stream)
-        return stream
+        stream = self.kept(record)
+        if stream is None:
+            stream = steer()
+            self._steered[record["id"]] = (record, stream)
+        return cast(T, stream)
 
     def path(self, fabric: Fabric, names: Sequence[str]) -> RoutingError | None:
         """Why ``names`` is not a path of ``fabric`` (``switch_path``'s error), or None."""
