@@ -47,6 +47,10 @@ class Leadership:
         self.leader_url: str | None = None  # None: no leader has been elected yet
         self._connect = connect or self._psycopg
 
+    def view(self) -> dict[str, Any]:
+        """Where this instance stands, for the API's fabric view."""
+        return {"leading": self.leading, "generation": self.generation, "leader": self.leader_url}
+
     async def _psycopg(self) -> Any:
         import psycopg
 

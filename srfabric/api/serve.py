@@ -7,28 +7,24 @@ import asyncio
 import contextlib
 import gc
 import importlib
-import os
 import signal
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from srfabric.codecs import CODEC_NAMES
+from srfabric.api.serve_options import check_args, token_from
 from srfabric.errors import ModelError, SrfabricError
 from srfabric.southbound.activation import inherited_listener
-
-MAX_HOSTS_PER_PORT = 4096
 
 if TYPE_CHECKING:
     from srfabric.api.leadership import Leadership
     from srfabric.api.service import SfcService
+    from srfabric.api.shares import Shares
     from srfabric.api.storage.repository import Repository
     from srfabric.api.web.http_server import PromptServer
     from srfabric.controller.controller import Controller
     from srfabric.southbound.gates import Gates
-
-TOKEN_ENV = "SRFABRIC_TOKEN"
 
 
 @dataclass
@@ -41,84 +37,20 @@ class Running:
     repository: Repository
     leadership: Leadership | None
     electing: asyncio.Task[None] | None = None
+    shares: Shares | None = None  # on PostgreSQL: the edges this instance claims and the others' claims
+    sharing: asyncio.Task[None] | None = None
     tasks: list[asyncio.Task[Any]] = field(default_factory=list)
     lost: list[BaseException] = field(default_factory=list)
 
     async def close(self) -> None:
-        if self.electing is not None:
-            self.electing.cancel()
+        for watch in (self.electing, self.sharing):
+            if watch is not None:
+                watch.cancel()
         for task in self.tasks:
             task.cancel()
         await self.controller.stop()
         self.repository.close()
         self.engine.dispose()
-
-
-def add_parser(commands: argparse._SubParsersAction) -> None:
-    serve = commands.add_parser("serve", help="run the controller with the networking-sfc REST API")
-    serve.add_argument("--host", default="127.0.0.1", help="address the REST API listens on")
-    serve.add_argument("--port", type=int, default=9696, help="REST API port (Neutron's is 9696)")
-    serve.add_argument("--db", default="sqlite:///srfabric.db",
-                       help="sqlite:///PATH (default: ./srfabric.db) or postgresql://USER@HOST/DB")
-    serve.add_argument("--advertise-url", default=None,
-                       help="this instance's API URL as the others on the same PostgreSQL database send writes to it "
-                            "(default: http://HOST:PORT)")
-    serve.add_argument("--token", default=None, help=f"the secret clients send as X-Auth-Token (or ${TOKEN_ENV})")
-    serve.add_argument("--no-auth", action="store_true", help="accept requests without a token (local use only)")
-    serve.add_argument("--openflow-host", default="0.0.0.0", help="address switches connect to")
-    serve.add_argument("--openflow-port", type=int, default=6653)
-    serve.add_argument("--openflow-tls", default=None, metavar="DIR",
-                       help="OpenFlow over TLS with the certificates of `srfabric pki init DIR`: a switch must show a "
-                            "certificate of that CA naming the dpid it claims")
-    serve.add_argument("--openflow-insecure", action="store_true",
-                       help="take switches over plain TCP (without it, --openflow-tls is required)")
-    serve.add_argument("--dial", action="append", default=[], metavar="HOST:PORT",
-                       help="connect to a switch that listens there (Open vSwitch: a `pssl:PORT` controller with "
-                            "type=primary) and again whenever the connection ends: a restarted controller has it back "
-                            "at once, without the switch's own retry timer (repeatable)")
-    serve.add_argument("--tokens", default=None, metavar="FILE",
-                       help="projects and roles: a JSON list of {sha256, project, role: admin|member}; a member sees "
-                            "and changes its own project's resources only")
-    serve.add_argument("--api-tls", default=None, metavar="DIR",
-                       help="serve the API and the web view over HTTPS with the controller's certificate of "
-                            "`srfabric pki init DIR` (clients: SRFABRIC_CACERT=DIR/ca-cert.pem)")
-    serve.add_argument("--codec", choices=CODEC_NAMES, default="mac-nibble")
-    serve.add_argument("--gateway", default=None, metavar="IPV4",
-                       help="the host (an uplink router) that takes IPv4 to no host of the fabric; without it such "
-                            "traffic is dropped at its ingress")
-    serve.add_argument("--max-hosts-per-port", type=int, default=32, metavar="N",
-                       help="hosts one switch port may teach; ARP past them is refused and counted")
-    serve.add_argument("--log-json", action="store_true",
-                       help="log one JSON object per line (security events carry an 'event' field)")
-    tsn = serve.add_argument_group("time-sensitive streams")
-    tsn.add_argument("--tt-queue", type=int, default=6,
-                     help="OpenFlow queue of time-triggered frames on every switch (OVS's Linux datapath: queue 6 "
-                          "is skb priority 7); -1: none")
-    tsn.add_argument("--gates", choices=("none", "taprio", "netconf"), default="none",
-                     help="taprio: install each gated port's schedule with tc (the switches' ports are local); "
-                          "netconf: push it to each bridge's NETCONF server (--bridges); none: compute and show "
-                          "them only")
-    tsn.add_argument("--bridges", type=Path, help="with --gates netconf: a JSON file of each bridge's NETCONF "
-                                                  "address and credentials ({\"bridges\": {name: {host, port, "
-                                                  "username, password or key_file}}})")
-    tsn.add_argument("--confirm-timeout-s", type=int, default=30,
-                     help="how long a bridge waits for a confirmed commit's confirmation before it rolls back")
-    tsn.add_argument("--cycle-ns", type=int, default=1_000_000, help="base period of the slot grid")
-    tsn.add_argument("--gate-lead-ms", type=float, default=200.0,
-                     help="how far ahead a gate change's common base time is set")
-    tsn.add_argument("--gptp", action="append", default=[], metavar="BRIDGE=SOCKET",
-                     help="watch BRIDGE's gPTP state through its ptp4l's socket (pmc); no stream is scheduled "
-                          "through a bridge off its grandmaster by more than --gptp-bound-ns (repeatable)")
-    tsn.add_argument("--gptp-bound-ns", type=int, default=1000, help="the largest offset a bridge may run gates at")
-
-
-def token_from(args: argparse.Namespace) -> str | None:
-    token = args.token or os.environ.get(TOKEN_ENV)
-    if args.no_auth:
-        return None
-    if not token:
-        raise SrfabricError("--token", f"a token is required (--token or ${TOKEN_ENV}); --no-auth turns it off")
-    return str(token)
 
 
 STATE_MODULES = ("srfabric.api.service", "srfabric.api.storage.database", "srfabric.api.storage.repository",
@@ -130,25 +62,6 @@ def load_modules(names: tuple[str, ...]) -> None:
     """Import ``names`` (most of a start's time), so that the imports after it find them loaded."""
     for name in names:
         importlib.import_module(name)
-
-
-def check_args(args: argparse.Namespace) -> None:
-    """Refuse a bad option before anything listens or loads, naming the option and the limit."""
-    from srfabric.rules.streams.time_triggered import MAX_QUEUE
-
-    if not args.openflow_tls and not args.openflow_insecure:
-        raise SrfabricError("--openflow-tls", "switches connect over TLS: give --openflow-tls DIR (certificates of "
-                                              "`srfabric pki init DIR`), or say --openflow-insecure to take them "
-                                              "over plain TCP")
-    if args.tt_queue > MAX_QUEUE or args.tt_queue < -1:
-        raise SrfabricError("--tt-queue", f"must be in -1..{MAX_QUEUE}, got {args.tt_queue}")
-    if args.cycle_ns < 100_000:
-        raise SrfabricError("--cycle-ns", f"must be at least 100000, got {args.cycle_ns}")
-    if not 1 <= args.max_hosts_per_port <= MAX_HOSTS_PER_PORT:
-        raise SrfabricError("--max-hosts-per-port",
-                            f"must be in 1..{MAX_HOSTS_PER_PORT}, got {args.max_hosts_per_port}")
-    if args.gptp and args.gptp_bound_ns < 1:
-        raise SrfabricError("--gptp-bound-ns", f"must be at least 1, got {args.gptp_bound_ns}")
 
 
 def listen(args: argparse.Namespace) -> socket.socket:
@@ -184,7 +97,7 @@ async def start_controller(args: argparse.Namespace, inherited: socket.socket | 
     try:
         tt_queue = None if args.tt_queue < 0 else args.tt_queue
         controller = Controller(ControllerConfig(codec=args.codec, tt_queue=tt_queue, gateway=args.gateway,
-                                                 max_hosts_per_port=args.max_hosts_per_port))
+                                                 max_hosts_per_port=args.max_hosts_per_port, reactive=args.reactive))
     except ModelError as error:
         raise SrfabricError("--gateway", error.message) from None
     held = controller.channels.hold_switches()
@@ -205,24 +118,29 @@ def open_service(args: argparse.Namespace, controller: Controller) -> Running:
     holding the leader lock leads) and the API's service."""
     from srfabric.api.leadership import Leadership
     from srfabric.api.service import SfcService
+    from srfabric.api.shares import Shares, parse_edges
     from srfabric.api.storage.database import open_database
     from srfabric.api.storage.repository import Repository
     from srfabric.tsn.runtime.live import CycleConfig
 
     engine = open_database(args.db)
     gates = gates_of(args)
-    leadership = None
+    leadership = shares = None
+    if args.edges and engine.dialect.name != "postgresql":
+        raise SrfabricError("--edges", "instances share a fabric through PostgreSQL: give --db postgresql://...")
     if engine.dialect.name == "postgresql":
         if not args.advertise_url and args.host in ("0.0.0.0", "::"):
             raise SrfabricError("--advertise-url", f"needed with --host {args.host} on PostgreSQL: the other "
                                                    "instances send writes to this URL")
-        leadership = Leadership(args.db.replace("postgresql+psycopg://", "postgresql://", 1),
-                                args.advertise_url or f"http://{args.host}:{args.port}")
+        dsn, url = args.db.replace("postgresql+psycopg://", "postgresql://", 1), args.advertise_url or \
+            f"http://{args.host}:{args.port}"
+        leadership = Leadership(dsn, url)
+        shares = Shares(dsn, url, parse_edges(args.edges) if args.edges else frozenset())
     repository = Repository(engine)
     service = SfcService(repository, controller, cycle=CycleConfig(base_period_ns=args.cycle_ns), gates=gates,
                          leadership=leadership)
     service.streams.lead_ns = int(args.gate_lead_ms * 1_000_000)
-    return Running(controller, service, engine, repository, leadership)
+    return Running(controller, service, engine, repository, leadership, shares=shares)
 
 
 def gates_of(args: argparse.Namespace) -> Gates:
@@ -276,15 +194,39 @@ async def first_election(running: Running) -> str:
     if leadership is None:
         await running.service.start()  # the kept state is in place before the first switch is taken
         return ""
+    await share_fabric(running)
     running.service.follow()  # until elected (the first round below, when no other instance leads)
+    if running.controller.channels.edges:
+        await running.service.start(streams=False)  # its edges run the kept chains from the start
     first_round = asyncio.Event()
     running.electing = asyncio.create_task(leadership.run(running.service.take_over, first_round))
     await asyncio.wait([running.electing, asyncio.create_task(first_round.wait())],
                        return_when=asyncio.FIRST_COMPLETED)
     if running.electing.done():
         running.electing.result()  # it failed before its first round ended: say why
+    edges = running.controller.channels.edges
     return (f", leader (generation {leadership.generation})" if leadership.leading else
-            f", follower of {leadership.leader_url or 'no leader yet'}")
+            f", follower of {leadership.leader_url or 'no leader yet'}") + \
+        (f", MASTER of its edges {','.join(sorted(edges))}" if edges else "")
+
+
+async def share_fabric(running: Running) -> None:
+    """Sign LLDP with the key every instance shares, claim this instance's edges (``--edges``) and follow the
+    others' claims in a task of its own; returns once the first round has ended (``shares``)."""
+    shares, controller = running.shares, running.controller
+    if shares is None:
+        return
+    controller.config.lldp_key = await shares.shared_lldp_key(controller.config.lldp_key)
+    controller.channels.edges = shares.edges
+    first_round = asyncio.Event()
+    running.sharing = asyncio.create_task(shares.run(controller.channels.claims, running.service.follow_state,
+                                                     first_round))
+    await asyncio.wait([running.sharing, asyncio.create_task(first_round.wait())],
+                       return_when=asyncio.FIRST_COMPLETED)
+    if running.sharing.done():
+        running.sharing.result()  # refused, or it failed before its first round ended: say why
+    if shares.edges:  # the leader lets go of them at its next round: taken after it, they do not change hands twice
+        await asyncio.sleep(2 * shares.interval_s)
 
 
 def api_certificate(args: argparse.Namespace) -> tuple[str | None, str | None]:
@@ -330,6 +272,7 @@ def stop_when_deposed(running: Running, server: PromptServer) -> None:
 
     def stop_leading(error: BaseException) -> None:
         running.controller.following, leadership.leading = True, False
+        running.controller.channels.edges = frozenset()
         running.lost.append(error)
         server.stop()
 
@@ -338,6 +281,8 @@ def stop_when_deposed(running: Running, server: PromptServer) -> None:
             stop_leading(task.exception())  # type: ignore[arg-type]
 
     electing.add_done_callback(election_ended)
+    if running.sharing is not None:
+        running.sharing.add_done_callback(election_ended)  # a claim refused or lost ends serving as well
     running.controller.on_deposed = lambda reason: stop_leading(LeadershipLost("leader", reason))
 
 

@@ -58,8 +58,9 @@ class SfcService:
         controller.config.on_synced = self._on_synced
 
     # -- start ---------------------------------------------------------------------------
-    async def start(self) -> None:
-        """Load the kept state and give it to the controller before any switch connects."""
+    async def start(self, streams: bool = True) -> None:
+        """Load the kept state and give it to the controller before any switch connects (without ``streams``:
+        the chains only, as an instance that shares the fabric but does not lead runs them)."""
         self.snapshot = self.repo.load()
         fabric = self.controller.fabric
         for dpid, (name, role) in self.snapshot.switches.items():
@@ -77,6 +78,8 @@ class SfcService:
             await self._apply(self.snapshot, check=False)
         except ApiError as error:
             log.warning("kept state not fully installed: %s", error.message)
+        if not streams:
+            return
         try:
             await self.streams.start(self.snapshot)
         except SrfabricError as error:
@@ -105,6 +108,13 @@ class SfcService:
             except SrfabricError as error:  # a switch refused something: the next sync tries again
                 log.warning("first sync after taking over: %s", error)
                 self.controller.request_sync()
+
+    async def follow_state(self) -> None:
+        """A follower that claims edges: the kept state changed (the leader wrote), so load it again and sync
+        its edges to it (the chains; the leader sends the gates their lists)."""
+        if self.leadership is not None and not self.leadership.leading:
+            async with self.lock:
+                await self.start(streams=False)
 
     def _not_leading(self, error: NotLeading) -> ApiError:
         """Another instance leads now: stop leading (the controller's ``on_deposed`` ends the process) and tell
@@ -140,14 +150,15 @@ class SfcService:
 
     def fabric_view(self) -> dict[str, Any]:
         """What the controller discovered (``views.fabric_view``), each bridge's gPTP state, capabilities and
-        management address and, with several instances, who leads."""
+        management address and, with several instances, who leads and which edges each claims."""
         from srfabric.api.resources.views import declared_functions, fabric_view
 
-        lead, view = self.leadership, fabric_view(self.controller, self.labels())
+        view = fabric_view(self.controller, self.labels())
         view["functions"] += declared_functions(self.controller, self.snapshot["ports"], self.snapshot.switches)
-        clocks = self.streams.clocks.view() if self.streams.clocks else {}
-        return {**view, "clocks": clocks, "bridges": self.streams.bridges_view(), "leadership": None if lead is None
-                else {"leading": lead.leading, "generation": lead.generation, "leader": lead.leader_url}}
+        lead, own, clocks = self.leadership, self.controller.channels, self.streams.clocks
+        return {**view, "clocks": clocks.view() if clocks else {}, "bridges": self.streams.bridges_view(),
+                "leadership": None if lead is None else lead.view(),
+                "shares": {"edges": sorted(own.edges), "elsewhere": sorted(own.elsewhere)}}
 
     def labels(self) -> dict[str, str]:
         """What the views call a function (its port pair's name, else its device) and a port chain (its name),
@@ -354,6 +365,8 @@ class SfcService:
     # -- what the controller learned -----------------------------------------------------
     def _on_synced(self, fabric: Fabric) -> None:
         """Keep learned hosts (as ports), links and switches, so that a restart routes as before."""
+        if self.leadership is not None and not self.leadership.leading:
+            return  # the leader keeps what is learned
         if self._changing:  # a change holds the database (SQLite: its write lock) until its barriers are in
             self._learned_meanwhile = True
             return

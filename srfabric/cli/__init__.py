@@ -19,7 +19,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Runner]]:
     ``srfabric.commands`` entry points: ``srfabric_tools`` adds demo, bench, lab, kernel-lab, up and host)."""
     parser = argparse.ArgumentParser(prog="srfabric", description="Source-routed service chains on SDN fabrics.")
     commands = parser.add_subparsers(dest="command", required=True)
-    from srfabric.api.serve import add_parser as add_serve
+    from srfabric.api.serve_options import add_parser as add_serve
     from srfabric.cli.bridge import add_parser as add_bridge
     from srfabric.cli.chain import add_parser as add_chain
     from srfabric.cli.frer import add_parser as add_frer

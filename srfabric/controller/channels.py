@@ -1,6 +1,11 @@
 """The switches' side of the controller's shell: the OpenFlow server, one connection per switch, controller
 roles when several instances share the switches, and each switch event handed to the decision core, whose
 answer is written back (``do``). Asks for a sync through the events it is given.
+
+Which switches an instance is MASTER of (``owns``): the leader, every switch that no other live instance
+claims as its edge; any instance, the edges it claims itself (``srfabric serve --edges``). It holds the others
+as SLAVE and, when instances share the fabric, still hears their topology frames and port changes, so every
+instance knows the whole fabric and computes the same tables; each sends only to its own switches.
 """
 
 from __future__ import annotations
@@ -42,6 +47,9 @@ class SwitchChannels:
         self.generation: int | None = None  # the role generation it leads with (None: roles are not used)
         self.generation_seen: Callable[[], int] = lambda: 0  # a follower's SLAVE requests carry the leader's
         self.on_deposed: Callable[[str], None] | None = None  # told when a switch shows that another instance leads
+        self.edges: frozenset[str] = frozenset()  # switches this instance is MASTER of even while following
+        self.elsewhere: frozenset[str] = frozenset()  # switches other live instances claim as their edges
+        self._rebalancing = asyncio.Lock()
         self.hold: asyncio.Event | None = None  # set: switches are held until it is (``hold_switches``)
         self.server = OpenFlowServer(self.on_ready, self.on_message, self.on_gone, self.config.clock,
                                      self.on_packet_in)
@@ -51,8 +59,12 @@ class SwitchChannels:
         self.flow_tasks: set[asyncio.Task[None]] = set()  # new flows waiting for barriers (``after_barriers``)
 
     def do(self, effects: Effects, origin: SwitchConnection | None = None) -> None:
-        """Write what the core asked for; a reply to a switch's own frame goes back on its connection."""
+        """Write what the core asked for; a reply to a switch's own frame goes back on its connection. A switch
+        this instance is not MASTER of is sent nothing: its MASTER answers it."""
+        taken = self.core.taken
         for send in effects.sends:
+            if send.dpid not in taken:
+                continue
             conn = origin if origin is not None and origin.dpid == send.dpid else self.switches.get(send.dpid)
             if conn is not None and send.messages:
                 conn.send_all(send.messages)
@@ -64,8 +76,8 @@ class SwitchChannels:
     async def lldp_loop(self) -> None:
         while True:
             await asyncio.sleep(self.config.lldp_interval)
-            if self.following:
-                continue  # a SLAVE may not send packets; the leader discovers
+            if not self.core.taken:
+                continue  # a SLAVE may not send packets: each switch's MASTER discovers from it
             try:
                 effects = self.core.tick(self.config.clock())
             except Exception:  # noqa: BLE001 - one bad tick must not end discovery and aging for good
@@ -86,23 +98,50 @@ class SwitchChannels:
         if self.hold is not None:
             await self.hold.wait()
         self.core.switch_named(conn.dpid, conn.bridge_name)
-        if self.following:
-            if not await take_slave(conn, self.generation_seen, lambda: self.following):
+        dpid = conn.dpid
+        if not self.owns(dpid):
+            if not await take_slave(conn, self.role_generation, lambda: not self.owns(dpid)):
                 return  # gone meanwhile
-            if self.following:  # (``lead`` may have begun meanwhile: then this switch is led below)
-                conn.taken_at = time.time()
-                self.switches[conn.dpid] = conn
-                self.core.switch_held(conn.dpid, conn.ports)
+            if not self.owns(dpid):  # (``lead`` or new claims may have come meanwhile: then it is taken below)
+                self.held_as_slave(conn)
                 return
         await self.master_of(conn)
 
+    @property
+    def sharing(self) -> bool:
+        """Whether instances share the fabric's switches (some are claimed as edges, here or elsewhere)."""
+        return bool(self.edges or self.elsewhere)
+
+    def owns(self, dpid: int) -> bool:
+        """Whether this instance should be MASTER of switch ``dpid`` (see the module's docstring)."""
+        switch = self.core.fabric.switches.get(dpid)
+        name = switch.name if switch is not None else ""
+        if name in self.edges:
+            return True
+        return not self.following and name not in self.elsewhere
+
+    def role_generation(self) -> int:
+        """The generation a role request carries: the leader's own, a follower's as last read."""
+        return self.generation_seen() if self.following or self.generation is None else self.generation
+
+    def held_as_slave(self, conn: SwitchConnection) -> None:
+        """Keep a switch held as SLAVE: known, nothing sent; when instances share the fabric, its topology
+        frames and port changes are still heard."""
+        if self.sharing:
+            conn.hear_as_slave()
+        conn.taken_at = time.time()
+        self.switches[conn.dpid] = conn
+        self.core.switch_held(conn.dpid, conn.ports)
+
     async def master_of(self, conn: SwitchConnection) -> None:
         """Take the switch (as MASTER when roles are used), learn what it holds, and start discovering. A
-        switch that calls this leader's generation stale has a newer leader: this one steps down."""
+        switch that calls this leader's generation stale has a newer leader: this one steps down. An instance
+        that takes its edges while following uses the leader's generation as last read (a stale one is read
+        again at the next ``rebalance``)."""
         try:
-            await take_master(conn, self.generation)
+            await take_master(conn, self.role_generation() if self.following else self.generation)
         except SwitchError as error:
-            if error.refused == STALE:
+            if error.refused == STALE and not self.following:
                 self.following = True
                 if self.on_deposed is not None:
                     self.on_deposed(f"switch {conn.dpid:#x} holds a newer generation than {self.generation}")
@@ -117,23 +156,51 @@ class SwitchChannels:
         self.do(self.core.switch_ready(conn.dpid, conn.ports, held, held_groups), conn)
 
     async def lead(self, generation: int) -> None:
-        """Stop following: take every connected switch as MASTER with ``generation`` (its old leader, if still
-        connected, becomes SLAVE), read back what each holds, and note the ports that are down now (a
-        follower ignores port reports). The caller has given the controller its chains and streams before
-        (a sync then sends only what differs)."""
+        """Stop following: take every connected switch it owns now as MASTER with ``generation`` (its old
+        leader, if still connected, becomes SLAVE), read back what each holds, and note the ports that are down
+        now (a follower ignores port reports). The caller has given the controller its chains and streams
+        before (a sync then sends only what differs)."""
         self.following, self.generation = False, generation
-        held = list(self.switches.values())
-        self.switches.clear()  # back once read back: no sync pushes to a switch whose table is not known yet
-        for conn in held:
+        held = [conn for conn in self.switches.values() if self.owns(conn.dpid)]
+        for conn in held:  # back once read back: no sync pushes to a switch whose table is not known yet
+            del self.switches[conn.dpid]
             self.core.switch_released(conn.dpid)
         results = await asyncio.gather(*(self.master_of(conn) for conn in held), return_exceptions=True)
         for conn, result in zip(held, results, strict=True):
             if isinstance(result, Exception):  # gone meanwhile: it is taken again when it connects again
                 log.warning("switch %#x: not taken over: %s", conn.dpid, result)
         for dpid, conn in list(self.switches.items()):
+            if dpid not in self.core.taken:
+                continue
             for port, info in conn.ports.items():
                 if info.down:
                     self.do(self.core.port_status(dpid, port, False, True, False))
+
+    async def claims(self, elsewhere: frozenset[str]) -> None:
+        """The edges other live instances claim now: let go of those this one is MASTER of, and take those
+        left by an instance that ended (a take-over of its edges)."""
+        self.elsewhere = elsewhere
+        await self.rebalance()
+
+    async def rebalance(self) -> None:
+        """Be MASTER of exactly the connected switches this instance owns (``owns``)."""
+        async with self._rebalancing:
+            moves = []
+            for dpid, conn in list(self.switches.items()):
+                owned, taken = self.owns(dpid), dpid in self.core.taken
+                if owned and not taken:
+                    moves.append(self.master_of(conn))
+                elif taken and not owned:
+                    moves.append(self.let_go(conn))
+            for result in await asyncio.gather(*moves, return_exceptions=True):
+                if isinstance(result, Exception):  # gone, or a stale generation: the next round tries again
+                    log.warning("switch not moved between instances: %s", result)
+
+    async def let_go(self, conn: SwitchConnection) -> None:
+        """Stop being MASTER of a switch another instance claims: no more syncs to it, held as SLAVE."""
+        self.core.switch_released(conn.dpid)
+        if await take_slave(conn, self.role_generation, lambda: not self.owns(conn.dpid)):
+            self.held_as_slave(conn)
 
     async def on_gone(self, conn: SwitchConnection) -> None:
         if self.switches.get(conn.dpid) is conn:
@@ -143,8 +210,12 @@ class SwitchChannels:
     def on_packet_in(self, conn: SwitchConnection, msg: PacketIn) -> None:
         """A packet-in, as its switch's read loop reads it: a new flow (reactive), or a frame for discovery."""
         self.packet_ins += 1
-        if self.following or self.switches.get(conn.dpid) is not conn:
-            return  # the leader handles the switches' reports; a connection not taken yet says nothing
+        if self.switches.get(conn.dpid) is not conn:
+            return  # a connection not taken yet says nothing
+        if conn.dpid not in self.core.taken:  # its MASTER sets its new flows up; its frames tell the topology
+            if self.sharing and msg.data[12:14] != b"\x08\x00":
+                self.do(self.core.packet_in(conn.dpid, msg.in_port, msg.data), conn)
+            return
         if self.config.reactive and msg.data[12:14] == b"\x08\x00":
             try:
                 self.new_flow(conn, msg)
@@ -185,10 +256,10 @@ class SwitchChannels:
         self.first_packet(conn, new)
 
     async def on_message(self, conn: SwitchConnection, msg: Any) -> None:
-        if self.following or self.switches.get(conn.dpid) is not conn:
-            # The leader handles the switches' reports (ports' states are read again on taking over); a connection
-            # not yet admitted and taken may not speak for the dpid it claims.
-            return
+        if self.switches.get(conn.dpid) is not conn:
+            return  # a connection not yet admitted and taken may not speak for the dpid it claims
+        if conn.dpid not in self.core.taken and not (self.sharing and isinstance(msg, PacketIn | parser.OFPPortStatus)):
+            return  # a lone follower leaves the reports to the leader (ports' states are read again on taking over)
         if isinstance(msg, PacketIn):
             self.on_packet_in(conn, msg)
         elif isinstance(msg, parser.OFPPortStatus):

@@ -225,8 +225,8 @@ class Controller:
         """Bring every connected switch to the compiled state and wait for its barrier (its duration is kept when
         it sent anything). ``meanwhile`` runs once everything is sent and before the replies are awaited, so that
         other work overlaps the switches'; what it raises is raised once the switches have answered."""
-        if self.following:
-            return  # the leader keeps the switches
+        if self.following and not self.core.taken:
+            return  # a follower MASTER of no switch: the leader keeps them
         async with self._lock:
             self._dirty.clear()  # this sync covers every change made so far
             self._urgent.clear()
@@ -260,7 +260,7 @@ class Controller:
     async def _sync_loop(self) -> None:
         while True:
             await self._dirty.wait()
-            if self.following:
+            if self.following and not self.core.taken:
                 self._dirty.clear()
                 continue
             with contextlib.suppress(TimeoutError):  # let a burst of discoveries settle into one sync

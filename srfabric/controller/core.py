@@ -53,6 +53,10 @@ class ControllerCore:
         self.problems: list[SrfabricError] = []  # what the last sync could not route (chains, streams)
         self.reported: dict[str, str] = {}  # those already in the log: said once, and again once repaired
         self.ports: dict[int, Collection[int]] = {}  # each connected switch's ports (the connection keeps them)
+        # The switches this controller is MASTER of: only these are synced and send LLDP. The others are held as
+        # SLAVE (another instance leads them, or owns them as its edges): their ports and frames still tell
+        # this one the topology.
+        self.taken: set[int] = set()
         self.declared_functions: set[str] = set()  # service functions and hosts the API declared (``place``)
         self.declared_hosts: set[str] = set()
         self.reconciler = Reconciler()
@@ -84,20 +88,24 @@ class ControllerCore:
         on, and discovery starts on its ports."""
         self.reconciler.held(dpid, held, held_groups)
         self.ports[dpid] = ports
+        self.taken.add(dpid)
         effects = Effects(sync=True)
         effects.sends.append(self.hosts.lldp_out(dpid, ports))
         return effects
 
     def switch_held(self, dpid: int, ports: Collection[int]) -> None:
-        """A switch held as SLAVE (another instance leads): known, but nothing is sent to it."""
+        """A switch held as SLAVE (another instance leads it): known, but nothing is sent to it."""
         self.ports[dpid] = ports
+        self.taken.discard(dpid)
 
     def switch_released(self, dpid: int) -> None:
         """A switch to be taken again (a take-over): no sync pushes to it until it is read back."""
         self.ports.pop(dpid, None)
+        self.taken.discard(dpid)
 
     def switch_gone(self, dpid: int) -> Effects:
         self.ports.pop(dpid, None)
+        self.taken.discard(dpid)
         self.links.switch_gone(dpid)
         return Effects(sync=True)
 
@@ -121,7 +129,7 @@ class ControllerCore:
     def new_flow(self, dpid: int, in_port: int, data: bytes, received_ns: int, bytes_up: int) -> NewFlow:
         """A reactive setup for a new IPv4 flow's first packet (``SrfabricError`` when it cannot be set up)."""
         return self.reactive.flow_in(self.fabric, self.config, dpid, in_port, data, received_ns, bytes_up,
-                                     self.ports)
+                                     self.taken)  # a switch another instance is MASTER of cannot take entries
 
     def flow_removed(self, dpid: int, table: int, priority: int, match: Match, cookie: int) -> None:
         self.reactive.removed(dpid, table, priority, match, cookie)
@@ -130,7 +138,7 @@ class ControllerCore:
         """Every LLDP interval: age the links that went silent, and send LLDP out of every switch."""
         down = self.links.age(now_ns, self.ports)
         effects = Effects(sync=bool(down), urgent=bool(down))
-        effects.sends += [self.hosts.lldp_out(dpid, ports) for dpid, ports in self.ports.items()]
+        effects.sends += [self.hosts.lldp_out(dpid, ports) for dpid, ports in self.ports.items() if dpid in self.taken]
         return effects
 
     def forget_routes(self) -> None:
@@ -206,7 +214,8 @@ class ControllerCore:
             tables, groups = reactive_tables(tables, self.config.steering), reactive_groups(groups)
         for dpid, flows in self.reactive.flows.items():  # a new list: the compiled one is kept by the cache
             tables[dpid] = [*tables.get(dpid, ()), *flows.values()]
-        pushes = [self.reconciler.plan(dpid, tables.get(dpid, []), groups.get(dpid, [])) for dpid in list(self.ports)]
+        pushes = [self.reconciler.plan(dpid, tables.get(dpid, []), groups.get(dpid, [])) for dpid in list(self.ports)
+                  if dpid in self.taken]
         return [push for push in pushes if push is not None]
 
     def note(self, problems: list[SrfabricError]) -> None:

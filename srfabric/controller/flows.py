@@ -76,7 +76,8 @@ class ReactiveFlows:
                            [])
         missing = {later_dpid for later_dpid, _ in later if later_dpid not in connected}
         if missing:
-            raise SrfabricError("switch", f"{min(missing):#x} on the flow's path is not connected")
+            raise SrfabricError("switch", f"{min(missing):#x} on the flow's path is not connected or is led by "
+                                          "another instance")
         sends, bytes_down = [], 0
         for step, (later_dpid, entry) in zip(plan.steps[:-1], later, strict=True):
             msg = self.message(later_dpid, entry, plan, step)

@@ -6,6 +6,9 @@
 2 DECODE    frames from the fabric or a service function: read the next port
 3 TERMINATE header exhausted at an edge: write the next pathlet's header or restore
 4 DELIVER   hand the restored frame to a local host
+5 NEW_FLOW  reactive setup only: a frame no entry knows, sent to the controller by the table-miss entry, so that
+            the switch reports it as a table miss (``OFPR_NO_MATCH``): an instance that holds the switch as SLAVE
+            hears the topology's frames (``OFPR_ACTION``) but not the new flows its MASTER sets up
 """
 
 PORT_IN = 0
@@ -13,6 +16,7 @@ HOST_IN = 1
 DECODE = 2
 TERMINATE = 3
 DELIVER = 4
+NEW_FLOW = 5
 
 LLDP_ETHERTYPE = 0x88CC
 RESERVED_MULTICAST = (0x0180C2000000, 0xFFFFFFFFFFF0)  # IEEE 802.1Q Table 8-1: a bridge forwards none of them

@@ -31,7 +31,7 @@ from srfabric.rules.entries import (
     match,
 )
 from srfabric.rules.headers import ROUTE_GROUPS, PathletSteps, pathlet_steps, sre_switches, steps_entries
-from srfabric.rules.pipeline import HOST_IN, IPV4_ETHERTYPE, PORT_IN, PRIO_FLOW, PRIO_ROUTE
+from srfabric.rules.pipeline import HOST_IN, IPV4_ETHERTYPE, NEW_FLOW, PORT_IN, PRIO_FLOW, PRIO_MISS, PRIO_ROUTE
 
 PORT_FIELDS = {6: ("tcp_dst", "tcp_src"), 17: ("udp_dst", "udp_src")}  # (destination, source): sorted by name
 
@@ -80,11 +80,13 @@ def reactive_tables(tables: dict[int, list[FlowEntry]], steering: str) -> dict[i
     """Compiled tables with the default routes taken out and unmatched IPv4 from hosts sent to the controller.
 
     Chains stay proactive. Under source routing the punt sits in HOST_IN, which only
-    host ports reach; under hop-by-hop rules it sits in PORT_IN of every switch.
+    host ports reach; under hop-by-hop rules it sits in PORT_IN of every switch. It goes on to NEW_FLOW, whose
+    table-miss entry sends the frame up: a table miss, which only the switch's MASTER hears.
     """
     table = PORT_IN if steering == "hop-by-hop" else HOST_IN
-    punt = FlowEntry(table, PRIO_ROUTE, match(eth_type=IPV4_ETHERTYPE), (ToController(),), cookie=cookie(Kind.CONTROL))
-    return {dpid: [e for e in entries if e.kind != Kind.ROUTE] + [punt] for dpid, entries in tables.items()}
+    punt = [FlowEntry(table, PRIO_ROUTE, match(eth_type=IPV4_ETHERTYPE), goto=NEW_FLOW, cookie=cookie(Kind.CONTROL)),
+            FlowEntry(NEW_FLOW, PRIO_MISS, (), (ToController(),), cookie=cookie(Kind.CONTROL))]
+    return {dpid: [e for e in entries if e.kind != Kind.ROUTE] + punt for dpid, entries in tables.items()}
 
 
 def reactive_groups(groups: dict[int, list[GroupEntry]]) -> dict[int, list[GroupEntry]]:

@@ -208,6 +208,17 @@ class SwitchConnection:
         A MASTER request makes every other controller of the switch its SLAVE."""
         return await self._request(parser.OFPRoleRequest(PROTOCOL, role, generation), timeout)
 
+    def hear_as_slave(self) -> None:
+        """While this connection is SLAVE, have the switch send it what an entry sends to the controller (LLDP,
+        ARP, Neighbour Discovery: the frames that tell the topology) and every port change (``OFPT_SET_ASYNC``;
+        a SLAVE hears port changes only, by default). As MASTER it hears what OpenFlow 1.3 sends a MASTER."""
+        master_in = 1 << ofp.OFPR_NO_MATCH | 1 << ofp.OFPR_ACTION
+        every_port_change = 1 << ofp.OFPPR_ADD | 1 << ofp.OFPPR_DELETE | 1 << ofp.OFPPR_MODIFY
+        every_removal = (1 << ofp.OFPRR_IDLE_TIMEOUT | 1 << ofp.OFPRR_HARD_TIMEOUT | 1 << ofp.OFPRR_DELETE
+                         | 1 << ofp.OFPRR_GROUP_DELETE)
+        self.send(parser.OFPSetAsync(PROTOCOL, [master_in, 1 << ofp.OFPR_ACTION],
+                                     [every_port_change, every_port_change], [every_removal, 0]))
+
     async def flow_stats(self) -> list[Any]:
         return await self.multipart(parser.OFPFlowStatsRequest(PROTOCOL))
 

@@ -73,6 +73,7 @@ def fabric_view(controller: Controller, labels: dict[str, str] | None = None) ->
     links += [{"from": _end(a), "to": _end(b), "state": "down"} for a, b in sorted(fabric.dormant.items())]
     return {
         "switches": [{"dpid": dpid, "name": sw.name, "role": sw.role, "connected": dpid in controller.switches,
+                      "master": dpid in controller.core.taken,
                       "connected_since": round(controller.switches[dpid].taken_at, 3)
                       if dpid in controller.switches else None}
                      for dpid, sw in sorted(fabric.switches.items())],

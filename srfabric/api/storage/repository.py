@@ -164,6 +164,8 @@ class Repository:
                 held = db.execute(text("SELECT generation FROM leader WHERE id = 1 FOR SHARE")).scalar()
                 if held != self.fence:
                     raise NotLeading("leader", f"generation {held} leads now, not this instance's {self.fence}")
+            if db.dialect.name == "postgresql":  # delivered at commit: instances sharing the fabric load it again
+                db.execute(text("NOTIFY srfabric_state"))
             yield db
 
     @contextlib.contextmanager

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, ForeignKey, Integer, String, Text, UniqueConstraint, text
+from sqlalchemy import JSON, BigInteger, Boolean, ForeignKey, Integer, LargeBinary, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 ID = String(36)
@@ -165,3 +165,14 @@ class LeaderRow(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     url: Mapped[str | None] = mapped_column(Text, nullable=True)
     generation: Mapped[int] = mapped_column(BigInteger)
+    lldp_key: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)  # every instance signs LLDP with it
+
+
+class ShareRow(Base):
+    """An instance sharing the fabric (``srfabric serve --edges``): the edges it claims, comma-separated, and
+    the advisory lock it holds while alive (``srfabric/api/shares.py``)."""
+
+    __tablename__ = "shares"
+    instance: Mapped[str] = mapped_column(Text, primary_key=True)  # its API URL
+    edges: Mapped[str] = mapped_column(Text)
+    lock_key: Mapped[int] = mapped_column(BigInteger)

@@ -39,6 +39,7 @@ def test_an_impostor_s_port_down_changes_nothing() -> None:
         taken, impostor = (SwitchConnection(asyncio.StreamReader(), Writer()) for _ in range(2))  # type: ignore[arg-type]
         taken.dpid = impostor.dpid = 1
         controller.switches[1] = taken
+        controller.core.taken.add(1)  # MASTER of it
         await controller.channels.on_message(impostor, port_down(1))
         after_impostor = (1, 1) in controller.fabric.links
         await controller.channels.on_message(taken, port_down(1))

@@ -36,6 +36,7 @@ def test_packet_ins_read_from_a_switch_set_flows_up_without_a_coroutine_each() -
         conn.dpid = spec.dpid(a.switch)
         conn.on_packet_in = controller.server.on_packet_in
         controller.switches[conn.dpid] = conn
+        controller.core.taken.update(spec.dpid(name) for name in spec.switches)  # MASTER of every switch
         raw = b"".join(packet_in_bytes(a.port, udp_frame(spec.hosts[d].mac, a.mac, a.ip, spec.hosts[d].ip, 4000, 5009))
                        for d in ("h2", "h3", "h16"))
         awaited: list[Any] = []

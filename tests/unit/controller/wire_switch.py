@@ -108,6 +108,8 @@ class WireSwitch:
                                                                     ofp.OFPRRFC_STALE) + raw[:64]))
             else:
                 self._write(header(ofp.OFPT_ROLE_REPLY, xid, ROLE.pack(role, generation)))
+        elif kind == ofp.OFPT_SET_ASYNC:
+            self.events.append("async set")
         elif kind == ofp.OFPT_BARRIER_REQUEST:
             self.events.append(f"barrier after {self.changes} messages")
             self._spawn(self._barrier_reply(xid))

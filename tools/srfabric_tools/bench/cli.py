@@ -53,9 +53,13 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
                         help="fresh: each flow from a source MAC never seen (the goal's job); learned: from its "
                              "host's own MAC")
     tables.add_argument("--repeats", type=int, default=None, help="repetitions (default 5, quick 1)")
-    benchmark(sub, "scale", "how the controller's cost grows: fat-trees k=4, 8 and 16 of emulated switches with "
-                            "flow tables holding 10 to 1,000 chains; cold start, one chain's changes, RSS and "
-                            "entries by role", "k=4 with 10 chains, two changes of each kind")
+    scale = benchmark(sub, "scale", "how the controller's cost grows: fat-trees k=4, 8 and 16 of emulated switches "
+                                    "with flow tables holding 10 to 1,000 chains; cold start, one chain's changes, RSS "
+                                    "and entries by role; two instances sharing a fabric of Open vSwitch (root)",
+                      "k=4 with 10 chains, two changes of each kind; no two-instance part")
+    scale.add_argument("--shares-only", action="store_true",
+                       help="only the two instances sharing a fabric beside one alone (root; one repetition with "
+                            "--quick)")
     benchmark(sub, "datapaths", "one switch's forwarding rate: Open vSwitch's kernel and userspace datapaths beside "
                                 "the XDP switches, in one run (root; the kernel datapath in the kernel lab)",
               "one second per switch, one run, 20,000 routes")
@@ -132,7 +136,7 @@ def _scale(args: argparse.Namespace) -> int:
     from srfabric_tools.bench.printing import print_scale
     from srfabric_tools.bench.scale import run_bench as run_scale
 
-    summary, folder = run_scale(args.quick, args.out, print if not args.json else (lambda _: None))
+    summary, folder = run_scale(args.quick, args.out, print if not args.json else (lambda _: None), args.shares_only)
     return report(args, summary, folder, print_scale, "runs.csv, summary.json, scale.png")
 
 

@@ -114,6 +114,15 @@ def print_scale(summary: dict[str, Any]) -> None:
     from rich.console import Console
 
     console = Console()
+    if "two_instances_cpu_per_flow_ratio" in summary:
+        two = summary["two_instances"]
+        console.print(f"two instances sharing the fabric: CPU per new flow {two['cpu_per_flow_ms_two']['median']:.3f} "
+                      f"ms against {two['cpu_per_flow_ms_one']['median']:.3f} ms alone (ratio "
+                      f"{summary['two_instances_cpu_per_flow_ratio']['median']:.3f}); edges taken "
+                      f"{summary['takeover_s']['median'] * 1e3:.0f} ms after a SIGKILL (median); "
+                      f"{two['frames_lost_not_owned']} of {two['frames_sent_not_owned']} frames lost elsewhere")
+    if not summary["runs"]:
+        return
     console.print(steps_table(
         f"how the controller's cost grows ({summary['codec']}, emulated switches with flow tables)",
         ("k", "switches", "chains", "cold start s", "add ms", "update ms", "remove ms", "RSS MiB", "entries by role"),

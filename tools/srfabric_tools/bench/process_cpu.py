@@ -20,6 +20,26 @@ def process_cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def process_runtime_s(pid: int) -> float:
+    """CPU seconds process ``pid``'s live threads have run, to the nanosecond the scheduler counts
+    (``se.sum_exec_runtime`` of ``/proc/PID/task/*/sched``, in ms); ``process_cpu_s`` (10 ms ticks) where the
+    kernel does not show it. A short window's CPU needs it: a tick is a tenth of what 100 new flows cost.
+
+    >>> process_runtime_s(os.getpid()) > 0.0
+    True
+    """
+    total = 0.0
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(FileNotFoundError):  # a thread that ended meanwhile
+                for line in (task / "sched").read_text().splitlines():
+                    if line.startswith("se.sum_exec_runtime"):
+                        total += float(line.split(":")[1]) / 1e3
+    except FileNotFoundError:
+        return process_cpu_s(pid)
+    return total or process_cpu_s(pid)
+
+
 def own_cpu_s() -> float:
     """User and system CPU seconds this process has used so far."""
     usage = resource.getrusage(resource.RUSAGE_SELF)

@@ -247,7 +247,10 @@ def summarise(runs: list[dict[str, Any]], quick: bool, measured_on: dict[str, An
     return summary
 
 
-def run_bench(quick: bool, out: str, say: Any = print) -> tuple[dict[str, Any], Path]:
+def run_bench(quick: bool, out: str, say: Any = print, shares_only: bool = False) -> tuple[dict[str, Any], Path]:
+    """Every part (``shares_only``: the two instances sharing a fabric only, ``scale_shares``)."""
+    from srfabric_tools.bench.scale_shares import run_shares, summarise_shares
+
     measured_on = machine()
     runs: list[dict[str, Any]] = []
     held: list[dict[str, Any]] = []  # the 10,000 chains: apart from the curves, which compare one chain count
@@ -270,11 +273,20 @@ def run_bench(quick: bool, out: str, say: Any = print) -> tuple[dict[str, Any], 
             say(f"scale: k={HELD[0]}, {HELD[1]} chains")
             held.append(await measure(*HELD, REPEATS))
 
-    uvloop.run(every())
+    if not shares_only:
+        uvloop.run(every())
+    shares = []  # the scale-out part: real switches, apart from the emulated fabrics
+    if shares_only or not quick:
+        say("scale: two instances sharing a k=4 fat-tree of Open vSwitch, beside one alone")
+        shares = run_shares(quick, say)
     folder = run_folder(out, "scale")
     write_runs(folder / "runs.csv", [flat(r) for r in runs + others + held], measured_on)
     write_runs(folder / "streams.csv", [flat(r) for r in streams], measured_on)
-    summary = summarise(runs, quick, measured_on) | summarise_streams(streams)
+    summary = (summarise(runs, quick, measured_on) if runs else {**provenance(measured_on, "srfabric bench scale"),
+                                                                  "quick": quick, "runs": []}) \
+        | summarise_streams(streams) | summarise_shares(shares)
+    if shares:
+        summary["shares_runs"] = shares
     if others:
         summary["leaf_spine_runs"] = others
         summary["chain_change_leaf_spine_ms"] = median_of(others[0]["add_ms"] + others[0]["update_ms"]
@@ -284,7 +296,8 @@ def run_bench(quick: bool, out: str, say: Any = print) -> tuple[dict[str, Any], 
         summary["held_runs"] = held
         summary["rss_10000_chains_mib"] = held[0]["rss_mib"]
     write_json(folder / "summary.json", summary)
-    plot(runs, streams, folder / "scale.png", others)
+    if runs:
+        plot(runs, streams, folder / "scale.png", others)
     return summary, folder
 
 

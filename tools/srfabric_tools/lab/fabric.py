@@ -54,12 +54,14 @@ class LabFabric:
     ``reactive`` sets each host-to-host flow up on its first packet instead of routing ahead. ``peer``, an
     OpenFlow target such as ``tcp:127.0.0.1:6653``, connects the switches to another controller instead (a peer
     under the same benchmark): the fabric is built the same, and ready once every switch holds the peer's first
-    entries and every host has pinged once."""
+    entries and every host has pinged once; ``peer_ready``, if given, is waited for before the hosts ping (a peer
+    that learns hosts must know its links first, or it takes a host's ARP, sent on, for a host on a fabric
+    port)."""
 
     def __init__(self, lab: NetLab, spec: TopoSpec, codec: str = "mac-nibble", steering: str = "source-routing",
                  tunnels: bool = False, reactive: bool = False, clock: Callable[[], int] | None = None,
-                 peer: str | None = None) -> None:
-        self.lab, self.spec, self.tunnels, self.peer = lab, spec, tunnels, peer
+                 peer: str | None = None, peer_ready: Callable[[], None] | None = None) -> None:
+        self.lab, self.spec, self.tunnels, self.peer, self.peer_ready = lab, spec, tunnels, peer, peer_ready
         config = controller_config(spec, codec)
         config.steering = steering
         config.reactive = reactive
@@ -124,6 +126,8 @@ class LabFabric:
             wait_for_discovery(self.runner, self.spec)
         else:
             self._wait_for_peer()
+            if self.peer_ready is not None:
+                self.peer_ready()
         for name, address in learning_pings(self.spec):
             self.lab.run(["ping", "-c1", "-W1", address], ns=self.namespaces[name], check=False)
         if self.peer is None:

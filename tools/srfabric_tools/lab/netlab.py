@@ -125,7 +125,8 @@ class NetLab:
 
     def ovs_bridge(self, suffix: str, controller: str | None = None, dpid: int | None = None,
                    datapath: str = OVS_DATAPATH) -> str:
-        """A bridge; ``datapath`` ``system`` is the kernel's (openvswitch.ko, in the kernel lab)."""
+        """A bridge; ``controller``: its OpenFlow targets, separated by spaces; ``datapath`` ``system`` is the
+        kernel's (openvswitch.ko, in the kernel lab)."""
         bridge = self.name(suffix)
         args = ["ovs-vsctl", "--may-exist", "add-br", bridge, "--", "set", "bridge", bridge,
                 f"datapath_type={datapath}"]
@@ -136,7 +137,7 @@ class NetLab:
         self.bridges.append(bridge)
         self.run(args)
         if controller:
-            self.run(["ovs-vsctl", "set-controller", bridge, controller])
+            self.run(["ovs-vsctl", "set-controller", bridge, *controller.split()])  # one target or several
         return bridge
 
     def ovs_remove_bridge(self, bridge: str) -> None:

@@ -1,0 +1,109 @@
+"""``srfabric serve``'s options, and the checks that refuse a bad one before anything listens or loads."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from srfabric.codecs import CODEC_NAMES
+from srfabric.errors import SrfabricError
+
+MAX_HOSTS_PER_PORT = 4096
+TOKEN_ENV = "SRFABRIC_TOKEN"
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    serve = commands.add_parser("serve", help="run the controller with the networking-sfc REST API")
+    serve.add_argument("--host", default="127.0.0.1", help="address the REST API listens on")
+    serve.add_argument("--port", type=int, default=9696, help="REST API port (Neutron's is 9696)")
+    serve.add_argument("--db", default="sqlite:///srfabric.db",
+                       help="sqlite:///PATH (default: ./srfabric.db) or postgresql://USER@HOST/DB")
+    serve.add_argument("--advertise-url", default=None,
+                       help="this instance's API URL as the others on the same PostgreSQL database send writes to it "
+                            "(default: http://HOST:PORT)")
+    serve.add_argument("--edges", default=None, metavar="NAMES",
+                       help="on PostgreSQL: the switches (comma-separated names) this instance is OpenFlow MASTER of "
+                            "while it lives, sharing the fabric with the other instances; the leader holds the rest "
+                            "and takes these when this instance ends")
+    serve.add_argument("--token", default=None, help=f"the secret clients send as X-Auth-Token (or ${TOKEN_ENV})")
+    serve.add_argument("--no-auth", action="store_true", help="accept requests without a token (local use only)")
+    serve.add_argument("--openflow-host", default="0.0.0.0", help="address switches connect to")
+    serve.add_argument("--openflow-port", type=int, default=6653)
+    serve.add_argument("--openflow-tls", default=None, metavar="DIR",
+                       help="OpenFlow over TLS with the certificates of `srfabric pki init DIR`: a switch must show a "
+                            "certificate of that CA naming the dpid it claims")
+    serve.add_argument("--openflow-insecure", action="store_true",
+                       help="take switches over plain TCP (without it, --openflow-tls is required)")
+    serve.add_argument("--dial", action="append", default=[], metavar="HOST:PORT",
+                       help="connect to a switch that listens there (Open vSwitch: a `pssl:PORT` controller with "
+                            "type=primary) and again whenever the connection ends: a restarted controller has it back "
+                            "at once, without the switch's own retry timer (repeatable)")
+    serve.add_argument("--tokens", default=None, metavar="FILE",
+                       help="projects and roles: a JSON list of {sha256, project, role: admin|member}; a member sees "
+                            "and changes its own project's resources only")
+    serve.add_argument("--api-tls", default=None, metavar="DIR",
+                       help="serve the API and the web view over HTTPS with the controller's certificate of "
+                            "`srfabric pki init DIR` (clients: SRFABRIC_CACERT=DIR/ca-cert.pem)")
+    serve.add_argument("--codec", choices=CODEC_NAMES, default="mac-nibble")
+    serve.add_argument("--gateway", default=None, metavar="IPV4",
+                       help="the host (an uplink router) that takes IPv4 to no host of the fabric; without it such "
+                            "traffic is dropped at its ingress")
+    serve.add_argument("--reactive", action="store_true",
+                       help="also set each new IPv4 flow between hosts up on its first packet, at its ingress edge")
+    serve.add_argument("--max-hosts-per-port", type=int, default=32, metavar="N",
+                       help="hosts one switch port may teach; ARP past them is refused and counted")
+    serve.add_argument("--log-json", action="store_true",
+                       help="log one JSON object per line (security events carry an 'event' field)")
+    add_stream_options(serve.add_argument_group("time-sensitive streams"))
+
+
+def add_stream_options(tsn: argparse._ArgumentGroup) -> None:
+    """``serve``'s options for time-sensitive streams: queues, gates, the cycle, gPTP."""
+    tsn.add_argument("--tt-queue", type=int, default=6,
+                     help="OpenFlow queue of time-triggered frames on every switch (OVS's Linux datapath: queue 6 "
+                          "is skb priority 7); -1: none")
+    tsn.add_argument("--gates", choices=("none", "taprio", "netconf"), default="none",
+                     help="taprio: install each gated port's schedule with tc (the switches' ports are local); "
+                          "netconf: push it to each bridge's NETCONF server (--bridges); none: compute and show "
+                          "them only")
+    tsn.add_argument("--bridges", type=Path, help="with --gates netconf: a JSON file of each bridge's NETCONF "
+                                                  "address and credentials ({\"bridges\": {name: {host, port, "
+                                                  "username, password or key_file}}})")
+    tsn.add_argument("--confirm-timeout-s", type=int, default=30,
+                     help="how long a bridge waits for a confirmed commit's confirmation before it rolls back")
+    tsn.add_argument("--cycle-ns", type=int, default=1_000_000, help="base period of the slot grid")
+    tsn.add_argument("--gate-lead-ms", type=float, default=200.0,
+                     help="how far ahead a gate change's common base time is set")
+    tsn.add_argument("--gptp", action="append", default=[], metavar="BRIDGE=SOCKET",
+                     help="watch BRIDGE's gPTP state through its ptp4l's socket (pmc); no stream is scheduled "
+                          "through a bridge off its grandmaster by more than --gptp-bound-ns (repeatable)")
+    tsn.add_argument("--gptp-bound-ns", type=int, default=1000, help="the largest offset a bridge may run gates at")
+
+
+def token_from(args: argparse.Namespace) -> str | None:
+    token = args.token or os.environ.get(TOKEN_ENV)
+    if args.no_auth:
+        return None
+    if not token:
+        raise SrfabricError("--token", f"a token is required (--token or ${TOKEN_ENV}); --no-auth turns it off")
+    return str(token)
+
+
+def check_args(args: argparse.Namespace) -> None:
+    """Refuse a bad option before anything listens or loads, naming the option and the limit."""
+    from srfabric.rules.streams.time_triggered import MAX_QUEUE
+
+    if not args.openflow_tls and not args.openflow_insecure:
+        raise SrfabricError("--openflow-tls", "switches connect over TLS: give --openflow-tls DIR (certificates of "
+                                              "`srfabric pki init DIR`), or say --openflow-insecure to take them "
+                                              "over plain TCP")
+    if args.tt_queue > MAX_QUEUE or args.tt_queue < -1:
+        raise SrfabricError("--tt-queue", f"must be in -1..{MAX_QUEUE}, got {args.tt_queue}")
+    if args.cycle_ns < 100_000:
+        raise SrfabricError("--cycle-ns", f"must be at least 100000, got {args.cycle_ns}")
+    if not 1 <= args.max_hosts_per_port <= MAX_HOSTS_PER_PORT:
+        raise SrfabricError("--max-hosts-per-port",
+                            f"must be in 1..{MAX_HOSTS_PER_PORT}, got {args.max_hosts_per_port}")
+    if args.gptp and args.gptp_bound_ns < 1:
+        raise SrfabricError("--gptp-bound-ns", f"must be at least 1, got {args.gptp_bound_ns}")
