@@ -97,7 +97,8 @@ async def start_controller(args: argparse.Namespace, inherited: socket.socket | 
     try:
         tt_queue = None if args.tt_queue < 0 else args.tt_queue
         controller = Controller(ControllerConfig(codec=args.codec, tt_queue=tt_queue, gateway=args.gateway,
-                                                 max_hosts_per_port=args.max_hosts_per_port, reactive=args.reactive))
+                                                 max_hosts_per_port=args.max_hosts_per_port, reactive=args.reactive,
+                                                 flow_idle_timeout=args.flow_idle_timeout))
     except ModelError as error:
         raise SrfabricError("--gateway", error.message) from None
     held = controller.channels.hold_switches()
@@ -126,8 +127,6 @@ def open_service(args: argparse.Namespace, controller: Controller) -> Running:
     engine = open_database(args.db)
     gates = gates_of(args)
     leadership = shares = None
-    if args.edges and engine.dialect.name != "postgresql":
-        raise SrfabricError("--edges", "instances share a fabric through PostgreSQL: give --db postgresql://...")
     if engine.dialect.name == "postgresql":
         if not args.advertise_url and args.host in ("0.0.0.0", "::"):
             raise SrfabricError("--advertise-url", f"needed with --host {args.host} on PostgreSQL: the other "

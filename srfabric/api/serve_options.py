@@ -51,6 +51,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                             "traffic is dropped at its ingress")
     serve.add_argument("--reactive", action="store_true",
                        help="also set each new IPv4 flow between hosts up on its first packet, at its ingress edge")
+    serve.add_argument("--flow-idle-timeout", type=int, default=60, metavar="S",
+                       help="with --reactive: a flow's entry goes after S seconds without a packet (0: never)")
     serve.add_argument("--max-hosts-per-port", type=int, default=32, metavar="N",
                        help="hosts one switch port may teach; ARP past them is refused and counted")
     serve.add_argument("--log-json", action="store_true",
@@ -105,5 +107,10 @@ def check_args(args: argparse.Namespace) -> None:
     if not 1 <= args.max_hosts_per_port <= MAX_HOSTS_PER_PORT:
         raise SrfabricError("--max-hosts-per-port",
                             f"must be in 1..{MAX_HOSTS_PER_PORT}, got {args.max_hosts_per_port}")
+    if not 0 <= args.flow_idle_timeout <= 65535:
+        raise SrfabricError("--flow-idle-timeout", f"must be in 0..65535 (OpenFlow's 16 bits), got "
+                                                   f"{args.flow_idle_timeout}")
+    if args.edges and not args.db.startswith("postgresql"):
+        raise SrfabricError("--edges", "instances share a fabric through PostgreSQL: give --db postgresql://...")
     if args.gptp and args.gptp_bound_ns < 1:
         raise SrfabricError("--gptp-bound-ns", f"must be at least 1, got {args.gptp_bound_ns}")

@@ -35,6 +35,7 @@ from typing import Any
 
 from srfabric.errors import SrfabricError
 from srfabric.model.topo import TopoSpec, fat_tree
+from srfabric_tools.bench.calibration import cpu_loop_ms
 from srfabric_tools.bench.dataplane_setup import send_flows
 from srfabric_tools.bench.new_flows import flow_plan
 from srfabric_tools.bench.process_cpu import process_runtime_s
@@ -47,7 +48,8 @@ from srfabric_tools.testbed.api_lab import ServeProcess, postgres_cluster
 K = 4
 RATE = 400.0  # new flows per second, offered to either configuration
 SECONDS, QUICK_SECONDS = 10.0, 2.0
-IDLE_S = 2.0
+IDLE_S = 4.0
+IDLE_TIMEOUT_S = 3600  # no flow's entry expires during a run: its removal would land in a later window
 REPEATS, QUICK_REPEATS = 5, 1
 STREAM_S = 4.0
 FIRST_DPORT, STREAM_PORT = 33000, 32000
@@ -116,6 +118,7 @@ class Bench:
     def window(self, instances: list[ServeProcess], flows: bool) -> dict[str, Any]:
         """Each instance's CPU seconds and setups over an idle window, or over ``RATE`` new flows/s."""
         pids = [serve.process.pid for serve in instances if serve.process is not None]
+        machine = cpu_loop_ms()  # the machine's speed as the window begins (a virtual machine's drifts)
         cpu, made, began = [process_runtime_s(pid) for pid in pids], [counted(s) for s in instances], time.monotonic()
         if flows:
             self.seed += 1
@@ -125,7 +128,7 @@ class Bench:
         else:
             time.sleep(IDLE_S)
         wall, now = time.monotonic() - began, [counted(s) for s in instances]
-        return {"wall_s": wall, "offered": round(RATE * self.seconds) if flows else 0,
+        return {"wall_s": wall, "cpu_loop_ms": machine, "offered": round(RATE * self.seconds) if flows else 0,
                 "cpu_s": [process_runtime_s(pid) - used for pid, used in zip(pids, cpu, strict=True)],
                 **{key: [after[key] - before[key] for before, after in zip(made, now, strict=True)] for key in COUNTED}}
 
@@ -191,7 +194,11 @@ class Bench:
         one = self.configuration([self.leader])
         self.restart()
         return {"repeat": number, "two": two, "one": one, **killed,
-                "ratio": two["cpu_per_flow_ms"] / one["cpu_per_flow_ms"]}
+                "ratio": two["cpu_per_flow_ms"] / one["cpu_per_flow_ms"],
+                # each against the machine's speed as its window began: what is left of the ratio when the two
+                # windows ran on a faster and a slower machine
+                "ratio_speed_adjusted": (two["cpu_per_flow_ms"] / two["busy"]["cpu_loop_ms"])
+                / (one["cpu_per_flow_ms"] / one["busy"]["cpu_loop_ms"])}
 
 
 def shorter_backoff() -> None:
@@ -209,8 +216,9 @@ def run_shares(quick: bool, say: Any = print) -> list[dict[str, Any]]:
         url = stack.enter_context(postgres_cluster())
         lab = stack.enter_context(NetLab())
         edges = [lab.name(name) for name in claimed(spec)]
-        leader = stack.enter_context(ServeProcess(url, extra_args=("--reactive",)))
-        second = stack.enter_context(ServeProcess(url, extra_args=("--reactive", "--edges", ",".join(edges))))
+        reactive = ("--reactive", "--flow-idle-timeout", str(IDLE_TIMEOUT_S))
+        leader = stack.enter_context(ServeProcess(url, extra_args=reactive))
+        second = stack.enter_context(ServeProcess(url, extra_args=(*reactive, "--edges", ",".join(edges))))
         targets = f"tcp:127.0.0.1:{leader.openflow_port} tcp:127.0.0.1:{second.openflow_port}"
         fabric = stack.enter_context(LabFabric(lab, spec, peer=targets,
                                                peer_ready=lambda: discovered(spec, (leader, second))))
@@ -241,6 +249,7 @@ def summarise_shares(rows: list[dict[str, Any]]) -> dict[str, Any]:
     ratio, takeover = spread([r["ratio"] for r in rows]), spread([r["takeover_s"] for r in rows])
     return {
         "two_instances_cpu_per_flow_ratio": ratio, "takeover_s": takeover,
+        "two_instances_ratio_speed_adjusted": spread([r["ratio_speed_adjusted"] for r in rows]),
         "two_instances": {
             "fabric": f"fat-tree k={K} of Open vSwitch (userspace), every bridge connected to both instances; the "
                       "second claims the edges of pods 3 and 4",
