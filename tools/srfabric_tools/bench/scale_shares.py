@@ -54,6 +54,7 @@ REPEATS, QUICK_REPEATS = 5, 1
 STREAM_S = 4.0
 FIRST_DPORT, STREAM_PORT = 33000, 32000
 RATIO_GOAL, TAKEOVER_GOAL_S = 1.10, 1.0
+LOG_TAIL = 4000  # characters of each instance's log kept with a repetition that lost frames
 
 
 def claimed(spec: TopoSpec) -> list[str]:
@@ -171,6 +172,8 @@ class Bench:
             wait_for(lambda r=received, s=sent: r.exists() and s.exists(), f"stream {name} done", 30.0, 0.2)
             total = int(sent.read_text())
             row[f"{name}_sent"], row[f"{name}_lost"] = total, total - len(set(received.read_text().split()))
+        if row["kept_lost"] or row["its_lost"]:  # what the instances said, to tell why
+            row["logs"] = {"leader": self.leader.output()[-LOG_TAIL:], "second": self.second.output()[-LOG_TAIL:]}
         return row
 
     def restart(self) -> None:
