@@ -14,11 +14,11 @@ than go on writing to switches another controller now leads.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from srfabric.api.db_rounds import in_rounds, keepalive_connection
 from srfabric.errors import SrfabricError
 
 log = logging.getLogger(__name__)
@@ -52,41 +52,24 @@ class Leadership:
         return {"leading": self.leading, "generation": self.generation, "leader": self.leader_url}
 
     async def _psycopg(self) -> Any:
-        import psycopg
-
-        # The server frees a dead leader's lock once it notices the session is gone: at once when the process
-        # dies, within about 5 s (its keepalives) when the leader's machine does or is cut off.
-        return await psycopg.AsyncConnection.connect(
-            self.dsn, autocommit=True, connect_timeout=5,
-            options="-c tcp_keepalives_idle=2 -c tcp_keepalives_interval=1 -c tcp_keepalives_count=3")
+        return await keepalive_connection(self.dsn)
 
     async def run(self, on_elected: Callable[[int], Awaitable[None]], first_round: asyncio.Event | None = None) -> None:
         """Follow until the lock is won, then call ``on_elected(generation)`` and lead; ``first_round`` is set
         once the first attempt has ended either way. Raises ``LeadershipLost`` when leading stops being safe."""
-        conn: Any = None
-        try:
-            while True:
-                try:
-                    if conn is None:
-                        conn = await self._connect()
-                    if self.leading:  # a leader cut off steps down (in 2 s) before the server frees its lock
-                        await asyncio.wait_for(conn.execute("SELECT 1"), LIVENESS_S)
-                    elif await self._try_lock(conn):
-                        log.warning("elected leader (generation %d)", self.generation)
-                        await on_elected(self.generation)
-                    else:
-                        await self._read_leader(conn)
-                except Exception as error:  # noqa: BLE001 - psycopg's errors or the take-over's
-                    if self.leading:
-                        raise LeadershipLost("leader", f"cannot go on leading: {error}") from None
-                    log.warning("leader election: %s; trying again", error)
-                    await _closed(conn)
-                    conn = None
-                if first_round is not None:
-                    first_round.set()
-                await asyncio.sleep(self.interval_s)
-        finally:
-            await _closed(conn)
+        async def one_round(conn: Any, _: bool) -> None:
+            if self.leading:  # a leader cut off steps down (in 2 s) before the server frees its lock
+                await asyncio.wait_for(conn.execute("SELECT 1"), LIVENESS_S)
+            elif await self._try_lock(conn):
+                log.warning("elected leader (generation %d)", self.generation)
+                await on_elected(self.generation)
+            else:
+                await self._read_leader(conn)
+
+        def fatal(error: Exception) -> BaseException | None:
+            return LeadershipLost("leader", f"cannot go on leading: {error}") if self.leading else None
+
+        await in_rounds(self._connect, one_round, fatal, "leader election", self.interval_s, first_round)
 
     async def _try_lock(self, conn: Any) -> bool:
         won = (await (await conn.execute("SELECT pg_try_advisory_lock(%s)", (LEADER_LOCK,))).fetchone())[0]
@@ -102,9 +85,3 @@ class Leadership:
         if row is not None:
             self.leader_url, self.generation = row[0], int(row[1])
 
-
-async def _closed(conn: Any) -> None:
-    """Close ``conn`` if there is one."""
-    if conn is not None:
-        with contextlib.suppress(Exception):
-            await conn.close()

@@ -17,12 +17,12 @@ Every instance signs LLDP with one key kept in the database, so each reads the f
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from srfabric.api.db_rounds import closed, in_rounds, keepalive_connection
 from srfabric.errors import SrfabricError
 
 log = logging.getLogger(__name__)
@@ -84,11 +84,7 @@ class Shares:
         self._connect = connect or self._psycopg
 
     async def _psycopg(self) -> Any:
-        import psycopg
-
-        return await psycopg.AsyncConnection.connect(
-            self.dsn, autocommit=True, connect_timeout=5,
-            options="-c tcp_keepalives_idle=2 -c tcp_keepalives_interval=1 -c tcp_keepalives_count=3")
+        return await keepalive_connection(self.dsn)
 
     async def shared_lldp_key(self, mine: bytes) -> bytes:
         """The LLDP signing key every instance uses: the first instance's, kept in the database."""
@@ -97,7 +93,7 @@ class Shares:
             row = await (await conn.execute("UPDATE leader SET lldp_key = COALESCE(lldp_key, %s) WHERE id = 1 "
                                             "RETURNING lldp_key", (mine,))).fetchone()
         finally:
-            await _closed(conn)
+            await closed(conn)
         return bytes(row[0]) if row is not None else mine
 
     async def run(self, on_claims: Callable[[frozenset[str]], Awaitable[None]], on_state: Callable[[], Awaitable[None]],
@@ -105,34 +101,24 @@ class Shares:
         """Claim ``edges``, then every ``interval_s`` read the others' live claims (``on_claims`` when they change)
         and, after a notification, call ``on_state``. Raises ``ClaimRefused`` when the edges are another live
         instance's, ``ClaimLost`` when a claim in place can no longer be shown alive."""
-        conn: Any = None
-        try:
-            while True:
-                try:
-                    if conn is None:
-                        conn = await self._connect()
-                        await self._claim(conn)
-                    others = claimed(await asyncio.wait_for(self._live(conn), LIVENESS_S))
-                    elsewhere = frozenset().union(*others.values())
-                    if elsewhere != self.elsewhere:
-                        self.elsewhere = elsewhere
-                        await on_claims(elsewhere)
-                    if self.changed.is_set():
-                        self.changed.clear()
-                        await on_state()
-                except ClaimRefused:
-                    raise
-                except Exception as error:  # noqa: BLE001 - psycopg's errors or the moves'
-                    if self.holding:
-                        raise ClaimLost("--edges", f"cannot go on holding {sorted(self.edges)}: {error}") from None
-                    log.warning("instances' claims: %s; trying again", error)
-                    await _closed(conn)
-                    conn = None
-                if first_round is not None:
-                    first_round.set()
-                await asyncio.sleep(self.interval_s)
-        finally:
-            await _closed(conn)
+        async def one_round(conn: Any, fresh: bool) -> None:
+            if fresh:
+                await self._claim(conn)
+            others = claimed(await asyncio.wait_for(self._live(conn), LIVENESS_S))
+            elsewhere = frozenset().union(*others.values())
+            if elsewhere != self.elsewhere:
+                self.elsewhere = elsewhere
+                await on_claims(elsewhere)
+            if self.changed.is_set():
+                self.changed.clear()
+                await on_state()
+
+        def fatal(error: Exception) -> BaseException | None:
+            if isinstance(error, ClaimRefused):
+                return error
+            return ClaimLost("--edges", f"cannot go on holding {sorted(self.edges)}: {error}") if self.holding else None
+
+        await in_rounds(self._connect, one_round, fatal, "instances' claims", self.interval_s, first_round)
 
     async def _live(self, conn: Any) -> list[tuple[str, str]]:
         return list(await (await conn.execute(LIVE_CLAIMS, (self.instance,))).fetchall())
@@ -155,9 +141,3 @@ class Shares:
         conn.add_notify_handler(lambda _: self.changed.set())
         self.holding = True
 
-
-async def _closed(conn: Any) -> None:
-    """Close ``conn`` if there is one."""
-    if conn is not None:
-        with contextlib.suppress(Exception):
-            await conn.close()

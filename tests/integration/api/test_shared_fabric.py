@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from srfabric.cli.client import SfcClient
-from srfabric.errors import SrfabricError
+from srfabric_tools.bench.scale_shares import masters, wait_for
 from srfabric_tools.bench.takeover import CHAIN_PORT, Traffic, entries_younger_than, wait_connected
 from srfabric_tools.testbed.api_chains import create_chains, make_groups
 from srfabric_tools.testbed.api_lab import ApiLab, ServeProcess, line_spec, postgres_cluster
@@ -27,25 +27,6 @@ def shared() -> Iterator[tuple[ApiLab, ServeProcess]]:
             ServeProcess(url, extra_args=("--edges", "s1")) as second, \
             ApiLab(line_spec(4), leader, others=[second]) as lab:
         yield lab, second
-
-
-def masters(serve: ServeProcess) -> set[str]:
-    """The switches ``serve`` is MASTER of, as its fabric view says (none while it does not answer: a poll)."""
-    try:
-        with serve.client() as client:
-            return {s["name"] for s in client.get("/v2.0/srfabric/fabric")["fabric"]["switches"] if s["master"]}
-    except SrfabricError:
-        return set()
-
-
-def wait_for(condition: object, what: str, timeout: float = 20.0, poll: float = 0.02) -> float:
-    """Seconds until ``condition()`` holds."""
-    began = time.monotonic()
-    while not condition():  # type: ignore[operator]
-        if time.monotonic() - began > timeout:
-            raise SrfabricError("shared fabric", f"{what} not within {timeout} s")
-        time.sleep(poll)
-    return time.monotonic() - began
 
 
 def classifiers_on_s1(lab: ApiLab) -> int:
