@@ -45,14 +45,11 @@ class Leadership:
         self.leading = False
         self.generation = 0  # the one this instance leads with, or the leader's as last read
         self.leader_url: str | None = None  # None: no leader has been elected yet
-        self._connect = connect or self._psycopg
+        self._connect = connect or (lambda: keepalive_connection(dsn))
 
     def view(self) -> dict[str, Any]:
         """Where this instance stands, for the API's fabric view."""
         return {"leading": self.leading, "generation": self.generation, "leader": self.leader_url}
-
-    async def _psycopg(self) -> Any:
-        return await keepalive_connection(self.dsn)
 
     async def run(self, on_elected: Callable[[int], Awaitable[None]], first_round: asyncio.Event | None = None) -> None:
         """Follow until the lock is won, then call ``on_elected(generation)`` and lead; ``first_round`` is set

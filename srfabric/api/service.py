@@ -22,14 +22,14 @@ from srfabric.api.errors import ApiError, bad_request
 from srfabric.api.leadership import Leadership
 from srfabric.api.resources.common import find, host_port_record, matches_filters, select_fields
 from srfabric.api.resources.kinds import KINDS
-from srfabric.api.resources.translate import Plan, port_host, switch_names, translate
+from srfabric.api.resources.translate import Plan, restore_fabric, translate
 from srfabric.api.storage.repository import NotLeading, Record, Repository, Snapshot
 from srfabric.api.streams.service import StreamService
 from srfabric.codecs.macaddr import mac_to_str
 from srfabric.controller.controller import Controller
 from srfabric.errors import SrfabricError
 from srfabric.logs import security_event
-from srfabric.model.fabric import Fabric, Switch
+from srfabric.model.fabric import Fabric
 from srfabric.southbound.gates import Gates
 from srfabric.tsn.runtime.live import CycleConfig
 
@@ -62,22 +62,9 @@ class SfcService:
         """Load the kept state and give it to the controller before any switch connects (without ``streams``:
         the chains only, as an instance that shares the fabric but does not lead runs them)."""
         self.snapshot = self.repo.load()
-        fabric = self.controller.fabric
-        for dpid, (name, role) in self.snapshot.switches.items():
-            fabric.add_switch(Switch(dpid, name, role))  # type: ignore[arg-type]
-        for a, b in self.snapshot.links.items():
-            if a[0] in fabric.switches and b[0] in fabric.switches:
-                fabric.add_link(a, b)
-        names = switch_names(fabric)
-        for port in self.snapshot["ports"].values():
-            if port.get("srfabric:discovered"):
-                host = port_host(fabric, port, names=names)
-                if host is not None and host.dpid in fabric.switches:
-                    fabric.add_host(host)
-        try:
-            await self._apply(self.snapshot, check=False)
-        except ApiError as error:
-            log.warning("kept state not fully installed: %s", error.message)
+        restore_fabric(self.controller.fabric, self.snapshot.switches, self.snapshot.links,
+                       self.snapshot["ports"].values())
+        await self._apply_kept()
         if not streams:
             return
         try:
@@ -110,11 +97,21 @@ class SfcService:
                 self.controller.request_sync()
 
     async def follow_state(self) -> None:
-        """A follower that claims edges: the kept state changed (the leader wrote), so load it again and sync
-        its edges to it (the chains; the leader sends the gates their lists)."""
+        """A follower that claims edges: the kept state changed (the leader wrote), so apply its resources again
+        and sync its edges to them (the leader sends the gates their lists). Not its switches and links: it
+        hears every switch and finds them itself, and a kept link may be one it has just seen go down."""
         if self.leadership is not None and not self.leadership.leading:
             async with self.lock:
-                await self.start(streams=False)
+                self.snapshot = self.repo.load()
+                self._loaded_at = time.monotonic()
+                await self._apply_kept()
+
+    async def _apply_kept(self) -> None:
+        """``_apply`` of the kept state; what the controller refuses of it is said in the log."""
+        try:
+            await self._apply(self.snapshot, check=False)
+        except ApiError as error:
+            log.warning("kept state not fully installed: %s", error.message)
 
     def _not_leading(self, error: NotLeading) -> ApiError:
         """Another instance leads now: stop leading (the controller's ``on_deposed`` ends the process) and tell

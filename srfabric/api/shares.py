@@ -81,10 +81,7 @@ class Shares:
         self.elsewhere: frozenset[str] = frozenset()
         self.changed = asyncio.Event()  # set by a notification: the kept state changed
         self.holding = False  # this instance's claim is in place
-        self._connect = connect or self._psycopg
-
-    async def _psycopg(self) -> Any:
-        return await keepalive_connection(self.dsn)
+        self._connect = connect or (lambda: keepalive_connection(dsn))
 
     async def shared_lldp_key(self, mine: bytes) -> bytes:
         """The LLDP signing key every instance uses: the first instance's, kept in the database."""

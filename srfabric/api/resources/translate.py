@@ -22,13 +22,14 @@ import ipaddress
 import itertools
 import math
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from srfabric.codecs.macaddr import mac_from_str
 from srfabric.errors import ModelError
 from srfabric.model.chain import MAX_PATHS, Alternative, Chain, FlowClassifier
-from srfabric.model.fabric import Endpoint, Fabric, Host, ServiceFunction, is_routable_ipv6
+from srfabric.model.fabric import Endpoint, Fabric, Host, ServiceFunction, Switch, is_routable_ipv6
 from srfabric.rules.entries import ipv4_number
 from srfabric.rules.lb_split import reverse_fields
 
@@ -106,6 +107,23 @@ def _host(name: str, mac: str, addresses: tuple[Any, ...], dpid: int, number: in
         return None
     ip6 = tuple(str(ipaddress.IPv6Address(address)) for address in addresses if is_routable_ipv6(address))
     return Host(name, _mac_from_str(mac, "mac_address"), ips[0], dpid, number, ip6)
+
+
+def restore_fabric(fabric: Fabric, switches: dict[int, tuple[str, str]], links: dict[Endpoint, Endpoint],
+                   ports: Iterable[Record]) -> None:
+    """What a start knows before the switches tell it: the kept switches, their links and the hosts learned
+    before (ports marked ``srfabric:discovered``), put in ``fabric``."""
+    for dpid, (name, role) in switches.items():
+        fabric.add_switch(Switch(dpid, name, role))  # type: ignore[arg-type]
+    for a, b in links.items():
+        if a[0] in fabric.switches and b[0] in fabric.switches:
+            fabric.add_link(a, b)
+    names = switch_names(fabric)
+    for port in ports:
+        if port.get("srfabric:discovered"):
+            host = port_host(fabric, port, names=names)
+            if host is not None and host.dpid in fabric.switches:
+                fabric.add_host(host)
 
 
 def port_hosts(fabric: Fabric, ports: dict[str, Record], switches: dict[int, tuple[str, str]],
