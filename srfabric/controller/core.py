@@ -198,6 +198,8 @@ class ControllerCore:
 
     def check_streams(self, streams: dict[str, SteeredStream], check: Collection[str]) -> None:
         """Raise if a stream named in ``check`` cannot be steered beside the others and the chains."""
+        if not check:
+            return  # nothing to check (a removal): the sync that follows compiles the rest
         self.cache.check_streams(self.fabric, list(self.chains.values()),
                                  [s for name, s in streams.items() if name not in check],
                                  [streams[name] for name in sorted(check)])

@@ -83,6 +83,8 @@ class StreamInstaller:
         regated = []
         for gcl in gcls:
             now = running.get(gcl.interface)
+            if now is gcl:  # the very list the port runs (the core gives an unchanged port's list again)
+                continue
             if now is not None and same_list(now, gcl):
                 gcl.base_time_ns = now.base_time_ns
             else:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from srfabric.errors import ModelError
 from srfabric.model.fabric import Fabric
@@ -69,6 +69,10 @@ class StreamPlanning:
         self.cycle = cycle
         self._planned: tuple[int, LivePlanner] | None = None
         self.capabilities: dict[str, PortCapabilities] = {}  # by bridge name: what its ports' schedulers can run
+        self._named: dict[tuple[str, str], tuple[PortGcl, str, PortGcl]] = {}  # port -> planner's, name, named
+        self._names: tuple[Fabric | None, int, dict[str, int]] = (None, -1, {})
+        # the fabric and version the names were read at (ports are named as their switches connect)
+        self._named_at: tuple[Fabric | None, int] = (None, -1)
 
     def beyond_capabilities(self, gcls: Iterable[PortGcl]) -> str | None:
         """Why a list cannot run on its bridge (naming the bridge, the port, the leaf and the limit), or None:
@@ -100,18 +104,34 @@ class StreamPlanning:
         self._planned = (fabric.topology_version, planner)
         return planner
 
-    @staticmethod
-    def named_gcls(planner: LivePlanner, fabric: Fabric, port_name: Callable[[int, int], str | None],
+    def named_gcls(self, planner: LivePlanner, fabric: Fabric, port_name: Callable[[int, int], str | None],
                    base_time_ns: int) -> list[PortGcl]:
         """The planner's lists, each on the interface the switch itself names for that port (``s1-eth3`` under
-        Mininet); the planner's network numbers ports as the switches do."""
-        by_name = {switch.name: dpid for dpid, switch in fabric.switches.items()}
-        gcls = planner.gcls(base_time_ns)
-        for gcl in gcls:
-            if gcl.node in by_name:
-                port = planner.network.port(gcl.node, gcl.peer)
-                gcl.interface = port_name(by_name[gcl.node], port) or gcl.interface
-        return gcls
+        Mininet); the planner's network numbers ports as the switches do. A port whose list did not change
+        while the fabric stood gets the very object it got last time (the shell sets base times on these: it
+        keeps a running port's own), so only the changed ports cost a copy."""
+        by_name = self._switch_names(fabric)  # made again on a new fabric version: so are the names below
+        named, out, fresh = self._named, [], self._names[:2] != self._named_at
+        for gcl in planner.gcls(base_time_ns):
+            kept = named.get((gcl.node, gcl.peer))
+            if kept is None or kept[0] is not gcl or fresh:
+                dpid = by_name.get(gcl.node)
+                interface = gcl.interface if dpid is None else \
+                    port_name(dpid, planner.network.port(gcl.node, gcl.peer)) or gcl.interface
+                if kept is None or kept[0] is not gcl or kept[1] != interface:
+                    kept = named[(gcl.node, gcl.peer)] = (gcl, interface, replace(gcl, interface=interface,
+                                                                                  entries=list(gcl.entries)))
+            out.append(kept[2])
+        self._named_at = self._names[:2]
+        if len(named) > 2 * len(out):
+            self._named = {(gcl.node, gcl.peer): named[(gcl.node, gcl.peer)] for gcl in out}
+        return out
+
+    def _switch_names(self, fabric: Fabric) -> dict[str, int]:
+        """Switch name -> datapath id, kept while the fabric is the same one at the same version."""
+        if self._names[0] is not fabric or self._names[1] != fabric.version:
+            self._names = (fabric, fabric.version, {switch.name: dpid for dpid, switch in fabric.switches.items()})
+        return self._names[2]
 
 
 def place_kept(planner: LivePlanner, kept: KeptStream) -> None:

@@ -259,7 +259,7 @@ def _items(chains: Sequence[Chain], placed: dict[str, Placed], streams: Sequence
            streamed: dict[str, Placed]) -> dict[Key, Placed]:
     """The chains' and the streams' placements as the assembly's items, chains first."""
     items: dict[Key, Placed] = {("chain", chain.name): placed[chain.name] for chain in chains}
-    items.update((("stream", stream.name), streamed[stream.name]) for stream in streams)
+    items.update({("stream", stream.name): streamed[stream.name] for stream in streams})
     return items
 
 

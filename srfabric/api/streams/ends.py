@@ -34,10 +34,11 @@ RoutingError('path[1]: no link from s1 to s4.')
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar, cast
 
 from srfabric.api.resources.translate import port_host
+from srfabric.api.storage.repository import Snapshot
 from srfabric.errors import RoutingError
 from srfabric.model.fabric import Fabric
 from srfabric.rules.streams.steering import switch_path
@@ -83,6 +84,17 @@ class Ends:
         kept = self._steered.get(record["id"])
         return kept[1] if kept is not None and kept[0] is record else None
 
+    def kept_all(self, records: Iterable[Record]) -> tuple[dict[str, Any], list[Record]]:
+        """The steering kept for each of ``records`` (by stream id) and, apart, the records that have none."""
+        kept_get, kept, rest = self._steered.get, {}, []
+        for record in records:
+            was = kept_get(record["id"])
+            if was is not None and was[0] is record:
+                kept[record["id"]] = was[1]
+            else:
+                rest.append(record)
+        return kept, rest
+
     def steered(self, record: Record, steer: Callable[[], T]) -> T:
         """``steer()`` for the stream ``record``, kept while it is the very record (and the round stands)."""
         stream = self.kept(record)
@@ -103,6 +115,29 @@ class Ends:
             except RoutingError as error:
                 self._paths[key] = error
         return self._paths[key]
+
+
+class Declared:
+    """What the API last declared to the controller (its service functions and hosts, ``translate``d from every
+    kind but streams) and the fabric as it stood after: a stream change leaves them as they were, and need not
+    translate them again."""
+
+    def __init__(self) -> None:
+        self._kept: tuple[Fabric, int, dict[int, Any], dict[str, dict[str, Record]]] | None = None
+
+    def same(self, fabric: Fabric, snap: Snapshot) -> bool:
+        """Whether ``snap`` declares what was kept (the very records), to the same fabric at the same version."""
+        kept = self._kept
+        if kept is None or kept[0] is not fabric or kept[1] != fabric.version or kept[2] != snap.switches:
+            return False
+        return all(kind == "streams" or (records.keys() == kept[3][kind].keys()
+                                         and all(record is kept[3][kind][ident] for ident, record in records.items()))
+                   for kind, records in snap.resources.items())
+
+    def keep(self, fabric: Fabric, snap: Snapshot) -> None:
+        """``snap`` was declared to ``fabric``, which stands as it is now."""
+        self._kept = (fabric, fabric.version, dict(snap.switches),
+                      {kind: dict(records) for kind, records in snap.resources.items() if kind != "streams"})
 
 
 def host_name(fabric: Fabric, switches: dict[int, tuple[str, str]], port: Record) -> str | None:

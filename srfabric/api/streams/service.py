@@ -24,7 +24,7 @@ from typing import Any
 from srfabric.api.errors import ApiError, bad_request, in_use
 from srfabric.api.resources.translate import translate
 from srfabric.api.storage.repository import Record, Snapshot
-from srfabric.api.streams.ends import Ends, host_name
+from srfabric.api.streams.ends import Declared, Ends, host_name
 from srfabric.api.streams.frer_counters import FrerBook
 from srfabric.api.streams.gate_answers import gate_answers
 from srfabric.api.streams.redundant import TT_PRIORITY, Undos, replan_redundant, trees
@@ -69,6 +69,7 @@ class StreamService:
         self.last = LastChange()
         self.clocks: ClockWatch | None = None  # the bridges' gPTP states, when srfabric watches them
         self.ends = Ends()  # each port's host and each path's check, kept between changes
+        self.declared = Declared()
         self.frer = FrerBook(time.time)  # the end-system eliminators' newest reports
 
     @property
@@ -171,8 +172,11 @@ class StreamService:
 
     def _declare(self, snap: Snapshot) -> None:
         """The snapshot's service functions and hosts, in the controller's fabric (streams need its hosts)."""
+        if self.declared.same(self.controller.fabric, snap):
+            return  # as declared last time, to the fabric as it stands
         plan = translate(snap.resources, self.controller.fabric, snap.switches)
         self.controller.place(plan.functions, plan.hosts)
+        self.declared.keep(self.controller.fabric, snap)
 
     # -- a change -----------------------------------------------------------------------
     async def apply(self, new: Snapshot, ident: str, meanwhile: Callable[[], None]) -> None:
@@ -342,20 +346,17 @@ class StreamService:
     def _all_steered(self, snap: Snapshot, must: list[str]) -> dict[str, SteeredStream]:
         """Every stream's steering (``Ends`` keeps it); one that cannot be steered any more (its path broke) is
         left out and logged, unless it is one of ``must``, the changed ones, whose error is the answer."""
-        steered = {}
         self.ends.round(self.controller.fabric, snap["ports"], snap.switches)
-        kept = self.ends.kept
-        for record in snap["streams"].values():
-            stream = kept(record)
-            if stream is not None:
-                steered[record["id"]] = stream
-                continue
+        steered, rest = self.ends.kept_all(snap["streams"].values())
+        for record in rest:
             try:
                 steered[record["id"]] = self.ends.steered(record, partial(self._steered, snap, record))
             except ApiError as error:
                 if record["id"] in must:
                     raise
                 log.warning("stream %s is not installed: %s", record["id"], error.message)
+        if rest:  # in the snapshot's order, as the tables take them (the first of two that conflict stays)
+            steered = {ident: steered[ident] for ident in snap["streams"] if ident in steered}
         return steered
 
     def _steered(self, snap: Snapshot, record: Record) -> SteeredStream:

@@ -23,6 +23,7 @@ path[1]: 's9' is not a switch of the fabric.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 
 from srfabric.errors import SrfabricError
@@ -52,21 +53,25 @@ class StreamPlacements:
     def __init__(self, rules: CodecRules, tt_queue: int | None) -> None:
         self.rules, self.tt_queue = rules, tt_queue
         self.kept: dict[str, tuple[SteeredStream, int, StreamPlaced]] = {}
+        self._last: tuple[Fabric | None, int, list[SteeredStream], dict[str, StreamPlaced]] = (None, -1, [], {})
 
     def placed(self, fabric: Fabric, streams: Sequence[SteeredStream], sre: set[int]) -> dict[str, StreamPlaced]:
         """Each of ``streams``' placement (worked out again only for a stream that changed, or after any change
         of the fabric: its entry depends on the hosts' addresses and ports); streams gone are forgotten."""
-        names = {stream.name for stream in streams}
-        for name in [name for name in self.kept if name not in names]:
-            del self.kept[name]
+        version, kept_get, last = fabric.version, self.kept.get, self._last
+        if last[0] is fabric and last[1] == version and len(last[2]) == len(streams) \
+                and all(map(operator.is_, streams, last[2])):
+            return dict(last[3])  # the very streams of the last call (a check, then the sync that follows it)
         out: dict[str, StreamPlaced] = {}
-        for stream in streams:
-            kept = self.kept.get(stream.name)
-            if kept is None or kept[1] != fabric.version or (kept[0] is not stream and kept[0] != stream):
-                kept = (stream, fabric.version, self._place(fabric, stream, sre))
-                self.kept[stream.name] = kept
+        for stream in streams:  # a thousand streams, one of them changed: keep this loop lean
+            kept = kept_get(stream.name)
+            if kept is None or kept[1] != version or (kept[0] is not stream and kept[0] != stream):
+                kept = self.kept[stream.name] = (stream, version, self._place(fabric, stream, sre))
             out[stream.name] = kept[2]
-        return out
+        if len(self.kept) != len(out):  # every stream given is kept: more kept means some are gone
+            self.kept = {name: self.kept[name] for name in out}
+        self._last = (fabric, version, list(streams), out)
+        return dict(out)
 
     def _place(self, fabric: Fabric, stream: SteeredStream, sre: set[int]) -> StreamPlaced:
         try:

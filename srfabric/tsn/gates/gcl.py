@@ -15,7 +15,6 @@ GateEntry(mask=1, duration_ns=800)]
 
 from __future__ import annotations
 
-import bisect
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -67,7 +66,13 @@ def same_list(a: PortGcl, b: PortGcl) -> bool:
 def windows_to_entries(
     windows: list[tuple[int, int]], cycle_ns: int, guard_ns: int, tt_mask: int, be_mask: int
 ) -> list[GateEntry]:
-    """Entries covering ``[0, cycle_ns)`` for time-triggered ``windows`` (start, end) in the cycle."""
+    """Entries covering ``[0, cycle_ns)`` for time-triggered ``windows`` (start, end) in the cycle: open to the
+    time-triggered class in a window, closed in the guard band before each window's start (a window wins over
+    a guard), best effort elsewhere.
+
+    >>> windows_to_entries([(0, 100), (500, 600)], cycle_ns=1000, guard_ns=50, tt_mask=2, be_mask=1)[-2:]
+    [GateEntry(mask=1, duration_ns=350), GateEntry(mask=0, duration_ns=50)]
+    """
     guards: list[tuple[int, int]] = []
     for start, _ in windows:
         begin = start - guard_ns
@@ -76,40 +81,30 @@ def windows_to_entries(
         else:  # The guard of an early window reaches back into the end of the previous cycle.
             guards += [(0, start), (cycle_ns + begin, cycle_ns)]
     cuts = sorted({0, cycle_ns, *(t for w in windows + guards for t in w)})
-    open_tt, guarded = _Union(windows), _Union(guards)
+    tt, guarded = _merge([w for w in windows if w[0] < w[1]]), _merge([g for g in guards if g[0] < g[1]])
+    # One sweep over the cuts, in order: every span's ends are cuts, so a piece between two cuts lies wholly
+    # inside a span or wholly outside it, and the spans that end before a piece are never asked again.
+    at_tt = at_guard = 0
     entries: list[GateEntry] = []
+    mask, run = -1, 0
     for begin, end in zip(cuts, cuts[1:], strict=False):
-        if end <= begin:
-            continue
-        # Every span's ends are cuts: a piece lies wholly inside a span or wholly outside it.
-        if open_tt.holds(begin):
-            mask = tt_mask
-        elif guarded.holds(begin):
-            mask = 0
+        while at_tt < len(tt) and tt[at_tt][1] <= begin:
+            at_tt += 1
+        while at_guard < len(guarded) and guarded[at_guard][1] <= begin:
+            at_guard += 1
+        if at_tt < len(tt) and tt[at_tt][0] <= begin:
+            here = tt_mask
+        elif at_guard < len(guarded) and guarded[at_guard][0] <= begin:
+            here = 0
         else:
-            mask = be_mask
-        if entries and entries[-1].mask == mask:
-            entries[-1] = GateEntry(mask, entries[-1].duration_ns + end - begin)
-        else:
-            entries.append(GateEntry(mask, end - begin))
+            here = be_mask
+        if here != mask and run:
+            entries.append(GateEntry(mask, run))
+            run = 0
+        mask, run = here, run + end - begin
+    if run:
+        entries.append(GateEntry(mask, run))
     return entries
-
-
-class _Union:
-    """The union of spans (start, end), asked point by point in O(log n)."""
-
-    def __init__(self, spans: list[tuple[int, int]]) -> None:
-        self.spans: list[tuple[int, int]] = []
-        for start, end in sorted(span for span in spans if span[0] < span[1]):
-            if self.spans and start <= self.spans[-1][1]:
-                self.spans[-1] = (self.spans[-1][0], max(end, self.spans[-1][1]))
-            else:
-                self.spans.append((start, end))
-        self.starts = [start for start, _ in self.spans]
-
-    def holds(self, point: int) -> bool:
-        index = bisect.bisect_right(self.starts, point) - 1
-        return index >= 0 and point < self.spans[index][1]
 
 
 def build_gcls(
@@ -163,6 +158,7 @@ def cached_entries(windows: tuple[tuple[int, int], ...], cycle_ns: int, guard_ns
 
 
 def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The union of ``spans`` as sorted, disjoint spans (touching ones joined)."""
     merged: list[tuple[int, int]] = []
     for start, end in sorted(spans):
         if merged and start <= merged[-1][1]:

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 from srfabric.errors import ModelError
 from srfabric.model.fabric import Fabric
-from srfabric.tsn.gates.gcl import PortGcl, cached_entries
+from srfabric.tsn.gates.gcl import PortGcl
 from srfabric.tsn.gates.port_lists import PortLists
 from srfabric.tsn.model.network import HOST, SWITCH, Link, Network, Stream
 from srfabric.tsn.model.schedule import Assignment, Schedule
@@ -374,26 +374,19 @@ class LivePlanner:
         return assignment.phase * self.config.base_period_ns + assignment.slot * self.slot_ns
 
     def gcls(self, base_time_ns: int) -> list[PortGcl]:
-        """Every switch egress port's gate control list; the cycle is the full hyperperiod."""
+        """Every switch egress port's gate control list; the cycle is the full hyperperiod. A port whose list
+        did not change since the last call gets the very object again (``PortLists.finished``): not to be
+        changed."""
         if not self.streams:
             return []
         held: dict[Hashable, tuple[Assignment, int]] = {
             name: (self.admission.admitted[name][0], multiple) for name, (_, multiple) in self.streams.items()}
         held.update(((name, index), (piece, self.streams[name][1]))
                     for name, plan in self.redundant.items() for index, piece in enumerate(plan.extra))
-        gcls = self.port_lists.update(held)  # build_gcls's lists, made again only where windows changed
-        hyper = self.config.cycle_ns
-        cycle = self.port_lists.cycles * self.config.base_period_ns
-        for gcl in gcls:
-            gcl.base_time_ns = base_time_ns
-            if cycle != hyper:  # one cycle length on every port, whatever the streams: a change never resizes it
-                gcl.entries = gcl.entries * (hyper // cycle)
-                gcl.cycle_ns = hyper
+        self.port_lists.update(held)  # build_gcls's lists, made again only where windows changed
+        hyper, duty = self.config.cycle_ns, None
         if self.duty_percent is not None:
             period, window = self.config.base_period_ns, self.window_ns(self.duty_percent)
-            windows = [(start, start + window) for start in range(0, hyper, period)]
             guard = self.config.slot_model.frame_ns(self.config.guard_bytes, self.config.rate_bps)
-            for gcl in gcls:
-                gcl.entries = list(cached_entries(tuple(windows), hyper, min(guard, period - window),
-                                                  1 << gcl.tt_class, 1 << gcl.be_class))
-        return gcls
+            duty = (tuple((start, start + window) for start in range(0, hyper, period)), min(guard, period - window))
+        return self.port_lists.finished(hyper, base_time_ns, duty)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from srfabric.errors import ModelError
 from srfabric.tsn.gates.gcl import GateEntry, build_gcls, windows_to_entries
@@ -87,3 +89,30 @@ def test_phased_streams_get_a_hyperperiod_long_list() -> None:
     trunk = next(g for g in build_gcls(result) if (g.node, g.peer) == ("S1", "S2"))
     assert trunk.cycle_ns == 2_000_000
     assert sum(e.duration_ns for e in trunk.entries if e.mask == 0b10) == 2 * problem.slot_ns
+
+
+def _mask_at(point: int, windows: list[tuple[int, int]], guards: list[tuple[int, int]]) -> int:
+    """The gate at one instant by definition: open in a window, closed in a guard band, best effort else."""
+    if any(start <= point < end for start, end in windows):
+        return 2
+    return 0 if any(start <= point < end for start, end in guards) else 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 999), st.integers(0, 120)), max_size=12), st.integers(0, 80))
+def test_entries_gate_every_instant_as_defined(spans: list[tuple[int, int]], guard: int) -> None:
+    """The one-sweep list agrees, instant by instant, with the definition: windows (even overlapping, touching
+    or empty ones), a guard band before each window's start that wraps around the cycle's start."""
+    cycle = 1000
+    windows = [(start, min(start + length, cycle)) for start, length in spans]
+    guards = []
+    for start, _ in windows:
+        guards += [(start - guard, start)] if start >= guard else [(0, start), (cycle + start - guard, cycle)]
+    entries = windows_to_entries(windows, cycle_ns=cycle, guard_ns=guard, tt_mask=2, be_mask=1)
+    assert sum(entry.duration_ns for entry in entries) == cycle
+    assert all(a.mask != b.mask for a, b in zip(entries, entries[1:], strict=False))  # runs joined
+    at = 0
+    for entry in entries:
+        assert entry.duration_ns > 0
+        assert {_mask_at(point, windows, guards) for point in range(at, at + entry.duration_ns)} == {entry.mask}
+        at += entry.duration_ns

@@ -171,7 +171,7 @@ async def streams(controller: Controller, spec: TopoSpec, request: dict[str, Any
     done = await load.admit()
     if profiler is not None:
         profiler.disable()
-        done["profile"] = top_functions(profiler, 25)
+        done["profile"], done["own"] = top_functions(profiler, 60), top_functions(profiler, 30, "own_ms")
     return done
 
 
