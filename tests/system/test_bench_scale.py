@@ -41,3 +41,13 @@ def test_quick_scale_bench_measures_changes_and_entries_by_role(tmp_path: Path,
     assert streams["database_kib"] > 0
     for role in ("core", "aggregation"):
         assert streams["entries_by_role"][role] == roles[role]
+
+
+def test_streams_only_measures_admission_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--streams-only``: the streams' part without the fat-trees' sizes, its figure beside it."""
+    assert main(["bench", "scale", "--quick", "--streams-only", "--out", str(tmp_path), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["runs"] == [] and "chain_change_k4_ms" not in summary
+    (streams,) = summary["stream_runs"]
+    assert streams["streams"] == 10 and all(ms > 0 for ms in streams["ms"])
+    assert "admission_10_streams_ms" in summary and (Path(summary["folder"]) / "scale.png").exists()

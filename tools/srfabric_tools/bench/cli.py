@@ -57,9 +57,12 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
                                     "with flow tables holding 10 to 1,000 chains; cold start, one chain's changes, RSS "
                                     "and entries by role; two instances sharing a fabric of Open vSwitch (root)",
                       "k=4 with 10 chains, two changes of each kind; no two-instance part")
-    scale.add_argument("--shares-only", action="store_true",
+    scale.add_argument("--shares-only", action="store_const", const="shares", dest="only",
                        help="only the two instances sharing a fabric beside one alone (root; one repetition with "
                             "--quick)")
+    scale.add_argument("--streams-only", action="store_const", const="streams", dest="only",
+                       help="only one stream's admission beside 10, 100 and 1,000 streams (k=8; k=4 and 10 streams "
+                            "with --quick)")
     benchmark(sub, "datapaths", "one switch's forwarding rate: Open vSwitch's kernel and userspace datapaths beside "
                                 "the XDP switches, in one run (root; the kernel datapath in the kernel lab)",
               "one second per switch, one run, 20,000 routes")
@@ -136,7 +139,7 @@ def _scale(args: argparse.Namespace) -> int:
     from srfabric_tools.bench.printing import print_scale
     from srfabric_tools.bench.scale import run_bench as run_scale
 
-    summary, folder = run_scale(args.quick, args.out, print if not args.json else (lambda _: None), args.shares_only)
+    summary, folder = run_scale(args.quick, args.out, print if not args.json else (lambda _: None), args.only)
     return report(args, summary, folder, print_scale, "runs.csv, summary.json, scale.png")
 
 

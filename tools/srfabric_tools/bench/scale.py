@@ -247,8 +247,9 @@ def summarise(runs: list[dict[str, Any]], quick: bool, measured_on: dict[str, An
     return summary
 
 
-def run_bench(quick: bool, out: str, say: Any = print, shares_only: bool = False) -> tuple[dict[str, Any], Path]:
-    """Every part (``shares_only``: the two instances sharing a fabric only, ``scale_shares``)."""
+def run_bench(quick: bool, out: str, say: Any = print, only: str | None = None) -> tuple[dict[str, Any], Path]:
+    """Every part, or ``only`` one: "shares", the two instances sharing a fabric (``scale_shares``), or
+    "streams", one stream's admission beside 10, 100 and 1,000 (``scale_streams``)."""
     from srfabric_tools.bench.scale_shares import run_shares, summarise_shares
 
     measured_on = machine()
@@ -259,7 +260,7 @@ def run_bench(quick: bool, out: str, say: Any = print, shares_only: bool = False
 
     async def every() -> None:
         sizes, counts = (QUICK_SIZES, QUICK_CHAINS) if quick else (SIZES, CHAINS)
-        for k in sizes:
+        for k in sizes if only is None else ():
             for chains in counts:
                 say(f"scale: k={k}, {chains} chains")  # the largest is profiled too (after its timed changes)
                 runs.append(await measure(k, chains, QUICK_REPEATS if quick else REPEATS,
@@ -267,16 +268,16 @@ def run_bench(quick: bool, out: str, say: Any = print, shares_only: bool = False
         say(f"scale: k={4 if quick else STREAMS_K}, streams")
         streams.extend(await measure_streams(4 if quick else STREAMS_K, QUICK_STREAMS if quick else STREAMS,
                                              QUICK_REPEATS if quick else REPEATS))
-        if not quick:
+        if not quick and only is None:
             say(f"scale: {LEAF_SPINE}, {CHAINS[-1]} chains")
             others.append(await measure(LEAF_SPINE, CHAINS[-1], REPEATS))
             say(f"scale: k={HELD[0]}, {HELD[1]} chains")
             held.append(await measure(*HELD, REPEATS))
 
-    if not shares_only:
+    if only != "shares":
         uvloop.run(every())
     shares = []  # the scale-out part: real switches, apart from the emulated fabrics
-    if shares_only or not quick:
+    if only == "shares" or (not quick and only is None):
         say("scale: two instances sharing a k=4 fat-tree of Open vSwitch, beside one alone")
         shares = run_shares(quick, say)
     folder = run_folder(out, "scale")
@@ -296,7 +297,7 @@ def run_bench(quick: bool, out: str, say: Any = print, shares_only: bool = False
         summary["held_runs"] = held
         summary["rss_10000_chains_mib"] = held[0]["rss_mib"]
     write_json(folder / "summary.json", summary)
-    if runs:
+    if runs or streams:
         plot(runs, streams, folder / "scale.png", others)
     return summary, folder
 
@@ -343,7 +344,8 @@ def plot(runs: list[dict[str, Any]], streams: list[dict[str, Any]], path: Path,
         ax.set_yscale("log")
         ax.set_xlabel("switches (fat-tree k = 4, 8, 16)")
         ax.set_ylabel(label)
-        ax.legend(fontsize=8)
+        if runs or others:
+            ax.legend(fontsize=8)
     held = [r["streams"] for r in streams]
     for key, label in (("ms", "through the API, to the last barrier"), ("solve_ms", "solve-only")):
         axes[4].plot(held, [statistics.median(r[key]) for r in streams], "o-", label=label)
