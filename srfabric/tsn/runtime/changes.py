@@ -54,14 +54,15 @@ def change_one(planner: LivePlanner, ident: str, asked: StreamAsk | None, new: b
     if new:
         stream = asked.stream()
         paths = [asked.full_path()] if asked.named else None
-        where = {name: (planner.streams[name][0], planner.admission.admitted[name][0]) for name in planner.streams}
+        # Where every stream was, for the undo: copies of the two maps (their values are replaced, never changed).
+        streams, admitted = dict(planner.streams), dict(planner.admission.admitted)
         placed, moved = planner.admit_with_repair(stream, paths, max_moves)
 
         def unadmit() -> None:
             planner.remove(ident)
             for assignment in moved:
                 planner.remove(assignment.stream)
-                planner.place(*where[assignment.stream])
+                planner.place(streams[assignment.stream][0], admitted[assignment.stream][0])
 
         return StreamChange(placed={ident: placed}, moved=moved, undo=unadmit)
     if not path_changed:
