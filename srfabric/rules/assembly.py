@@ -25,6 +25,8 @@ Examples
 
 from __future__ import annotations
 
+import operator
+
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -162,7 +164,8 @@ class Assembly:
     def check(self, placed: Mapping[Key, Placed], new: Placement, what: str, hint: str) -> bool:
         """Raise as the full assembly would if ``new`` conflicts with the items placed as ``placed``; False when
         this assembly does not hold exactly those items (then the full one must check)."""
-        if placed.keys() != self.placed.keys() or any(placed[n] is not self.placed[n] for n in placed):
+        if placed.keys() != self.placed.keys() \
+                or not all(map(operator.is_, placed.values(), map(self.placed.__getitem__, placed))):
             return False
         switches = sorted(switches_of(new))
         tables = Tables(())

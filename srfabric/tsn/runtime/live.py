@@ -379,10 +379,12 @@ class LivePlanner:
         changed."""
         if not self.streams:
             return []
+        admitted = self.admission.admitted
         held: dict[Hashable, tuple[Assignment, int]] = {
-            name: (self.admission.admitted[name][0], multiple) for name, (_, multiple) in self.streams.items()}
-        held.update(((name, index), (piece, self.streams[name][1]))
-                    for name, plan in self.redundant.items() for index, piece in enumerate(plan.extra))
+            name: (admitted[name][0], multiple) for name, (_, multiple) in self.streams.items()}
+        if self.redundant:
+            held.update({(name, index): (piece, self.streams[name][1])
+                         for name, plan in self.redundant.items() for index, piece in enumerate(plan.extra)})
         self.port_lists.update(held)  # build_gcls's lists, made again only where windows changed
         hyper, duty = self.config.cycle_ns, None
         if self.duty_percent is not None:
