@@ -110,11 +110,9 @@ class Assembly:
                 if new.entries[dpid] is not old.entries[dpid] or new.groups[dpid] is not old.groups[dpid]}
 
     def _entries(self, placed: Mapping[Key, Placed], dirty: set[int]) -> SwitchState | None:
-        before = self.placed
-        if before.keys() == placed.keys():  # the usual change: the same items, one or two of them placed anew
-            changed = {name for name, placement in placed.items() if before[name] is not placement}
-        else:
-            changed = {name for name in before.keys() | placed.keys() if before.get(name) is not placed.get(name)}
+        before = self.placed  # one pass over the new items (new ones and those placed anew), then the gone ones
+        changed = {name for name, placement in placed.items() if before.get(name) is not placement}
+        changed.update(before.keys() - placed.keys())
         for name in changed:
             dirty |= switches_of(self.placed.get(name)) | switches_of(placed.get(name))
         if not dirty:
