@@ -26,7 +26,6 @@ Examples
 from __future__ import annotations
 
 import operator
-
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
