@@ -6,14 +6,13 @@ Pure: no I/O.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from srfabric.model.fabric import Fabric
+from srfabric.model.fabric import Fabric, Host
 from srfabric.routing.paths import Route, host_route
 from srfabric.rules.codec_rules import CodecRules
 from srfabric.rules.entries import (
     FlowEntry,
     Kind,
+    Match,
     Output,
     SetField,
     ToController,
@@ -130,22 +129,33 @@ def crossed(fabric: Fabric, routes: list[Route]) -> frozenset[tuple[int, int]]:
 
 
 class SwitchRoutes:
-    """The default routes' paths and headers by (ingress, destination switch), worked out once for all the hosts
-    of a switch in one ``topology_tables`` call: their routes differ only in the port that delivers."""
+    """The default routes' paths, headers and crossed links by (ingress, destination switch), and each host's
+    addresses, worked out once for all the hosts of a switch in one ``topology_tables`` call: their routes differ
+    only in the port that delivers."""
 
     def __init__(self, rules: CodecRules, sre: set[int]) -> None:
         self.rules, self.sre = rules, sre
-        self.found: dict[tuple[int, int], tuple[Route, PathletSteps, PathletSteps]] = {}
+        self.found: dict[tuple[int, int], tuple[Route, PathletSteps, PathletSteps, frozenset[tuple[int, int]]]] = {}
+        self._addresses: dict[str, tuple[Host, list[Match]]] = {}
 
-    def steps(self, fabric: Fabric, ingress: int, host: str, what: str) -> tuple[Route, PathletSteps, PathletSteps]:
-        """``host``'s route from ``ingress``, and its headers for IPv4 and IPv6 frames (an error, naming
-        ``what``, is raised for each host afresh)."""
+    def steps(self, fabric: Fabric, ingress: int, host: str, what: str
+              ) -> tuple[Route, PathletSteps, PathletSteps, frozenset[tuple[int, int]]]:
+        """``host``'s route from ``ingress``, its headers for IPv4 and IPv6 frames and the fabric links it
+        crosses (an error, naming ``what``, is raised for each host afresh)."""
         destination = fabric.hosts[host]
         key = (ingress, destination.dpid)
         found = self.found.get(key)
         if found is None:
             route = host_route(fabric, (ingress, 0), host)
             found = self.found[key] = (route, pathlet_steps(route, self.rules, self.sre, what),
-                                       pathlet_steps(route, self.rules, self.sre, what, ipv6=True))
-        route, v4, v6 = found
-        return replace(route, delivery=(destination.dpid, destination.port)), v4, v6
+                                       pathlet_steps(route, self.rules, self.sre, what, ipv6=True),
+                                       crossed(fabric, [route]))  # the delivering port is no link: all alike
+        route, v4, v6, links = found
+        return Route(route.entry, route.hops, (destination.dpid, destination.port)), v4, v6, links
+
+    def addresses(self, host: Host) -> list[Match]:
+        """``host_addresses(host, "dst")``, once per host (the very host object) in this call."""
+        kept = self._addresses.get(host.name)
+        if kept is None or kept[0] is not host:
+            kept = self._addresses[host.name] = (host, host_addresses(host, "dst"))
+        return kept[1]

@@ -31,7 +31,6 @@ from srfabric.rules.entries import FlowEntry, GroupEntry
 from srfabric.rules.gateway import gateway_route_entries
 from srfabric.rules.headers import (
     IPV6_ROUTES,
-    host_addresses,
     host_route_entries,
     route_group_ids,
     route_ingresses,
@@ -240,9 +239,11 @@ def _route(fabric: Fabric, key: RouteKey, shared: SwitchRoutes, group_ids: dict[
                                                       group_ids[gateway.dpid])
         return _found(placed, groups, crossed(fabric, [route]))
     what, target = f"host {host}", fabric.hosts[host]
-    dst, *dst6 = host_addresses(target, "dst")  # its IPv4 address, then its IPv6 ones
-    route, v4_steps, v6_steps = shared.steps(fabric, dpid, host, what)
+    dst, *dst6 = shared.addresses(target)  # its IPv4 address, then its IPv6 ones
+    route, v4_steps, v6_steps, links = shared.steps(fabric, dpid, host, what)
     v4 = host_route_entries(route, [dst], shared.rules, shared.sre, group_ids[target.dpid], what, steps=v4_steps)
+    if not dst6:
+        return _found(v4[0], v4[1], links)
     v6 = host_route_entries(route, dst6, shared.rules, shared.sre, group_ids[target.dpid] | IPV6_ROUTES, what,
                             ipv6=True, steps=v6_steps)  # a group of its own: the MPLS header
-    return _found(v4[0] + v6[0], v4[1] + v6[1], crossed(fabric, [route]))
+    return _found(v4[0] + v6[0], v4[1] + v6[1], links)

@@ -127,3 +127,32 @@ def test_group_ids_stay_put_when_switches_come_and_go() -> None:
     assert before == {0x10000001: 0x80000001, 0x20000001: 0x80000002, 0x30000005: 0x80000005}
     after = route_group_ids(fabric([0x7, *colliding]))
     assert {dpid: after[dpid] for dpid in colliding} == before and after[0x7] == 0x80000007
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_one_header_routes_are_the_entries_every_route_gets(codec: str) -> None:
+    """A route of one header (most of them) is made at once; it is what the general construction makes: its
+    pathlets' entries, the ingress one handing the frame to the destination switch's group."""
+    from dataclasses import replace
+
+    from srfabric.rules.codec_rules import rules_for
+    from srfabric.rules.entries import Bucket, GroupEntry
+    from srfabric.rules.headers import host_addresses, host_route_entries, pathlet_steps, sre_switches, steps_entries
+
+    fabric = fat_tree(4).to_fabric()
+    rules, sre = rules_for(codec), sre_switches(fabric)
+    checked = 0
+    for host in fabric.hosts.values():
+        for ingress in edges(fabric):
+            route = host_route(fabric, (ingress, 0), host.name)
+            steps = pathlet_steps(route, rules, sre, "route")
+            dsts = host_addresses(host, "dst")
+            placed = steps_entries(route, steps, dsts, Kind.ROUTE, 0)
+            if not route.hops:
+                continue
+            group_id = ROUTE_GROUPS | host.dpid
+            expected = ([(at, replace(e, actions=(Group(group_id),)) if e.table == HOST_IN else e) for at, e in placed],
+                        [(placed[0][0], GroupEntry(group_id, "indirect", (Bucket(placed[0][1].actions),)))])
+            assert host_route_entries(route, dsts, rules, sre, group_id, "route", steps=steps) == expected
+            checked += len(steps) == 1
+    assert checked > 0
