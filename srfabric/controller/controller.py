@@ -24,6 +24,7 @@ from srfabric.controller.channels import SwitchChannels
 from srfabric.controller.config import ControllerConfig, FlowSetup
 from srfabric.controller.core import ControllerCore
 from srfabric.controller.reconcile import Push
+from srfabric.controller.sync_rounds import sync_rounds
 from srfabric.errors import ModelError, SrfabricError
 from srfabric.model.chain import Chain
 from srfabric.model.fabric import Fabric, Host, ServiceFunction
@@ -130,7 +131,9 @@ class Controller:
     # -- lifecycle ---------------------------------------------------------------------
     async def start(self, host: str = "127.0.0.1", port: int = 6653) -> int:
         bound = await self.server.start(host, port)
-        self._tasks.append(asyncio.create_task(self._sync_loop()))
+        self._tasks.append(asyncio.create_task(sync_rounds(
+            self._dirty, self._urgent, self.sync, lambda: self.following and not self.core.taken,
+            lambda: self.core.fabric.version, self.config.lldp_interval)))
         self._tasks.append(asyncio.create_task(self.channels.lldp_loop()))
         return bound
 
@@ -256,22 +259,6 @@ class Controller:
             self.core.reconciler.failed(push)
             raise
         self.core.reconciler.confirmed(push)
-
-    async def _sync_loop(self) -> None:
-        while True:
-            await self._dirty.wait()
-            if self.following and not self.core.taken:
-                self._dirty.clear()
-                continue
-            with contextlib.suppress(TimeoutError):  # let a burst of discoveries settle into one sync
-                await asyncio.wait_for(self._urgent.wait(), 0.05)
-            self._urgent.clear()
-            if not self._dirty.is_set():
-                continue  # a sync meanwhile (an API change) covered it
-            try:
-                await self.sync()
-            except SrfabricError as error:
-                log.warning("sync failed: %s", error)
 
     async def wait_until(self, condition: Callable[[], bool], timeout: float, what: str) -> None:
         loop = asyncio.get_running_loop()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import replace
+from functools import lru_cache
 
 from srfabric.errors import RoutingError
 from srfabric.model.fabric import Fabric, Host
@@ -17,6 +18,7 @@ from srfabric.rules.codec_rules import CodecRules
 from srfabric.rules.entries import (
     Action,
     Bucket,
+    DigestParts,
     FlowEntry,
     Group,
     GroupEntry,
@@ -190,8 +192,9 @@ def host_route_entries(
         # (steps_entries' entries at the ingress, made here at once with the group's action: a fabric of a
         # thousand hosts has a hundred thousand routes)
         (pathlet, actions), = steps
-        ingress, handed, kept = pathlet.start[0], (Group(group_id),), cookie(Kind.ROUTE, 0)
-        return ([(ingress, FlowEntry(HOST_IN, PRIO_ROUTE + raise_by, m, handed, cookie=kept)) for m in dsts],
+        ingress, priority = pathlet.start[0], PRIO_ROUTE + raise_by
+        handed, kept, parts = _route_parts(group_id, priority)
+        return ([(ingress, parts.entry(HOST_IN, priority, m, handed, kept, 0)) for m in dsts],
                 [(ingress, GroupEntry(group_id, "indirect", (Bucket(actions),)))])
     placed = steps_entries(route, steps, dsts, Kind.ROUTE, 0, raise_by=raise_by)
     if not route.hops or not dsts:
@@ -200,6 +203,15 @@ def host_route_entries(
     group = GroupEntry(group_id, "indirect", (Bucket(first.actions),))
     return [(at, replace(entry, actions=(Group(group_id),)) if entry.table == HOST_IN else entry)
             for at, entry in placed], [(ingress, group)]
+
+
+@lru_cache(maxsize=65536)
+def _route_parts(group_id: int, priority: int) -> tuple[tuple[Action, ...], int, DigestParts]:
+    """A default route's ingress actions (to group ``group_id``), cookie and digest but for the match: the same
+    for every host of a destination switch, from every ingress."""
+    handed: tuple[Action, ...] = (Group(group_id),)
+    kept = cookie(Kind.ROUTE, 0)
+    return handed, kept, DigestParts.of(HOST_IN, priority, handed, None, kept)
 
 
 def route_ingresses(fabric: Fabric) -> set[int]:

@@ -236,10 +236,13 @@ class EmulatedFabric:
                 await asyncio.sleep(0.05)
         await asyncio.wait_for(asyncio.gather(*(s.ready for s in self.switches.values())), timeout)
 
-    def announce_hosts(self) -> None:
-        """A gratuitous ARP from every host, so the controller learns where it is."""
+    def announce_hosts(self, switch: str | None = None) -> None:
+        """A gratuitous ARP from every host (of ``switch`` only, when given), so the controller learns where it
+        is."""
         for name in self.hosts:
             host = self.spec.hosts[name]
+            if switch is not None and host.switch != switch:
+                continue
             arp = ArpPacket(1, host.mac, host.ip, 0, host.ip, host.mac, 0xFFFFFFFFFFFF)
             self.switches[host.switch].write(self.packet_in_of(host.port, arp.to_bytes()))
 

@@ -180,6 +180,7 @@ class TableFabric(EmulatedFabric):
         self.tree = spanning_tree(spec)
         self.host_at = {(host.switch, host.port): host for host in spec.hosts.values()}
         self._sweeper: asyncio.Task[None] | None = None
+        self.heard: set[str] = set()  # switches whose controller sent LLDP out of them: it hears them now
 
     def make_switch(self, name: str) -> TableSwitch:
         return TableSwitch(self, name)
@@ -210,6 +211,9 @@ class TableFabric(EmulatedFabric):
 
     def packet_out(self, switch: EmulatedSwitch, msg: memoryview, now: int) -> None:
         if is_lldp(msg):  # LLDP crosses its link to the controller, as before
+            if switch.name not in self.heard:  # the controller took the switch: its hosts speak again (as a
+                self.heard.add(switch.name)  # host's ARP would), heard now, not dropped as before it was taken
+                self.announce_hosts(switch.name)
             super().packet_out(switch, msg, now)
             return
         try:
