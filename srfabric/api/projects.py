@@ -86,6 +86,9 @@ class TokenBook:
                 raise SrfabricError("--tokens", f"{where}.sha256: not hex digits") from None
         return cls(entries)
 
+    async def learn(self, given: bytes | None) -> None:
+        """Find out whose token ``given`` is before ``who`` is asked (a book that asks a server: ``keystone``)."""
+
     def who(self, given: bytes | None, peer: str = "") -> Principal:
         """Whose token ``given`` is; ``ApiError`` (401, and a security event) for none or an unknown one."""
         if self.entries is None:

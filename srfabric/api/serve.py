@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from srfabric.api.serve_options import check_args, token_from
+from srfabric.api.serve_options import check_args, keystone_from, token_from
 from srfabric.errors import ModelError, SrfabricError
 from srfabric.southbound.activation import inherited_listener
 
@@ -254,6 +254,11 @@ def http_server(args: argparse.Namespace, service: SfcService, token: str | None
         from srfabric.api.projects import TokenBook
 
         book = TokenBook.from_file(Path(args.tokens), token)
+    keystone = keystone_from(args)
+    if keystone is not None:  # Keystone's tokens, each checked with Keystone (``keystone``)
+        from srfabric.api.keystone import KeystoneBook
+
+        book = KeystoneBook(keystone, token)
     https = cert is not None
     app = create_app(service, token, https, book, book_of(service, args.bridges))
     return PromptServer(uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", lifespan="off",

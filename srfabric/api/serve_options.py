@@ -5,12 +5,17 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from srfabric.codecs import CODEC_NAMES
 from srfabric.errors import SrfabricError
 
+if TYPE_CHECKING:
+    from srfabric.api.keystone import KeystoneAccess
+
 MAX_HOSTS_PER_PORT = 4096
 TOKEN_ENV = "SRFABRIC_TOKEN"
+KEYSTONE_PASSWORD_ENV = "SRFABRIC_KEYSTONE_PASSWORD"
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -58,6 +63,22 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--log-json", action="store_true",
                        help="log one JSON object per line (security events carry an 'event' field)")
     add_stream_options(serve.add_argument_group("time-sensitive streams"))
+    add_keystone_options(serve.add_argument_group("Keystone tokens (without Neutron in front)"))
+
+
+def add_keystone_options(group: argparse._ArgumentGroup) -> None:
+    """``serve``'s options for taking Keystone tokens itself (``api/keystone.py``)."""
+    group.add_argument("--keystone", default=None, metavar="URL",
+                       help="take Keystone tokens, each checked with Keystone's v3 API at URL "
+                            "(http://HOST:5000/v3) by srfabric's service user; a token's project is its "
+                            "member's, Keystone's admin role an admin's; --token stays an admin's")
+    group.add_argument("--keystone-user", default="srfabric", help="srfabric's service user in Keystone")
+    group.add_argument("--keystone-project", default="service", help="the project its token is scoped to")
+    group.add_argument("--keystone-domain", default="Default", help="the domain of that user and project")
+    group.add_argument("--keystone-password-file", default=None, metavar="FILE",
+                       help=f"the service user's password (else ${KEYSTONE_PASSWORD_ENV})")
+    group.add_argument("--keystone-cache-s", type=float, default=300.0, metavar="S",
+                       help="how long a checked token is taken without asking again (never past its expiry)")
 
 
 def add_stream_options(tsn: argparse._ArgumentGroup) -> None:
@@ -92,6 +113,31 @@ def token_from(args: argparse.Namespace) -> str | None:
     return str(token)
 
 
+def keystone_from(args: argparse.Namespace) -> KeystoneAccess | None:
+    """``--keystone``'s access, its password read (``SrfabricError`` naming the option that is wrong)."""
+    from srfabric.api.keystone import KeystoneAccess
+
+    if not args.keystone:
+        return None
+    if args.no_auth or args.tokens:
+        raise SrfabricError("--keystone", "takes Keystone's tokens: not with --no-auth, nor with --tokens")
+    if not args.keystone.startswith(("http://", "https://")):
+        raise SrfabricError("--keystone", f"must be Keystone's v3 URL (http[s]://HOST:PORT/v3), got {args.keystone!r}")
+    if not 0 < args.keystone_cache_s <= 86_400:
+        raise SrfabricError("--keystone-cache-s", f"must be in (0, 86400], got {args.keystone_cache_s}")
+    password = os.environ.get(KEYSTONE_PASSWORD_ENV)
+    if args.keystone_password_file:
+        try:
+            password = Path(args.keystone_password_file).read_text().strip()
+        except OSError as error:
+            raise SrfabricError("--keystone-password-file", f"cannot be read: {error}") from None
+    if not password:
+        raise SrfabricError("--keystone-password-file", f"the service user's password is needed (a file, or "
+                                                         f"${KEYSTONE_PASSWORD_ENV})")
+    return KeystoneAccess(args.keystone, args.keystone_user, password, args.keystone_project, args.keystone_domain,
+                          args.keystone_cache_s)
+
+
 def check_args(args: argparse.Namespace) -> None:
     """Refuse a bad option before anything listens or loads, naming the option and the limit."""
     from srfabric.rules.streams.time_triggered import MAX_QUEUE
@@ -114,3 +160,4 @@ def check_args(args: argparse.Namespace) -> None:
         raise SrfabricError("--edges", "instances share a fabric through PostgreSQL: give --db postgresql://...")
     if args.gptp and args.gptp_bound_ns < 1:
         raise SrfabricError("--gptp-bound-ns", f"must be at least 1, got {args.gptp_bound_ns}")
+    keystone_from(args)

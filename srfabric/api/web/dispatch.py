@@ -153,6 +153,7 @@ class ResourceApp:
             return
         location: list[tuple[bytes, bytes]] = []
         try:
+            await self.book.learn(_headers(scope).get(b"x-auth-token"))  # Keystone's word, when it is asked
             if leader is not None:  # a follower: every write (resources, schedule) goes to the leader
                 self.book.who(_headers(scope).get(b"x-auth-token"))
                 if leader:
@@ -192,7 +193,7 @@ class ResourceApp:
                 raise method_not_allowed()
             route, param = found
             request = Request(scope, receive)
-            self._check_token(route, request)
+            await self._check_token(route, request)
             answer = await route.handler(request, param)
         except ApiError as error:
             answer = Response(json_bytes(error.body()), error.status, media_type="application/json")
@@ -204,19 +205,21 @@ class ResourceApp:
             answer = Response(json_bytes(answer), route.status, media_type="application/json")
         await answer(scope, receive, send)
 
-    def _check_token(self, route: Route, request: Request) -> None:
+    async def _check_token(self, route: Route, request: Request) -> None:
         """An admin's token (a read may send the web view's cookie instead), any valid token, or none."""
         if route.auth == "none":
             return
         given = request.headers.get("x-auth-token")
         client = request.client
         peer = f"{client.host}:{client.port}" if client else ""
-        if route.auth == "any":
-            self.book.who(None if given is None else given.encode(), peer)
-            return
-        if given is None and request.method == "GET":
+        if given is None and request.method == "GET" and route.auth != "any":
             given = request.cookies.get(COOKIE)
-        self.book.admin(None if given is None else given.encode(), peer)
+        token = None if given is None else given.encode()
+        await self.book.learn(token)  # Keystone's word, when the book asks Keystone (``api/keystone``)
+        if route.auth == "any":
+            self.book.who(token, peer)
+            return
+        self.book.admin(token, peer)
 
     async def _answer(self, scope: Scope, receive: Receive, resource: ResourceKind,
                       ident: str | None) -> tuple[int, Any]:

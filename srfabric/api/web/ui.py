@@ -79,9 +79,11 @@ def view_routes(service: SfcService) -> list[Route]:
 def page_routes(book: TokenBook, secure: bool) -> list[Route]:
     """The page, its login (the token becomes an HttpOnly cookie) and its two assets."""
 
-    def valid(token: str | None) -> bool:
+    async def valid(token: str | None) -> bool:
+        given = None if token is None else token.encode()
         try:
-            book.admin(None if token is None else token.encode())
+            await book.learn(given)  # a Keystone token is asked about first (``api/keystone``)
+            book.admin(given)
         except ApiError:
             return False
         return True
@@ -91,13 +93,13 @@ def page_routes(book: TokenBook, secure: bool) -> list[Route]:
 
     async def page(request: Request, token: str | None) -> Response:
         if token is not None:  # once: the token becomes a cookie and leaves the address bar
-            if not valid(token):
+            if not await valid(token):
                 return HTMLResponse(LOGIN.replace("<h1>srfabric</h1>", "<h1>srfabric</h1><p>Wrong token.</p>"),
                                     status_code=401)
             answer = RedirectResponse("/ui/", status_code=303)
             answer.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/", secure=secure)
             return answer
-        if not valid(request.cookies.get(COOKIE)):
+        if not await valid(request.cookies.get(COOKIE)):
             return HTMLResponse(LOGIN)
         return FileResponse(STATIC / "index.html", media_type="text/html", headers={"Cache-Control": "no-store"})
 

@@ -162,3 +162,50 @@ def test_neutron_s_api_killed_mid_send_loses_nothing_and_sends_nothing_twice(sta
           lambda: f"the row sent again: {neutron.sql(journal.format(group))}", 60)
     assert [g["name"] for g in held(serve, "/v2.0/sfc/port_pair_groups").values()].count("mid-send") == 1
     assert neutron.openstack("admin", "sfc", "port", "pair", "group", "show", group)["Name"] == "mid-send"
+
+
+def test_serve_takes_keystone_tokens_itself_without_neutron_in_front(stack, tmp_path: Path) -> None:
+    """``serve --keystone``: a second srfabric, with no Neutron in front, checks each token with the stack's
+    Keystone. A member's token is its project's member (it makes ports there and sees no other project's), an
+    admin's sees every project, a made-up token is a 401, and ``--token`` stays an admin's."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    import yaml
+
+    _, neutron = stack
+    clouds = yaml.safe_load((neutron.state / "clouds.yaml").read_text())["clouds"]
+    admin = clouds["admin"]["auth"]
+    (tmp_path / "password").write_text(admin["password"])
+    serve = Serve(tmp_path, ("--keystone", f"http://127.0.0.1:{neutron.keystone_port}/v3", "--keystone-user",
+                             admin["username"], "--keystone-project", admin["project_name"],
+                             "--keystone-password-file", str(tmp_path / "password")))
+    serve.start()
+
+    def call(token: str, method: str, path: str, body: object = None) -> tuple[int, Any]:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(serve.url + path, data, method=method,
+                                         headers={"X-Auth-Token": token, "Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as reply:
+                return reply.status, json.loads(reply.read() or b"null")
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read() or b"null")
+
+    try:
+        issued = {name: json.loads(neutron.run(name, "token", "issue", "-f", "json").stdout)
+                  for name in ("admin", "alice", "bob")}
+        tokens = {name: token["id"] for name, token in issued.items()}
+        alice_project = issued["alice"]["project_id"]
+        status, made = call(tokens["alice"], "POST", "/v2.0/ports", {"port": {
+            "name": "alice-vm", "mac_address": "02:00:00:00:0a:01", "fixed_ips": [{"ip_address": "10.9.0.1"}]}})
+        assert status == 201, made
+        assert made["port"]["project_id"] == alice_project  # Keystone's project, not one the body chose
+        assert [p["name"] for p in call(tokens["bob"], "GET", "/v2.0/ports")[1]["ports"]] == []
+        assert "alice-vm" in [p["name"] for p in call(tokens["admin"], "GET", "/v2.0/ports")[1]["ports"]]
+        assert call(tokens["bob"], "GET", "/v2.0/srfabric/fabric")[0] == 403  # the operator's view: an admin's only
+        assert call("not-a-keystone-token", "GET", "/v2.0/ports")[0] == 401
+        assert call(TOKEN, "GET", "/v2.0/srfabric/fabric")[0] == 200  # the static token, without asking Keystone
+    finally:
+        serve.stop()

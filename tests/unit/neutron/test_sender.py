@@ -30,10 +30,11 @@ def free_port() -> int:
 class Serve:
     """``srfabric serve`` on loopback, stopped and started by the test (by its pid)."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, extra: tuple[str, ...] = ()) -> None:
         self.db = f"sqlite:///{folder}/srfabric.db"
         self.port, self.openflow = free_port(), free_port()
         self.process: subprocess.Popen[bytes] | None = None
+        self.extra = extra  # more options (``--keystone ...``)
 
     @property
     def url(self) -> str:
@@ -43,7 +44,7 @@ class Serve:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "srfabric", "serve", "--host", "127.0.0.1", "--port", str(self.port), "--db",
              self.db, "--token", TOKEN, "--openflow-host", "127.0.0.1", "--openflow-port", str(self.openflow),
-             "--openflow-insecure"],
+             "--openflow-insecure", *self.extra],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
