@@ -70,7 +70,6 @@ class StreamPlanning:
         self._planned: tuple[int, LivePlanner] | None = None
         self.capabilities: dict[str, PortCapabilities] = {}  # by bridge name: what its ports' schedulers can run
         self._named: dict[tuple[str, str], tuple[PortGcl, str, PortGcl]] = {}  # port -> planner's, name, named
-        self._names: tuple[Fabric | None, int, dict[str, int]] = (None, -1, {})
         # the fabric and version the names were read at (ports are named as their switches connect)
         self._named_at: tuple[Fabric | None, int] = (None, -1)
 
@@ -110,8 +109,9 @@ class StreamPlanning:
         Mininet); the planner's network numbers ports as the switches do. A port whose list did not change
         while the fabric stood gets the very object it got last time (the shell sets base times on these: it
         keeps a running port's own), so only the changed ports cost a copy."""
-        by_name = self._switch_names(fabric)  # made again on a new fabric version: so are the names below
-        named, out, fresh = self._named, [], self._names[:2] != self._named_at
+        by_name = fabric.dpids_by_name()
+        named, out = self._named, []
+        fresh = self._named_at[0] is not fabric or self._named_at[1] != fabric.version  # names read again
         for gcl in planner.gcls(base_time_ns):
             kept = named.get((gcl.node, gcl.peer))
             if kept is None or kept[0] is not gcl or fresh:
@@ -122,16 +122,10 @@ class StreamPlanning:
                     kept = named[(gcl.node, gcl.peer)] = (gcl, interface, replace(gcl, interface=interface,
                                                                                   entries=list(gcl.entries)))
             out.append(kept[2])
-        self._named_at = self._names[:2]
+        self._named_at = (fabric, fabric.version)
         if len(named) > 2 * len(out):
             self._named = {(gcl.node, gcl.peer): named[(gcl.node, gcl.peer)] for gcl in out}
         return out
-
-    def _switch_names(self, fabric: Fabric) -> dict[str, int]:
-        """Switch name -> datapath id, kept while the fabric is the same one at the same version."""
-        if self._names[0] is not fabric or self._names[1] != fabric.version:
-            self._names = (fabric, fabric.version, {switch.name: dpid for dpid, switch in fabric.switches.items()})
-        return self._names[2]
 
 
 def place_kept(planner: LivePlanner, kept: KeptStream) -> None:

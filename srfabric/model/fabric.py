@@ -148,6 +148,7 @@ class Fabric:
         default=None, repr=False, compare=False)
     _distances: dict[int, dict[int, int]] = field(default_factory=dict, repr=False, compare=False)
     _trusted: tuple[int, dict[int, list[int]]] | None = field(default=None, repr=False, compare=False)
+    _by_name: tuple[int, dict[str, int]] | None = field(default=None, repr=False, compare=False)
     version: int = field(default=0, compare=False)
     """Counts changes, so compiled tables can be kept until the fabric changes."""
     topology_version: int = field(default=0, compare=False)
@@ -208,6 +209,12 @@ class Fabric:
                 ports.setdefault(d, set()).add(port)
             self._trusted = (self.version, {d: sorted(found) for d, found in ports.items()})
         return list(self._trusted[1].get(dpid, ()))
+
+    def dpids_by_name(self) -> dict[str, int]:
+        """Switch name -> datapath id, kept until the fabric changes (shared: callers must not change it)."""
+        if self._by_name is None or self._by_name[0] != self.version:
+            self._by_name = (self.version, {switch.name: dpid for dpid, switch in self.switches.items()})
+        return self._by_name[1]
 
     def add_host(self, host: Host) -> None:
         if self.hosts.get(host.name) == host and host.dpid in self.switches:

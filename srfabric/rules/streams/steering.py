@@ -40,7 +40,7 @@ def switch_path(fabric: Fabric, names: Sequence[str]) -> list[int]:
 
     Raises :class:`RoutingError` naming the hop (``path[2]``).
     """
-    by_name = {switch.name: dpid for dpid, switch in fabric.switches.items()}
+    by_name = fabric.dpids_by_name()
     linked = {(a[0], b[0]) for a, b in fabric.links.items()}
     dpids: list[int] = []
     for index, name in enumerate(names):
