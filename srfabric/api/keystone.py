@@ -115,8 +115,8 @@ class KeystoneBook(TokenBook):
     def _validate(self, token: str) -> tuple[Principal, float] | None:
         """Keystone's word on ``token``: its principal and expiry, or None when Keystone refused it."""
         for attempt in range(2):
-            status, document = self._call("GET", "/auth/tokens", None,
-                                          {"X-Auth-Token": self._service_token(), "X-Subject-Token": token})
+            status, document, _ = self._request("GET", "/auth/tokens", None,
+                                                {"X-Auth-Token": self._service_token(), "X-Subject-Token": token})
             self.asked += 1
             if status == 200:
                 try:
@@ -148,10 +148,6 @@ class KeystoneBook(TokenBook):
         _, expires = read_token(document)
         self._service = (subject, expires - SERVICE_MARGIN_S)
         return subject
-
-    def _call(self, method: str, path: str, body: Any, headers: dict[str, str]) -> tuple[int, Any]:
-        status, document, _ = self._request(method, path, body, headers)
-        return status, document
 
     def _request(self, method: str, path: str, body: Any, headers: dict[str, str]
                  ) -> tuple[int, Any, dict[str, str]]:
