@@ -187,6 +187,7 @@ def top_functions(profiler: cProfile.Profile, count: int = 15, by: str = "cumula
 
 async def serve(size: int | str, chains: int, codec: str) -> None:
     spec = scale_fabric(size)
+    freeze_heap()  # as ``serve`` does before its switches connect (see ``heap``): a start's tables are not walked
     controller = Controller(controller_config(spec, codec))
     for function in spec_functions(spec):
         controller.add_function(function)
@@ -195,7 +196,6 @@ async def serve(size: int | str, chains: int, codec: str) -> None:
     say(port=port)
     await complete(controller, spec)
     await controller.sync()
-    freeze_heap()
     say(ready=True, links=len(controller.fabric.links) // 2, hosts=len(controller.fabric.hosts),
         chains=len(controller.chains), cpu_s=round(cpu_s(), 3), growth_version=controller.fabric.growth_version,
         topology_version=controller.fabric.topology_version)
