@@ -235,7 +235,7 @@ class Controller:
             self._urgent.clear()
             started = self.config.clock()
             confirms = [self._confirm(push, self.switches[push.dpid].start_barrier(before=push.messages))
-                        for push in self.core.plan_sync()]
+                        for push in self.core.planned_sync()]
             failure: BaseException | None = None
             if meanwhile is not None:
                 try:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import replace
 
 from srfabric.controller.config import ControllerConfig
@@ -207,6 +207,11 @@ class ControllerCore:
     # -- reconciliation ----------------------------------------------------------------
     def plan_sync(self) -> list[Push]:
         """What each connected switch lacks of the compiled state, to send with a barrier each."""
+        return list(self.planned_sync())
+
+    def planned_sync(self) -> Iterator[Push]:
+        """``plan_sync`` a switch at a time: the compile at the first step, then each switch's push as it is
+        planned (the shell sends it at once, so the switches apply theirs while the next is planned)."""
         problems: list[SrfabricError] = []
         state = self.cache.state(self.fabric, list(self.chains.values()), problems, streams=list(self.streams.values()))
         self.problems = problems
@@ -216,9 +221,10 @@ class ControllerCore:
             tables, groups = reactive_tables(tables, self.config.steering), reactive_groups(groups)
         for dpid, flows in self.reactive.flows.items():  # a new list: the compiled one is kept by the cache
             tables[dpid] = [*tables.get(dpid, ()), *flows.values()]
-        pushes = [self.reconciler.plan(dpid, tables.get(dpid, []), groups.get(dpid, [])) for dpid in list(self.ports)
-                  if dpid in self.taken]
-        return [push for push in pushes if push is not None]
+        for dpid in [dpid for dpid in self.ports if dpid in self.taken]:
+            push = self.reconciler.plan(dpid, tables.get(dpid, []), groups.get(dpid, []))
+            if push is not None:
+                yield push
 
     def note(self, problems: list[SrfabricError]) -> None:
         """Log each problem once when it appears (or its reason changes) and once when it is gone."""

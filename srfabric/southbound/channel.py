@@ -178,9 +178,12 @@ class SwitchConnection:
         barrier's reply (see ``barrier``).
 
         Lets a caller do other work while the switch works through what was sent before. One write
-        wakes the switch once for a change and its barrier.
+        wakes the switch once for a change and its barrier, and it leaves at once, not when the loop turns: a sync
+        plans the next switch's push while this switch applies its own.
         """
-        return self._barrier_reply(*self._ask(parser.OFPBarrierRequest(PROTOCOL), before), timeout)
+        asked = self._ask(parser.OFPBarrierRequest(PROTOCOL), before)
+        self._flush()
+        return self._barrier_reply(*asked, timeout)
 
     async def _barrier_reply(self, xid: int, future: asyncio.Future[Any], timeout: float) -> None:
         await self._answer(xid, future, timeout)
