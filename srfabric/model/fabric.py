@@ -351,7 +351,6 @@ class Fabric:
         if self._graph is None:
             graph = nx.DiGraph()
             graph.add_nodes_from(sorted(self.switches))
-            for (a, a_port), (b, _b_port) in sorted(self.links.items()):
-                graph.add_edge(a, b, port=a_port)
+            graph.add_edges_from((a, b, {"port": a_port}) for (a, a_port), (b, _b_port) in sorted(self.links.items()))
             self._graph = graph
         return self._graph

@@ -8,6 +8,7 @@ import bisect
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from itertools import compress
 
 from srfabric.errors import ModelError, SrfabricError
 from srfabric.rules.entries import EntryKey, FlowEntry, GroupEntry, Kind, Match, match_fields
@@ -88,24 +89,42 @@ def entry_order(entry: FlowEntry) -> tuple[int, int, Match]:
     return entry.table, -entry.priority, entry.match
 
 
+class EntryList(list[FlowEntry]):
+    """A switch's entries in order, made by ``resorted`` from the list before a change: it remembers that list and
+    what came and went, so the reconciler comparing the two (``came_and_went``) needs no pass over either."""
+
+    __slots__ = ("made_from", "went", "came")
+
+    def __init__(self, entries: Iterable[FlowEntry], made_from: list[FlowEntry] | None = None,
+                 went: list[FlowEntry] | None = None, came: list[FlowEntry] | None = None) -> None:
+        super().__init__(entries)
+        self.made_from, self.went, self.came = made_from, went, came
+        if isinstance(made_from, EntryList):
+            made_from.made_from = made_from.went = made_from.came = None  # one step back only: no chain of lists
+
+
 def came_and_went(before: Sequence[FlowEntry], after: Sequence[FlowEntry]) -> tuple[list[FlowEntry], list[FlowEntry]]:
     """The entries of ``before`` that are not, by identity, in ``after`` and those of ``after`` not in ``before``,
-    each in its list's order (the maps are built in C: a switch holds a thousand, a change touches a few).
+    each in its list's order (the maps are built in C: a switch holds a thousand, a change touches a few; a list
+    ``resorted`` made from ``before`` already knows).
 
     >>> a, b, c = (FlowEntry(0, p, ()) for p in (1, 2, 3))
     >>> came_and_went([a, b], [b, c]) == ([a], [c])
     True
     """
-    was = dict(zip(map(id, before), range(len(before)), strict=True))
-    now = dict(zip(map(id, after), range(len(after)), strict=True))
-    return ([before[at] for at in sorted(was[ident] for ident in was.keys() - now.keys())],
-            [after[at] for at in sorted(now[ident] for ident in now.keys() - was.keys())])
+    if isinstance(after, EntryList) and after.made_from is before and after.went is not None \
+            and after.came is not None:
+        return list(after.went), list(after.came)
+    was, now = set(map(id, before)), set(map(id, after))
+    went, came = was - now, now - was
+    return (list(compress(before, map(went.__contains__, map(id, before)))) if went else [],
+            list(compress(after, map(came.__contains__, map(id, after)))) if came else [])
 
 
 def resorted(before: list[FlowEntry] | None, entries: dict[EntryKey, FlowEntry]) -> list[FlowEntry]:
     """``entries`` in ``entry_order``, from the list of a switch's entries before a change: the entries that are
     the very ones kept in place and the others put in by bisection (a cut changes a few of a thousand), so the
-    same list as sorting them all (no two share a key).
+    same list as sorting them all (no two share a key). The list made remembers ``before`` (``EntryList``).
 
     >>> a, b, c = (FlowEntry(0, p, (("in_port", p, None),)) for p in (30, 20, 10))
     >>> [e.priority for e in resorted([a, c], {e.key: e for e in (a, b, c)})]
@@ -114,9 +133,12 @@ def resorted(before: list[FlowEntry] | None, entries: dict[EntryKey, FlowEntry])
     if before is None:
         return sorted(entries.values(), key=entry_order)
     gone, new = came_and_went(before, list(entries.values()))
+    # In each list's order: the kept list is in entry_order and no two entries share a key.
+    gone.sort(key=entry_order)
+    new.sort(key=entry_order)
     if len(gone) + len(new) > len(before) // 4:  # much changed: sort them all
-        return sorted(entries.values(), key=entry_order)
-    kept = list(before)
+        return EntryList(sorted(entries.values(), key=entry_order), before, gone, new)
+    kept = EntryList(before, before, gone, new)
     for entry in gone:
         del kept[bisect.bisect_left(kept, entry_order(entry), key=entry_order)]
     for entry in new:

@@ -1,4 +1,5 @@
-"""A switch's entry list kept in order from the list before a change is the list sorting them all gives."""
+"""A switch's entry list kept in order from the list before a change is the list sorting them all gives, and what it
+remembers of that change is what comparing the two finds."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from srfabric.rules.entries import FlowEntry, match
-from srfabric.rules.tables import entry_order, resorted
+from srfabric.rules.tables import came_and_went, entry_order, resorted
 
 
 def entry(number: int, version: int = 0) -> FlowEntry:
@@ -33,6 +34,11 @@ def test_kept_in_order_as_a_full_sort(seed: int, size: int, changes: int) -> Non
                 del entries[old.key]
             else:
                 entries[old.key] = entry(int(dict((f[0], f[1]) for f in old.match)["udp_dst"]), rng.randrange(1, 9))
-    assert resorted(before, entries) == sorted(entries.values(), key=entry_order)
+    after = resorted(before, entries)
+    assert after == sorted(entries.values(), key=entry_order)
     assert resorted(None, entries) == sorted(entries.values(), key=entry_order)
+    # What the list remembers of its making is what comparing the two lists finds.
+    assert came_and_went(before, after) == came_and_went(before, list(after))
+    again = resorted(after, entries)
+    assert came_and_went(before, again) == came_and_went(before, list(again))  # not made from before: compared
 
