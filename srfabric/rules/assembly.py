@@ -10,7 +10,7 @@ chain and stream is an *item*, keyed ``("chain", name)`` or ``("stream", name)``
 
 Examples
 --------
->>> from srfabric.rules.entries import FlowEntry, match
+>>> from srfabric.rules.entries import EntryKey, FlowEntry, match
 >>> a = Placement([(1, FlowEntry(0, 10, match(udp_dst=1)))], [])
 >>> b = Placement([(2, FlowEntry(0, 10, match(udp_dst=2)))], [])
 >>> tables = Tables([1, 2, 3])
@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from srfabric.errors import SrfabricError
-from srfabric.rules.entries import FlowEntry
+from srfabric.rules.entries import EntryKey, FlowEntry
 from srfabric.rules.placement import Placement
 from srfabric.rules.tables import SwitchState, Tables, resorted
 
@@ -89,29 +89,32 @@ class Assembly:
         objects, so a reconciler sees them unchanged at once). None when a rebuilt switch would hold two different
         entries with one key, or ``parts`` differ in more than base tables switch by switch."""
         before = self.parts
-        dirty = self._rebased(parts) if parts is not None else set()
-        if dirty is None:
+        rebased = self._rebased(parts) if parts is not None else (set(), {})
+        if rebased is None:
             return None
-        state = self._entries(placed, dirty)
+        state = self._entries(placed, *rebased)
         if state is None:
             self.parts = before
         return state
 
-    def _rebased(self, parts: Parts) -> set[int] | None:
-        """Take ``parts``: the switches whose base tables are not the very ones of the parts before (None when the
-        port entries or the switches differ)."""
+    def _rebased(self, parts: Parts) -> tuple[set[int], dict[int, set[EntryKey]] | None] | None:
+        """Take ``parts``: the switches whose base tables are not the very ones of the parts before, and the keys
+        whose entries may differ there when the new base says (``Tables.since``); None when the port entries or
+        the switches differ."""
         old, new = self.parts.base, parts.base
         if parts.ports is not self.parts.ports or old.entries.keys() != new.entries.keys() \
                 or old.groups.keys() != new.groups.keys():
             return None
         self.parts = parts
+        keys = new.since[1] if new.since is not None and new.since[0] is old else None
         return {dpid for dpid in new.entries
-                if new.entries[dpid] is not old.entries[dpid] or new.groups[dpid] is not old.groups[dpid]}
+                if new.entries[dpid] is not old.entries[dpid] or new.groups[dpid] is not old.groups[dpid]}, keys
 
-    def _entries(self, placed: Mapping[Key, Placed], dirty: set[int]) -> SwitchState | None:
-        before = self.placed  # one pass over the new items (new ones and those placed anew), then the gone ones
+    def _entries(self, placed: Mapping[Key, Placed], dirty: set[int],
+                 base_keys: dict[int, set[EntryKey]] | None) -> SwitchState | None:
+        before, rebased = self.placed, set(dirty)  # one pass over the new items (new ones and those placed anew),
         changed = {name for name, placement in placed.items() if before.get(name) is not placement}
-        changed.update(before.keys() - placed.keys())
+        changed.update(before.keys() - placed.keys())  # then the gone ones
         for name in changed:
             dirty |= switches_of(self.placed.get(name)) | switches_of(placed.get(name))
         if not dirty:
@@ -120,14 +123,29 @@ class Assembly:
         for name in changed:  # a changed item's switches are all dirty: its old ones and its new ones
             for dpid in switches_of(placed.get(name)):
                 by_switch[dpid].add(name)
+        keys = self._keys(placed, changed, dirty, rebased, base_keys)
         rebuilt = {}
         for dpid in dirty:
             tables = self._switch(dpid, [placed[name] for name in sorted(by_switch[dpid])])
             if tables is None:
                 return None
             rebuilt[dpid] = tables
-        self._keep(placed, by_switch, rebuilt)
+        self._keep(placed, by_switch, rebuilt, keys)
         return SwitchState(dict(self.sorted), dict(self.groups))
+
+    def _keys(self, placed: Mapping[Key, Placed], changed: set[Key], dirty: set[int], rebased: set[int],
+              base_keys: dict[int, set[EntryKey]] | None) -> dict[int, set[EntryKey] | None]:
+        """Per dirty switch, the keys whose entries may differ from before: those the changed items' entries had or
+        have there, and on a switch with new base tables those the base says changed (None when it does not)."""
+        keys: dict[int, set[EntryKey] | None] = {
+            dpid: set() if dpid not in rebased else None if base_keys is None else set(base_keys.get(dpid, ()))
+            for dpid in dirty}
+        for name in changed:
+            for placement in (self.placed.get(name), placed.get(name)):
+                for dpid, entry in placement.entries if isinstance(placement, Placement) else ():
+                    if (held := keys.get(dpid)) is not None:
+                        held.add(entry.key)
+        return keys
 
     def _switch(self, dpid: int, items: list[Placed]) -> Tables | None:
         """One switch's tables from its parts (None if two of them disagree on an entry or a group)."""
@@ -145,13 +163,15 @@ class Assembly:
             return None
         return tables
 
-    def _keep(self, placed: Mapping[Key, Placed], by_switch: dict[int, set[Key]], rebuilt: dict[int, Tables]) -> None:
+    def _keep(self, placed: Mapping[Key, Placed], by_switch: dict[int, set[Key]], rebuilt: dict[int, Tables],
+              keys: dict[int, set[EntryKey] | None]) -> None:
         self.placed = dict(placed)
         for dpid, tables in rebuilt.items():
             self.by_switch[dpid] = by_switch[dpid]
+            changed = _changed(self.tables.entries.get(dpid), tables.entries[dpid], keys.get(dpid))
             self.tables.entries[dpid] = tables.entries[dpid]
             self.tables.groups[dpid] = tables.groups[dpid]
-            self.sorted[dpid] = resorted(self.sorted.get(dpid), tables.entries[dpid])
+            self.sorted[dpid] = resorted(self.sorted.get(dpid), tables.entries[dpid], changed)
             groups = tables.groups[dpid]
             if groups:
                 self.groups[dpid] = [groups[i] for i in sorted(groups)]
@@ -170,3 +190,20 @@ class Assembly:
         tables.groups = {dpid: dict(self.tables.groups.get(dpid, {})) for dpid in switches}
         tables.add_all(new.entries, what, new.groups, hint=hint)
         return True
+
+
+def _changed(before: dict[EntryKey, FlowEntry] | None, after: dict[EntryKey, FlowEntry],
+             keys: set[EntryKey] | None) -> tuple[list[FlowEntry], list[FlowEntry]] | None:
+    """The entries that went and came between a switch's two tables when only ``keys`` can differ (None when that
+    is not known: the caller compares them all)."""
+    if before is None or keys is None:
+        return None
+    went, came = [], []
+    for key in keys:
+        was, now = before.get(key), after.get(key)
+        if was is not now:
+            if was is not None:
+                went.append(was)
+            if now is not None:
+                came.append(now)
+    return went, came

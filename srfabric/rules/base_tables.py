@@ -27,7 +27,7 @@ from srfabric.errors import SrfabricError
 from srfabric.model.fabric import Fabric, Host
 from srfabric.rules.base import SwitchRoutes, crossed, switch_base_entries
 from srfabric.rules.codec_rules import CodecRules, rules_for
-from srfabric.rules.entries import FlowEntry, GroupEntry
+from srfabric.rules.entries import EntryKey, FlowEntry, GroupEntry
 from srfabric.rules.gateway import gateway_route_entries
 from srfabric.rules.headers import (
     IPV6_ROUTES,
@@ -222,8 +222,12 @@ def _patched(fabric: Fabric, memo: TopologyMemo, built_for: tuple[object, ...], 
             tables.add_all(fresh[key][0], "route", fresh[key][1])
     except SrfabricError:
         return None
+    keys: dict[int, set[EntryKey]] = {}
     for key in stale:
+        for dpid, entry in (*memo.routes[key][0], *fresh[key][0]):
+            keys.setdefault(dpid, set()).add(entry.key)
         memo.keep(key, fresh[key])
+    old.since, tables.since = None, (old, keys)  # one step back only: no chain of every tables before
     memo.last = (tables, frozenset(fabric.links), built_for)
     return tables
 

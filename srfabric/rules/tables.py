@@ -39,6 +39,9 @@ class Tables:
     def __init__(self, dpids: Iterable[int]) -> None:
         self.entries: dict[int, dict[EntryKey, FlowEntry]] = {d: {} for d in dpids}
         self.groups: dict[int, dict[int, GroupEntry]] = {d: {} for d in dpids}
+        # Made by changing other tables: those, and per switch the keys whose entries may differ from theirs (a
+        # switch not named has its very entries): what changed is then found without comparing every entry.
+        self.since: tuple[Tables, dict[int, set[EntryKey]]] | None = None
 
     def add_all(self, placed: list[tuple[int, FlowEntry]], what: str, groups: Sequence[tuple[int, GroupEntry]] = (),
                 check_overlap: bool = True, hint: str = "") -> None:
@@ -121,10 +124,12 @@ def came_and_went(before: Sequence[FlowEntry], after: Sequence[FlowEntry]) -> tu
             list(compress(after, map(came.__contains__, map(id, after)))) if came else [])
 
 
-def resorted(before: list[FlowEntry] | None, entries: dict[EntryKey, FlowEntry]) -> list[FlowEntry]:
+def resorted(before: list[FlowEntry] | None, entries: dict[EntryKey, FlowEntry],
+             changed: tuple[list[FlowEntry], list[FlowEntry]] | None = None) -> list[FlowEntry]:
     """``entries`` in ``entry_order``, from the list of a switch's entries before a change: the entries that are
     the very ones kept in place and the others put in by bisection (a cut changes a few of a thousand), so the
     same list as sorting them all (no two share a key). The list made remembers ``before`` (``EntryList``).
+    ``changed``, when the caller knows it, is what came and went (``came_and_went(before, entries)``).
 
     >>> a, b, c = (FlowEntry(0, p, (("in_port", p, None),)) for p in (30, 20, 10))
     >>> [e.priority for e in resorted([a, c], {e.key: e for e in (a, b, c)})]
@@ -132,7 +137,7 @@ def resorted(before: list[FlowEntry] | None, entries: dict[EntryKey, FlowEntry])
     """
     if before is None:
         return sorted(entries.values(), key=entry_order)
-    gone, new = came_and_went(before, list(entries.values()))
+    gone, new = changed if changed is not None else came_and_went(before, list(entries.values()))
     # In each list's order: the kept list is in entry_order and no two entries share a key.
     gone.sort(key=entry_order)
     new.sort(key=entry_order)
