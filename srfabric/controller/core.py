@@ -35,7 +35,7 @@ from srfabric.model.chain import Chain
 from srfabric.model.fabric import Fabric, Host, ServiceFunction, Switch
 from srfabric.model.stream import SteeredStream
 from srfabric.rules.compile import CompileCache
-from srfabric.rules.entries import Match
+from srfabric.rules.entries import FlowEntry, GroupEntry, Match
 from srfabric.rules.reactive import RouteCache, reactive_groups, reactive_tables
 
 log = logging.getLogger("srfabric.controller.controller")  # one logger for the controller's own story
@@ -212,6 +212,15 @@ class ControllerCore:
     def planned_sync(self) -> Iterator[Push]:
         """``plan_sync`` a switch at a time: the compile at the first step, then each switch's push as it is
         planned (the shell sends it at once, so the switches apply theirs while the next is planned)."""
+        tables, groups = self.wanted()
+        for dpid in [dpid for dpid in self.ports if dpid in self.taken]:
+            push = self.reconciler.plan(dpid, tables.get(dpid, []), groups.get(dpid, []))
+            if push is not None:
+                yield push
+
+    def wanted(self) -> tuple[dict[int, list[FlowEntry]], dict[int, list[GroupEntry]]]:
+        """What each switch should hold now, as a sync sends it: the compiled state (its problems noted) with the
+        reactive entries."""
         problems: list[SrfabricError] = []
         state = self.cache.state(self.fabric, list(self.chains.values()), problems, streams=list(self.streams.values()))
         self.problems = problems
@@ -221,10 +230,7 @@ class ControllerCore:
             tables, groups = reactive_tables(tables, self.config.steering), reactive_groups(groups)
         for dpid, flows in self.reactive.flows.items():  # a new list: the compiled one is kept by the cache
             tables[dpid] = [*tables.get(dpid, ()), *flows.values()]
-        for dpid in [dpid for dpid in self.ports if dpid in self.taken]:
-            push = self.reconciler.plan(dpid, tables.get(dpid, []), groups.get(dpid, []))
-            if push is not None:
-                yield push
+        return tables, groups
 
     def note(self, problems: list[SrfabricError]) -> None:
         """Log each problem once when it appears (or its reason changes) and once when it is gone."""

@@ -16,6 +16,7 @@ from srfabric.routing.paths import chain_route
 from srfabric.rules.codec_rules import rules_for
 from srfabric.rules.entries import Kind
 from srfabric.rules.headers import pathlet_steps, sre_switches
+from srfabric.rules.openflow.ofbind import wire_cookie
 from srfabric.rules.placement import chain_placement, without_dead_functions
 from srfabric.rules.proxy import proxy_segments
 from srfabric.southbound.ofctl_text import action_text
@@ -161,6 +162,7 @@ async def switch_view(controller: Controller, dpid: int) -> dict[str, Any]:
     if dpid not in controller.switches:
         return view
     stats = await controller.channels.entry_stats(dpid)
+    view["compiled"] = compared(controller, dpid, [entry.cookie for entry in stats])
     for entry in sorted(stats, key=lambda e: (e.table, -e.priority)):
         kind = entry.kind
         view["tables"].setdefault(TABLE_NAMES.get(entry.table, str(entry.table)), []).append(
@@ -169,6 +171,16 @@ async def switch_view(controller: Controller, dpid: int) -> dict[str, Any]:
         if kind == Kind.SECURITY:
             view["forged_dropped"] += entry.packets
     return view
+
+
+def compared(controller: Controller, dpid: int, cookies: list[int]) -> dict[str, Any]:
+    """The entries read back from a switch beside those it should hold now (compiled as a sync would send them):
+    a cookie carries its entry's digest, so equal cookies are equal entries. ``in_sync`` once nothing is
+    ``missing`` (compiled, not held) or ``extra`` (held, not compiled)."""
+    wanted = Counter(wire_cookie(entry) for entry in controller.core.wanted()[0].get(dpid, []))
+    held = Counter(cookies)
+    missing, extra = sum((wanted - held).values()), sum((held - wanted).values())
+    return {"entries": sum(wanted.values()), "missing": missing, "extra": extra, "in_sync": not missing and not extra}
 
 
 def change_mark(controller: Controller) -> tuple[int, ...]:

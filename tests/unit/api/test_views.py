@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from srfabric.api.resources.views import chains_view, change_mark, switch_view
+from srfabric.api.resources.views import chains_view, change_mark, compared, switch_view
 from srfabric.api.service import SfcService
 from srfabric.api.storage.database import open_database
 from srfabric.api.storage.repository import Repository
 from srfabric.controller.controller import Controller
 from srfabric.errors import SrfabricError
 from srfabric.model.fabric import Host, Switch
+from srfabric.rules.openflow.ofbind import wire_cookie
 
 
 def line_service(tmp_path: Path) -> tuple[SfcService, Controller, str]:
@@ -100,3 +101,13 @@ def test_the_event_stream_says_change_when_the_views_change_and_ticks(tmp_path: 
     changes = [e for e in events if e.startswith(b"event: change")]
     assert changes == [b"event: change\ndata: 1\n\n", b"event: change\ndata: 2\n\n"]
     assert b"event: tick\ndata: {}\n\n" in events
+
+
+def test_a_switch_read_back_is_compared_with_what_it_should_hold(tmp_path: Path) -> None:
+    """Equal cookies are equal entries: a switch holding every compiled entry is in sync; one it lacks is
+    missing, one it holds beyond them is extra."""
+    _, controller, _ = line_service(tmp_path)
+    cookies = [wire_cookie(entry) for entry in controller.core.wanted()[0][2]]
+    assert compared(controller, 2, cookies) == {"entries": len(cookies), "missing": 0, "extra": 0, "in_sync": True}
+    lacking = compared(controller, 2, [*cookies[1:], 0x5EED])
+    assert (lacking["missing"], lacking["extra"], lacking["in_sync"]) == (1, 1, False)
