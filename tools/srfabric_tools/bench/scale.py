@@ -48,6 +48,7 @@ CODEC = "mac-vlan-mpls"  # 8-bit ports: a k=16 switch has 16 (the 4-bit nibbles 
 READY_S = 600.0  # a k=16 fabric's discovery and first sync, on a busy machine
 ANNOUNCE_S = 30.0  # hosts announce themselves again while the controller is not ready (after its usual start)
 CHANGES = ("add", "update", "remove")
+COLD_STARTS = 5  # at k=16 with 1,000 chains: the full measurement's start and this many less one alone
 
 
 async def measure(k: int | str, chains: int, repeats: int, profile: bool = False) -> dict[str, Any]:
@@ -243,8 +244,23 @@ def summarise(runs: list[dict[str, Any]], quick: bool, measured_on: dict[str, An
         if (k, most) in by:
             summary[f"repair_k{k}_ms"] = median_of(by[(k, most)]["repair_ms"])
     if (16, most) in by:
-        summary["cold_start_k16_s"] = by[(16, most)]["cold_start_s"]
+        starts = [by[(16, most)]["cold_start_s"], *by[(16, most)].get("more_cold_starts_s", [])]
+        summary["cold_start_k16_s"] = median_of(starts) | {"starts": len(starts)}
     return summary
+
+
+async def cold_starts(k: int, chains: int, count: int) -> list[float]:
+    """``count`` cold starts alone (s): the controller started, every switch connected and its first sync
+    confirmed, then stopped."""
+    done = []
+    for _ in range(count):
+        with tempfile.TemporaryFile() as log:
+            process, fabric = await _start(k, chains, log)
+            try:
+                done.append(round((await _ready(process, fabric))[0], 3))
+            finally:
+                await _stop(process, fabric)
+    return done
 
 
 def run_bench(quick: bool, out: str, say: Any = print, only: str | None = None) -> tuple[dict[str, Any], Path]:
@@ -265,6 +281,9 @@ def run_bench(quick: bool, out: str, say: Any = print, only: str | None = None) 
                 say(f"scale: k={k}, {chains} chains")  # the largest is profiled too (after its timed changes)
                 runs.append(await measure(k, chains, QUICK_REPEATS if quick else REPEATS,
                                           profile=(k, chains) == (sizes[-1], counts[-1])))
+        if not quick and only is None:  # a start is one sample per measurement: the goal is judged on five
+            say(f"scale: k={sizes[-1]}, {counts[-1]} chains, {COLD_STARTS - 1} more cold starts")
+            runs[-1]["more_cold_starts_s"] = await cold_starts(sizes[-1], counts[-1], COLD_STARTS - 1)
         say(f"scale: k={4 if quick else STREAMS_K}, streams")
         streams.extend(await measure_streams(4 if quick else STREAMS_K, QUICK_STREAMS if quick else STREAMS,
                                              QUICK_REPEATS if quick else REPEATS))
