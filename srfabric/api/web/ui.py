@@ -69,7 +69,8 @@ def view_routes(service: SfcService) -> list[Route]:
                       "routed)."),
         Route("GET", "/v2.0/srfabric/switches/{dpid}", switch, param_type=int, name="switch",
               summary="One switch: role, entries by table with packet counters (read from the switch), frames "
-                      "dropped for forged headers."),
+                      "dropped for forged headers, and what it holds beside what it should hold now (compiled: "
+                      "entries, missing, extra, in_sync)."),
         Route("GET", "/v2.0/srfabric/events", events, answers="stream", name="events",
               summary="Server-Sent Events: ``change`` (data: a counter) when the fabric, the chains or what is "
                       "unrouted change; ``tick`` every second."),
