@@ -29,7 +29,7 @@ from srfabric.controller.flows import NewFlow, ReactiveFlows
 from srfabric.controller.learning import HostLearning
 from srfabric.controller.links import LinkWatch
 from srfabric.controller.outbox import Effects
-from srfabric.controller.reconcile import Held, HeldGroups, Push, Reconciler
+from srfabric.controller.reconcile import NO_ENTRIES, NO_GROUPS, Held, HeldGroups, Push, Reconciler
 from srfabric.errors import ModelError, SrfabricError
 from srfabric.model.chain import Chain
 from srfabric.model.fabric import Fabric, Host, ServiceFunction, Switch
@@ -213,8 +213,8 @@ class ControllerCore:
         """``plan_sync`` a switch at a time: the compile at the first step, then each switch's push as it is
         planned (the shell sends it at once, so the switches apply theirs while the next is planned)."""
         tables, groups = self.wanted()
-        for dpid in [dpid for dpid in self.ports if dpid in self.taken]:
-            push = self.reconciler.plan(dpid, tables.get(dpid, []), groups.get(dpid, []))
+        for dpid in self.reconciler.touched([dpid for dpid in self.ports if dpid in self.taken], tables, groups):
+            push = self.reconciler.plan(dpid, tables.get(dpid, NO_ENTRIES), groups.get(dpid, NO_GROUPS))
             if push is not None:
                 yield push
 

@@ -17,6 +17,10 @@ from srfabric.rules.openflow.ofbind import group_delete, group_mod, wire_cookie
 from srfabric.rules.openflow.wire import flow_add_packed, flow_delete_packed
 from srfabric.rules.tables import came_and_went
 
+# What a switch with no entries or no groups is asked to hold: the very same lists each time, so that ``touched``
+# knows by identity that nothing changed there (never changed by anyone).
+NO_ENTRIES: list[FlowEntry] = []
+NO_GROUPS: list[GroupEntry] = []
 Held = dict[EntryKey, int]  # entry key -> the cookie it was sent with
 HeldGroups = dict[int, GroupEntry | None]  # group id -> the group (None: one srfabric did not send)
 
@@ -57,6 +61,16 @@ class Reconciler:
         """What a connecting switch holds, as read back."""
         self.installed[dpid] = entries
         self.installed_groups[dpid] = groups
+
+    def touched(self, dpids: list[int], tables: dict[int, list[FlowEntry]], groups: dict[int, list[GroupEntry]]
+                ) -> list[int]:
+        """The switches of ``dpids`` whose wanted lists are not the very ones last confirmed (with nothing held
+        since): only they need ``plan`` (a change touches a switch or two of hundreds)."""
+        last, installed, installed_groups = self.last, self.installed, self.installed_groups
+        return [dpid for dpid in dpids
+                if (kept := last.get(dpid)) is None or kept[0] is not tables.get(dpid, NO_ENTRIES)
+                or kept[1] is not groups.get(dpid, NO_GROUPS) or kept[2] is not installed.get(dpid)
+                or kept[3] is not installed_groups.get(dpid)]
 
     def plan(self, dpid: int, desired_list: list[FlowEntry], desired_groups: list[GroupEntry]) -> Push | None:
         """What to send ``dpid`` so that it holds ``desired_list`` and ``desired_groups``; None when it does."""
