@@ -17,6 +17,8 @@ from srfabric_tools.bench.printing import (
     print_tsnkit,
 )
 
+QUICK_SOAK_MINUTES = 2.0  # the soak's quick form (make test runs it)
+
 
 def benchmark(sub: argparse._SubParsersAction, name: str, help: str, quick: str) -> argparse.ArgumentParser:
     """A benchmark's parser with the options every one takes: ``--quick`` (what ``quick`` says), ``--out``,
@@ -75,6 +77,14 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
                      help="only these instance sizes of the full plan, e.g. 32x200 (default: all of them)")
     kit.add_argument("--summarise", metavar="FOLDER", default=None,
                      help="make a run's summary.json and tsnkit.png again from its runs.csv (a run stopped early)")
+    soak = benchmark(sub, "soak", "faults that overlap under load on a Mininet fabric of Open vSwitch with the "
+                                  "controller pair on PostgreSQL, with invariant checkers (root)",
+                     f"{QUICK_SOAK_MINUTES:g} minutes")
+    soak.add_argument("--minutes", type=float, default=30.0, help="how long the load runs (default 30)")
+    soak.add_argument("--seed", type=int, default=1, help="draws the faults: the same seed, the same timeline")
+    soak.add_argument("--faults", default=None, metavar="KIND,...",
+                      help="only these kinds of fault (default all: link, bridge, function, leader_kill, api_stop, "
+                           "postgres_restart, hostile)")
     failover = benchmark(sub, "failover", "outage and flow-mods when a fabric link is cut, source routing and "
                                           "hop-by-hop rules side by side (root)", "two cuts per steering")
     failover.add_argument("--switch", choices=("ovs", "xdp"), default="ovs")
@@ -141,6 +151,23 @@ def _scale(args: argparse.Namespace) -> int:
 
     summary, folder = run_scale(args.quick, args.out, print if not args.json else (lambda _: None), args.only)
     return report(args, summary, folder, print_scale, "runs.csv, summary.json, scale.png")
+
+
+def _soak(args: argparse.Namespace) -> int:
+    from srfabric_tools.bench.printing import print_soak
+    from srfabric_tools.bench.soak import run_bench as run_soak
+    from srfabric_tools.bench.soak_plan import KINDS
+
+    minutes = QUICK_SOAK_MINUTES if args.quick else args.minutes
+    if not 0.5 <= minutes <= 24 * 60:
+        raise ModelError("--minutes", f"must be in 0.5..1440, got {minutes:g}")
+    kinds = tuple(args.faults.split(",")) if args.faults else None
+    unknown = sorted(set(kinds or ()) - set(KINDS))
+    if unknown:
+        raise ModelError("--faults", f"{', '.join(unknown)}: not a kind of fault ({', '.join(KINDS)})")
+    summary, folder = run_soak(minutes, args.seed, args.out, print if not args.json else (lambda _: None),
+                               args.quick, kinds)
+    return report(args, summary, folder, print_soak, "summary.json, samples.json, timeline.png")
 
 
 def _capacity_ovs(args: argparse.Namespace) -> int:
@@ -307,6 +334,7 @@ BENCHES: dict[str, Callable[[argparse.Namespace], int]] = {
     "capacity-ovs": _capacity_ovs,
     "capacity-tables": _capacity_tables,
     "scale": _scale,
+    "soak": _soak,
     "datapaths": _datapaths,
     "tsnkit": _tsnkit,
     "failover": _failover,

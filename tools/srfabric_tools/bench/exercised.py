@@ -29,7 +29,7 @@ from typing import Any
 BENCH_ENTRIES = {"capacity": "capacity", "dataplane": "dataplane", "deploy": "deploy", "tsn": "tsn",
                  "tsnkit": "tsnkit_compare", "hostile": "hostile", "reconnect": "reconnect", "neutron": "neutron",
                  "failover": "failover", "capacity-ovs": "capacity_ovs_report", "datapaths": "datapaths",
-                 "capacity-tables": "capacity_tables", "scale": "scale"}
+                 "capacity-tables": "capacity_tables", "scale": "scale", "soak": "soak"}
 ALWAYS = ("pyproject.toml", "constraints.txt")
 # The command line: parsed and dispatched here, with the options' defaults. Counted as files: what they import
 # lazily is every other benchmark.

@@ -238,3 +238,17 @@ def print_failover(summary: dict[str, Any]) -> None:
               f"(by kind {values['flow_mods_per_cut_by_kind']}); chains in order after: {values['in_order']}; "
               f"tables as before after the link's return: {values['tables_as_before_after_restore']}")
     print("goals:", json.dumps(summary["goals"]))
+
+
+def print_soak(summary: dict[str, Any]) -> None:
+    print(f"soak of {summary['minutes']:g} min, seed {summary['seed']}: {summary['faults']} faults, "
+          f"{summary['restarts']} restarts")
+    print(f"  frames: {summary['frames_sent']} sent, {summary['frames_lost']} lost "
+          f"({summary['unexplained_frames']} outside a repair window), {summary['misdelivered']} misdelivered")
+    print(f"  writes: {summary['writes']} ({summary['writes_failed']} unanswered), {summary['lost_writes']} "
+          f"acknowledged and lost")
+    print(f"  convergence after a fault: median {summary['convergence_median_s']} s, p99 "
+          f"{summary['convergence_p99_s']} s, {summary['convergence_timeouts']} timeouts")
+    print(f"  tracebacks {summary['tracebacks']}, RSS growth {summary['rss_growth']}")
+    for line in summary["violations"]:
+        print(f"  VIOLATION: {line}")

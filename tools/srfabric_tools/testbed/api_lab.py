@@ -267,9 +267,17 @@ def function_flows(stats: dict[str, Any], direction: str | None = None) -> dict[
 
 @contextlib.contextmanager
 def postgres_cluster() -> Any:
+    """``restartable_postgres``'s URL."""
+    with restartable_postgres() as (url, _):
+        yield url
+
+
+@contextlib.contextmanager
+def restartable_postgres() -> Any:
     """A throwaway PostgreSQL cluster (Debian's binaries, run as user postgres) on a free port, taking TLS only:
     its certificate is signed by a CA of its own (``security.pki``), and the URL it yields asks for
-    ``sslmode=verify-full`` against that CA (plain TCP is refused by its pg_hba.conf)."""
+    ``sslmode=verify-full`` against that CA (plain TCP is refused by its pg_hba.conf). Yields the URL and a
+    function that restarts the server (a fast shutdown, then a start, waiting for both)."""
     from srfabric.security.pki import make_ca, make_certificate
 
     bindir = sorted(Path("/usr/lib/postgresql").glob("*/bin"))
@@ -295,7 +303,11 @@ def postgres_cluster() -> Any:
         subprocess.run([*run_as, str(pg / "createdb"), "-h", str(root), "-p", str(port), "srfabric"], check=True,
                        capture_output=True)
         yield (f"postgresql://postgres@127.0.0.1:{port}/srfabric?sslmode=verify-full"
-               f"&sslrootcert={pki / 'ca-cert.pem'}")
+               f"&sslrootcert={pki / 'ca-cert.pem'}",
+               # Its log as at the start: a server that inherited a pipe of ours would hold it open for good.
+               lambda: subprocess.run([*run_as, str(pg / "pg_ctl"), "-D", str(data), "-l", str(root / "log"), "-m",
+                                       "fast", "-w", "restart"], check=True, stdin=subprocess.DEVNULL,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     finally:
         subprocess.run([*run_as, str(pg / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"], check=False,
                        capture_output=True)

@@ -159,6 +159,9 @@ def run(ingress: str, egress: str, mark: int, stats: Path, name: str) -> None:
                     data, ancillary, _flags, address = rx.recvmsg(65536, socket.CMSG_SPACE(AUXDATA.size))
                 except BlockingIOError:
                     break
+                except OSError:  # its port went down (ENETDOWN, said once): frames come again once it is up
+                    counters.dropped["receive"] += 1
+                    break
                 if address[2] == PACKET_OUTGOING:
                     continue
                 frame = bytearray(with_vlan(data, ancillary))
