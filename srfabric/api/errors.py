@@ -78,3 +78,31 @@ def not_leader(leader: str) -> ApiError:
                                        "redirect: send the same request there).")
     error.detail = leader
     return error
+
+
+def database_unavailable(error: BaseException) -> ApiError | None:
+    """What a client is told when the database went away under its request (a restart, a lost connection): a
+    503 naming the database's own first line; None for any other error.
+
+    >>> from sqlalchemy.exc import OperationalError
+    >>> database_unavailable(OperationalError("SELECT 1", {}, Exception("server closed the connection"))).status
+    503
+    >>> database_unavailable(ValueError("a bug")) is None
+    True
+    """
+    from sqlalchemy.exc import DBAPIError
+
+    if not isinstance(error, DBAPIError) or not (error.connection_invalidated or _went_away(error)):
+        return None
+    reason = str(error.orig).strip().splitlines()[0] if error.orig is not None else type(error).__name__
+    return ApiError(503, "DatabaseUnavailable", f"The database did not answer ({reason[:200]}); nothing was "
+                                                "changed: retry shortly.")
+
+
+def _went_away(error: Any) -> bool:
+    """Errors of a database that stopped or restarted, as psycopg and SQLite name them."""
+    from sqlalchemy.exc import InterfaceError, OperationalError
+
+    return isinstance(error, (OperationalError, InterfaceError)) or type(error.orig).__name__ in (
+        "AdminShutdown", "OperationalError", "InterfaceError")
+

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from srfabric.api.errors import ApiError, bad_request
+from srfabric.api.errors import ApiError, bad_request, database_unavailable
 from srfabric.api.leadership import Leadership
 from srfabric.api.resources.common import find, host_port_record, matches_filters, select_fields
 from srfabric.api.resources.kinds import KINDS
@@ -326,12 +326,14 @@ class SfcService:
             raise
         except NotLeading as error:  # found before anything was sent: the fence is the transaction's first read
             raise self._not_leading(error) from None
-        except Exception:
-            log.exception("database write failed; restoring the data plane")
+        except Exception as error:
+            unavailable = database_unavailable(error)  # the database went away: one line, and the client a 503
+            log.error("database write failed%s; restoring the data plane",
+                      f": {unavailable.message}" if unavailable else "", exc_info=unavailable is None)
             if programs and kind != "streams":  # a stream change puts back what it changed itself
                 with contextlib.suppress(ApiError):
                     await self._apply(self.snapshot, check=False)
-            raise
+            raise unavailable or error from None
         self.snapshot = new
 
     def _touches_chains(self, new: Snapshot, kind: str, ident: str) -> bool:

@@ -19,7 +19,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from srfabric.api import projects
-from srfabric.api.errors import ApiError, bad_request, internal_error, not_leader, validation_message
+from srfabric.api.errors import (
+    ApiError,
+    bad_request,
+    database_unavailable,
+    internal_error,
+    not_leader,
+    validation_message,
+)
 from srfabric.api.projects import TokenBook
 from srfabric.api.resources.kinds import ResourceKind
 from srfabric.api.service import LIST_PARAMETERS, SfcService
@@ -168,9 +175,13 @@ class ResourceApp:
             return
         except ApiError as error:
             status, body = error.status, json_bytes(error.body())
-        except Exception:  # noqa: BLE001 - the client gets Neutron's 500, the log gets the traceback
-            log.exception("request failed")
-            failure = internal_error()
+        except Exception as error:  # noqa: BLE001 - the client gets Neutron's 500, the log gets the traceback
+            failure = database_unavailable(error)  # or, when the database went away, a 503 and one line
+            if failure is None:
+                log.exception("request failed")
+            else:
+                log.warning("request failed: %s", failure.message)
+            failure = failure or internal_error()
             status, body = failure.status, json_bytes(failure.body())
         if not body:
             await send({"type": "http.response.start", "status": status, "headers": []})

@@ -158,6 +158,21 @@ def test_service_errors_keep_their_status_and_surprises_are_a_logged_500(caplog:
     assert "boom" in caplog.text
 
 
+def test_a_database_gone_under_a_request_is_a_503_and_one_log_line(caplog: pytest.LogCaptureFixture) -> None:
+    """A restarted PostgreSQL ends the connection a write was using: the client is told to retry, and the log
+    says so in one line, with no traceback."""
+    from sqlalchemy.exc import OperationalError
+
+    service = StubService()
+    service.fail = OperationalError("SELECT generation FROM leader", {},
+                                    Exception("terminating connection due to administrator command"))
+    with caplog.at_level(logging.WARNING):
+        status, kind, message = error_of(request(service, "DELETE", "/v2.0/sfc/port_pairs/x"))
+    assert (status, kind) == (503, "DatabaseUnavailable")
+    assert "terminating connection due to administrator command" in message and "retry" in message
+    assert "Traceback" not in caplog.text and len(caplog.records) == 1
+
+
 def test_the_other_routes_and_the_openapi_document_are_served_too() -> None:
     assert request(StubService(), "GET", "/openapi.json", token=None).json()["info"]["title"] == "srfabric"
     assert request(StubService(), "GET", "/v2.0/srfabric/fabric").json() == {"fabric": {"switches": []}}
