@@ -28,7 +28,7 @@ from typing import Any
 
 from srfabric.errors import SrfabricError
 from srfabric_tools.bench.output import machine, provenance, run_folder, write_json
-from srfabric_tools.bench.soak_faults import Done, FaultRunner, Supervisor, converge, leader_of
+from srfabric_tools.bench.soak_faults import Done, FaultRunner, Supervisor, converge, leader_of, wait_for_leader
 from srfabric_tools.bench.soak_load import Churn, Frames, gaps_of, lost_writes, make_chains, misdelivered
 from srfabric_tools.bench.soak_plan import KINDS, Fault, Targets, percentile, plan, unexplained
 from srfabric_tools.bench.takeover import wait_connected
@@ -39,7 +39,7 @@ CHAINS, COPIES = 24, 2
 RATE = 20.0  # frames per second per chain
 CHAIN_PORT, CHURN_PORT = 31000, 34000
 FAULTS_UNTIL = 0.8  # faults start in this part of the run; the rest is quiet, to see everything settle
-QUICK_MINUTES = 2.0
+LEADER_WAIT_S = 30.0  # a fault on the leader waits this long for one (a restarted database deposes it)
 
 
 class Soak:
@@ -98,6 +98,8 @@ class Soak:
         time.sleep(max(0.0, self.start + fault.at_s - time.monotonic()))
         done.started_s = time.monotonic() - self.start
         try:
+            if fault.kind in ("leader_kill", "api_stop"):  # overlapping faults may have left none leading yet
+                wait_for_leader(self.servers, LEADER_WAIT_S)
             with self.lock:
                 self.runner.do(fault)
             time.sleep(fault.hold_s)

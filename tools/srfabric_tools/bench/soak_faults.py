@@ -110,6 +110,14 @@ def leader_of(servers: list[ServeProcess]) -> int | None:
     return None
 
 
+def wait_for_leader(servers: list[ServeProcess], timeout_s: float) -> int | None:
+    """The index of the leading instance once there is one; None after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while (index := leader_of(servers)) is None and time.monotonic() < deadline:
+        time.sleep(POLL_S)
+    return index
+
+
 def in_sync(servers: list[ServeProcess], dpids: list[int], links: int) -> bool:
     """Whether the fabric is whole again as the leader sees it (every switch connected, all ``links`` directions
     up, every function up, nothing unrouted) and every switch holds what the leader compiled, read back now."""
