@@ -193,6 +193,7 @@ def violations(found: dict[str, Any]) -> list[str]:
 def run_bench(minutes: float, seed: int, out: str, say: Any = print, quick: bool = False,
               kinds: tuple[str, ...] | None = None) -> tuple[dict[str, Any], Path]:
     measured_on = machine()
+    folder = run_folder(out, "soak")  # at the start: its log names the commit the run began at, as the summary does
     seconds = minutes * 60
     with restartable_postgres() as (url, restart_db), ServeProcess(url) as first, ServeProcess(url) as second, \
             ApiLab(line_spec(4), first, others=[second]) as lab:
@@ -200,7 +201,6 @@ def run_bench(minutes: float, seed: int, out: str, say: Any = print, quick: bool
         faults = soak.faults()
         say(f"soak: {minutes:g} min, seed {seed}, {len(faults)} faults, {CHAINS} chains at {RATE:g} frames/s each")
         found = soak.run(faults)
-    folder = run_folder(out, "soak")
     bad = violations(found)
     tables = found.pop("tables")
     samples = found.pop("samples")
