@@ -90,19 +90,13 @@ def database_unavailable(error: BaseException) -> ApiError | None:
     >>> database_unavailable(ValueError("a bug")) is None
     True
     """
-    from sqlalchemy.exc import DBAPIError
+    from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
-    if not isinstance(error, DBAPIError) or not (error.connection_invalidated or _went_away(error)):
+    # A server that stopped or restarted (psycopg's AdminShutdown and SQLite's errors arrive as OperationalError).
+    if not isinstance(error, (OperationalError, InterfaceError)) \
+            and not (isinstance(error, DBAPIError) and error.connection_invalidated):
         return None
     reason = str(error.orig).strip().splitlines()[0] if error.orig is not None else type(error).__name__
     return ApiError(503, "DatabaseUnavailable", f"The database did not answer ({reason[:200]}); nothing was "
                                                 "changed: retry shortly.")
-
-
-def _went_away(error: Any) -> bool:
-    """Errors of a database that stopped or restarted, as psycopg and SQLite name them."""
-    from sqlalchemy.exc import InterfaceError, OperationalError
-
-    return isinstance(error, (OperationalError, InterfaceError)) or type(error.orig).__name__ in (
-        "AdminShutdown", "OperationalError", "InterfaceError")
 

@@ -10,7 +10,7 @@ chain and stream is an *item*, keyed ``("chain", name)`` or ``("stream", name)``
 
 Examples
 --------
->>> from srfabric.rules.entries import EntryKey, FlowEntry, match
+>>> from srfabric.rules.entries import FlowEntry, match
 >>> a = Placement([(1, FlowEntry(0, 10, match(udp_dst=1)))], [])
 >>> b = Placement([(2, FlowEntry(0, 10, match(udp_dst=2)))], [])
 >>> tables = Tables([1, 2, 3])
