@@ -17,6 +17,7 @@
 #define SR_EDGE_H
 
 #include "sr_parse.h"
+#include "sr_psfp.h"
 #include "sr_tables.h"
 #include "sr_verdict.h"
 
@@ -198,6 +199,10 @@ int sr_host(struct xdp_md *ctx)
 	ip = parse_ipv4(&c);
 	if (!ip || sr_flow_key_of(&c, ip, SR_STAGE_HOST_IN, sr_in_port(ctx), &key) < 0)
 		goto out;
+	if (sr_police(&key, (__u64)((long)ctx->data_end - (long)ctx->data) - sizeof(*eth)) != SR_PSFP_PASS) {
+		sr_drop(&v, SR_DROP_POLICED);
+		goto out;
+	}
 	act = sr_classify(&key);
 	if (!act || act->port == key.in_port) {
 		/* Out by the port it came in on is no way on: Open vSwitch drops that too (e.g. the gateway's own

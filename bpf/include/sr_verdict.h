@@ -22,7 +22,8 @@ enum sr_reason {
 	SR_ROUTED = 10,       /* baseline router: longest prefix match */
 	SR_REPLICATE = 11,    /* a redundant stream's frame (802.1CB R-TAG) handed to the tc replicator */
 	SR_DROP_DUPLICATE = 12, /* a redundant stream's second copy, or a rogue sequence number, eliminated */
-	SR_REASONS = 13,
+	SR_DROP_POLICED = 13, /* an admitted stream's frame over its size or rate, or outside its window (802.1Qci) */
+	SR_REASONS = 14,
 };
 
 /* What a transit step returns besides a port (1..255). */

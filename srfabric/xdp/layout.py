@@ -29,7 +29,7 @@ WILD_RULES = 64
 REASONS = (
     "forwarded", "encapsulated", "delivered", "local", "passed",
     "drop_malformed", "drop_exhausted", "drop_no_port", "drop_no_rule", "drop_forged", "routed", "replicate",
-    "drop_duplicate",
+    "drop_duplicate", "drop_policed",
 )
 
 # Linux XDP actions.

@@ -24,6 +24,10 @@ MODULES: dict[str, tuple[str, str]] = {
     "ieee802-dot1q-bridge": ("urn:ieee:std:802.1Q:yang:ieee802-dot1q-bridge", "dot1q"),
     "ieee802-dot1q-sched": ("urn:ieee:std:802.1Q:yang:ieee802-dot1q-sched", "sched"),
     "ieee802-dot1q-sched-bridge": ("urn:ieee:std:802.1Q:yang:ieee802-dot1q-sched-bridge", "sched-bridge"),
+    "ieee802-dot1q-psfp": ("urn:ieee:std:802.1Q:yang:ieee802-dot1q-psfp", "psfp"),
+    "ieee802-dot1q-psfp-bridge": ("urn:ieee:std:802.1Q:yang:ieee802-dot1q-psfp-bridge", "psfp-bridge"),
+    "ieee802-dot1cb-stream-identification": ("urn:ieee:std:802.1Q:yang:ieee802-dot1cb-stream-identification",
+                                             "dot1cb-sid"),
 }
 NETCONF_BASE = "urn:ietf:params:xml:ns:netconf:base:1.0"
 

@@ -24,6 +24,8 @@ from srfabric_tools.kernel_lab.cpio import EXECUTABLE, REGULAR, Tree
 
 BINARIES = (Path("/usr/sbin/tc"), Path("/usr/sbin/ip"))
 MODULES = ("kernel/net/sched/sch_taprio.ko", "kernel/drivers/net/dummy.ko")
+EMATCH_MAP = Path("/etc/iproute2/ematch_map")
+SHOW_QDISC = "/usr/sbin/tc qdisc show dev {name} | head -c 600; echo"
 RESULT = re.compile(r"SRFABRIC-RESULT (\d+) (\d+)")
 
 
@@ -47,8 +49,10 @@ def _libraries(binary: Path) -> set[Path]:
     return {Path(word) for word in listing.split() if word.startswith("/")}
 
 
-def build_initramfs(commands: list[tuple[str, str]], modules: Path) -> bytes:
-    """The guest's initramfs: ``commands`` are (interface, command) pairs."""
+def build_initramfs(commands: list[tuple[str, str]], modules: Path, module_list: tuple[str, ...] = MODULES,
+                    show: str = SHOW_QDISC) -> bytes:
+    """The guest's initramfs: ``commands`` are (interface, command) pairs, a command of one or more lines; ``show``
+    (with ``{name}``) prints what the interface holds after its command."""
     tree = Tree()
     for folder in ("proc", "sys", "tmp", "dev", "bin"):
         tree.add(f"{folder}/.keep", REGULAR)
@@ -61,7 +65,9 @@ def build_initramfs(commands: list[tuple[str, str]], modules: Path) -> bytes:
         tree.add(str(library.resolve()), EXECUTABLE, library.resolve().read_bytes())
         if library.resolve() != library:
             tree.add(str(library), EXECUTABLE, library.resolve().read_bytes())
-    for module in MODULES:
+    if EMATCH_MAP.exists():  # tc reads the ematch kinds' numbers from it
+        tree.add(str(EMATCH_MAP).lstrip("/"), REGULAR, EMATCH_MAP.read_bytes())
+    for module in module_list:
         tree.add(f"modules/{Path(module).name}", REGULAR, (modules / module).read_bytes())
     lines = [
         "#!/bin/busybox sh",
@@ -71,25 +77,27 @@ def build_initramfs(commands: list[tuple[str, str]], modules: Path) -> bytes:
     ]
     for index, (interface, command) in enumerate(commands):
         # busybox's shell prefers its own applets, so the real tc is named by its path.
-        real = "/usr/sbin/tc " + command.removeprefix("tc ") if command.startswith("tc ") else command
-        tree.add(f"cmd/{index}", REGULAR, (real + "\n").encode())
+        real = "\n".join("/usr/sbin/tc " + line.removeprefix("tc ") if line.startswith("tc ") else line
+                         for line in command.splitlines())
+        tree.add(f"cmd/{index}", REGULAR, ("set -e\n" + real + "\n").encode())
         name = shlex.quote(interface)
         lines += [
             f"/usr/sbin/ip link add {name} numtxqueues 8 numrxqueues 8 type dummy; /usr/sbin/ip link set {name} up",
             f"sh /cmd/{index} > /tmp/out 2>&1; echo SRFABRIC-RESULT {index} $?; cat /tmp/out",
-            f"/usr/sbin/tc qdisc show dev {name} | head -c 600; echo",
+            show.format(name=name),
         ]
     lines += ["echo SRFABRIC-DONE", "poweroff -f"]
     tree.add("init", EXECUTABLE, ("\n".join(lines) + "\n").encode())
     return tree.archive()
 
 
-def check_in_qemu(commands: list[tuple[str, str]], timeout_s: float = 300.0) -> list[Verdict]:
+def check_in_qemu(commands: list[tuple[str, str]], timeout_s: float = 300.0, module_list: tuple[str, ...] = MODULES,
+                  show: str = SHOW_QDISC) -> list[Verdict]:
     """Boot the guest, run every command, and report each one's verdict."""
     kernel, modules = find_kernel()
     with tempfile.TemporaryDirectory(prefix="srfabric-taprio-") as work:
         initramfs = Path(work) / "initramfs.cpio"
-        initramfs.write_bytes(build_initramfs(commands, modules))
+        initramfs.write_bytes(build_initramfs(commands, modules, module_list, show))
         argv = [
             QEMU, "-accel", "tcg", "-m", "512", "-nographic", "-no-reboot", "-nodefaults", "-serial", "stdio",
             "-kernel", str(kernel), "-initrd", str(initramfs), "-append", "console=ttyS0 panic=-1 quiet",

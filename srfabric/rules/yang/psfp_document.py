@@ -1,0 +1,137 @@
+"""A bridge's per-stream filtering and policing as RFC 7951 JSON: its streams' identities
+(``ieee802-dot1cb-stream-identification``) and, on its bridge component, their filters, gates and meters
+(``ieee802-dot1q-psfp-bridge``, which carries the stream filters and gates of
+``ieee802-dot1q-stream-filters-gates`` with PSFP's gate lists and flow meters), each under the stream's handle.
+The stream gates' capability leaves go beside the lists: the published ``must`` statements compare each list
+with them.
+
+Examples
+--------
+>>> from srfabric.tsn.protect.psfp import FlowMeter, GateInterval, Identity, StreamGate, StreamProtection
+>>> gate = StreamGate(1_000_000, 1_700_000_000_000_000_000, (GateInterval(True, 30_000), GateInterval(False, 970_000)))
+>>> plan = StreamProtection(9, "cam", "s1", "h1", Identity("10.0.0.1", "10.0.0.3", udp_dst=5001), 7, 200, gate,
+...                         FlowMeter(1_776_000, 444))
+>>> document = psfp_document("s1", "00-00-00-00-00-01", [plan], {"h1": "s1-eth1"}, StreamGateCapabilities())
+>>> component = document["ieee802-dot1q-bridge:bridges"]["bridge"][0]["component"][0]
+>>> gates = component[PSFP + ":stream-gates"]["stream-gate-instance-table"][0]
+>>> [entry["gate-state-value"] for entry in gates["admin-control-list"]["gate-control-entry"]]
+['open', 'closed']
+>>> gates["admin-cycle-time"], gates["admin-base-time"]
+({'numerator': 1, 'denominator': 1000}, {'seconds': '1700000000', 'nanoseconds': 0})
+>>> document["ieee802-dot1cb-stream-identification:stream-identity"][0]["in-facing"]
+{'input-port': ['s1-eth1']}
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from srfabric.errors import ModelError
+from srfabric.tsn.protect.psfp import StreamGate, StreamProtection
+
+PSFP = "ieee802-dot1q-psfp-bridge"
+SID = "ieee802-dot1cb-stream-identification"
+PRIORITY_NAMES = ("zero", "one", "two", "three", "four", "five", "six", "seven")
+
+
+@dataclass(frozen=True)
+class StreamGateCapabilities:
+    """What a bridge component's stream gates hold (``supported-list-max`` and its peers)."""
+
+    list_max: int = 64
+    cycle_max_ns: int = 1_000_000_000
+    interval_max_ns: int = 1_000_000_000
+
+    def check(self, gate: StreamGate, where: str) -> None:
+        """``ModelError`` naming the leaf a gate's list would break."""
+        if len(gate.intervals) > self.list_max:
+            raise ModelError(where, f"supported-list-max: {len(gate.intervals)} entries, over the {self.list_max} "
+                                    f"the bridge supports")
+        if gate.cycle_ns > self.cycle_max_ns:
+            raise ModelError(where, f"supported-cycle-max: a {gate.cycle_ns} ns cycle, over the bridge's "
+                                    f"{self.cycle_max_ns} ns")
+        longest = max(interval.duration_ns for interval in gate.intervals)
+        if longest > self.interval_max_ns:
+            raise ModelError(where, f"supported-interval-max: an interval of {longest} ns, over the bridge's "
+                                    f"{self.interval_max_ns} ns")
+
+    def to_yang(self) -> dict[str, Any]:
+        return {"supported-list-max": self.list_max, "supported-cycle-max": _fraction(self.cycle_max_ns),
+                "supported-interval-max": self.interval_max_ns}
+
+
+def psfp_document(bridge: str, address: str, plans: Sequence[StreamProtection], ports: Mapping[str, str],
+                  capabilities: StreamGateCapabilities, component: str = "c0") -> dict[str, Any]:
+    """``bridge``'s identities, filters, gates and meters for ``plans`` (its own streams); ``ports`` names the
+    interface each talker's frames come in by. ``ModelError`` naming the stream and the leaf when a plan does not
+    fit the bridge."""
+    identities, filters, gates, meters = [], [], [], []
+    for plan in sorted(plans, key=lambda p: p.handle):
+        where = f"stream {plan.stream}"
+        if plan.bridge != bridge:
+            raise ModelError(where, f"its edge is {plan.bridge}, not {bridge}")
+        if plan.talker not in ports:
+            raise ModelError(where, f"no port of {bridge} faces its talker {plan.talker}")
+        capabilities.check(plan.gate, where)
+        identities.append(_identity(plan, ports[plan.talker]))
+        filters.append(_filter(plan))
+        gates.append(_gate(plan))
+        meters.append({"flow-meter-instance-id": plan.handle, "committed-information-rate": str(plan.meter.cir_bps),
+                       "committed-burst-size": plan.meter.cbs_bytes, "excess-information-rate": "0",
+                       "excess-burst-size": 0, "coupling-flag": "zero", "color-mode": "color-blind",
+                       "drop-on-yellow": True, "mark-all-frames-red-enable": False})
+    interfaces = [{"name": name, "type": "iana-if-type:ethernetCsmacd"} for name in sorted(set(ports.values()))]
+    return {
+        "ietf-interfaces:interfaces": {"interface": interfaces},
+        f"{SID}:stream-identity": identities,
+        "ieee802-dot1q-bridge:bridges": {"bridge": [{
+            "name": bridge, "address": address, "bridge-type": "ieee802-dot1q-bridge:customer-vlan-bridge",
+            "component": [{
+                "name": component, "type": "ieee802-dot1q-bridge:c-vlan-component",
+                f"{PSFP}:flow-meters": {"flow-meter-instance-table": meters},
+                f"{PSFP}:stream-filters": {"stream-filter-instance-table": filters},
+                f"{PSFP}:stream-gates": {**capabilities.to_yang(), "stream-gate-instance-table": gates},
+            }]}]},
+    }
+
+
+def _identity(plan: StreamProtection, port: str) -> dict[str, Any]:
+    identity = plan.identity
+    match: dict[str, Any] = {"ip-source": identity.ipv4_source, "ip-destination": identity.ipv4_destination,
+                             "next-protocol": "udp"}
+    if identity.destination_mac is not None:
+        match["destination-mac"] = identity.destination_mac.replace(":", "-").upper()
+    if identity.udp_src is not None:
+        match["source-port"] = identity.udp_src
+    if identity.udp_dst is not None:
+        match["destination-port"] = identity.udp_dst
+    return {"index": plan.handle, "handle": plan.handle, "in-facing": {"input-port": [port]},
+            "ip-stream-identification": match}
+
+
+def _filter(plan: StreamProtection) -> dict[str, Any]:
+    return {"stream-filter-instance-id": plan.handle, "stream-handle": plan.handle,
+            "priority-spec": "wildcard" if plan.priority is None else PRIORITY_NAMES[plan.priority],
+            "max-sdu-size": plan.max_sdu_bytes, "stream-blocked-due-to-oversize-frame-enabled": False,
+            "stream-gate-ref": plan.handle, "flow-meter-ref": plan.handle, "flow-meter-enable": True}
+
+
+def _gate(plan: StreamProtection) -> dict[str, Any]:
+    gate = plan.gate
+    entries = [{"index": index, "operation-name": "ieee802-dot1q-psfp:set-gate-and-ipv",
+                "time-interval-value": interval.duration_ns, "gate-state-value": "open" if interval.open else "closed",
+                "ipv-spec": "null"} for index, interval in enumerate(gate.intervals)]
+    seconds, nanoseconds = divmod(gate.base_time_ns, 1_000_000_000)
+    return {"stream-gate-instance-id": plan.handle, "gate-enable": True, "admin-gate-states": "closed",
+            "admin-ipv": "null", "admin-control-list": {"gate-control-entry": entries},
+            "admin-cycle-time": _fraction(gate.cycle_ns), "admin-cycle-time-extension": 0,
+            "admin-base-time": {"seconds": str(seconds), "nanoseconds": nanoseconds}, "config-change": True}
+
+
+def _fraction(nanoseconds: int) -> dict[str, int]:
+    """``nanoseconds`` as the rational number of seconds the modules write, in lowest terms."""
+    common = math.gcd(nanoseconds, 1_000_000_000)
+    return {"numerator": nanoseconds // common, "denominator": 1_000_000_000 // common}
