@@ -108,6 +108,7 @@ class FabricCollector(Collector):
             yield synced
             yield offset
         yield from frer_counters(service)
+        yield from psfp_counters(service)
 
 
 def learning_refusals(core: ControllerCore, names: dict[int, str]) -> Iterator[Metric]:
@@ -137,4 +138,20 @@ def frer_counters(service: SfcService) -> Iterator[Metric]:
     for (interface, stream), counts in service.streams.frer.totals(ends).items():
         for leaf, family in families.items():
             family.add_metric([stream.ident, interface], counts[leaf])  # ids: names need not be unique
+    yield from families.values()
+
+
+def psfp_counters(service: SfcService) -> Iterator[Metric]:
+    """The edges' per-stream policing counters, one family per ``ieee802-dot1q-psfp`` stream filter leaf."""
+    from srfabric.tsn.protect.policing import COUNTERS
+
+    names = {record["stream_id"]: record["id"] for record in service.snapshot["streams"].values()}
+    families = {leaf: CounterMetricFamily(f"srfabric_psfp_{leaf.removesuffix('-count').replace('-', '_')}",
+                                          f"802.1Qci per-stream filtering and policing: {leaf}, by edge and stream",
+                                          labels=["bridge", "stream"]) for leaf in COUNTERS}
+    book = service.streams.psfp
+    for bridge in sorted(book.reports):
+        for handle, counts in sorted(book.counters(bridge).items()):
+            for leaf, family in families.items():
+                family.add_metric([bridge, names.get(handle, str(handle))], counts[leaf])
     yield from families.values()

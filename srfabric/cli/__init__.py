@@ -24,6 +24,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Runner]]:
     from srfabric.cli.chain import add_parser as add_chain
     from srfabric.cli.frer import add_parser as add_frer
     from srfabric.cli.pki import add_parser as add_pki
+    from srfabric.cli.psfp import add_parser as add_psfp
     from srfabric.cli.stream import add_parser as add_stream
     from srfabric.cli.tsn import add_parsers as add_tsn
 
@@ -31,6 +32,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Runner]]:
     add_chain(commands)
     add_stream(commands)
     add_frer(commands)
+    add_psfp(commands)
     add_tsn(commands)
     add_pki(commands)
     add_bridge(commands)
@@ -70,6 +72,12 @@ def _frer(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _psfp(args: argparse.Namespace) -> int:
+    from srfabric.cli.psfp import run
+
+    return run(args)
+
+
 def _tsn(args: argparse.Namespace) -> int:
     from srfabric.cli.tsn import run
 
@@ -94,6 +102,7 @@ COMMANDS: dict[str, Runner] = {
     "chain": _chain,
     "stream": _stream,
     "frer": _frer,
+    "psfp": _psfp,
     "tsn": _tsn,
     "pki": _pki,
     "bridge": _bridge,
@@ -108,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     # What is alive now is never walked again (what a command loads later, HiGHS among them, still is).
     gc.freeze()
     args = parser.parse_args(argv)
-    if args.command in ("bench", "lab", "frer", "demo", "neutron-demo"):
+    if args.command in ("bench", "lab", "frer", "psfp", "demo", "neutron-demo"):
         exit_on_sigterm()
     try:
         return runners[args.command](args)

@@ -146,6 +146,11 @@ class SfcClient:
         result: dict[str, Any] = self._send("POST", "/v2.0/srfabric/frer/reports", "frer", {"report": report})["report"]
         return result
 
+    def report_psfp(self, report: dict[str, Any]) -> dict[str, Any]:
+        """An edge's per-stream policing counters (``psfp_book.PsfpReport``); how many streams were matched."""
+        result: dict[str, Any] = self._send("POST", "/v2.0/srfabric/psfp/reports", "psfp", {"report": report})["report"]
+        return result
+
     def list(self, kind: str, **filters: str) -> list[dict[str, Any]]:
         result: list[dict[str, Any]] = self._send("GET", self._url(kind), kind, params=filters)[kind]
         return result

@@ -17,13 +17,14 @@ Examples
 
 from __future__ import annotations
 
+import socket
 import struct
 
 from srfabric.errors import SrfabricError
 from srfabric.tsn.protect.policing import COUNTERS
 from srfabric.tsn.protect.psfp import METERED_OVERHEAD_BYTES, StreamProtection
 from srfabric.xdp import layout
-from srfabric.xdp.loader import LoadedObject
+from srfabric.xdp.loader import PIN_ROOT, LoadedObject
 
 WINDOWS = 16  # SR_PSFP_WINDOWS
 NS_BITS = 8 * 1_000_000_000  # SR_NS_BITS: a byte in bit-nanoseconds per second
@@ -58,12 +59,35 @@ def psfp_entry(plan: StreamProtection) -> bytes:
                       plan.gate.base_time_ns, plan.gate.cycle_ns, *starts, *ends, bucket, 0, *([0] * 6))
 
 
-def install(obj: LoadedObject, plans: list[tuple[StreamProtection, int]]) -> None:
-    """Write each (plan, talker's port) into ``obj``'s map; a stream written again starts with a full bucket and
-    its counters at zero."""
+SETTINGS = slice(4, ENTRY.size - 8 * 8)  # the handle to the windows' ends (not tokens, last check, counters)
+COUNTED = slice(ENTRY.size - 6 * 8, ENTRY.size)  # the six counters
+
+
+def install(obj: LoadedObject, plans: list[tuple[StreamProtection, int]]) -> int:
+    """Write each (plan, talker's port) into ``obj``'s map, where the entry held differs in its settings: a stream
+    whose filter, gate or meter changed starts with a full bucket and keeps its counters (frames the edge counts
+    between the read and the write are lost to them). Returns the entries written."""
     table = obj.map(MAP)
+    written = 0
     for plan, in_port in plans:
-        table.update(psfp_key(plan, in_port), psfp_entry(plan))
+        key, value = psfp_key(plan, in_port), psfp_entry(plan)
+        held = table.lookup(key)
+        if held is not None and held[SETTINGS] == value[SETTINGS]:
+            continue
+        if held is not None:
+            value = value[:COUNTED.start] + held[COUNTED]
+        table.update(key, value)
+        written += 1
+    return written
+
+
+def keep_only(obj: LoadedObject, keys: set[bytes]) -> int:
+    """Remove every entry whose key is not in ``keys``; returns how many went."""
+    table = obj.map(MAP)
+    gone = [key for key in table.all_keys() if key not in keys]
+    for key in gone:
+        table.delete(key)
+    return len(gone)
 
 
 def remove(obj: LoadedObject, plan: StreamProtection, in_port: int) -> bool:
@@ -81,3 +105,39 @@ def counters(obj: LoadedObject) -> dict[int, dict[str, int]]:
         fields = ENTRY.unpack(raw[:ENTRY.size])
         out[fields[1]] = dict(zip(COUNTERS, fields[-6:], strict=True))
     return out
+
+
+class PinnedEdge:
+    """The policing table of an XDP switch already running (pinned as its agent's ``--name``)."""
+
+    def __init__(self, name: str) -> None:
+        folder = PIN_ROOT / name
+        if not (folder / "maps" / MAP).exists():
+            raise SrfabricError("switch", f"nothing pinned as {name} holds a policing table ({folder}): is its "
+                                          f"agent running a current build?")
+        self.name = name
+        self.obj = LoadedObject("mac-nibble", folder)  # only its maps are used: the codec does not matter
+
+    def in_port(self, interface: str) -> int:
+        """The OpenFlow port the switch numbers ``interface`` with; ``SrfabricError`` naming it otherwise."""
+        try:
+            index = socket.if_nametoindex(interface)
+        except OSError:
+            raise SrfabricError("input-port", f"{interface} is not an interface here") from None
+        raw = self.obj.map("sr_ifports").lookup(layout.u32(index))
+        if raw is None:
+            raise SrfabricError("input-port", f"{interface} is not a port of switch {self.name}")
+        return int(struct.unpack("<I", raw[:4])[0])
+
+    def converge(self, plans: list[StreamProtection]) -> tuple[int, int]:
+        """Hold exactly ``plans`` (each plan's ``talker`` is the interface its frames come in by); returns the
+        entries written and removed."""
+        placed = [(plan, self.in_port(plan.talker)) for plan in plans]
+        written = install(self.obj, placed)
+        removed = keep_only(self.obj, {psfp_key(plan, port) for plan, port in placed})
+        return written, removed
+
+    def report(self) -> dict[str, object]:
+        """The counters as the API takes them (``psfp_book.PsfpReport``, without the bridge)."""
+        return {"streams": [{"handle": handle, "counters": counts}
+                            for handle, counts in sorted(counters(self.obj).items())]}

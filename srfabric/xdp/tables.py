@@ -32,6 +32,7 @@ from srfabric.rules.entries import (
     PushVlan,
     SetField,
     SetMplsTtl,
+    SetQueue,
     match_fields,
 )
 from srfabric.rules.pipeline import DELIVER, HOST_IN, IPV4_ETHERTYPE, IPV6_ETHERTYPE, PORT_IN, TERMINATE
@@ -73,6 +74,9 @@ def _name(entry: FlowEntry) -> str:
 
 def header_action(entry: FlowEntry, actions: tuple[Action, ...]) -> bytes:
     """The ``sr_action`` for a classifier's actions: a header write and an output, or an output only."""
+    if any(isinstance(a, SetQueue) for a in actions):
+        raise XdpTableError(_name(entry), "chooses a queue: the XDP switch has no egress queues (nor gates); serve "
+                                          "its fabric with --tt-queue -1")
     outputs = [a for a in actions if isinstance(a, Output)]
     if len(outputs) != 1 or actions[-1] != outputs[0]:
         raise XdpTableError(_name(entry), "needs exactly one output, as its last action")
@@ -202,7 +206,8 @@ def xdp_tables(entries: Iterable[FlowEntry], groups: Iterable[GroupEntry] = ()) 
             if "in_port" in fields:
                 tables.trusted_ports.add(fields["in_port"][0])
             continue
-        if kind in (Kind.CHAIN, Kind.ROUTE) and entry.table in (HOST_IN, TERMINATE, DELIVER):
+        if kind in (Kind.CHAIN, Kind.ROUTE) and entry.table in (HOST_IN, TERMINATE, DELIVER) or (
+                kind == Kind.STREAM and entry.table == HOST_IN):
             _add_steering(tables, entry, fields, by_id, group_actions, wild)
             continue
         if kind == Kind.RESTORE and entry.table == TERMINATE:
@@ -231,8 +236,8 @@ Fields = dict[str, tuple[int, int | None]]
 
 def _add_steering(tables: XdpTables, entry: FlowEntry, fields: Fields, by_id: dict[int, GroupEntry],
                   group_actions: dict[int, int], wild: list[tuple[int, bytes, bytes, int]]) -> None:
-    """A chain's or a route's entry: its header action (one per indirect group), then a host route in the hash
-    table of routes or a wildcard rule."""
+    """A chain's, a route's or a stream's entry: its header action (one per indirect group), then a host route in
+    the hash table of routes or a wildcard rule."""
     actions, group_id = _resolved(entry, by_id)
     if group_id is None:
         index = tables.add_action(header_action(entry, actions))

@@ -27,6 +27,7 @@ from srfabric.api.storage.repository import Record, Snapshot
 from srfabric.api.streams.ends import Declared, Ends, host_name
 from srfabric.api.streams.frer_counters import FrerBook
 from srfabric.api.streams.gate_answers import gate_answers
+from srfabric.api.streams.psfp_book import PsfpBook
 from srfabric.api.streams.redundant import TT_PRIORITY, Undos, replan_redundant, trees
 from srfabric.api.streams.schedule_view import LastChange, bridges_view, schedule_view
 from srfabric.controller.controller import Controller
@@ -71,6 +72,7 @@ class StreamService:
         self.ends = Ends()  # each port's host and each path's check, kept between changes
         self.declared = Declared()
         self.frer = FrerBook(time.time)  # the end-system eliminators' newest reports
+        self.psfp = PsfpBook(time.time)  # the edges' newest per-stream policing counters
 
     @property
     def lead_ns(self) -> int:

@@ -24,6 +24,7 @@ from srfabric.api.streams.frer_counters import FrerReport, stream_ends
 from srfabric.api.web import discovery, ui
 from srfabric.api.web.dispatch import ResourceApp, read_json, request_body
 from srfabric.api.web.openapi import OpenApi
+from srfabric.api.web.psfp_routes import psfp_routes
 from srfabric.api.web.router import Route, Routes, json_bytes
 from srfabric.api.web.routes import RESOURCES
 
@@ -40,7 +41,8 @@ def create_app(service: SfcService, token: str | None, https: bool = False, book
     marked secure); ``bridges``: the TSN bridges' NETCONF access, when the API may write it."""
     book = book or TokenBook.single(token)
     declared = [*metrics_routes(service, book), *discovery_routes(), *schedule_routes(service),
-                *frer_routes(service), *bridge_routes(service, bridges), *ui.ui_routes(service, book, secure=https)]
+                *frer_routes(service), *psfp_routes(service), *bridge_routes(service, bridges),
+                *ui.ui_routes(service, book, secure=https)]
     document = OpenApi(declared)
     return ResourceApp(service, book, RESOURCES, Routes([*declared, document.route()]), document.build)
 

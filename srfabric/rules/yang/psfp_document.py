@@ -34,6 +34,7 @@ from srfabric.tsn.protect.psfp import StreamGate, StreamProtection
 
 PSFP = "ieee802-dot1q-psfp-bridge"
 SID = "ieee802-dot1cb-stream-identification"
+COMPONENT = "c0"  # the one bridge component a bridge of srfabric's has
 PRIORITY_NAMES = ("zero", "one", "two", "three", "four", "five", "six", "seven")
 
 
@@ -64,7 +65,7 @@ class StreamGateCapabilities:
 
 
 def psfp_document(bridge: str, address: str, plans: Sequence[StreamProtection], ports: Mapping[str, str],
-                  capabilities: StreamGateCapabilities, component: str = "c0") -> dict[str, Any]:
+                  capabilities: StreamGateCapabilities, component: str = COMPONENT) -> dict[str, Any]:
     """``bridge``'s identities, filters, gates and meters for ``plans`` (its own streams); ``ports`` names the
     interface each talker's frames come in by. ``ModelError`` naming the stream and the leaf when a plan does not
     fit the bridge."""

@@ -25,15 +25,16 @@ from srfabric.tsn.runtime.live import LivePlanner
 def admitted_protections(planner: LivePlanner, base_time_ns: int, identities: Mapping[str, Identity],
                          handles: Mapping[str, int], tolerance_ns: int = 0,
                          burst_frames: int = DEFAULT_BURST_FRAMES) -> list[StreamProtection]:
-    """One protection per admitted stream, by name; a redundant stream's talker sends once, in its first tree's
-    slot (its edge replicates). ``ModelError`` naming a stream without an identity or a handle."""
+    """One protection per stream ``identities`` names, each admitted by ``planner``; a redundant stream's talker
+    sends once, in its first tree's slot (its edge replicates). ``ModelError`` naming a stream the planner does not
+    hold or that has no handle."""
     config = planner.config
     timing = Timing(planner.slot_ns, config.base_period_ns, config.hyper_cycles, base_time_ns, tolerance_ns,
                     burst_frames)
     plans = []
-    for name in sorted(planner.streams):
-        if name not in identities or name not in handles:
-            raise ModelError(f"stream {name}", "has no stream identity or handle to protect it by")
+    for name in sorted(identities):
+        if name not in planner.streams or name not in handles:
+            raise ModelError(f"stream {name}", "is not admitted into a slot, or has no handle to protect it by")
         stream = planner.streams[name][0]
         first = planner.admission.admitted[name][0]
         plans.append(protection(handles[name], stream, first, timing, identities[name]))

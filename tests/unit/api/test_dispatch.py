@@ -81,7 +81,8 @@ def test_every_documented_operation_is_served_by_the_resource_app() -> None:
                                   "/v2.0/srfabric/schedule/reoptimise", "/", "/v2.0/", "/v2.0/extensions",
                                   "/v2.0/extensions/{alias}", "/v2.0/srfabric/chains",
                                   "/v2.0/srfabric/switches/{dpid}", "/v2.0/srfabric/events", "/metrics",
-                                  "/v2.0/srfabric/frer", "/v2.0/srfabric/frer/reports",
+                                  "/v2.0/srfabric/frer", "/v2.0/srfabric/frer/reports", "/v2.0/srfabric/psfp",
+                                  "/v2.0/srfabric/psfp/{bridge}", "/v2.0/srfabric/psfp/reports",
                                   "/v2.0/srfabric/bridges", "/v2.0/srfabric/bridges/{name}")]
     assert len(operations) == 5 * len(RESOURCES)
     for path, _method in operations:

@@ -161,3 +161,28 @@ def test_a_time_triggered_redundant_stream_is_refused_by_name_on_xdp() -> None:
     s1 = next(dpid for dpid, switch in fabric.switches.items() if switch.name == "s1")
     with pytest.raises(XdpTableError, match="no egress queues"):
         xdp_tables(state.entries[s1], state.groups.get(s1, ()))
+
+
+def stream_state(tt_queue: int | None):  # type: ignore[no-untyped-def]
+    from srfabric.model.stream import SteeredStream
+    from srfabric.model.topo import tsn_fig1
+    from srfabric.rules.compile import CompileCache
+
+    fabric = tsn_fig1().to_fabric()
+    stream = SteeredStream("cam", 1, "h1", "h3", ("s1", "s2", "s5"), udp_dst=6000)
+    s1 = next(dpid for dpid, switch in fabric.switches.items() if switch.name == "s1")
+    return s1, CompileCache("mac-nibble", tt_queue=tt_queue).state(fabric, [], streams=[stream])
+
+
+def test_a_time_triggered_stream_steers_at_its_talkers_edge_without_a_queue() -> None:
+    s1, state = stream_state(tt_queue=None)
+    translated = xdp_tables(state.entries[s1], state.groups.get(s1, ()))
+    key = layout.flow_key(src="10.0.0.1", dst="10.0.0.3", dport=6000, proto=17, stage=layout.STAGE_HOST_IN,
+                          in_port=1)
+    assert any(rule[:16] == key for rule in translated.wild)  # its classifier, exact on its fields
+
+
+def test_a_stream_that_chooses_a_queue_is_refused_naming_the_setting() -> None:
+    s1, state = stream_state(tt_queue=6)
+    with pytest.raises(XdpTableError, match="no egress queues .* --tt-queue -1"):
+        xdp_tables(state.entries[s1], state.groups.get(s1, ()))

@@ -1,0 +1,86 @@
+"""Per-stream filtering and policing (802.1Qci) as the API serves it: each edge's filters, gates and meters as the
+bridge's YANG document (``ieee802-dot1q-psfp-bridge`` and ``ieee802-dot1cb-stream-identification``, what a NETCONF
+bridge takes and what ``srfabric psfp follow`` enforces on an XDP edge), with the counters the edge last reported
+as the stream filters' state leaves. The plans are the core's (:mod:`srfabric.controller.stream_protection`); the
+counters are kept in memory, the newest report of each edge.
+
+>>> book = PsfpBook(clock=lambda: 1000.0)
+>>> book.keep(PsfpReport.model_validate({"bridge": "s1", "streams": [
+...     {"handle": 12, "counters": {"matching-frames-count": 10, "red-frames-count": 7}}]}))
+>>> book.counters("s1")[12]["red-frames-count"], book.counters("s1")[12]["passing-frames-count"]
+(7, 0)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from srfabric.api.resources.schemas import Strict
+from srfabric.rules.yang.psfp_document import PSFP, StreamGateCapabilities, psfp_document
+from srfabric.tsn.protect.policing import COUNTERS
+from srfabric.tsn.protect.psfp import StreamProtection
+
+MAX_STREAMS = 4096  # an edge's table holds no more
+Counter64 = Annotated[int, Field(ge=0, le=2**64 - 1)]
+CounterName = Literal["matching-frames-count", "passing-frames-count", "not-passing-frames-count",
+                      "red-frames-count", "passing-sdu-count", "not-passing-sdu-count"]
+EDGE_CAPABILITIES = StreamGateCapabilities(list_max=16 * 2 + 1)  # the XDP edge: 16 open windows per cycle
+
+
+class PolicedStream(Strict):
+    """One stream an edge polices: its handle and its counters by ``ieee802-dot1q-psfp`` leaf name."""
+
+    handle: int = Field(ge=0, le=2**32 - 1)
+    counters: dict[CounterName, Counter64]
+
+
+class PsfpReport(Strict):
+    """What one edge reports: its bridge name and each stream's counters."""
+
+    bridge: str = Field(pattern=r"^[A-Za-z0-9_.:@-]{1,64}$")
+    streams: list[PolicedStream] = Field(max_length=MAX_STREAMS)
+
+
+class PsfpBook:
+    """The newest report of each edge, with when it came (``clock``: seconds)."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self.clock = clock
+        self.reports: dict[str, tuple[float, PsfpReport]] = {}
+
+    def keep(self, report: PsfpReport) -> None:
+        self.reports[report.bridge] = (self.clock(), report)
+
+    def counters(self, bridge: str) -> dict[int, dict[str, int]]:
+        """The bridge's streams' newest counters by handle, every leaf present."""
+        kept = self.reports.get(bridge)
+        if kept is None:
+            return {}
+        return {seen.handle: {leaf: {str(k): v for k, v in seen.counters.items()}.get(leaf, 0) for leaf in COUNTERS}
+                for seen in kept[1].streams}
+
+    def document(self, bridge: str, plans: list[StreamProtection], ports: dict[str, str]) -> dict[str, Any]:
+        """The bridge's document, each stream filter with its newest counters (none before the first report)."""
+        document = psfp_document(bridge, edge_address(bridge), plans, ports, EDGE_CAPABILITIES)
+        counts = self.counters(bridge)
+        component = document["ieee802-dot1q-bridge:bridges"]["bridge"][0]["component"][0]
+        for item in component[f"{PSFP}:stream-filters"]["stream-filter-instance-table"]:
+            item.update(counts.get(item["stream-handle"], {}))
+        return document
+
+    def reported_at(self, bridge: str) -> float | None:
+        kept = self.reports.get(bridge)
+        return None if kept is None else kept[0]
+
+
+def edge_address(bridge: str) -> str:
+    """A locally administered address standing for an edge switch that reports none, the same for the same name.
+
+    >>> edge_address("s1")
+    '02-00-00-00-73-31'
+    """
+    tail = bridge.encode()[-4:].rjust(4, b"\0")
+    return "-".join(f"{octet:02X}" for octet in b"\x02\x00" + tail)
