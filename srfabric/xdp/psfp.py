@@ -21,7 +21,6 @@ import socket
 import struct
 
 from srfabric.errors import SrfabricError
-from srfabric.tsn.protect.policing import COUNTERS
 from srfabric.tsn.protect.psfp import METERED_OVERHEAD_BYTES, StreamProtection
 from srfabric.xdp import layout
 from srfabric.xdp.loader import PIN_ROOT, LoadedObject
@@ -103,7 +102,10 @@ def counters(obj: LoadedObject) -> dict[int, dict[str, int]]:
         if raw is None:  # removed since the keys were read
             continue
         fields = ENTRY.unpack(raw[:ENTRY.size])
-        out[fields[1]] = dict(zip(COUNTERS, fields[-6:], strict=True))
+        matching, _, not_passing, red, _, oversize = fields[-6:]  # the program counts no passing frame itself
+        out[fields[1]] = {"matching-frames-count": matching, "passing-frames-count": matching - oversize - not_passing,
+                          "not-passing-frames-count": not_passing, "red-frames-count": red,
+                          "passing-sdu-count": matching - oversize, "not-passing-sdu-count": oversize}
     return out
 
 

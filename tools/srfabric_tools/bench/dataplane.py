@@ -78,6 +78,14 @@ def median_rates(rates: list[Rate], mode: str = "rig", spread: bool = True) -> d
 FRER_GOAL_NS = 40  # elimination per frame, net of the empty program
 
 
+def policing_summary(by_key: dict[str, Cost]) -> dict[str, float]:
+    """802.1Qci at the XDP edge: a policed stream's frame net of the empty program, and over an unpoliced one's
+    encapsulation (the filter, gate and meter themselves); a frame dropped outside its window."""
+    passed, plain, dropped = by_key["sre_policed_pass"], by_key["sre_encap"], by_key["sre_policed_drop"]
+    return {"pass_net_ns": round(passed.net_ns, 1), "pass_over_unpoliced_ns": round(passed.ns - plain.ns, 1),
+            "drop_net_ns": round(dropped.net_ns, 1)}
+
+
 def summarise(costs: list[Cost], rates: list[Rate], setups: list[SetupRun], quick: bool) -> dict[str, Any]:
     by_key = {c.key: c for c in costs}
     keys = ("redirect", "sr_mac_nibble", "sr_mac_vlan_mpls", "sre_encap", "lpm_380k")
@@ -121,6 +129,7 @@ def summarise(costs: list[Cost], rates: list[Rate], setups: list[SetupRun], quic
         "per_packet_ns": {k: round(by_key[k].ns, 1) for k in keys},
         "per_packet_net_ns": {c.key: round(c.net_ns, 1) for c in costs if c.key != "empty"},
         "floor_ns": round(by_key["empty"].ns, 1),
+        "policing": policing_summary(by_key),
         "costs": [c.row() for c in costs],
         "rate_pps": rate_64,
         "rate_direct_pps": direct_64,

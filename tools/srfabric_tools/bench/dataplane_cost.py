@@ -33,7 +33,8 @@ from srfabric.codecs.mac_nibble import MacNibbleCodec
 from srfabric.codecs.mac_vlan_mpls import MacVlanMplsCodec
 from srfabric.errors import SrfabricError
 from srfabric.tsn.model.frer import SEQ_SPACE
-from srfabric.xdp import frames, layout
+from srfabric.tsn.protect.psfp import FlowMeter, GateInterval, Identity, StreamGate, StreamProtection
+from srfabric.xdp import frames, layout, psfp
 from srfabric.xdp.bpf_syscall import prog_test_run
 from srfabric.xdp.frer import FrerEliminator, rtag
 from srfabric.xdp.loader import LoadedObject, load
@@ -42,6 +43,7 @@ from srfabric.xdp.routes import PAPER_ROUTES, addresses_in, route_table
 
 LO = 1
 SRC, DST = "10.0.0.1", "10.0.0.2"
+POLICED_PASS, POLICED_DROP = 6001, 6002  # the UDP ports of the two policed streams
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,12 @@ def cases(lpm_destinations: list[str]) -> list[CostCase]:
         CostCase("sre_encap", "SRE encapsulation, mac-nibble", "mac-nibble", "sr_host", (plain,), "encapsulated"),
         CostCase("sre_encap_mpls", "SRE encapsulation, mac-vlan-mpls", "mac-vlan-mpls", "sr_host", (plain,),
                  "encapsulated"),
+        # 802.1Qci at the ingress edge: a protected stream's frame through its filter, open gate and meter, then
+        # encapsulated; and one outside its gate's window, dropped. Their cost less sre_encap's is the policing's.
+        CostCase("sre_policed_pass", "SRE encapsulation of a policed stream (filter, gate open, meter)",
+                 "mac-nibble", "sr_host", (_plain(dport=POLICED_PASS),), "encapsulated"),
+        CostCase("sre_policed_drop", "SRE ingress policing, frame outside its window (dropped)", "mac-nibble",
+                 "sr_host", (_plain(dport=POLICED_DROP),), "drop_policed"),
         CostCase("lpm_380k", f"LPM, {PAPER_ROUTES // 1000}K IPv4 routes", "lpm", "lpm_route", lpm, "routed"),
         # 802.1CB end-system elimination: every frame a new number (passed, its R-TAG taken out), and one number
         # again and again (each a duplicate, dropped).
@@ -111,6 +119,16 @@ def _fill_edge(obj: LoadedObject, codec: str) -> None:
                               mpls=int(header.wire()["mpls"], 16))
     obj.map("sr_actions").update(layout.u32(0), value)
     obj.map("sr_routes").update(layout.ipv4(DST), layout.u32(0))
+    if codec == "mac-nibble":
+        psfp.install(obj, [(_policed(POLICED_PASS, open_gate=True), 0), (_policed(POLICED_DROP, open_gate=False), 0)])
+
+
+def _policed(dport: int, open_gate: bool) -> StreamProtection:
+    """A stream whose gate is open (or closed) the whole cycle and whose meter never runs dry: each call takes the
+    same path whenever it runs."""
+    gate = StreamGate(1_000_000, 0, (GateInterval(open_gate, 1_000_000),))
+    return StreamProtection(dport, f"policed-{dport}", "bench", "h1", Identity(SRC, DST, udp_dst=dport), 7, 1500,
+                            gate, FlowMeter(cir_bps=10**15, cbs_bytes=10**6))
 
 
 RELOADED = ("redirect", "mac-nibble", "mac-vlan-mpls", "frer")  # the LPM object keeps its 380,000 routes
