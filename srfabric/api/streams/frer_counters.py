@@ -23,7 +23,7 @@ a ``sequence-recovery`` entry per stream and interface, with srfabric's own part
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from ipaddress import IPv4Address
 from typing import Annotated, Any, Literal
@@ -31,6 +31,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from srfabric.api.resources.schemas import Strict
+from srfabric.api.streams.newest import NewestReports
 from srfabric.tsn.model.frer import COUNTERS
 
 MAX_STREAMS = 4096  # the eliminator's table holds no more
@@ -104,15 +105,11 @@ def stream_ends(streams: Sequence[dict[str, Any]], ports: dict[str, dict[str, An
     return ends
 
 
-class FrerBook:
+class FrerBook(NewestReports[FrerReport]):
     """The newest report of each interface, with when it came (``clock``: seconds)."""
 
-    def __init__(self, clock: Callable[[], float]) -> None:
-        self.clock = clock
-        self.reports: dict[str, tuple[float, FrerReport]] = {}
-
     def keep(self, report: FrerReport) -> None:
-        self.reports[report.where] = (self.clock(), report)
+        self.put(report.where, report)
 
     def tied(self, streams: Sequence[StreamEnds]) -> Iterator[tuple[str, float, FrerReport, EliminatedStream,
                                                                    StreamEnds | None]]:

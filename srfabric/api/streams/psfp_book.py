@@ -13,12 +13,12 @@ counters are kept in memory, the newest report of each edge.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from srfabric.api.resources.schemas import Strict
+from srfabric.api.streams.newest import NewestReports
 from srfabric.rules.yang.psfp_document import PSFP, StreamGateCapabilities, psfp_document
 from srfabric.tsn.protect.policing import COUNTERS
 from srfabric.tsn.protect.psfp import StreamProtection
@@ -44,15 +44,11 @@ class PsfpReport(Strict):
     streams: list[PolicedStream] = Field(max_length=MAX_STREAMS)
 
 
-class PsfpBook:
+class PsfpBook(NewestReports[PsfpReport]):
     """The newest report of each edge, with when it came (``clock``: seconds)."""
 
-    def __init__(self, clock: Callable[[], float]) -> None:
-        self.clock = clock
-        self.reports: dict[str, tuple[float, PsfpReport]] = {}
-
     def keep(self, report: PsfpReport) -> None:
-        self.reports[report.bridge] = (self.clock(), report)
+        self.put(report.bridge, report)
 
     def counters(self, bridge: str) -> dict[int, dict[str, int]]:
         """The bridge's streams' newest counters by handle, every leaf present."""
