@@ -7,7 +7,7 @@ from typing import Any
 
 from starlette.requests import Request
 
-from srfabric.api.errors import ApiError, not_found
+from srfabric.api.errors import ApiError, not_found, not_leader
 from srfabric.api.resources.schemas import body
 from srfabric.api.service import SfcService
 from srfabric.api.streams.psfp_book import PsfpReport
@@ -33,6 +33,15 @@ def edge_plans(service: SfcService) -> EdgePlans:
                             streams.gcls[0].base_time_ns)
 
 
+def on_the_leader(service: SfcService) -> None:
+    """Only the leader installs streams, so only it knows what the edges should hold, and only it keeps their
+    reports: a follower sends an edge there (307; 503 while none is elected), never an empty document that would
+    take every protection off."""
+    leader = service.leader_elsewhere()
+    if leader is not None:
+        raise not_leader(leader)
+
+
 def psfp_routes(service: SfcService) -> list[Route]:
     """The edges' documents out, their counters in."""
 
@@ -43,6 +52,7 @@ def psfp_routes(service: SfcService) -> list[Route]:
                           for bridge, (plans, _) in sorted(edge_plans(service).items())]}
 
     async def edge(request: Request, bridge: str | None) -> dict[str, Any]:
+        on_the_leader(service)
         name = bridge or ""
         plans, ports = edge_plans(service).get(name, ([], {}))
         if not plans and name not in service.controller.fabric.dpids_by_name():
@@ -50,6 +60,7 @@ def psfp_routes(service: SfcService) -> list[Route]:
         return service.streams.psfp.document(name, plans, ports)
 
     async def report(request: Request, _: str | None) -> dict[str, Any]:
+        on_the_leader(service)
         got: PsfpReport = (await request_body(request, PsfpReportBody)).report
         service.streams.psfp.keep(got)
         plans = edge_plans(service).get(got.bridge, ([], {}))[0]
@@ -64,7 +75,8 @@ def psfp_routes(service: SfcService) -> list[Route]:
         Route("GET", "/v2.0/srfabric/psfp/{bridge}", edge, name="psfp_edge",
               summary="One edge's stream identities, filters, gates and meters as RFC 7951 JSON "
                       "(``ieee802-dot1q-psfp-bridge``, ``ieee802-dot1cb-stream-identification``), each filter with "
-                      "the counters the edge last reported; 404 for a switch the controller does not know."),
+                      "the counters the edge last reported; 404 for a switch the controller does not know; 307 to "
+                      "the leader from a follower."),
         Route("POST", "/v2.0/srfabric/psfp/reports", report, status=201, body=PsfpReportBody, name="psfp_report",
               summary="An edge's per-stream counters (``srfabric psfp follow``): kept as its newest; answers how "
                       "many of its streams are admitted there."),

@@ -29,6 +29,7 @@ def app(tmp_path: Path) -> Any:
                                                         udp_destination_port=6000)))
     application = create_app(service, "tok")
     application.made = made  # type: ignore[attr-defined]
+    application.sfc = service  # type: ignore[attr-defined]
     return application
 
 
@@ -90,3 +91,14 @@ def test_a_switch_the_controller_does_not_know_is_not_found(app: Any) -> None:
     answer = call(app, "GET", "/v2.0/srfabric/psfp/s99")
     assert answer.status_code == 404 and "s99" in answer.json()["NeutronError"]["message"]
     assert filters(call(app, "GET", "/v2.0/srfabric/psfp/s2").json()) == []  # a switch with no talker: nothing
+
+
+def test_a_follower_sends_an_edge_to_the_leader_rather_than_take_its_protections_off(app: Any) -> None:
+    app.sfc.leader_elsewhere = lambda: "http://10.0.0.1:9696"
+    for method, path, body in (("GET", "/v2.0/srfabric/psfp/s1", None),
+                               ("POST", "/v2.0/srfabric/psfp/reports", report(app.made["stream_id"]))):
+        answer = call(app, method, path, body)
+        assert answer.status_code == 307 and answer.json()["NeutronError"]["detail"] == "http://10.0.0.1:9696"
+    app.sfc.leader_elsewhere = lambda: ""  # an election under way
+    assert call(app, "GET", "/v2.0/srfabric/psfp/s1").status_code == 503
+    assert app.sfc.streams.psfp.reports == {}
