@@ -139,6 +139,7 @@ def open_service(args: argparse.Namespace, controller: Controller) -> Running:
     service = SfcService(repository, controller, cycle=CycleConfig(base_period_ns=args.cycle_ns), gates=gates,
                          leadership=leadership)
     service.streams.lead_ns = int(args.gate_lead_ms * 1_000_000)
+    service.streams.psfp.tolerance_ns = args.psfp_tolerance_ns
     return Running(controller, service, engine, repository, leadership, shares=shares)
 
 

@@ -102,6 +102,9 @@ def add_stream_options(tsn: argparse._ArgumentGroup) -> None:
                      help="watch BRIDGE's gPTP state through its ptp4l's socket (pmc); no stream is scheduled "
                           "through a bridge off its grandmaster by more than --gptp-bound-ns (repeatable)")
     tsn.add_argument("--gptp-bound-ns", type=int, default=1000, help="the largest offset a bridge may run gates at")
+    tsn.add_argument("--psfp-tolerance-ns", type=int, default=0,
+                     help="802.1Qci: open each stream's ingress gate this long before and after its slot (the "
+                          "talkers' and the edges' clocks disagree by up to this), 0..1000000")
 
 
 def token_from(args: argparse.Namespace) -> str | None:
@@ -141,6 +144,7 @@ def keystone_from(args: argparse.Namespace) -> KeystoneAccess | None:
 def check_args(args: argparse.Namespace) -> None:
     """Refuse a bad option before anything listens or loads, naming the option and the limit."""
     from srfabric.rules.streams.time_triggered import MAX_QUEUE
+    from srfabric.tsn.protect.psfp import MAX_TOLERANCE_NS
 
     if not args.openflow_tls and not args.openflow_insecure:
         raise SrfabricError("--openflow-tls", "switches connect over TLS: give --openflow-tls DIR (certificates of "
@@ -160,4 +164,6 @@ def check_args(args: argparse.Namespace) -> None:
         raise SrfabricError("--edges", "instances share a fabric through PostgreSQL: give --db postgresql://...")
     if args.gptp and args.gptp_bound_ns < 1:
         raise SrfabricError("--gptp-bound-ns", f"must be at least 1, got {args.gptp_bound_ns}")
+    if not 0 <= args.psfp_tolerance_ns <= MAX_TOLERANCE_NS:
+        raise SrfabricError("--psfp-tolerance-ns", f"must be in 0..{MAX_TOLERANCE_NS}, got {args.psfp_tolerance_ns}")
     keystone_from(args)

@@ -45,7 +45,10 @@ class PsfpReport(Strict):
 
 
 class PsfpBook(NewestReports[PsfpReport]):
-    """The newest report of each edge, with when it came (``clock``: seconds)."""
+    """The newest report of each edge, with when it came (``clock``: seconds), and how much wider than its slot
+    each stream's ingress gate opens (``tolerance_ns``, each side)."""
+
+    tolerance_ns = 0
 
     def keep(self, report: PsfpReport) -> None:
         self.put(report.bridge, report)

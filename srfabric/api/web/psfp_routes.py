@@ -30,7 +30,7 @@ def edge_plans(service: SfcService) -> EdgePlans:
         return {}  # a fabric the scheduler cannot use protects nothing; the schedule view says why
     controller = streams.controller
     return edge_protections(planner, controller.fabric, controller.port_name, controller.core.streams,
-                            streams.gcls[0].base_time_ns)
+                            streams.gcls[0].base_time_ns, streams.psfp.tolerance_ns)
 
 
 def on_the_leader(service: SfcService) -> None:

@@ -102,3 +102,23 @@ def test_a_follower_sends_an_edge_to_the_leader_rather_than_take_its_protections
     app.sfc.leader_elsewhere = lambda: ""  # an election under way
     assert call(app, "GET", "/v2.0/srfabric/psfp/s1").status_code == 503
     assert app.sfc.streams.psfp.reports == {}
+
+
+@pytest.mark.parametrize("tolerance", ["-1", "1000001"])
+def test_a_tolerance_out_of_range_is_refused_before_anything_listens(tolerance: str) -> None:
+    from srfabric.api.serve_options import check_args
+    from srfabric.errors import SrfabricError
+    from tests.unit.api.test_keystone_tokens import parse
+
+    with pytest.raises(SrfabricError, match=r"--psfp-tolerance-ns: must be in 0\.\.1000000"):
+        check_args(parse("--openflow-insecure", "--no-auth", "--psfp-tolerance-ns", tolerance))
+
+
+def test_a_tolerance_widens_every_protected_streams_gate(app: Any) -> None:
+    [narrow] = read_plans(call(app, "GET", "/v2.0/srfabric/psfp/s1").json(), "s1")
+    app.sfc.streams.psfp.tolerance_ns = 2_000
+    [wide] = read_plans(call(app, "GET", "/v2.0/srfabric/psfp/s1").json(), "s1")
+    def open_ns(plan: Any) -> int:
+        return sum(end - start for start, end in plan.gate.open_windows())
+
+    assert open_ns(wide) == open_ns(narrow) + 4 * 4_000  # 2 µs each side of each of its four slots (one may wrap)
