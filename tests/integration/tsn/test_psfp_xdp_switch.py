@@ -7,6 +7,7 @@ the API's document and ``/metrics``."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,8 +24,18 @@ from srfabric_tools.testbed.net import ovs_running
 
 pytestmark = [pytest.mark.skipif(not ovs_running(), reason="needs ovs-vswitchd (make bootstrap)"),
               pytest.mark.timeout(300)]
-PERIOD_NS, SECONDS, TIMES = 1_000_000, 2, 10
+PERIOD_NS, SECONDS, TIMES, SIZE = 1_000_000, 2, 10, 100
+BABBLE_SDU = 96 - 14  # the numbered talker's frames: 96 octets with their MAC header
 FRAMES = SECONDS * TIMES * 1_000_000_000 // PERIOD_NS  # ten times the stream's one frame per period
+
+
+def talked(done: Path, timeout_s: float = 60.0) -> None:
+    """Wait until the talker wrote that it sent its last frame, and the edge has seen it."""
+    deadline = time.monotonic() + timeout_s
+    while not done.exists():
+        assert time.monotonic() < deadline, f"the talker did not finish within {timeout_s} s"
+        time.sleep(0.1)
+    time.sleep(0.5)
 
 
 @pytest.fixture
@@ -39,7 +50,7 @@ def lab(tmp_path: Path) -> Iterator[ApiLab]:
 def test_a_babbling_talker_gets_no_more_than_its_reservation_through_its_edge(lab: ApiLab) -> None:
     with lab.serve.client() as client:
         made = client.create("streams", {"talker": lab.ports["h1"], "listener": lab.ports["h3"], "priority": 7,
-                                         "period_ns": PERIOD_NS, "size_bytes": 100, "udp_destination_port": 6000})
+                                         "period_ns": PERIOD_NS, "size_bytes": SIZE, "udp_destination_port": 6000})
         [edge_view] = client.get("/v2.0/srfabric/psfp")["edges"]
         assert edge_view["streams"] == [made["stream_id"]]
         bridge = edge_view["bridge"]
@@ -50,13 +61,17 @@ def test_a_babbling_talker_gets_no_more_than_its_reservation_through_its_edge(la
         babbler.listen()
         babbler.talk()
         received = babbler.received(timeout=60)
+        talked(lab.workdir / "babbler.sent")  # the listener stops after 2 s of quiet: maybe before the talker
         follow_round(client, edge, bridge)
         document = client.get(f"/v2.0/srfabric/psfp/{bridge}")
         metrics = httpx.get(f"{lab.serve.url}/metrics", headers={"x-auth-token": lab.serve.token}).text
     counted = counters(edge.obj)[made["stream_id"]]
     assert counted["matching-frames-count"] >= FRAMES * 0.95  # a raw socket's send may drop a few on a busy host
     passed = counted["matching-frames-count"] - counted["not-passing-frames-count"] - counted["red-frames-count"]
-    assert len(received) <= passed <= SECONDS * 1_000_000_000 // PERIOD_NS + 2  # the reservation and the bucket
+    # The reservation in octets as the meter counts them (its frames of 100 octets, each with 22 of header and FCS,
+    # one per period, and a bucket of two): the babbler's frames are smaller, so more of them fit.
+    reserved = (SIZE + 22) * (SECONDS * 1_000_000_000 // PERIOD_NS + 2)
+    assert len(received) <= passed and passed * (BABBLE_SDU + 22) <= reserved
     assert counted["not-passing-frames-count"] + counted["red-frames-count"] >= counted["matching-frames-count"] * 0.85
     component = document["ieee802-dot1q-bridge:bridges"]["bridge"][0]["component"][0]
     [shown] = component["ieee802-dot1q-psfp-bridge:stream-filters"]["stream-filter-instance-table"]
