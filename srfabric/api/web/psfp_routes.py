@@ -7,13 +7,14 @@ from typing import Any
 
 from starlette.requests import Request
 
-from srfabric.api.errors import ApiError, not_found, not_leader
+from srfabric.api.errors import ApiError, in_use, not_found, not_leader
 from srfabric.api.resources.schemas import body
 from srfabric.api.service import SfcService
 from srfabric.api.streams.psfp_book import PsfpReport
 from srfabric.api.web.dispatch import request_body
 from srfabric.api.web.router import Route
 from srfabric.controller.stream_protection import EdgePlans, edge_protections
+from srfabric.errors import ModelError
 
 PsfpReportBody = body("report", PsfpReport)
 
@@ -57,7 +58,10 @@ def psfp_routes(service: SfcService) -> list[Route]:
         plans, ports = edge_plans(service).get(name, ([], {}))
         if not plans and name not in service.controller.fabric.dpids_by_name():
             raise not_found("SwitchNotFound", "switch", name)
-        return service.streams.psfp.document(name, plans, ports)
+        try:
+            return service.streams.psfp.document(name, plans, ports)
+        except ModelError as error:  # a stream whose gate the edge cannot hold: named, not a 500
+            raise in_use("PsfpUnfit", f"{name}: {error}") from None
 
     async def report(request: Request, _: str | None) -> dict[str, Any]:
         on_the_leader(service)

@@ -122,3 +122,14 @@ def test_a_tolerance_widens_every_protected_streams_gate(app: Any) -> None:
         return sum(end - start for start, end in plan.gate.open_windows())
 
     assert open_ns(wide) == open_ns(narrow) + 4 * 4_000  # 2 µs each side of each of its four slots (one may wrap)
+
+
+def test_a_gate_the_edge_cannot_hold_is_a_409_naming_the_stream_and_the_leaf(app: Any,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from srfabric.api.streams import psfp_book
+    from srfabric.rules.yang.psfp_document import StreamGateCapabilities
+
+    monkeypatch.setattr(psfp_book, "EDGE_CAPABILITIES", StreamGateCapabilities(list_max=2))
+    answer = call(app, "GET", "/v2.0/srfabric/psfp/s1")
+    assert answer.status_code == 409 and "supported-list-max" in answer.json()["NeutronError"]["message"]
+    assert f"stream {app.made['id']}" in answer.json()["NeutronError"]["message"]
