@@ -38,6 +38,8 @@ struct sr_psfp {
 	__u64 open_to[SR_PSFP_WINDOWS];
 	__u64 tokens;   /* under the lock */
 	__u64 last_ns;  /* under the lock; 0 before the first conforming check */
+	/* ieee802-dot1q-psfp's six counters; the program leaves passing and passing_sdu at 0 (psfp.py works them
+	 * out from the others, so a passing frame costs one atomic add). */
 	__u64 matching, passing, not_passing, red, passing_sdu, not_passing_sdu;
 };
 
