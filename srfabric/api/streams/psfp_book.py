@@ -19,7 +19,8 @@ from pydantic import Field
 
 from srfabric.api.resources.schemas import Strict
 from srfabric.api.streams.newest import NewestReports
-from srfabric.rules.yang.psfp_document import PSFP, StreamGateCapabilities, psfp_document
+from srfabric.rules.yang.psfp_document import PSFP, psfp_document
+from srfabric.tsn.gates.capabilities import PortCapabilities
 from srfabric.tsn.protect.policing import COUNTERS
 from srfabric.tsn.protect.psfp import StreamProtection
 
@@ -27,7 +28,8 @@ MAX_STREAMS = 4096  # an edge's table holds no more
 Counter64 = Annotated[int, Field(ge=0, le=2**64 - 1)]
 CounterName = Literal["matching-frames-count", "passing-frames-count", "not-passing-frames-count",
                       "red-frames-count", "passing-sdu-count", "not-passing-sdu-count"]
-EDGE_CAPABILITIES = StreamGateCapabilities(list_max=16 * 2 + 1)  # the XDP edge: 16 open windows per cycle
+# the XDP edge: 16 open windows per cycle, and a cycle and an interval of up to a second
+EDGE_CAPABILITIES = PortCapabilities(list_max=16 * 2 + 1, cycle_max=(1, 1), interval_max_ns=1_000_000_000)
 
 
 class PolicedStream(Strict):
@@ -58,7 +60,7 @@ class PsfpBook(NewestReports[PsfpReport]):
         kept = self.reports.get(bridge)
         if kept is None:
             return {}
-        return {seen.handle: {leaf: {str(k): v for k, v in seen.counters.items()}.get(leaf, 0) for leaf in COUNTERS}
+        return {seen.handle: {leaf: 0 for leaf in COUNTERS} | {str(k): v for k, v in seen.counters.items()}
                 for seen in kept[1].streams}
 
     def document(self, bridge: str, plans: list[StreamProtection], ports: dict[str, str]) -> dict[str, Any]:

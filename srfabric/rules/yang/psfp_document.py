@@ -11,7 +11,7 @@ Examples
 >>> gate = StreamGate(1_000_000, 1_700_000_000_000_000_000, (GateInterval(True, 30_000), GateInterval(False, 970_000)))
 >>> plan = StreamProtection(9, "cam", "s1", "h1", Identity("10.0.0.1", "10.0.0.3", udp_dst=5001), 7, 200, gate,
 ...                         FlowMeter(1_776_000, 444))
->>> document = psfp_document("s1", "00-00-00-00-00-01", [plan], {"h1": "s1-eth1"}, StreamGateCapabilities())
+>>> document = psfp_document("s1", "00-00-00-00-00-01", [plan], {"h1": "s1-eth1"}, ROOMY)
 >>> component = document["ieee802-dot1q-bridge:bridges"]["bridge"][0]["component"][0]
 >>> gates = component[PSFP + ":stream-gates"]["stream-gate-instance-table"][0]
 >>> [entry["gate-state-value"] for entry in gates["admin-control-list"]["gate-control-entry"]]
@@ -24,13 +24,13 @@ Examples
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from srfabric.errors import ModelError
-from srfabric.tsn.protect.psfp import StreamGate, StreamProtection
+from srfabric.tsn.gates.capabilities import PortCapabilities, list_over
+from srfabric.tsn.gates.render import ptp_time, rational_seconds
+from srfabric.tsn.protect.psfp import StreamProtection
 
 PSFP = "ieee802-dot1q-psfp-bridge"
 SID = "ieee802-dot1cb-stream-identification"
@@ -38,37 +38,14 @@ COMPONENT = "c0"  # the one bridge component a bridge of srfabric's has
 PRIORITY_NAMES = ("zero", "one", "two", "three", "four", "five", "six", "seven")
 
 
-@dataclass(frozen=True)
-class StreamGateCapabilities:
-    """What a bridge component's stream gates hold (``supported-list-max`` and its peers)."""
-
-    list_max: int = 64
-    cycle_max_ns: int = 1_000_000_000
-    interval_max_ns: int = 1_000_000_000
-
-    def check(self, gate: StreamGate, where: str) -> None:
-        """``ModelError`` naming the leaf a gate's list would break."""
-        if len(gate.intervals) > self.list_max:
-            raise ModelError(where, f"supported-list-max: {len(gate.intervals)} entries, over the {self.list_max} "
-                                    f"the bridge supports")
-        if gate.cycle_ns > self.cycle_max_ns:
-            raise ModelError(where, f"supported-cycle-max: a {gate.cycle_ns} ns cycle, over the bridge's "
-                                    f"{self.cycle_max_ns} ns")
-        longest = max(interval.duration_ns for interval in gate.intervals)
-        if longest > self.interval_max_ns:
-            raise ModelError(where, f"supported-interval-max: an interval of {longest} ns, over the bridge's "
-                                    f"{self.interval_max_ns} ns")
-
-    def to_yang(self) -> dict[str, Any]:
-        return {"supported-list-max": self.list_max, "supported-cycle-max": _fraction(self.cycle_max_ns),
-                "supported-interval-max": self.interval_max_ns}
+ROOMY = PortCapabilities(list_max=64, cycle_max=(1, 1), interval_max_ns=1_000_000_000)  # a bridge's stream gates
 
 
 def psfp_document(bridge: str, address: str, plans: Sequence[StreamProtection], ports: Mapping[str, str],
-                  capabilities: StreamGateCapabilities, component: str = COMPONENT) -> dict[str, Any]:
+                  capabilities: PortCapabilities, component: str = COMPONENT) -> dict[str, Any]:
     """``bridge``'s identities, filters, gates and meters for ``plans`` (its own streams); ``ports`` names the
-    interface each talker's frames come in by. ``ModelError`` naming the stream and the leaf when a plan does not
-    fit the bridge."""
+    interface each talker's frames come in by; ``capabilities``: its stream gates' (the leaves a port's gates
+    have). ``ModelError`` naming the stream and the leaf when a plan does not fit the bridge."""
     identities, filters, gates, meters = [], [], [], []
     for plan in sorted(plans, key=lambda p: p.handle):
         where = f"stream {plan.stream}"
@@ -76,7 +53,10 @@ def psfp_document(bridge: str, address: str, plans: Sequence[StreamProtection], 
             raise ModelError(where, f"its edge is {plan.bridge}, not {bridge}")
         if plan.talker not in ports:
             raise ModelError(where, f"no port of {bridge} faces its talker {plan.talker}")
-        capabilities.check(plan.gate, where)
+        reason = list_over([i.duration_ns for i in plan.gate.intervals], plan.gate.cycle_ns, capabilities,
+                           "the bridge", "entries")
+        if reason is not None:
+            raise ModelError(where, reason)
         identities.append(_identity(plan, ports[plan.talker]))
         filters.append(_filter(plan))
         gates.append(_gate(plan))
@@ -125,14 +105,7 @@ def _gate(plan: StreamProtection) -> dict[str, Any]:
     entries = [{"index": index, "operation-name": "ieee802-dot1q-psfp:set-gate-and-ipv",
                 "time-interval-value": interval.duration_ns, "gate-state-value": "open" if interval.open else "closed",
                 "ipv-spec": "null"} for index, interval in enumerate(gate.intervals)]
-    seconds, nanoseconds = divmod(gate.base_time_ns, 1_000_000_000)
     return {"stream-gate-instance-id": plan.handle, "gate-enable": True, "admin-gate-states": "closed",
             "admin-ipv": "null", "admin-control-list": {"gate-control-entry": entries},
-            "admin-cycle-time": _fraction(gate.cycle_ns), "admin-cycle-time-extension": 0,
-            "admin-base-time": {"seconds": str(seconds), "nanoseconds": nanoseconds}, "config-change": True}
-
-
-def _fraction(nanoseconds: int) -> dict[str, int]:
-    """``nanoseconds`` as the rational number of seconds the modules write, in lowest terms."""
-    common = math.gcd(nanoseconds, 1_000_000_000)
-    return {"numerator": nanoseconds // common, "denominator": 1_000_000_000 // common}
+            "admin-cycle-time": rational_seconds(gate.cycle_ns), "admin-cycle-time-extension": 0,
+            "admin-base-time": ptp_time(gate.base_time_ns), "config-change": True}

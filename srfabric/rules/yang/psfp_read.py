@@ -6,12 +6,12 @@ malformed or missing node is named with its limit; nothing is guessed.
 
 Examples
 --------
->>> from srfabric.rules.yang.psfp_document import StreamGateCapabilities, psfp_document
+>>> from srfabric.rules.yang.psfp_document import ROOMY, psfp_document
 >>> from srfabric.tsn.protect.psfp import FlowMeter, GateInterval, Identity, StreamGate, StreamProtection
 >>> gate = StreamGate(1_000_000, 2_000_000_123, (GateInterval(True, 30_000), GateInterval(False, 970_000)))
 >>> plan = StreamProtection(9, "cam", "s1", "h1", Identity("10.0.0.1", "10.0.0.3", udp_dst=5001), 7, 200, gate,
 ...                         FlowMeter(1_776_000, 444))
->>> document = psfp_document("s1", "00-00-00-00-00-01", [plan], {"h1": "s1-eth1"}, StreamGateCapabilities())
+>>> document = psfp_document("s1", "00-00-00-00-00-01", [plan], {"h1": "s1-eth1"}, ROOMY)
 >>> [back] = read_plans(document, "s1")
 >>> back.talker, back.gate == plan.gate, back.meter == plan.meter, back.identity == plan.identity
 ('s1-eth1', True, True, True)

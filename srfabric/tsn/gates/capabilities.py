@@ -17,6 +17,7 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -72,17 +73,23 @@ class PortCapabilities:
 
 def over(gcl: PortGcl, caps: PortCapabilities) -> str | None:
     """Why ``gcl`` cannot run on a port with ``caps``, naming the leaf and the limit; None when it can."""
-    if len(gcl.entries) > caps.list_max:
-        return (f"supported-list-max: {len(gcl.entries)} gate control entries, over the {caps.list_max} the port "
-                "supports")
-    if gcl.cycle_ns > caps.cycle_max_ns:
-        return f"supported-cycle-max: a {gcl.cycle_ns} ns cycle, over the {float(caps.cycle_max_ns):g} ns supported"
-    longest = max((entry.duration_ns for entry in gcl.entries), default=0)
+    return list_over([entry.duration_ns for entry in gcl.entries], gcl.cycle_ns, caps)
+
+
+def list_over(durations: Sequence[int], cycle_ns: int, caps: PortCapabilities, holder: str = "the port",
+              entries: str = "gate control entries") -> str | None:
+    """Why a gate list of ``durations`` over ``cycle_ns`` cannot run where ``caps`` hold (a port's gates, or a
+    bridge's stream gates: ``holder``), naming the leaf and the limit; None when it can."""
+    if len(durations) > caps.list_max:
+        return f"supported-list-max: {len(durations)} {entries}, over the {caps.list_max} {holder} supports"
+    if cycle_ns > caps.cycle_max_ns:
+        return f"supported-cycle-max: a {cycle_ns} ns cycle, over the {float(caps.cycle_max_ns):g} ns supported"
+    longest = max(durations, default=0)
     if longest > caps.interval_max_ns:
-        return (f"supported-interval-max: an interval of {longest} ns, over the {caps.interval_max_ns} ns the port "
+        return (f"supported-interval-max: an interval of {longest} ns, over the {caps.interval_max_ns} ns {holder} "
                 "supports")
-    coarse = next((e.duration_ns for e in gcl.entries if (e.duration_ns * 10) % caps.tick_tenths_ns), None)
+    coarse = next((d for d in durations if (d * 10) % caps.tick_tenths_ns), None)
     if coarse is not None:
-        return (f"tick-granularity: an interval of {coarse} ns is not a whole number of the port's "
+        return (f"tick-granularity: an interval of {coarse} ns is not a whole number of {holder}'s "
                 f"{caps.tick_tenths_ns / 10:g} ns ticks")
     return None

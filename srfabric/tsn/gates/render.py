@@ -79,13 +79,28 @@ def parse_taprio(command: str) -> PortGcl:
     return PortGcl(node, "", interface, cycle, base_time, entries, tt_class, be_class)
 
 
+def rational_seconds(nanoseconds: int) -> dict[str, int]:
+    """``nanoseconds`` as the rational number of seconds the modules write (a cycle time), in lowest terms;
+    ``ModelError`` when the numerator does not fit its 32 bits.
+
+    >>> rational_seconds(4_000_000)
+    {'numerator': 1, 'denominator': 250}
+    """
+    divisor = math.gcd(nanoseconds, 1_000_000_000)
+    if nanoseconds // divisor > U32:
+        raise ModelError("cycle_ns", f"{nanoseconds} ns does not fit admin-cycle-time's 32-bit numerator")
+    return {"numerator": nanoseconds // divisor, "denominator": 1_000_000_000 // divisor}
+
+
+def ptp_time(nanoseconds: int) -> dict[str, Any]:
+    """A TAI time as the modules' ``ptp-time-grouping`` writes it (64-bit seconds as a string, RFC 7951)."""
+    return {"seconds": str(nanoseconds // 1_000_000_000), "nanoseconds": nanoseconds % 1_000_000_000}
+
+
 def to_yang(gcls: list[PortGcl]) -> dict[str, Any]:
     """``ietf-interfaces`` JSON with each port's ``gate-parameter-table`` (802.1Qcw, 2023)."""
     interfaces = []
     for gcl in gcls:
-        divisor = math.gcd(gcl.cycle_ns, 1_000_000_000)
-        if gcl.cycle_ns // divisor > U32:
-            raise ModelError("cycle_ns", f"{gcl.cycle_ns} ns does not fit admin-cycle-time's 32-bit numerator")
         table = {
             "gate-enabled": True,
             "admin-gate-states": 255,
@@ -100,12 +115,9 @@ def to_yang(gcls: list[PortGcl]) -> dict[str, Any]:
                     for index, entry in enumerate(u32_entries(gcl.entries))
                 ]
             },
-            "admin-cycle-time": {"numerator": gcl.cycle_ns // divisor, "denominator": 1_000_000_000 // divisor},
+            "admin-cycle-time": rational_seconds(gcl.cycle_ns),
             "admin-cycle-time-extension": 0,
-            "admin-base-time": {
-                "seconds": str(gcl.base_time_ns // 1_000_000_000),
-                "nanoseconds": gcl.base_time_ns % 1_000_000_000,
-            },
+            "admin-base-time": ptp_time(gcl.base_time_ns),
             "config-change": True,
         }
         interfaces.append(

@@ -24,8 +24,6 @@ from srfabric.tsn.protect.psfp import METERED_OVERHEAD_BYTES, StreamProtection
 COUNTERS = ("matching-frames-count", "passing-frames-count", "not-passing-frames-count", "red-frames-count",
             "passing-sdu-count", "not-passing-sdu-count")
 OVERSIZE, GATE_CLOSED, RED = "oversize", "gate closed", "red"
-REASON_COUNTER = {OVERSIZE: "not-passing-sdu-count", GATE_CLOSED: "not-passing-frames-count",
-                  RED: "red-frames-count"}
 
 
 class StreamPolicer:

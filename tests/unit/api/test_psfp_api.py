@@ -126,10 +126,11 @@ def test_a_tolerance_widens_every_protected_streams_gate(app: Any) -> None:
 
 def test_a_gate_the_edge_cannot_hold_is_a_409_naming_the_stream_and_the_leaf(app: Any,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    from srfabric.api.streams import psfp_book
-    from srfabric.rules.yang.psfp_document import StreamGateCapabilities
+    from dataclasses import replace
 
-    monkeypatch.setattr(psfp_book, "EDGE_CAPABILITIES", StreamGateCapabilities(list_max=2))
+    from srfabric.api.streams import psfp_book
+
+    monkeypatch.setattr(psfp_book, "EDGE_CAPABILITIES", replace(psfp_book.EDGE_CAPABILITIES, list_max=2))
     answer = call(app, "GET", "/v2.0/srfabric/psfp/s1")
     assert answer.status_code == 409 and "supported-list-max" in answer.json()["NeutronError"]["message"]
     assert f"stream {app.made['id']}" in answer.json()["NeutronError"]["message"]

@@ -12,13 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from srfabric.errors import ModelError
-from srfabric.rules.yang.psfp_document import StreamGateCapabilities, psfp_document
+from srfabric.rules.yang.psfp_document import ROOMY, psfp_document
 from srfabric.rules.yang.psfp_read import read_plans
 from tests.unit.tsn.test_psfp import PORTS, edge_plans
 
 
 def written() -> dict[str, Any]:
-    return psfp_document("s1", "00-00-00-00-00-01", edge_plans(), PORTS, StreamGateCapabilities())
+    return psfp_document("s1", "00-00-00-00-00-01", edge_plans(), PORTS, ROOMY)
 
 
 def test_every_plan_reads_back_as_it_was_written() -> None:

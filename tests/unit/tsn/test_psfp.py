@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 from srfabric.errors import ModelError
 from srfabric.model.topo import tsn_fig1
-from srfabric.rules.yang.psfp_document import StreamGateCapabilities, psfp_document
+from srfabric.rules.yang.psfp_document import ROOMY, psfp_document
 from srfabric.rules.yang.xml_document import to_xml
 from srfabric.tsn.model.network import Stream
 from srfabric.tsn.protect.admitted import admitted_protections
@@ -131,7 +132,7 @@ def with_bridge_state(document: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_the_edges_document_validates_against_the_pinned_modules(tmp_path: Path) -> None:
-    document = psfp_document("s1", "00-00-00-00-00-01", edge_plans(), PORTS, StreamGateCapabilities())
+    document = psfp_document("s1", "00-00-00-00-00-01", edge_plans(), PORTS, ROOMY)
     done = yanglint(to_xml(document), tmp_path, "edit")  # the edit as NETCONF sends it
     assert done.returncode == 0 and "err" not in done.stderr.lower(), done.stderr
     done = yanglint(json.dumps(with_bridge_state(document)), tmp_path, "data")  # every must statement checked
@@ -140,10 +141,10 @@ def test_the_edges_document_validates_against_the_pinned_modules(tmp_path: Path)
 
 def test_a_list_over_the_gates_capability_is_named_by_srfabric_and_refused_by_yanglint(tmp_path: Path) -> None:
     plans = edge_plans()
-    small = StreamGateCapabilities(list_max=2)
+    small = replace(ROOMY, list_max=2)
     with pytest.raises(ModelError, match="supported-list-max: 9 entries, over the 2"):
         psfp_document("s1", "00-00-00-00-00-01", plans, PORTS, small)
-    document = psfp_document("s1", "00-00-00-00-00-01", plans, PORTS, StreamGateCapabilities())
+    document = psfp_document("s1", "00-00-00-00-00-01", plans, PORTS, ROOMY)
     gates = document["ieee802-dot1q-bridge:bridges"]["bridge"][0]["component"][0][
         "ieee802-dot1q-psfp-bridge:stream-gates"]
     gates["supported-list-max"] = 2
@@ -164,6 +165,6 @@ def test_bad_settings_are_refused_naming_the_field(field: str, make: object) -> 
 def test_a_plan_for_another_bridge_or_an_unknown_talker_is_named() -> None:
     plans = edge_plans()
     with pytest.raises(ModelError, match="its edge is s1, not s2"):
-        psfp_document("s2", "00-00-00-00-00-02", plans, PORTS, StreamGateCapabilities())
+        psfp_document("s2", "00-00-00-00-00-02", plans, PORTS, ROOMY)
     with pytest.raises(ModelError, match="faces its talker h1"):
-        psfp_document("s1", "00-00-00-00-00-01", plans, {"h2": "s1-eth2"}, StreamGateCapabilities())
+        psfp_document("s1", "00-00-00-00-00-01", plans, {"h2": "s1-eth2"}, ROOMY)
