@@ -23,6 +23,7 @@ from srfabric.controller.runner import ControllerThread
 from srfabric.model.fabric import ServiceFunction
 from srfabric.model.topo import TopoSpec
 from srfabric_tools.procs import terminate
+from srfabric_tools.testbed.records import Record, remove_dead
 from srfabric_tools.testbed.running import Running
 
 
@@ -147,6 +148,7 @@ class Testbed(Running):
         self.tx_queues = tx_queues
         self.net: Any = None
         self.processes: list[subprocess.Popen[bytes]] = []
+        self.record = Record()
 
     def start(self) -> None:
         from mininet.log import setLogLevel
@@ -154,6 +156,8 @@ class Testbed(Running):
         from mininet.node import OVSSwitch
 
         setLogLevel("error")
+        remove_dead()  # what a killed testbed left would clash with these links' names
+        self.record.write(list(self.spec.switches))
         if self.switch_kind == "xdp":
             from srfabric_tools.testbed.xdp_switch import XdpSwitch
 
@@ -190,8 +194,15 @@ class Testbed(Running):
         # router solicitations into the fabric: there they would read as source-routing headers.
         with ipv6_off_by_default():
             net.build()
+            self._remember_nodes()
             self._prepare_nodes()
             net.start()
+            self._remember_nodes()
+
+    def _remember_nodes(self) -> None:
+        nodes = {node.name: node.pid for node in self.net.hosts}
+        agents = [sw.agent.pid for sw in self.net.switches if getattr(sw, "agent", None) is not None]
+        self.record.write(list(self.spec.switches), nodes, agents)
 
     def _prepare_nodes(self) -> None:
         switch_ports = [intf.name for sw in self.net.switches for intf in sw.intfList() if intf.name != "lo"]
@@ -244,6 +255,7 @@ class Testbed(Running):
         if self.net is not None:
             net, self.net = self.net, None
             net.stop()
+        self.record.remove()
         if self.tls is not None and self.switch_kind == "ovs":  # the daemon's certificate was this testbed's
             subprocess.run(["ovs-vsctl", "--timeout=10", "del-ssl"], check=False, capture_output=True)
 
