@@ -102,6 +102,9 @@ class Assembly:
         whose entries may differ there when the new base says (``Tables.since``); None when the port entries or
         the switches differ."""
         old, new = self.parts.base, parts.base
+        if new is old and parts.ports is self.parts.ports:
+            self.parts = parts
+            return set(), None  # the same base tables: no switch rebased (most changes)
         if parts.ports is not self.parts.ports or old.entries.keys() != new.entries.keys() \
                 or old.groups.keys() != new.groups.keys():
             return None

@@ -185,15 +185,19 @@ class CompileCache:
 
     def _placed(self, fabric: Fabric, chains: Sequence[Chain], sre: set[int]) -> dict[str, Placed]:
         """Each chain's placement, or the error that kept it from one; the placements of chains gone are dropped."""
-        names = {chain.name for chain in chains}
-        for name in [name for name in self.placements if name not in names]:
-            del self.placements[name]
+        kept, version = self.placements, fabric.version
         placed: dict[str, Placed] = {}
         for chain in chains:
+            held = kept.get(chain.name)
+            if held is not None and held[0] is chain and held[1] == version:
+                placed[chain.name] = held[3]  # the very chain on the same fabric: most of them, at every change
+                continue
             try:
                 placed[chain.name] = self.placement(fabric, chain, sre)
             except SrfabricError as error:
                 placed[chain.name] = error
+        for name in kept.keys() - placed.keys():
+            del kept[name]
         return placed
 
     def _sorted_entries(self, tables: dict[int, dict[EntryKey, FlowEntry]]) -> dict[int, list[FlowEntry]]:
