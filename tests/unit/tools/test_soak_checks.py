@@ -63,7 +63,7 @@ def test_a_clean_run_has_no_violation_and_each_finding_is_named() -> None:
         "2 acknowledged writes lost", "1 tracebacks in the instances' logs"]
 
 
-def test_the_quick_forms_seed_draws_every_kind_of_fault() -> None:
+def test_the_quick_forms_seed_draws_every_kind_of_fault() -> None:  # (the issue: a 2-minute quick form)
     from srfabric_tools.bench.cli import QUICK_SOAK_MINUTES
     from srfabric_tools.bench.soak import FAULTS_UNTIL
     from srfabric_tools.testbed.api_lab import line_spec
@@ -71,5 +71,5 @@ def test_the_quick_forms_seed_draws_every_kind_of_fault() -> None:
     spec = line_spec(4)
     targets = Targets(tuple(f"{link.a}-{link.b}" for link in spec.links), tuple(spec.functions),
                       tuple(spec.switches))
-    faults = plan(17, QUICK_SOAK_MINUTES * 60 * FAULTS_UNTIL, targets)  # make test's seed (test_bench_soak)
+    faults = plan(6, QUICK_SOAK_MINUTES * 60 * FAULTS_UNTIL, targets)  # make test's seed (test_bench_soak)
     assert {f.kind for f in faults} == set(KINDS)

@@ -17,7 +17,7 @@ from srfabric_tools.bench.printing import (
     print_tsnkit,
 )
 
-QUICK_SOAK_MINUTES = 1.0  # the soak's quick form (make test runs it)
+QUICK_SOAK_MINUTES = 2.0  # the soak's quick form (make test runs it)
 
 
 def benchmark(sub: argparse._SubParsersAction, name: str, help: str, quick: str) -> argparse.ArgumentParser:
