@@ -128,8 +128,10 @@ class LabFabric:
             self._wait_for_peer()
             if self.peer_ready is not None:
                 self.peer_ready()
-        for name, address in learning_pings(self.spec):
-            self.lab.run(["ping", "-c1", "-W1", address], ns=self.namespaces[name], check=False)
+        # All at once: a ping only has to make its host speak (its ARP request); one after another, each waited
+        # for its reply or its timeout.
+        self.lab.run_together([(["ping", "-c1", "-W1", address], self.namespaces[name])
+                               for name, address in learning_pings(self.spec)])
         if self.peer is None:
             wait_for_hosts(self.runner, self.spec)
 

@@ -65,6 +65,7 @@ def parse_client_json(output: str, traffic: Traffic) -> Measured:
 
 
 ATTEMPTS = 5
+HANG_S = 10.0  # past its run's length, a client that has not ended is hung (its end-of-test exchange lost): rerun
 SETTLE_S = 1.0  # between attempts: the failed run's queues drain before the next one sets up its streams
 
 
@@ -99,13 +100,13 @@ def _measure_once(lab: NetLab, client_ns: str, server_ns: str, server_ip: str, t
         results = []
         for client in clients:
             try:
-                out, err = client.communicate(timeout=traffic.seconds + 30)
+                out, err = client.communicate(timeout=traffic.seconds + HANG_S)
             except subprocess.TimeoutExpired:
                 # An unlimited UDP run can starve iperf3's end-of-test exchange and leave the client
                 # waiting; the run is void and measured again.
                 for hung in clients:
                     lab.stop(hung)
-                raise SrfabricError("iperf3", f"client did not finish within {traffic.seconds + 30} s") from None
+                raise SrfabricError("iperf3", f"client did not finish within {traffic.seconds + HANG_S:g} s") from None
             lab.stop(client)  # it has ended: the lab forgets it
             if client.returncode != 0 and not out:
                 raise SrfabricError("iperf3", f"client exited {client.returncode}: {err.decode()[:300]}")

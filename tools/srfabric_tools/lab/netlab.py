@@ -75,6 +75,19 @@ class NetLab:
         self.processes.append(process)
         return process
 
+    def run_together(self, commands: list[tuple[list[str], str | None]], timeout_s: float = 5.0) -> None:
+        """Run ``commands`` (each with its namespace, or None) at once and wait for all of them, at most
+        ``timeout_s`` in all: what is still running then is stopped. Their output and codes are not read."""
+        if self.dry_run:
+            self.commands += [" ".join(["ip", "netns", "exec", ns, *args] if ns else args) for args, ns in commands]
+            return
+        processes = [self.spawn(args, ns) for args, ns in commands]
+        deadline = time.monotonic() + timeout_s
+        for process in processes:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=max(0.0, deadline - time.monotonic()))
+            self.stop(process)
+
     def stop(self, process: subprocess.Popen[bytes], timeout: float = 5.0) -> None:
         terminate(process, timeout=timeout)
         if process in self.processes:
@@ -183,12 +196,15 @@ class NetLab:
         for process in reversed(self.processes[:]):
             with contextlib.suppress(Exception):
                 self.stop(process)
-        for bridge in reversed(self.bridges):
-            subprocess.run(["ovs-vsctl", "--if-exists", "del-br", bridge], capture_output=True, check=False)
-        for name in self.root_links:
-            subprocess.run(["ip", "link", "del", name], capture_output=True, check=False)
-        for ns in reversed(self.namespaces):
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True, check=False)
+        # One transaction and one ``ip -batch`` each (-force: on past a name already gone), not a command a name.
+        deletes = [word for bridge in reversed(self.bridges) for word in ("--", "--if-exists", "del-br", bridge)]
+        if deletes:
+            subprocess.run(["ovs-vsctl", "--timeout=30", *deletes], capture_output=True, check=False)
+        lines = [f"link del {name}" for name in self.root_links]
+        lines += [f"netns del {ns}" for ns in reversed(self.namespaces)]
+        if lines:
+            subprocess.run(["ip", "-force", "-batch", "-"], input="\n".join(lines) + "\n", capture_output=True,
+                           text=True, check=False)
         self.bridges.clear()
         self.root_links.clear()
         self.namespaces.clear()
