@@ -74,6 +74,8 @@ class TopoSpec:
         if name in self.switches:
             raise ModelError("switch", f"{name!r} exists already")
         dpid = dpid if dpid is not None else len(self.switches) + 1
+        if (other := next((sw.name for sw in self.switches.values() if sw.dpid == dpid), None)) is not None:
+            raise ModelError("dpid", f"{dpid:#x} of {name!r} is {other!r}'s already: every switch needs its own")
         self.switches[name] = SwitchSpec(name, dpid, role)
         self._used[name] = set()
 
@@ -186,6 +188,9 @@ def tsn_fig7(pairs: int = 2) -> TopoSpec:
     return topo
 
 
+MAX_FAT_TREE_K = 360  # (k/2) * k switches of a role within 0x10000
+
+
 def fat_tree(k: int) -> TopoSpec:
     """A k-ary fat-tree (Al-Fares et al.): (k/2)^2 cores, k pods of k/2 aggregation and k/2 edge
     switches, k/2 hosts per edge.
@@ -196,17 +201,22 @@ def fat_tree(k: int) -> TopoSpec:
     >>> t = fat_tree(4)
     >>> len(t.switches), len(t.hosts), len(t.links)
     (20, 16, 32)
+    >>> hex(t.dpid("e1")), hex(fat_tree(24).dpid("e1")), len({sw.dpid for sw in fat_tree(24).switches.values()})
+    ('0x101', '0x10001', 720)
     """
-    if k < 2 or k % 2:
-        raise ModelError("k", f"a fat-tree needs an even k >= 2, got {k}")
+    if k < 2 or k % 2 or k > MAX_FAT_TREE_K:
+        raise ModelError("k", f"a fat-tree needs an even k within 2..{MAX_FAT_TREE_K}, got {k}")
     half = k // 2
+    # Each role's dpids in a range of their own: 0x100s, 0x200s, 0x300s while every role has fewer than 256
+    # switches (k <= 22), else 0x10000s, 0x20000s, 0x30000s, so no two switches share a dpid.
+    role = 0x100 if half * k < 0x100 else 0x10000
     topo = TopoSpec()
     for index in range(half * half):
-        topo.add_switch(f"c{index + 1}", "core", dpid=0x300 + index + 1)
+        topo.add_switch(f"c{index + 1}", "core", dpid=3 * role + index + 1)
     for pod in range(k):
         for index in range(half):
-            topo.add_switch(f"a{pod * half + index + 1}", "aggregation", dpid=0x200 + pod * half + index + 1)
-            topo.add_switch(f"e{pod * half + index + 1}", "edge", dpid=0x100 + pod * half + index + 1)
+            topo.add_switch(f"a{pod * half + index + 1}", "aggregation", dpid=2 * role + pod * half + index + 1)
+            topo.add_switch(f"e{pod * half + index + 1}", "edge", dpid=role + pod * half + index + 1)
     for pod in range(k):
         for e in range(half):
             edge = f"e{pod * half + e + 1}"
