@@ -55,7 +55,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
                         help="fresh: each flow from a source MAC never seen (the goal's job); learned: from its "
                              "host's own MAC")
     tables.add_argument("--repeats", type=int, default=None, help="repetitions (default 5, quick 1)")
-    scale = benchmark(sub, "scale", "how the controller's cost grows: fat-trees k=4, 8 and 16 of emulated switches "
+    scale = benchmark(sub, "scale", "how the controller's cost grows: fat-trees k=4, 8, 16 and 24 of emulated switches "
                                     "with flow tables holding 10 to 1,000 chains; cold start, one chain's changes, RSS "
                                     "and entries by role; two instances sharing a fabric of Open vSwitch (root)",
                       "k=4 with 10 chains, two changes of each kind; no two-instance part")
