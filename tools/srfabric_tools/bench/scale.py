@@ -80,7 +80,7 @@ async def _ready(process: asyncio.subprocess.Process, fabric: TableFabric) -> tu
     """Connect every switch and announce the hosts; the cold start (s) to the controller's first confirmed sync."""
     port = (await _line(process, 60))["port"]
     begin = time.perf_counter()
-    await fabric.connect(port)
+    await fabric.connect(port, timeout=READY_S)  # 720 handshakes on the emulator's one core take a while
     await asyncio.sleep(0.3)  # links first: a host's port must not look like a fabric port
     fabric.announce_hosts()
     line = asyncio.ensure_future(_line(process, READY_S))
