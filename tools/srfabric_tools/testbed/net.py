@@ -202,7 +202,8 @@ class Testbed(Running):
     def _remember_nodes(self) -> None:
         nodes = {node.name: node.pid for node in self.net.hosts}
         agents = [sw.agent.pid for sw in self.net.switches if getattr(sw, "agent", None) is not None]
-        self.record.write(list(self.spec.switches), nodes, agents)
+        started = [process.pid for process in self.processes if process.poll() is None]
+        self.record.write(list(self.spec.switches), nodes, agents + started)
 
     def _prepare_nodes(self) -> None:
         switch_ports = [intf.name for sw in self.net.switches for intf in sw.intfList() if intf.name != "lo"]
@@ -242,6 +243,7 @@ class Testbed(Running):
         """Start a process inside a node's namespace and remember it for cleanup."""
         process: subprocess.Popen[bytes] = self.node(name).popen(args, **kwargs)
         self.processes.append(process)
+        self._remember_nodes()  # a node's process outlives its shell when this process is killed
         return process
 
     def stop_process(self, process: subprocess.Popen[bytes], sig: int = signal.SIGTERM, timeout: float = 5) -> None:

@@ -1,5 +1,6 @@
-"""Each running testbed's names and process ids, kept in a file of its own while it runs, so that what a killed
-one left (its process got SIGKILL, or a CI runner's timeout ended it) is removed by the next testbed.
+"""Each running testbed's names and process ids (its switches, its nodes' shells, its XDP agents and the
+processes it started in its nodes), kept in a file of its own while it runs, so that what a killed one left (its
+process got SIGKILL, or a CI runner's timeout ended it) is removed by the next testbed.
 
 Mininet names links after switches (``s1-eth1``): without this, every later fabric with the same switch names
 fails to make its links ("RTNETLINK answers: File exists"). A record is removed only once the process that
