@@ -56,9 +56,18 @@ class NetLab:
         self.close()
 
     # -- running commands --------------------------------------------------------------
+    @staticmethod
+    def inside(args: list[str], ns: str | None) -> list[str]:
+        """``args`` run inside namespace ``ns`` (as they are when None).
+
+        >>> NetLab.inside(["ip", "link"], "l1h1"), NetLab.inside(["ip", "link"], None)
+        (['ip', 'netns', 'exec', 'l1h1', 'ip', 'link'], ['ip', 'link'])
+        """
+        return ["ip", "netns", "exec", ns, *args] if ns else args
+
     def run(self, args: list[str], check: bool = True, ns: str | None = None) -> str:
         """Run a command (inside ``ns`` if given), log it, return its stdout."""
-        full = ["ip", "netns", "exec", ns, *args] if ns else args
+        full = self.inside(args, ns)
         self.commands.append(" ".join(full))
         if self.dry_run:
             return ""
@@ -69,7 +78,7 @@ class NetLab:
 
     def spawn(self, args: list[str], ns: str | None = None) -> subprocess.Popen[bytes]:
         """Start a background process, remembered by pid for the clean-up."""
-        full = ["ip", "netns", "exec", ns, *args] if ns else args
+        full = self.inside(args, ns)
         self.commands.append(" ".join(full) + " &")
         process = subprocess.Popen(full, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.processes.append(process)
@@ -79,7 +88,7 @@ class NetLab:
         """Run ``commands`` (each with its namespace, or None) at once and wait for all of them, at most
         ``timeout_s`` in all: what is still running then is stopped. Their output and codes are not read."""
         if self.dry_run:
-            self.commands += [" ".join(["ip", "netns", "exec", ns, *args] if ns else args) for args, ns in commands]
+            self.commands += [" ".join(self.inside(args, ns)) for args, ns in commands]
             return
         processes = [self.spawn(args, ns) for args, ns in commands]
         deadline = time.monotonic() + timeout_s
@@ -181,7 +190,7 @@ class NetLab:
         flag = "-Htln" if proto == "tcp" else "-Huln"
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            out = subprocess.run(["ip", "netns", "exec", ns, "ss", flag, f"sport = :{port}"],
+            out = subprocess.run(self.inside(["ss", flag, f"sport = :{port}"], ns),
                                  capture_output=True, text=True, check=False).stdout
             if out.strip():
                 return

@@ -203,7 +203,7 @@ class Testbed(Running):
         nodes = {node.name: node.pid for node in self.net.hosts}
         agents = [sw.agent.pid for sw in self.net.switches if getattr(sw, "agent", None) is not None]
         started = [process.pid for process in self.processes if process.poll() is None]
-        self.record.write(list(self.spec.switches), nodes, agents + started)
+        self.record.write(list(self.spec.switches), nodes, processes=agents + started)
 
     def _prepare_nodes(self) -> None:
         switch_ports = [intf.name for sw in self.net.switches for intf in sw.intfList() if intf.name != "lo"]

@@ -52,11 +52,12 @@ class Record:
     def __init__(self, folder: Path = RECORDS) -> None:
         self.path = folder / f"{os.getpid()}-{id(self):x}.json"
 
-    def write(self, switches: list[str], nodes: dict[str, int] | None = None, agents: list[int] | None = None) \
-            -> None:
+    def write(self, switches: list[str], nodes: dict[str, int] | None = None,
+              processes: list[int] | None = None) -> None:
+        """``nodes``: each node's shell; ``processes``: its XDP agents and what it started in its nodes."""
         record = {"pid": os.getpid(), "start": process_start(os.getpid()), "switches": sorted(switches),
                   "hosts": {name: {"pid": pid} for name, pid in (nodes or {}).items()},
-                  "agents": list(agents or [])}
+                  "processes": list(processes or [])}
         with contextlib.suppress(OSError):  # a testbed still runs where /run is read-only; it just leaves no note
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.path.write_text(json.dumps(record) + "\n")
@@ -73,9 +74,9 @@ def remove_dead(folder: Path = RECORDS) -> list[str]:
             record = json.loads(path.read_text())
         except (OSError, ValueError):
             record = {}
-        if isinstance(record, dict) and alive(record):
+        record = record if isinstance(record, dict) else {}
+        if alive(record):
             continue
-        if isinstance(record, dict):
-            removed += remove_leftovers(record)
+        removed += remove_leftovers(record)
         path.unlink(missing_ok=True)
     return removed

@@ -20,11 +20,11 @@ OURS = ("srfabric", "mininet:")  # a remembered pid is killed only while its com
 
 
 def remembered_pids(state: dict[str, Any]) -> list[int]:
-    """The process ids ``state`` names: the API server's, each host's and function's shell, then each XDP
-    switch's agent.
+    """The process ids ``state`` names: the API server's, each host's and function's shell, then the other
+    processes a testbed's record lists (its XDP agents, what it started in its nodes).
 
     >>> remembered_pids({"serve_pid": 7, "hosts": {"h1": {"pid": 8}}, "functions": {"v1": {"pid": 9}},
-    ...                  "agents": [10, "x"]})
+    ...                  "processes": [10, "x"]})
     [7, 8, 9, 10]
     """
     pids = [state.get("serve_pid")]
@@ -32,8 +32,8 @@ def remembered_pids(state: dict[str, Any]) -> list[int]:
         nodes = state.get(group)
         pids += [node.get("pid") for node in nodes.values() if isinstance(node, dict)] if isinstance(nodes, dict) \
             else []
-    agents = state.get("agents")
-    pids += agents if isinstance(agents, list) else []
+    others = state.get("processes")
+    pids += others if isinstance(others, list) else []
     return [pid for pid in pids if isinstance(pid, int) and pid > 1]
 
 
