@@ -6,20 +6,24 @@ own, every bridge connected to both instances; the instances share a throwaway P
 first instance leads; the second claims the edges of pods 3 and 4 (``--edges``). Both set new flows up
 reactively (``--reactive``): each new UDP flow's first frame reaches its ingress edge's MASTER only.
 
-Each repetition:
-1. **two instances**: an idle window, then ``RATE`` new flows per second between random hosts for ``SECONDS``;
-   each instance's CPU time (the scheduler's count, ``/proc/PID/task/*/sched``), and the flows it set up and
-   the packet-ins it read (its /metrics), over each window;
-2. **SIGKILL** the second instance while two numbered UDP streams run at 1,000 frames/s: one between hosts on
-   the leader's edges (a chain whose edges the killed instance did not own), one from a host on a killed
-   instance's edge. The take-over is the time from the kill to the leader's fabric view naming it MASTER of
-   every edge the killed instance held (asked every 20 ms);
-3. **one instance**: the same windows with the leader alone;
-4. the second instance is started again, takes its edges back, and is warmed by a second of new flows.
+Each repetition measures both configurations, in turn:
+- **two instances**: ``RATE`` new flows per second between random hosts for ``SECONDS``, then an idle window
+  as long as that one; each instance's CPU time (the scheduler's count, ``/proc/PID/task/*/sched``), and the
+  flows it set up and the packet-ins it read (its /metrics), over each window;
+- **SIGKILL** the second instance while two numbered UDP streams run at 1,000 frames/s: one between hosts on
+  the leader's edges (a chain whose edges the killed instance did not own), one from a host on a killed
+  instance's edge. The take-over is the time from the kill to the leader's fabric view naming it MASTER of
+  every edge the killed instance held (asked every 20 ms);
+- **one instance**: the same windows with the leader alone;
+- the second instance is started again, takes its edges back, and is warmed by a second of new flows.
+Odd repetitions measure two instances first, even ones one instance first (kill, one, restart, two), so that
+a machine whose speed drifts during the run favours neither.
 
-CPU per new flow is each configuration's CPU time over its flows window less its idle window's (scaled to the
-same length), over the flows set up; the ratio is two instances' over one's, from the same repetition's
-unrounded values. The goal (within 10 %) is an upper bound, so it is judged on the ratios' upper quartile.
+CPU per new flow is each configuration's CPU time over its flows window less its idle window's, over the
+flows set up. The idle window is as long as the flows window: its periodic work (link discovery, the database
+poll) is then counted over the same span, not scaled up from a shorter one, which multiplied its noise. The
+ratio is two instances' over one's, from the same repetition's unrounded values. The goal (within 10 %) is an
+upper bound, so it is judged on the ratios' upper quartile.
 """
 
 from __future__ import annotations
@@ -48,7 +52,6 @@ from srfabric_tools.testbed.api_lab import ServeProcess, postgres_cluster
 K = 4
 RATE = 400.0  # new flows per second, offered to either configuration
 SECONDS, QUICK_SECONDS = 10.0, 2.0
-IDLE_S = 4.0
 IDLE_TIMEOUT_S = 3600  # no flow's entry expires during a run: its removal would land in a later window
 REPEATS, QUICK_REPEATS = 5, 1
 STREAM_S = 4.0
@@ -116,26 +119,28 @@ class Bench:
         self.dport, self.seed = FIRST_DPORT, 0
         self.folder = Path(tempfile.mkdtemp(prefix="srfabric-shares-"))
 
-    def window(self, instances: list[ServeProcess], flows: bool) -> dict[str, Any]:
-        """Each instance's CPU seconds and setups over an idle window, or over ``RATE`` new flows/s."""
+    def window(self, instances: list[ServeProcess], idle_s: float | None = None) -> dict[str, Any]:
+        """Each instance's CPU seconds and setups over ``RATE`` new flows/s, or over ``idle_s`` of none."""
         pids = [serve.process.pid for serve in instances if serve.process is not None]
         machine = cpu_loop_ms()  # the machine's speed as the window begins (a virtual machine's drifts)
         cpu, made, began = [process_runtime_s(pid) for pid in pids], [counted(s) for s in instances], time.monotonic()
-        if flows:
+        if idle_s is None:
             self.seed += 1
             plan = flow_plan(sorted(self.fabric.spec.hosts), round(RATE * self.seconds), RATE, self.seed)
             send_flows(self.lab, self.fabric, plan, self.dport)
             self.dport += 1
         else:
-            time.sleep(IDLE_S)
+            time.sleep(idle_s)
         wall, now = time.monotonic() - began, [counted(s) for s in instances]
-        return {"wall_s": wall, "cpu_loop_ms": machine, "offered": round(RATE * self.seconds) if flows else 0,
+        offered = 0 if idle_s is not None else round(RATE * self.seconds)
+        return {"wall_s": wall, "cpu_loop_ms": machine, "offered": offered,
                 "cpu_s": [process_runtime_s(pid) - used for pid, used in zip(pids, cpu, strict=True)],
                 **{key: [after[key] - before[key] for before, after in zip(made, now, strict=True)] for key in COUNTED}}
 
     def configuration(self, instances: list[ServeProcess]) -> dict[str, Any]:
-        """Idle, then loaded: CPU per new flow net of the idle window."""
-        idle, busy = self.window(instances, False), self.window(instances, True)
+        """Loaded, then idle as long: CPU per new flow net of the idle window."""
+        busy = self.window(instances)
+        idle = self.window(instances, busy["wall_s"])
         net = sum(busy["cpu_s"]) - sum(idle["cpu_s"]) * busy["wall_s"] / idle["wall_s"]
         flows = busy["offered"]  # the same for either configuration; the setups each instance made are beside it
         return {"idle": idle, "busy": busy, "flows": flows, "setups": sum(busy["setups"]),
@@ -192,10 +197,17 @@ class Bench:
         self.dport += 1
 
     def repetition(self, number: int) -> dict[str, Any]:
-        two = self.configuration([self.leader, self.second])
-        killed = self.kill()
-        one = self.configuration([self.leader])
-        self.restart()
+        both = [self.leader, self.second]
+        if number % 2:
+            two = self.configuration(both)
+            killed = self.kill()
+            one = self.configuration([self.leader])
+            self.restart()
+        else:
+            killed = self.kill()
+            one = self.configuration([self.leader])
+            self.restart()
+            two = self.configuration(both)
         return {"repeat": number, "two": two, "one": one, **killed,
                 "ratio": two["cpu_per_flow_ms"] / one["cpu_per_flow_ms"],
                 # each against the machine's speed as its window began: what is left of the ratio when the two
