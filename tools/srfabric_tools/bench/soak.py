@@ -11,8 +11,9 @@ the run. Then every checker reads what happened:
 - unexplained loss: frames lost outside every window of a fault that could cut a path (a window lasts from the
   fault to its measured convergence);
 - lost writes: acknowledged API writes the API or the switches do not show at the end;
-- convergence: after each fault's undo, the time until every switch's tables, read back, are what the leader
-  compiled (p99 reported);
+- convergence: after each episode of faults (faults that overlap), the time from the undo of its last fault until
+  every switch's tables, read back, are what the leader compiled (p99 reported; ``soak_episodes``), and beside it
+  each fault's time from its own undo, which counts the hold of the faults overlapping it;
 - tracebacks in either instance's log; each instance's RSS and descriptors after warm-up (growth reported).
 
 A violation leaves the seed, the fault timeline and the switches' tables in the run folder.
@@ -28,7 +29,17 @@ from typing import Any
 
 from srfabric.errors import SrfabricError
 from srfabric_tools.bench.output import machine, provenance, run_folder, write_json
-from srfabric_tools.bench.soak_faults import Done, FaultRunner, Supervisor, converge, leader_of, wait_for_leader
+from srfabric_tools.bench.soak_episodes import Episodes
+from srfabric_tools.bench.soak_faults import (
+    CONVERGE_TIMEOUT_S,
+    Done,
+    FaultRunner,
+    Supervisor,
+    converge,
+    in_sync,
+    leader_of,
+    wait_for_leader,
+)
 from srfabric_tools.bench.soak_load import Churn, Frames, gaps_of, lost_writes, make_chains, misdelivered
 from srfabric_tools.bench.soak_plan import KINDS, Fault, Targets, percentile, plan, unexplained
 from srfabric_tools.bench.takeover import wait_connected
@@ -55,6 +66,7 @@ class Soak:
         self.lock = threading.Lock()  # one Mininet command at a time (a node has one shell)
         self.dpids = [self.lab.spec.dpid(name) for name in self.lab.spec.switches]
         self.links = 2 * len(self.lab.spec.links)  # each direction
+        self.episodes = Episodes(lambda: in_sync(self.servers, self.dpids, self.links))
         self.start = 0.0
         self.logs: list[str] = []
 
@@ -74,19 +86,23 @@ class Soak:
         churn = Churn(self.servers, groups, (self.lab.ports["h1"], self.lab.ports["h2"]), self.seed + 1, CHURN_PORT)
         frames = Frames(self.lab, chains, RATE, self.seconds)
         self.start = time.monotonic()
+        watching = threading.Event()
         threads = [threading.Thread(target=self.supervisor.run, args=(self.start,), daemon=True),
-                   threading.Thread(target=churn.run, daemon=True)]
+                   threading.Thread(target=churn.run, daemon=True),
+                   threading.Thread(target=self.episodes.watch, args=(watching,), daemon=True)]
         threads += [threading.Thread(target=self._fault, args=(fault,), daemon=True) for fault in faults]
         for thread in threads:
             thread.start()
         try:
-            for thread in threads[2:]:
+            for thread in threads[3:]:
                 thread.join(self.seconds + 120)
+            self.episodes.settled(CONVERGE_TIMEOUT_S + 10)
             churn.stop.set()
             sent, received = frames.results(self.seconds + 120)
             threads[1].join(30)
             final = converge(self.servers, self.dpids, self.links, time.monotonic())
         finally:  # nothing is started again, or written, once the lab goes
+            watching.set()
             churn.stop.set()
             self.supervisor.stop.set()
             threads[0].join(60)
@@ -97,6 +113,7 @@ class Soak:
         self.done.append(done)
         time.sleep(max(0.0, self.start + fault.at_s - time.monotonic()))
         done.started_s = time.monotonic() - self.start
+        self.episodes.begin(done)
         try:
             if fault.kind in ("leader_kill", "api_stop"):  # overlapping faults may have left none leading yet
                 wait_for_leader(self.servers, LEADER_WAIT_S)
@@ -107,12 +124,10 @@ class Soak:
                 self.runner.undo(fault)
         except (SrfabricError, OSError, RuntimeError) as error:
             done.error = f"{type(error).__name__}: {error}"[:300]
-        undone = time.monotonic()
-        done.undone_s = undone - self.start
-        done.converged_s = converge(self.servers, self.dpids, self.links, undone)
-        self.say(f"soak: {fault.kind} {fault.target} at {done.started_s:.1f} s for {fault.hold_s:.1f} s: "
-                 f"converged {done.converged_s if done.converged_s is None else round(done.converged_s, 3)} s"
-                 f"{', ' + done.error if done.error else ''}")
+        done.undone_s = time.monotonic() - self.start
+        self.episodes.end(done)
+        self.say(f"soak: {fault.kind} {fault.target} at {done.started_s:.1f} s for {fault.hold_s:.1f} s"
+                 f"{': ' + done.error if done.error else ''}")
 
     def _checks(self, chains: list[Any], churn: Churn, stats_before: dict[str, Any], sent: dict[str, Any],
                 received: dict[str, Any], final: float | None) -> dict[str, Any]:
@@ -129,7 +144,9 @@ class Soak:
                             or window.what[1] in functions.get(gap.port, ()))  # a function only its chains
         misplaced = misdelivered(stats_before, self.lab.function_stats(), chains)
         lost = lost_writes(churn, listed, tables)
-        waits = [d.converged_s for d in self.done if d.converged_s is not None]
+        episodes = self.episodes.done
+        waits = [e.converged_s for e in episodes if e.converged_s is not None]
+        own = [d.converged_s for d in self.done if d.converged_s is not None]
         timeouts = [d for d in self.done if d.converged_s is None]
         logs = [server.output() for server in self.servers]
         self.logs = logs
@@ -145,6 +162,10 @@ class Soak:
             "writes": churn.writes, "writes_failed": churn.failed, "writes_unsure": len(churn.unsure),
             "convergence_p99_s": percentile(waits, 0.99), "convergence_median_s":
                 statistics.median(waits) if waits else None, "convergence_timeouts": len(timeouts),
+            "episodes": len(episodes), "episodes_interrupted": sum(e.interrupted > 0 for e in episodes),
+            "episode_timeline": [e.as_dict(self.start) for e in episodes],
+            "convergence_from_own_undo_p99_s": percentile(own, 0.99),
+            "convergence_from_own_undo_median_s": statistics.median(own) if own else None,
             "final_convergence_s": final, "restarts": self.supervisor.restarts,
             "failed_starts": self.supervisor.failed_starts,
             "tracebacks": sum(log.count("Traceback") for log in logs),
@@ -195,7 +216,8 @@ def run_bench(minutes: float, seed: int, out: str, say: Any = print, quick: bool
     measured_on = machine()
     folder = run_folder(out, "soak")  # at the start: its log names the commit the run began at, as the summary does
     seconds = minutes * 60
-    with restartable_postgres() as (url, restart_db), ServeProcess(url) as first, ServeProcess(url) as second, \
+    with restartable_postgres() as (url, restart_db), ServeProcess(url, activation=True) as first, \
+            ServeProcess(url, activation=True) as second, \
             ApiLab(line_spec(4), first, others=[second]) as lab:
         soak = Soak(lab, [first, second], restart_db, seed, seconds, say, kinds or tuple(KINDS))
         faults = soak.faults()
