@@ -8,6 +8,7 @@ naming the field. Error ``type`` strings are networking-sfc's exception names.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 from typing import Any
 
@@ -136,7 +137,13 @@ def _ranges_meet(a: Record, b: Record, side: str) -> bool:
 
 
 def _prefixes_meet(a: str | None, b: str | None) -> bool:
-    return a is None or b is None or ipaddress.ip_network(a).overlaps(ipaddress.ip_network(b))
+    return a is None or b is None or _network(a).overlaps(_network(b))
+
+
+@functools.lru_cache(maxsize=65536)
+def _network(prefix: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
+    """Parsed once: a new classifier is checked against every other one."""
+    return ipaddress.ip_network(prefix)
 
 
 def classifiers_conflict(a: Record, b: Record, logical: bool) -> bool:

@@ -142,28 +142,45 @@ def _is_ipv4(text: Any) -> bool:
     return True
 
 
-def host_of_port(fabric: Fabric, hosts: list[Host], port: Record, names: dict[str, int] | None = None
-                 ) -> str | None:
-    """The host a port stands for: the one at its attachment (its switch named as the controller names it;
-    ``names``: ``switch_names(fabric)``), or with its address."""
-    where = attachment(fabric, port, names=names)
-    ips = {ip.get("ip_address") for ip in port.get("fixed_ips", [])}
-    for host in hosts:
-        if (host.dpid, host.port) == where or host.ip in ips or ips.intersection(host.ip6):
-            return host.name
-    return None
+class HostIndex:
+    """The hosts a classifier's ports and prefixes may name, in order, indexed once per translation (every change
+    translates every chain again): by attachment and by address, each to the first host that has it.
+
+    >>> index = HostIndex([Host("h1", 1, "10.0.0.1", 1, 1), Host("h2", 2, "10.0.0.2", 1, 2, ("fd00::2",))])
+    >>> index.by_prefix("10.0.0.2/32"), index.by_prefix("fd00::2/128"), index.by_prefix("10.0.0.0/24")
+    ('h2', 'h2', None)
+    """
+
+    def __init__(self, hosts: list[Host]) -> None:
+        self.hosts = hosts
+        self.places: dict[Endpoint, int] = {}
+        self.addresses: dict[str, int] = {}
+        for position, host in enumerate(hosts):
+            self.places.setdefault((host.dpid, host.port), position)
+            for address in (host.ip, *host.ip6):
+                self.addresses.setdefault(address, position)
+
+    def of_port(self, fabric: Fabric, port: Record, names: dict[str, int] | None = None) -> str | None:
+        """The host a port stands for: the first at its attachment (its switch named as the controller names it;
+        ``names``: ``switch_names(fabric)``) or with one of its addresses."""
+        where = attachment(fabric, port, names=names)
+        found = [self.places.get(where)] if where is not None else []
+        found += [self.addresses.get(address) for address in (ip.get("ip_address") for ip in port.get("fixed_ips", []))
+                  if isinstance(address, str)]
+        positions = [position for position in found if position is not None]
+        return self.hosts[min(positions)].name if positions else None
+
+    def by_prefix(self, prefix: str | None) -> str | None:
+        """The first host with the one address of a /32 (or /128) ``prefix``; None for a wider one."""
+        address = _single_address(prefix) if isinstance(prefix, str) and prefix else None
+        position = self.addresses.get(address) if address is not None else None
+        return None if position is None else self.hosts[position].name
 
 
-def _host_by_prefix(hosts: list[Host], prefix: str | None) -> str | None:
-    if not prefix:
-        return None
+@functools.lru_cache(maxsize=65536)
+def _single_address(prefix: str) -> str | None:
     network = ipaddress.ip_network(prefix, strict=False)
-    if network.num_addresses != 1:
-        return None
-    for host in hosts:
-        if host.ip == str(network.network_address) or str(network.network_address) in host.ip6:
-            return host.name
-    return None
+    return str(network.network_address) if network.num_addresses == 1 else None
 
 
 def classifier_of(fc: Record) -> FlowClassifier:
@@ -226,10 +243,12 @@ class Translator:
         self.fabric_names = switch_names(fabric)  # and every classifier's ports, by the controller's names alone
         self.plan = Plan()
         self._variants: Counter[str] = Counter()  # chains made so far per port chain (counted, not searched for)
+        self._hosts = HostIndex([])
 
     def build(self) -> Plan:
         self.plan.hosts = port_hosts(self.fabric, {k: v for k, v in self.r["ports"].items()
                                                    if not v.get("srfabric:discovered")}, self.switches, self.names)
+        self._hosts = HostIndex([*self.fabric.hosts.values(), *self.plan.hosts.values()])
         for pp in self.r["port_pairs"].values():
             ingress = attachment(self.fabric, self.r["ports"][pp["ingress"]], self.switches, self.names)
             egress = attachment(self.fabric, self.r["ports"][pp["egress"]], self.switches, self.names)
@@ -277,18 +296,17 @@ class Translator:
 
     def _endpoints(self, pc: Record, fc: Record, classifier: FlowClassifier) -> tuple[str, str | None]:
         what = f"flow_classifiers[{pc['flow_classifiers'].index(fc['id'])}]"
-        hosts = [*self.fabric.hosts.values(), *self.plan.hosts.values()]
-        source = (host_of_port(self.fabric, hosts, self.r["ports"][fc["logical_source_port"]], self.fabric_names)
-                  if fc["logical_source_port"] else _host_by_prefix(hosts, fc["source_ip_prefix"]))
+        hosts = self._hosts
+        source = (hosts.of_port(self.fabric, self.r["ports"][fc["logical_source_port"]], self.fabric_names)
+                  if fc["logical_source_port"] else hosts.by_prefix(fc["source_ip_prefix"]))
         if source is None:
             raise ModelError(what, f"classifier {fc['id']} needs a logical_source_port attached to a known host "
                                    "(or a /32 source_ip_prefix of one)")
         if not fc["logical_destination_port"]:
             # A known host's /32, or no destination: the chain ends at its last function, and frames go on from
             # there to wherever their destination address leads.
-            return source, _host_by_prefix(hosts, fc["destination_ip_prefix"])
-        destination = host_of_port(self.fabric, hosts, self.r["ports"][fc["logical_destination_port"]],
-                                   self.fabric_names)
+            return source, hosts.by_prefix(fc["destination_ip_prefix"])
+        destination = hosts.of_port(self.fabric, self.r["ports"][fc["logical_destination_port"]], self.fabric_names)
         if destination is None:
             raise ModelError(what, f"classifier {fc['id']}'s logical_destination_port is not attached to a known "
                                    "host (leave it out for a chain that ends at its last function)")

@@ -62,6 +62,8 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     scale.add_argument("--shares-only", action="store_const", const="shares", dest="only",
                        help="only the two instances sharing a fabric beside one alone (root; one repetition with "
                             "--quick)")
+    scale.add_argument("--database-only", action="store_const", const="database", dest="only",
+                       help="only the API's database as chains are made through it (k=4 and 16, 10 to 1,000 chains)")
     scale.add_argument("--streams-only", action="store_const", const="streams", dest="only",
                        help="only one stream's admission beside 10, 100 and 1,000 streams (k=8; k=4 and 10 streams "
                             "with --quick)")

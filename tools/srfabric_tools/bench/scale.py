@@ -271,8 +271,10 @@ async def cold_starts(k: int, chains: int, count: int) -> list[float]:
 
 
 def run_bench(quick: bool, out: str, say: Any = print, only: str | None = None) -> tuple[dict[str, Any], Path]:
-    """Every part, or ``only`` one: "shares", the two instances sharing a fabric (``scale_shares``), or
-    "streams", one stream's admission beside 10, 100 and 1,000 (``scale_streams``)."""
+    """Every part, or ``only`` one: "shares", the two instances sharing a fabric (``scale_shares``), "streams",
+    one stream's admission beside 10, 100 and 1,000 (``scale_streams``), or "database", the API's database as
+    chains are made through it (``scale_database``)."""
+    from srfabric_tools.bench.scale_database import database_part
     from srfabric_tools.bench.scale_shares import run_shares, summarise_shares
 
     measured_on = machine()
@@ -281,6 +283,7 @@ def run_bench(quick: bool, out: str, say: Any = print, only: str | None = None) 
     streams: list[dict[str, Any]] = []  # one fabric, a growing number of streams
     others: list[dict[str, Any]] = []  # the leaf-spine: another shape, apart from the fat-trees' curves
     more_starts: list[float] = []  # the largest size's cold starts beyond its measurement's
+    database: dict[str, Any] = {}
 
     async def every() -> None:
         sizes, counts = (QUICK_SIZES, QUICK_CHAINS) if quick else (SIZES, CHAINS)
@@ -292,9 +295,12 @@ def run_bench(quick: bool, out: str, say: Any = print, only: str | None = None) 
         if not quick and only is None:  # a start is one sample per measurement: the goal is judged on five
             say(f"scale: k={GOAL_K}, {counts[-1]} chains, {COLD_STARTS - 1} more cold starts")
             more_starts.extend(await cold_starts(GOAL_K, counts[-1], COLD_STARTS - 1))
-        say(f"scale: k={4 if quick else STREAMS_K}, streams")
-        streams.extend(await measure_streams(4 if quick else STREAMS_K, QUICK_STREAMS if quick else STREAMS,
-                                             QUICK_REPEATS if quick else REPEATS))
+        if only in (None, "streams"):
+            say(f"scale: k={4 if quick else STREAMS_K}, streams")
+            streams.extend(await measure_streams(4 if quick else STREAMS_K, QUICK_STREAMS if quick else STREAMS,
+                                                 QUICK_REPEATS if quick else REPEATS))
+        if only in (None, "database"):
+            database.update(await database_part(quick, CODEC, say))
         if not quick and only is None:
             say(f"scale: {LEAF_SPINE}, {CHAINS[-1]} chains")
             others.append(await measure(LEAF_SPINE, CHAINS[-1], REPEATS))
@@ -312,7 +318,7 @@ def run_bench(quick: bool, out: str, say: Any = print, only: str | None = None) 
     write_runs(folder / "streams.csv", [flat(r) for r in streams], measured_on)
     summary = (summarise(runs, quick, measured_on, more_starts) if runs
                else {**provenance(measured_on, "srfabric bench scale"), "quick": quick, "runs": []}) \
-        | summarise_streams(streams) | summarise_shares(shares)
+        | summarise_streams(streams) | summarise_shares(shares) | database
     if shares:
         summary["shares_runs"] = shares
     if others:
