@@ -20,9 +20,10 @@ from typing import Any
 
 from srfabric.api.errors import ApiError, bad_request, database_unavailable
 from srfabric.api.leadership import Leadership
+from srfabric.api.resources.attachments import restore_fabric
 from srfabric.api.resources.common import find, host_port_record, matches_filters, select_fields
 from srfabric.api.resources.kinds import KINDS
-from srfabric.api.resources.translate import Plan, restore_fabric, translate
+from srfabric.api.resources.translate import Plan, Translations, translate
 from srfabric.api.storage.repository import NotLeading, Record, Repository, Snapshot
 from srfabric.api.streams.service import StreamService
 from srfabric.codecs.macaddr import mac_to_str
@@ -50,6 +51,7 @@ class SfcService:
         self._loaded_at = 0.0  # when a follower last read the database
         self.controller = controller
         self.streams = StreamService(controller, lambda: self.snapshot, cycle, gates)
+        self.translations = Translations()  # what each port pair and chain made: a change translates what it touched
         self.project = project
         self.snapshot = Snapshot()
         self._changing = False  # a change's transaction is open: what the controller learns is kept after it
@@ -61,9 +63,8 @@ class SfcService:
     async def start(self, streams: bool = True) -> None:
         """Load the kept state and give it to the controller before any switch connects (without ``streams``:
         the chains only, as an instance that shares the fabric but does not lead runs them)."""
-        self.snapshot = self.repo.load()
-        restore_fabric(self.controller.fabric, self.snapshot.switches, self.snapshot.links,
-                       self.snapshot["ports"].values())
+        kept = self.snapshot = self.repo.load()
+        restore_fabric(self.controller.fabric, kept.switches, kept.links, kept["ports"].values())
         await self._apply_kept()
         if not streams:
             return
@@ -238,7 +239,7 @@ class SfcService:
                     declared.update(new, ident or "", body)
             if KINDS[kind].steering or self._touches_chains(new, kind, ident or (record or {}).get("id", "")):
                 try:
-                    plan = translate(new.resources, self.controller.fabric, new.switches)
+                    plan = translate(new.resources, self.controller.fabric, new.switches, self.translations)
                 except SrfabricError as error:
                     raise bad_request(str(error), "SfcBadRequest") from None
                 changed = [name for name, chain in plan.chains.items() if self.controller.chains.get(name) != chain]
@@ -351,7 +352,7 @@ class SfcService:
         anything is sent.
         """
         try:
-            plan = translate(snap.resources, self.controller.fabric, snap.switches)
+            plan = translate(snap.resources, self.controller.fabric, snap.switches, self.translations)
         except SrfabricError as error:
             raise bad_request(str(error), "SfcBadRequest") from None
         self.controller.place(plan.functions, plan.hosts)

@@ -230,8 +230,8 @@ class Fabric:
         self._changed()
 
     def add_function(self, function: ServiceFunction) -> None:
-        links = self.links
-        if self.functions.get(function.name) == function and function.ingress not in links \
+        links, known = self.links, self.functions.get(function.name)
+        if (known is function or known == function) and function.ingress not in links \
                 and function.egress not in links:
             return  # known already and checked then: the API declares every function on every change
         unknown = sorted(function.rewrites - set(REWRITABLE))

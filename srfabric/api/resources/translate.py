@@ -17,25 +17,21 @@
 
 from __future__ import annotations
 
-import functools
 import ipaddress
 import itertools
 import math
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from srfabric.codecs.macaddr import mac_from_str
+from srfabric.api.resources.attachments import HostIndex, attachment, mac_number, port_hosts, switch_names
 from srfabric.errors import ModelError
 from srfabric.model.chain import MAX_PATHS, Alternative, Chain, FlowClassifier
-from srfabric.model.fabric import Endpoint, Fabric, Host, ServiceFunction, Switch, is_routable_ipv6
-from srfabric.rules.entries import ipv4_number
+from srfabric.model.fabric import Fabric, Host, ServiceFunction
 from srfabric.rules.lb_split import reverse_fields
 
 Record = dict[str, Any]
 REVERSE = "~rev"
-_mac_from_str = functools.lru_cache(maxsize=65536)(mac_from_str)  # every change translates every port again
 REVERSED = {"ip_src": "ip_dst", "ip_dst": "ip_src", "l4_src": "l4_dst", "l4_dst": "l4_src"}
 MAX_VARIANTS = 255  # chains made from one port chain: classifiers, reverse directions and graph joins
 
@@ -48,139 +44,6 @@ class Plan:
     functions: dict[str, ServiceFunction] = field(default_factory=dict)
     chains: dict[str, Chain] = field(default_factory=dict)
     owner: dict[str, str] = field(default_factory=dict)  # chain name -> port chain id
-
-
-def switch_names(fabric: Fabric, switches: dict[int, tuple[str, str]] | None = None) -> dict[str, int]:
-    """Each switch name a ``binding:profile`` may give, to its datapath id: the controller's names first, then
-    the ones the API was told about."""
-    names = {name: dpid for dpid, (name, _) in (switches or {}).items()}
-    names.update((switch.name, dpid) for dpid, switch in fabric.switches.items())
-    return names
-
-
-def resolve_switch(fabric: Fabric, value: Any, switches: dict[int, tuple[str, str]] | None = None,
-                   names: dict[str, int] | None = None) -> int | None:
-    """A datapath id for a ``binding:profile`` switch: a name the controller knows, or a datapath id
-    (``names``: :func:`switch_names`, made once by a caller that resolves many)."""
-    if isinstance(value, str):
-        dpid = (names if names is not None else switch_names(fabric, switches)).get(value)
-        if dpid is not None:
-            return dpid
-        try:
-            return int(value, 0)
-        except ValueError:
-            return None
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    return None
-
-
-def attachment(fabric: Fabric, port: Record, switches: dict[int, tuple[str, str]] | None = None,
-               names: dict[str, int] | None = None) -> Endpoint | None:
-    profile = port.get("binding:profile") or {}
-    number = profile.get("port")
-    dpid = resolve_switch(fabric, profile.get("switch"), switches, names)
-    if dpid is None or not isinstance(number, int) or isinstance(number, bool):
-        return None
-    return dpid, number
-
-
-def port_host(fabric: Fabric, port: Record, switches: dict[int, tuple[str, str]] | None = None,
-              names: dict[str, int] | None = None) -> Host | None:
-    """The host a port describes, when it has an attachment, a MAC and an IPv4 address."""
-    where = attachment(fabric, port, switches, names)
-    mac = port.get("mac_address")
-    if where is None or not mac:
-        return None
-    addresses = tuple(ip.get("ip_address") for ip in port.get("fixed_ips", []))
-    name = port["name"] or f"port-{port['id'][:8]}"
-    try:
-        return _host(name, mac, addresses, *where)
-    except TypeError:  # an address that is not even hashable (not one): worked out without the cache
-        return _host.__wrapped__(name, mac, addresses, *where)
-
-
-@functools.lru_cache(maxsize=65536)  # every change of the API translates every port again
-def _host(name: str, mac: str, addresses: tuple[Any, ...], dpid: int, number: int) -> Host | None:
-    ips = [address for address in addresses if _is_ipv4(address)]
-    if not ips:
-        return None
-    ip6 = tuple(str(ipaddress.IPv6Address(address)) for address in addresses if is_routable_ipv6(address))
-    return Host(name, _mac_from_str(mac, "mac_address"), ips[0], dpid, number, ip6)
-
-
-def restore_fabric(fabric: Fabric, switches: dict[int, tuple[str, str]], links: dict[Endpoint, Endpoint],
-                   ports: Iterable[Record]) -> None:
-    """What a start knows before the switches tell it: the kept switches, their links and the hosts learned
-    before (ports marked ``srfabric:discovered``), put in ``fabric``."""
-    for dpid, (name, role) in switches.items():
-        fabric.add_switch(Switch(dpid, name, role))  # type: ignore[arg-type]
-    for a, b in links.items():
-        if a[0] in fabric.switches and b[0] in fabric.switches:
-            fabric.add_link(a, b)
-    names = switch_names(fabric)
-    for port in ports:
-        if port.get("srfabric:discovered"):
-            host = port_host(fabric, port, names=names)
-            if host is not None and host.dpid in fabric.switches:
-                fabric.add_host(host)
-
-
-def port_hosts(fabric: Fabric, ports: dict[str, Record], switches: dict[int, tuple[str, str]],
-               names: dict[str, int] | None = None) -> dict[str, Host]:
-    """Hosts for the ports that describe one (hosts the API was told about)."""
-    names = names if names is not None else switch_names(fabric, switches)
-    hosts = (port_host(fabric, port, switches, names) for port in ports.values())
-    return {host.name: host for host in hosts if host is not None}
-
-
-def _is_ipv4(text: Any) -> bool:
-    try:
-        ipv4_number(text)  # cached: every change of the API translates every port again
-    except (ValueError, TypeError):  # not an address, or not even hashable
-        return False
-    return True
-
-
-class HostIndex:
-    """The hosts a classifier's ports and prefixes may name, in order, indexed once per translation (every change
-    translates every chain again): by attachment and by address, each to the first host that has it.
-
-    >>> index = HostIndex([Host("h1", 1, "10.0.0.1", 1, 1), Host("h2", 2, "10.0.0.2", 1, 2, ("fd00::2",))])
-    >>> index.by_prefix("10.0.0.2/32"), index.by_prefix("fd00::2/128"), index.by_prefix("10.0.0.0/24")
-    ('h2', 'h2', None)
-    """
-
-    def __init__(self, hosts: list[Host]) -> None:
-        self.hosts = hosts
-        self.places: dict[Endpoint, int] = {}
-        self.addresses: dict[str, int] = {}
-        for position, host in enumerate(hosts):
-            self.places.setdefault((host.dpid, host.port), position)
-            for address in (host.ip, *host.ip6):
-                self.addresses.setdefault(address, position)
-
-    def of_port(self, fabric: Fabric, port: Record, names: dict[str, int] | None = None) -> str | None:
-        """The host a port stands for: the first at its attachment (its switch named as the controller names it;
-        ``names``: ``switch_names(fabric)``) or with one of its addresses."""
-        where = attachment(fabric, port, names=names)
-        found = [self.places.get(where)] if where is not None else []
-        found += [self.addresses.get(address) for address in (ip.get("ip_address") for ip in port.get("fixed_ips", []))
-                  if isinstance(address, str)]
-        positions = [position for position in found if position is not None]
-        return self.hosts[min(positions)].name if positions else None
-
-    def by_prefix(self, prefix: str | None) -> str | None:
-        """The first host with the one address of a /32 (or /128) ``prefix``; None for a wider one."""
-        address = _single_address(prefix) if isinstance(prefix, str) and prefix else None
-        position = self.addresses.get(address) if address is not None else None
-        return None if position is None else self.hosts[position].name
-
-
-@functools.lru_cache(maxsize=65536)
-def _single_address(prefix: str) -> str | None:
-    network = ipaddress.ip_network(prefix, strict=False)
-    return str(network.network_address) if network.num_addresses == 1 else None
 
 
 def classifier_of(fc: Record) -> FlowClassifier:
@@ -231,12 +94,44 @@ def intersect(a: FlowClassifier, b: FlowClassifier) -> FlowClassifier | None:
     return FlowClassifier(a.ethertype, a.protocol or b.protocol, src, dst, sport, dport)  # type: ignore[arg-type]
 
 
+@dataclass
+class Translations:
+    """What the last translation made of each port pair and port chain, by id, with the records it read.
+
+    Every change of the API translates every resource again; an entry is taken as it is while the records it
+    was made from are the very same objects (the snapshot replaces a record, never edits it) and the hosts and
+    switch names are the same, so a change costs what it touched. The chains kept are the very objects the
+    controller holds, which its compile takes without looking again.
+    """
+
+    context: tuple[Any, ...] = ()
+    index: HostIndex = field(default_factory=lambda: HostIndex([]))
+    functions: dict[str, tuple[tuple[Any, ...], tuple[ServiceFunction, ServiceFunction] | None]] = \
+        field(default_factory=dict)
+    chains: dict[str, tuple[tuple[Any, ...], list[Chain]]] = field(default_factory=dict)
+
+    def start(self, hosts: list[Host], names: dict[str, int], fabric_names: dict[str, int]) -> HostIndex:
+        """The index of ``hosts``; everything kept is forgotten when the hosts or the switch names changed."""
+        context = (tuple(hosts), names, fabric_names)
+        if context != self.context:
+            self.context, self.index, self.functions, self.chains = context, HostIndex(hosts), {}, {}
+        return self.index
+
+    def keep_only(self, pairs: dict[str, Record], chains: dict[str, Record]) -> None:
+        """Forget the pairs and chains no longer there."""
+        for kept, present in ((self.functions, pairs), (self.chains, chains)):
+            for gone in [ident for ident in kept if ident not in present]:
+                del kept[gone]
+
+
 class Translator:
     """Builds a ``Plan`` from a snapshot's resources and the fabric the controller knows."""
 
     def __init__(self, resources: dict[str, dict[str, Record]], fabric: Fabric,
-                 switches: dict[int, tuple[str, str]] | None = None) -> None:
+                 switches: dict[int, tuple[str, str]] | None = None, cache: Translations | None = None) -> None:
         self.r = resources
+        self.cache = cache if cache is not None else Translations()
+        self._made: list[Chain] = []  # the chains of the port chain being translated
         self.fabric = fabric
         self.switches = switches or {}
         self.names = switch_names(fabric, self.switches)  # every port pair resolves its ports' switches
@@ -248,33 +143,76 @@ class Translator:
     def build(self) -> Plan:
         self.plan.hosts = port_hosts(self.fabric, {k: v for k, v in self.r["ports"].items()
                                                    if not v.get("srfabric:discovered")}, self.switches, self.names)
-        self._hosts = HostIndex([*self.fabric.hosts.values(), *self.plan.hosts.values()])
+        self._hosts = self.cache.start([*self.fabric.hosts.values(), *self.plan.hosts.values()], self.names,
+                                       self.fabric_names)
         for pp in self.r["port_pairs"].values():
-            ingress = attachment(self.fabric, self.r["ports"][pp["ingress"]], self.switches, self.names)
-            egress = attachment(self.fabric, self.r["ports"][pp["egress"]], self.switches, self.names)
-            if ingress is None or egress is None:
-                continue  # checked when a chain uses it
-            parameters = pp["service_function_parameters"]
-            proxy = parameters.get("correlation") is None  # networking-sfc's "SR-unaware"
-            rewrites = frozenset(parameters.get("rewrites", ())) if proxy else frozenset()
-            macs = [self._mac(self.r["ports"][pp[side]]) if proxy else None for side in ("ingress", "egress")]
-            self.plan.functions[pp["id"]] = ServiceFunction(pp["id"], ingress, egress, proxy, macs[0], rewrites)
-            # The reverse direction enters at the egress port; what the function rewrote one way it undoes back.
-            self.plan.functions[pp["id"] + REVERSE] = ServiceFunction(
-                pp["id"] + REVERSE, egress, ingress, proxy, macs[1],
-                frozenset(REVERSED.get(name, name) for name in rewrites))
+            self._function(pp)
         depth = self._graph_depths()
         for pc in self.r["port_chains"].values():
-            self._chain(pc, depth.get(pc["id"], 0))
+            self._cached_chain(pc, depth.get(pc["id"], 0))
+        self._made = []  # a join's chains are made again each time: not kept with the chain they start from
         for sg in self.r["service_graphs"].values():
             for src, dsts in sg["port_chains"].items():
                 for dst in dsts:
                     self._join(self.r["port_chains"][src], self.r["port_chains"][dst], depth)
+        self.cache.keep_only(self.r["port_pairs"], self.r["port_chains"])
         return self.plan
+
+    def _function(self, pp: Record) -> None:
+        """The port pair's service function and its reverse, as the last translation made them when the pair
+        and its two ports are the very same records."""
+        ports = self.r["ports"]
+        key = (pp, ports[pp["ingress"]], ports[pp["egress"]])
+        kept = self.cache.functions.get(pp["id"])
+        if kept is not None and kept[0] == key:
+            made = kept[1]
+        else:
+            made = self._made_function(pp)
+            self.cache.functions[pp["id"]] = (key, made)
+        if made is not None:
+            self.plan.functions[pp["id"]], self.plan.functions[pp["id"] + REVERSE] = made
+
+    def _made_function(self, pp: Record) -> tuple[ServiceFunction, ServiceFunction] | None:
+        ingress = attachment(self.fabric, self.r["ports"][pp["ingress"]], self.switches, self.names)
+        egress = attachment(self.fabric, self.r["ports"][pp["egress"]], self.switches, self.names)
+        if ingress is None or egress is None:
+            return None  # checked when a chain uses it
+        parameters = pp["service_function_parameters"]
+        proxy = parameters.get("correlation") is None  # networking-sfc's "SR-unaware"
+        rewrites = frozenset(parameters.get("rewrites", ())) if proxy else frozenset()
+        macs = [self._mac(self.r["ports"][pp[side]]) if proxy else None for side in ("ingress", "egress")]
+        # The reverse direction enters at the egress port; what the function rewrote one way it undoes back.
+        return (ServiceFunction(pp["id"], ingress, egress, proxy, macs[0], rewrites),
+                ServiceFunction(pp["id"] + REVERSE, egress, ingress, proxy, macs[1],
+                                frozenset(REVERSED.get(name, name) for name in rewrites)))
+
+    def _chain_key(self, pc: Record, depth: int) -> tuple[Any, ...]:
+        """Every record and function a port chain's translation reads (records are replaced, never edited)."""
+        r = self.r
+        fcs = tuple(r["flow_classifiers"].get(fc) for fc in pc["flow_classifiers"])
+        ends = tuple(r["ports"].get(fc[side]) for fc in fcs if fc is not None
+                     for side in ("logical_source_port", "logical_destination_port") if fc[side])
+        groups = tuple(r["port_pair_groups"].get(g) for g in pc["port_pair_groups"])
+        pairs = tuple(p for g in groups if g is not None for p in g["port_pairs"])
+        return (pc, depth, fcs, ends, groups, tuple(r["port_pairs"].get(p) for p in pairs),
+                tuple(self.plan.functions.get(p) for p in pairs))
+
+    def _cached_chain(self, pc: Record, depth: int) -> None:
+        """``_chain``, or the very chains it made last time when nothing it reads has changed: those are the
+        objects the controller holds, and its compile takes them as they are."""
+        key = self._chain_key(pc, depth)
+        kept = self.cache.chains.get(pc["id"])
+        if kept is not None and kept[0] == key:
+            for chain in kept[1]:
+                self._keep(pc, chain)
+            return
+        self._made = []
+        self._chain(pc, depth)
+        self.cache.chains[pc["id"]] = (key, self._made)
 
     @staticmethod
     def _mac(port: Record) -> int | None:
-        return _mac_from_str(port["mac_address"], "mac_address") if port.get("mac_address") else None
+        return mac_number(port["mac_address"], "mac_address") if port.get("mac_address") else None
 
     def _graph_depths(self) -> dict[str, int]:
         """How many chains lead into each chain through service graphs (joined chains rank above)."""
@@ -356,8 +294,12 @@ class Translator:
         if variants >= MAX_VARIANTS:
             raise ModelError("flow_classifiers", f"port chain {pc['id']} would need more than {MAX_VARIANTS} "
                                                  "chains (classifiers x directions x graph joins)")
-        self._variants[pc["id"]] += 1
         chain = replace(chain, chain_id=(variants + 1) << 16 | pc["chain_id"])
+        self._made.append(chain)
+        self._keep(pc, chain)
+
+    def _keep(self, pc: Record, chain: Chain) -> None:
+        self._variants[pc["id"]] += 1
         self.plan.chains[chain.name] = chain
         self.plan.owner[chain.name] = pc["id"]
 
@@ -401,5 +343,6 @@ class Translator:
 
 
 def translate(resources: dict[str, dict[str, Record]], fabric: Fabric,
-              switches: dict[int, tuple[str, str]] | None = None) -> Plan:
-    return Translator(resources, fabric, switches).build()
+              switches: dict[int, tuple[str, str]] | None = None, cache: Translations | None = None) -> Plan:
+    """The plan for ``resources``; ``cache`` keeps what each port pair and port chain made, for the next call."""
+    return Translator(resources, fabric, switches, cache).build()

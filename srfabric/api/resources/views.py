@@ -46,7 +46,7 @@ def declared_functions(controller: Controller, ports: dict[str, dict[str, Any]],
     """Service functions whose ports exist (``device_owner`` ``network:sf``, attached) but that no port pair uses
     yet, so the controller does not know them: the view draws them all the same (``declared``), the first two
     ports by name as ingress and egress."""
-    from srfabric.api.resources.translate import attachment, switch_names
+    from srfabric.api.resources.attachments import attachment, switch_names
 
     known = {(f.ingress, f.egress) for f in controller.fabric.functions.values()}
     known_ports = {end for pair in known for end in pair}

@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar, cast
 
-from srfabric.api.resources.translate import port_host
+from srfabric.api.resources.attachments import port_host
 from srfabric.api.storage.repository import Snapshot
 from srfabric.errors import RoutingError
 from srfabric.model.fabric import Fabric

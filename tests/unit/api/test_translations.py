@@ -1,0 +1,48 @@
+"""A change of the API translates what it touched: the chains it did not touch stay the very objects the
+controller holds, and a change to what a chain reads (its classifier, a host) makes it again."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from srfabric.api.service import SfcService
+from srfabric.api.storage.database import open_database
+from srfabric.api.storage.repository import Repository
+from srfabric.controller.controller import Controller
+from srfabric.model.fabric import Host
+from srfabric_tools.bench.scale_controller import scale_fabric
+from srfabric_tools.bench.scale_database import host_ports, one_chain
+from srfabric_tools.testbed.net import controller_config
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def test_untouched_chains_are_kept_and_touched_ones_made_again(tmp_path: Path) -> None:
+    spec = scale_fabric(4)
+    controller = Controller(controller_config(spec, "mac-vlan-mpls"))
+    controller.fabric = spec.to_fabric()
+    service = SfcService(Repository(open_database(f"sqlite:///{tmp_path}/api.db")), controller)
+
+    async def scenario() -> None:
+        await service.start()
+        hosts = await host_ports(service, spec)
+        for number in range(3):
+            await one_chain(service, spec, hosts, number)
+        before = dict(controller.chains)
+        await one_chain(service, spec, hosts, 3)
+        assert len(controller.chains) == 4
+        assert all(controller.chains[name] is chain for name, chain in before.items())
+        fc = next(iter(service.snapshot["flow_classifiers"].values()))
+        await service.update("flow_classifiers", fc["id"], {"description": "changed"})
+        changed = [name for name, chain in before.items() if controller.chains[name] is not chain]
+        assert len(changed) == 1 and controller.chains[changed[0]] == before[changed[0]]  # made again, the same
+        kept = dict(controller.chains)
+        controller.fabric.add_host(Host("late", 0x0200000000FF, "10.9.9.9", spec.dpid("e1"), 9))
+        await one_chain(service, spec, hosts, 4)  # a new host may change what any chain's ends resolve to
+        assert all(controller.chains[name] == chain and controller.chains[name] is not chain
+                   for name, chain in kept.items())
+
+    asyncio.run(scenario())
