@@ -48,6 +48,17 @@ def test_a_frame_outside_its_chain_or_out_of_order_is_misdelivered() -> None:
     assert misdelivered(before, after, chains) == {"v1": 2, "v3": 1, "v4": 3}
 
 
+def test_a_best_effort_frame_at_any_function_is_misdelivered_and_unaware_functions_are_checked_too() -> None:
+    functions = ("v1", "v2", "v3", "v4", "v5", "v6")
+    chains = [SoakChain(5000, ("v5", "v1"))]
+    after = {
+        "v5": {"flows": {"forward": {"udp:5000": {"packets": 10, "from_mark_0": 10}}}},
+        "v1": {"flows": {"forward": {"udp:5000": {"packets": 10, "from_mark_5": 10}}}},  # after v5 (mark 5)
+        "v6": {"flows": {"forward": {"udp:32000": {"packets": 2, "from_mark_0": 2}}}},  # a best-effort flow
+    }
+    assert misdelivered({}, after, chains, functions, best_effort=(32000,)) == {"v6": 2}
+
+
 def test_growth_is_judged_after_warm_up_on_the_longest_lived_instance() -> None:
     samples = [{"t": t, "pid": 7, "rss_kib": 1000 if t < 40 else 1100, "fds": 30} for t in range(48)]
     samples += [{"t": t, "pid": 8, "rss_kib": 9999, "fds": 99} for t in range(5)]  # restarted late: too short
@@ -65,10 +76,11 @@ def test_a_clean_run_has_no_violation_and_each_finding_is_named() -> None:
 
 def test_the_quick_forms_seed_draws_every_kind_of_fault() -> None:  # (the issue: a 2-minute quick form)
     from srfabric_tools.bench.cli import QUICK_SOAK_MINUTES
-    from srfabric_tools.bench.soak import FAULTS_UNTIL
+    from srfabric_tools.bench.soak import FAULTS_UNTIL, UNAWARE
+    from srfabric_tools.testbed.api_chains import FUNCTIONS
     from srfabric_tools.testbed.api_lab import line_spec
 
-    spec = line_spec(4)
+    spec = line_spec(len(FUNCTIONS + UNAWARE))  # the soak's lab
     targets = Targets(tuple(f"{link.a}-{link.b}" for link in spec.links), tuple(spec.functions),
                       tuple(spec.switches))
     faults = plan(6, QUICK_SOAK_MINUTES * 60 * FAULTS_UNTIL, targets)  # make test's seed (test_bench_soak)

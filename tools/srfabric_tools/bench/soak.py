@@ -43,10 +43,12 @@ from srfabric_tools.bench.soak_faults import (
 from srfabric_tools.bench.soak_load import Churn, Frames, gaps_of, lost_writes, make_chains, misdelivered
 from srfabric_tools.bench.soak_plan import KINDS, Fault, Targets, percentile, plan, unexplained
 from srfabric_tools.bench.takeover import wait_connected
-from srfabric_tools.testbed.api_chains import make_groups
+from srfabric_tools.testbed.api_chains import FUNCTIONS, make_groups
 from srfabric_tools.testbed.api_lab import ApiLab, ServeProcess, line_spec, restartable_postgres
 
 CHAINS, COPIES = 24, 2
+UNAWARE = ("v5", "v6")  # SR-unaware functions (the fabric proxies them), beside the four SR-aware ones
+BEST_EFFORT = (32000, 32001, 32002, 32003)  # UDP ports no chain classifies: frames go by the default routes
 RATE = 20.0  # frames per second per chain
 CHAIN_PORT, CHURN_PORT = 31000, 34000
 FAULTS_UNTIL = 0.8  # faults start in this part of the run; the rest is quiet, to see everything settle
@@ -78,13 +80,13 @@ class Soak:
 
     def run(self, faults: list[Fault]) -> dict[str, Any]:
         with self.servers[0].client() as client:
-            groups = make_groups(client, self.lab, COPIES)
-            chains = make_chains(client, self.lab, groups, CHAINS, CHAIN_PORT, COPIES)
+            groups = make_groups(client, self.lab, COPIES) + make_groups(client, self.lab, COPIES, UNAWARE, False)
+            chains = make_chains(client, self.lab, groups, CHAINS, CHAIN_PORT, COPIES, FUNCTIONS + UNAWARE)
         for server in self.servers:
             wait_connected(server, len(self.lab.spec.switches))
         stats_before = self.lab.function_stats()
         churn = Churn(self.servers, groups, (self.lab.ports["h1"], self.lab.ports["h2"]), self.seed + 1, CHURN_PORT)
-        frames = Frames(self.lab, chains, RATE, self.seconds)
+        frames = Frames(self.lab, chains, RATE, self.seconds, BEST_EFFORT)
         self.start = time.monotonic()
         watching = threading.Event()
         threads = [threading.Thread(target=self.supervisor.run, args=(self.start,), daemon=True),
@@ -142,7 +144,7 @@ class Soak:
         functions = {chain.port: chain.functions for chain in chains}
         wrong = unexplained(gaps, windows, affects=lambda gap, window: window.what[0] != "function"
                             or window.what[1] in functions.get(gap.port, ()))  # a function only its chains
-        misplaced = misdelivered(stats_before, self.lab.function_stats(), chains)
+        misplaced = misdelivered(stats_before, self.lab.function_stats(), chains, FUNCTIONS + UNAWARE, BEST_EFFORT)
         lost = lost_writes(churn, listed, tables)
         episodes = self.episodes.done
         waits = [e.converged_s for e in episodes if e.converged_s is not None]
@@ -171,6 +173,7 @@ class Soak:
             "tracebacks": sum(log.count("Traceback") for log in logs),
             "rss_growth": rss_growth(self.supervisor.samples), "fds_growth": growth_of(self.supervisor.samples, "fds"),
             "samples": self.supervisor.samples, "chains": len(chains), "tables": tables,
+            "chain_functions": [chain.functions for chain in chains],
         }
 
 
@@ -218,7 +221,7 @@ def run_bench(minutes: float, seed: int, out: str, say: Any = print, quick: bool
     seconds = minutes * 60
     with restartable_postgres() as (url, restart_db), ServeProcess(url, activation=True) as first, \
             ServeProcess(url, activation=True) as second, \
-            ApiLab(line_spec(4), first, others=[second]) as lab:
+            ApiLab(line_spec(len(FUNCTIONS + UNAWARE)), first, others=[second]) as lab:
         soak = Soak(lab, [first, second], restart_db, seed, seconds, say, kinds or tuple(KINDS))
         faults = soak.faults()
         say(f"soak: {minutes:g} min, seed {seed}, {len(faults)} faults, {CHAINS} chains at {RATE:g} frames/s each")
@@ -226,6 +229,7 @@ def run_bench(minutes: float, seed: int, out: str, say: Any = print, quick: bool
     bad = violations(found)
     tables = found.pop("tables")
     samples = found.pop("samples")
+    chain_functions = found.pop("chain_functions")
     if bad:  # what it takes to see the run again: the seed is in the summary
         write_json(folder / "tables.json", tables)
         for number, log in enumerate(soak.logs, start=1):
@@ -233,9 +237,10 @@ def run_bench(minutes: float, seed: int, out: str, say: Any = print, quick: bool
     write_json(folder / "samples.json", samples)
     summary = {**provenance(measured_on, f"srfabric bench soak --minutes {minutes:g} --seed {seed}"),
                "quick": quick, "minutes": minutes, "seed": seed, **found, "violations": bad,
-               "fabric": "h1 - s1 - s2 - s3 - h2 of Open vSwitch (userspace) in Mininet, four SR-aware functions on "
-                         "s2; two srfabric serve instances on PostgreSQL over TLS",
-               "chains_rate_fps": RATE}
+               "fabric": "h1 - s1 - s2 - s3 - h2 of Open vSwitch (userspace) in Mininet, four SR-aware and two "
+                         "SR-unaware (proxied) functions on s2; two srfabric serve instances on PostgreSQL over TLS",
+               "chains_rate_fps": RATE, "best_effort_ports": list(BEST_EFFORT),
+               "chains_through_unaware": sum(bool(set(through) & set(UNAWARE)) for through in chain_functions)}
     write_json(folder / "summary.json", summary)
     plot(summary, folder / "timeline.png")
     return summary, folder

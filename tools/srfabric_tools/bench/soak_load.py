@@ -87,17 +87,17 @@ class SoakChain:
 
 
 def make_chains(client: SfcClient, lab: ApiLab, groups: list[str], count: int, first_port: int,
-                copies: int) -> list[SoakChain]:
+                copies: int, functions: tuple[str, ...] = FUNCTIONS) -> list[SoakChain]:
     """``count`` chains from h1 to h2 over distinct orders of the groups (``make_groups``: ``copies`` per
-    function), each on its own UDP port."""
+    function of ``functions``, in that order), each on its own UDP port."""
     orders = itertools.chain(itertools.permutations(range(len(groups)), 3),
                              itertools.permutations(range(len(groups)), 4))
     made: list[SoakChain] = []
     for order in orders:
         if len(made) == count:
             break
-        functions = tuple(FUNCTIONS[g // copies] for g in order)
-        if len(set(functions)) < len(functions):
+        through = tuple(functions[g // copies] for g in order)
+        if len(set(through)) < len(through):
             continue  # a function twice in one chain: its order check would be ambiguous
         port = first_port + len(made)
         fc = client.create("flow_classifiers", {"protocol": "udp", "destination_port_range_min": port,
@@ -106,15 +106,17 @@ def make_chains(client: SfcClient, lab: ApiLab, groups: list[str], count: int, f
                                                 "logical_destination_port": lab.ports["h2"]})
         chain = client.create("port_chains", {"port_pair_groups": [groups[g] for g in order],
                                               "flow_classifiers": [fc["id"]]})
-        made.append(SoakChain(port, functions, chain["id"]))
+        made.append(SoakChain(port, through, chain["id"]))
     return made
 
 
 class Frames:
-    """The sender on h1 and the receiver on h2, for ``seconds`` at ``rate`` frames per second per chain."""
+    """The sender on h1 and the receiver on h2, for ``seconds`` at ``rate`` frames per second per chain and per
+    best-effort flow (a UDP port no chain classifies: it goes by the fabric's default routes)."""
 
-    def __init__(self, lab: ApiLab, chains: list[SoakChain], rate: float, seconds: float) -> None:
-        self.lab, self.ports = lab, [c.port for c in chains]
+    def __init__(self, lab: ApiLab, chains: list[SoakChain], rate: float, seconds: float,
+                 best_effort: tuple[int, ...] = ()) -> None:
+        self.lab, self.ports = lab, [c.port for c in chains] + list(best_effort)
         self.sent_file, self.received_file = lab.workdir / "soak.sent", lab.workdir / "soak.received"
         send, receive = lab.workdir / "soak-send.py", lab.workdir / "soak-receive.py"
         receive.write_text(RECEIVE.format(ports=self.ports, out=self.received_file, quiet=QUIET_S, seconds=seconds))
@@ -147,19 +149,22 @@ def gaps_of(sent: dict[str, Any], received: dict[str, Any], end_s: float) -> lis
     return gaps
 
 
-def misdelivered(before: dict[str, Any], after: dict[str, Any], chains: list[SoakChain]) -> dict[str, int]:
+def misdelivered(before: dict[str, Any], after: dict[str, Any], chains: list[SoakChain],
+                 functions: tuple[str, ...] = FUNCTIONS, best_effort: tuple[int, ...] = ()) -> dict[str, int]:
     """Frames a function got during the run that it should never have seen (per function): on a chain it is not
-    in, coming from any function but the one before it in the chain, or on its egress port."""
-    marks = {name: FUNCTIONS.index(name) + 1 for name in FUNCTIONS}
-    by_port = {chain.port: chain for chain in chains}
+    in, coming from any function but the one before it in the chain, or on its egress port; and any frame of
+    the best-effort flows (ports ``best_effort``), which no chain classifies. ``functions`` in the order of
+    their marks (the lab's)."""
+    marks = {name: functions.index(name) + 1 for name in functions}
+    by_port = {chain.port: chain for chain in chains} | {port: SoakChain(port, (), "") for port in best_effort}
     wrong: dict[str, int] = {}
-    for name in FUNCTIONS:
+    for name in functions:
         for direction, flows in after.get(name, {}).get("flows", {}).items():
             was = before.get(name, {}).get("flows", {}).get(direction, {})
             for key, counts in flows.items():
                 chain = by_port.get(int(key.split(":")[1])) if key.startswith("udp:") else None
                 if chain is None:
-                    continue  # not one of the soak's chains (the churn's carry nothing)
+                    continue  # not one of the soak's flows (the churn's chains carry nothing)
                 at = chain.functions.index(name) if name in chain.functions else -1
                 right = f"from_mark_{0 if at == 0 else marks[chain.functions[at - 1]]}" if at >= 0 else None
                 for counter, value in counts.items():

@@ -12,11 +12,14 @@ from srfabric_tools.testbed.api_lab import ApiLab
 FUNCTIONS = ("v1", "v2", "v3", "v4")
 
 
-def make_groups(client: SfcClient, lab: ApiLab, copies: int = 2) -> list[str]:
-    """Port pair groups over the four functions, ``copies`` per function (extra ports bound to the same
-    switch ports), so that enough distinct ordered group lists exist for the chains."""
+def make_groups(client: SfcClient, lab: ApiLab, copies: int = 2, functions: tuple[str, ...] = FUNCTIONS,
+                aware: bool = True) -> list[str]:
+    """Port pair groups over ``functions``, ``copies`` per function (extra ports bound to the same switch
+    ports), so that enough distinct ordered group lists exist for the chains; SR-aware (correlation mpls), or
+    SR-unaware (networking-sfc's default correlation None: the fabric proxies the function)."""
     groups = []
-    for function, copy in itertools.product(FUNCTIONS, range(copies)):
+    parameters = {"correlation": "mpls"} if aware else {}
+    for function, copy in itertools.product(functions, range(copies)):
         ends = {}
         for side in ("in", "out"):
             name = f"{function}-{side}" if copy == 0 else f"{function}-{side}-{copy}"
@@ -26,7 +29,7 @@ def make_groups(client: SfcClient, lab: ApiLab, copies: int = 2) -> list[str]:
                                                           "binding:profile": original["binding:profile"]})["id"]
             ends[side] = lab.ports[name]
         pair = client.create("port_pairs", {"ingress": ends["in"], "egress": ends["out"],
-                                            "service_function_parameters": {"correlation": "mpls"}})
+                                            "service_function_parameters": parameters})
         groups.append(client.create("port_pair_groups", {"port_pairs": [pair["id"]]})["id"])
     return groups
 
