@@ -110,7 +110,12 @@ class ControllerCore:
         return Effects(sync=True)
 
     def port_status(self, dpid: int, port: int, deleted: bool, down: bool, live: bool = True) -> Effects:
-        return self.links.port_status(dpid, port, deleted, down, live)
+        """A port's news; a port that is live again is probed with LLDP at once, so that a link whose carrier came
+        back is found in the time LLDP takes to cross it, not at the next round."""
+        effects = self.links.port_status(dpid, port, deleted, down, live)
+        if live and not (deleted or down) and dpid in self.taken:
+            effects.sends.append(self.hosts.lldp_out(dpid, (port,)))
+        return effects
 
     def packet_in(self, dpid: int, in_port: int, data: bytes) -> Effects:
         """A frame for discovery (LLDP, ARP, Neighbour Discovery); what cannot be read is logged and ignored."""

@@ -176,3 +176,16 @@ def test_a_controller_that_stalled_sent_no_lldp_and_takes_no_link_down_for_it() 
         now[0] = second * SECOND
         core.tick(now[0])
     assert core.fabric.links == {}
+
+
+def test_a_port_whose_carrier_comes_back_is_probed_with_lldp_at_once() -> None:
+    now = [0]
+    core = two_switches(now)
+    core.port_status(1, 5, deleted=False, down=True)
+    now[0] = SECOND // 10  # a tenth of a round later: the next round is far
+    effects = core.port_status(1, 5, deleted=False, down=False)
+    [probe] = [send for send in effects.sends if send.dpid == 1]
+    assert len(probe.messages) == 1  # one LLDP frame, out of that port only
+    core.packet_in(2, 6, signed(core, 1, 5))  # the probe, arrived
+    assert core.fabric.links == {(1, 5): (2, 6), (2, 6): (1, 5)}
+    assert not [send for send in core.port_status(1, 8, deleted=False, down=False, live=False).sends]
