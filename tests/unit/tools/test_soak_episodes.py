@@ -106,3 +106,29 @@ def test_an_episode_that_never_converges_times_out() -> None:
     stop.set()
     thread.join(5)
     assert episodes.done[0].converged_s is None and only.converged_s is None
+
+
+def test_a_fault_on_the_leader_that_finds_none_waits_for_one_and_is_done(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An overlapping fault may depose the leader between the wait for one and the fault: it is tried again."""
+    from types import SimpleNamespace
+
+    from srfabric_tools.bench import soak
+    from srfabric_tools.bench.soak_faults import NoLeader
+
+    tries: list[str] = []
+
+    class Runner:
+        def do(self, fault: Fault) -> None:
+            tries.append(fault.kind)
+            if len(tries) < 3:
+                raise NoLeader("soak", "no instance leads")
+
+    waits: list[float] = []
+    monkeypatch.setattr(soak, "wait_for_leader", lambda servers, timeout_s: waits.append(timeout_s))
+    lab = SimpleNamespace(lock=threading.Lock(), servers=[], runner=Runner())
+    soak.Soak._do(lab, Fault(1.0, "leader_kill", "", 1.0))  # type: ignore[arg-type]
+    assert tries == ["leader_kill"] * 3 and len(waits) == 3
+    monkeypatch.setattr(soak, "LEADER_WAIT_S", -1.0)  # past the wait: the fault is not done, and says why
+    tries.clear()
+    with pytest.raises(NoLeader):
+        soak.Soak._do(lab, Fault(1.0, "api_stop", "", 1.0))  # type: ignore[arg-type]

@@ -34,6 +34,7 @@ from srfabric_tools.bench.soak_faults import (
     CONVERGE_TIMEOUT_S,
     Done,
     FaultRunner,
+    NoLeader,
     Supervisor,
     converge,
     in_sync,
@@ -117,10 +118,7 @@ class Soak:
         done.started_s = time.monotonic() - self.start
         self.episodes.begin(done)
         try:
-            if fault.kind in ("leader_kill", "api_stop"):  # overlapping faults may have left none leading yet
-                wait_for_leader(self.servers, LEADER_WAIT_S)
-            with self.lock:
-                self.runner.do(fault)
+            self._do(fault)
             time.sleep(fault.hold_s)
             with self.lock:
                 self.runner.undo(fault)
@@ -130,6 +128,21 @@ class Soak:
         self.episodes.end(done)
         self.say(f"soak: {fault.kind} {fault.target} at {done.started_s:.1f} s for {fault.hold_s:.1f} s"
                  f"{': ' + done.error if done.error else ''}")
+
+    def _do(self, fault: Fault) -> None:
+        """Do ``fault``; one on the leader waits up to ``LEADER_WAIT_S`` for one, also when an overlapping fault
+        deposed the leader while this one waited for the lab (another fault's step may hold it for seconds)."""
+        deadline = time.monotonic() + LEADER_WAIT_S
+        while True:
+            if fault.kind in ("leader_kill", "api_stop"):
+                wait_for_leader(self.servers, max(0.0, deadline - time.monotonic()))
+            try:
+                with self.lock:
+                    self.runner.do(fault)
+                return
+            except NoLeader:
+                if time.monotonic() > deadline:
+                    raise
 
     def _checks(self, chains: list[Any], churn: Churn, stats_before: dict[str, Any], sent: dict[str, Any],
                 received: dict[str, Any], final: float | None) -> dict[str, Any]:

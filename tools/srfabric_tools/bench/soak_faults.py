@@ -110,6 +110,10 @@ def leader_of(servers: list[ServeProcess]) -> int | None:
     return None
 
 
+class NoLeader(SrfabricError):
+    """A fault on the leader found none leading (an overlapping fault deposed it meanwhile)."""
+
+
 def wait_for_leader(servers: list[ServeProcess], timeout_s: float) -> int | None:
     """The index of the leading instance once there is one; None after ``timeout_s``."""
     deadline = time.monotonic() + timeout_s
@@ -161,7 +165,7 @@ class FaultRunner:
         elif kind in ("leader_kill", "api_stop"):
             index = leader_of(self.servers)
             if index is None:
-                raise SrfabricError("soak", "no instance leads")
+                raise NoLeader("soak", "no instance leads")
             self.stopped[id(fault)] = index
             with self.supervisor.lock:
                 self.supervisor.held_down.add(index)
