@@ -113,8 +113,8 @@ class ControllerCore:
         """A port's news; a port that is live again is probed with LLDP at once, so that a link whose carrier came
         back is found in the time LLDP takes to cross it, not at the next round."""
         effects = self.links.port_status(dpid, port, deleted, down, live)
-        if live and not (deleted or down) and dpid in self.taken:
-            effects.sends.append(self.hosts.lldp_out(dpid, (port,)))
+        if live and not (deleted or down) and dpid in self.taken and port in self.ports.get(dpid, ()):
+            effects.sends.append(self.hosts.lldp_out(dpid, (port,)))  # a switch port: never the bridge's LOCAL
         return effects
 
     def packet_in(self, dpid: int, in_port: int, data: bytes) -> Effects:

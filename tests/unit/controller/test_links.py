@@ -189,3 +189,5 @@ def test_a_port_whose_carrier_comes_back_is_probed_with_lldp_at_once() -> None:
     core.packet_in(2, 6, signed(core, 1, 5))  # the probe, arrived
     assert core.fabric.links == {(1, 5): (2, 6), (2, 6): (1, 5)}
     assert not [send for send in core.port_status(1, 8, deleted=False, down=False, live=False).sends]
+    local = core.port_status(1, 0xFFFFFFFE, deleted=False, down=False)  # the bridge's own port: a host's kernel
+    assert not [send for send in local.sends if send.dpid == 1]

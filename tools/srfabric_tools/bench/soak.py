@@ -22,6 +22,7 @@ A violation leaves the seed, the fault timeline and the switches' tables in the 
 from __future__ import annotations
 
 import statistics
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -122,10 +123,11 @@ class Soak:
             time.sleep(fault.hold_s)
             with self.lock:
                 self.runner.undo(fault)
-        except (SrfabricError, OSError, RuntimeError) as error:
+        except (SrfabricError, OSError, RuntimeError, subprocess.SubprocessError) as error:  # a command failed
             done.error = f"{type(error).__name__}: {error}"[:300]
-        done.undone_s = time.monotonic() - self.start
-        self.episodes.end(done)
+        finally:  # the fault ends whatever happened, or no later episode could be timed
+            done.undone_s = time.monotonic() - self.start
+            self.episodes.end(done)
         self.say(f"soak: {fault.kind} {fault.target} at {done.started_s:.1f} s for {fault.hold_s:.1f} s"
                  f"{': ' + done.error if done.error else ''}")
 

@@ -137,7 +137,7 @@ def in_sync(servers: list[ServeProcess], dpids: list[int], links: int) -> bool:
                      and all(s["connected"] for s in fabric["switches"] if s["dpid"] in dpids))  # a peer
             # playing a switch (the hostile fault) stays listed a while after it went: it is none of the fabric's
             views = [client.get(f"/v2.0/srfabric/switches/{dpid}")["switch"] for dpid in dpids] if whole else []
-    except (ApiFailure, SrfabricError, OSError):
+    except (ApiFailure, SrfabricError, OSError, KeyError, TypeError):  # not answering, or not as expected yet
         return False
     return whole and all(view.get("connected") and view.get("compiled", {}).get("in_sync") for view in views)
 
