@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from srfabric.cli.client import SfcClient
+from srfabric.errors import SrfabricError
 from srfabric_tools.bench.scale_shares import masters, wait_for
 from srfabric_tools.bench.takeover import CHAIN_PORT, Traffic, entries_younger_than, wait_connected
 from srfabric_tools.testbed.api_chains import create_chains, make_groups
@@ -47,8 +48,12 @@ def test_an_instance_masters_its_edges_and_the_leader_takes_them_when_it_dies(
     assert shares == {"edges": [], "elsewhere": ["s1"]}
     # The leader cannot write s1 (SLAVE): the second instance read the new chains from the database.
     wait_for(lambda: classifiers_on_s1(lab) == CHAINS, "every chain's classifier on s1")
-    with SfcClient(second.url, second.token) as reader:
-        assert len(reader.list("port_chains")) == CHAINS
+    try:
+        with SfcClient(second.url, second.token) as reader:
+            listed = len(reader.list("port_chains"))
+    except SrfabricError as error:  # seen once in a loaded CI run, unexplained: the instance's log goes with it
+        pytest.fail(f"{error}\n{second.output()[-3000:]}")
+    assert listed == CHAINS
     before = lab.dump_flows()
     for serve in (leader, second):
         assert "Traceback" not in serve.output() and "sync failed" not in serve.output(), serve.output()[-2000:]
