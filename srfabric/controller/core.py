@@ -170,11 +170,9 @@ class ControllerCore:
         effects = Effects()
         for name in self.declared_functions - set(functions):
             effects.merge(self.remove_function(name))
-        known, links = self.fabric.functions, self.fabric.links
         for function in functions.values():
-            if known.get(function.name) is function and function.ingress not in links \
-                    and function.egress not in links:
-                continue  # declared so already: every change declares every function
+            if self.fabric.declared(function):
+                continue  # every change declares every function
             with contextlib.suppress(SrfabricError):  # a port that is a fabric link: the chain check reports it
                 effects.merge(self.add_function(function))
         self.declared_functions = set(functions)

@@ -229,11 +229,16 @@ class Fabric:
         self.hosts[host.name] = host
         self._changed()
 
+    def declared(self, function: ServiceFunction) -> bool:
+        """Whether ``function`` is known already, as it is, and neither of its ports has become a fabric link:
+        adding it again would change nothing (the API declares every function on every change)."""
+        known = self.functions.get(function.name)
+        return (known is function or known == function) and function.ingress not in self.links \
+            and function.egress not in self.links
+
     def add_function(self, function: ServiceFunction) -> None:
-        links, known = self.links, self.functions.get(function.name)
-        if (known is function or known == function) and function.ingress not in links \
-                and function.egress not in links:
-            return  # known already and checked then: the API declares every function on every change
+        if self.declared(function):
+            return  # checked when it was added
         unknown = sorted(function.rewrites - set(REWRITABLE))
         if unknown:
             raise ModelError(f"{function.name}.rewrites", f"{', '.join(unknown)} not among {', '.join(REWRITABLE)}")
