@@ -19,7 +19,9 @@ def open_database(url: str = DEFAULT_DB) -> Engine:
     if not url.startswith(("sqlite", "postgresql")):
         raise SrfabricError("--db", f"{url!r}: only sqlite:/// and postgresql:// URLs are supported")
     try:
-        engine = create_engine(url)
+        # A PostgreSQL restart leaves the pooled connections dead, and the first statement on one would fail: a
+        # newly elected leader's first load among them. Each checkout is tested first (one round trip).
+        engine = create_engine(url, pool_pre_ping=url.startswith("postgresql"))
         if url.startswith("sqlite"):
             event.listen(engine, "connect", _sqlite_pragmas)
         migrate(engine)
