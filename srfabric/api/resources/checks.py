@@ -155,9 +155,11 @@ def classifiers_conflict(a: Record, b: Record, logical: bool) -> bool:
         return False
     if a["protocol"] and b["protocol"] and a["protocol"] != b["protocol"]:
         return False
-    if not all(_prefixes_meet(a[f"{s}_ip_prefix"], b[f"{s}_ip_prefix"]) for s in ("source", "destination")):
-        return False
+    # The port ranges first: comparing numbers is cheaper than comparing networks, and a new classifier is
+    # checked against every other one.
     if not all(_ranges_meet(a, b, s) for s in ("source", "destination")):
+        return False
+    if not all(_prefixes_meet(a[f"{s}_ip_prefix"], b[f"{s}_ip_prefix"]) for s in ("source", "destination")):
         return False
     if logical:
         for field in ("logical_source_port", "logical_destination_port"):

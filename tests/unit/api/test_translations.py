@@ -13,8 +13,8 @@ from srfabric.api.storage.database import open_database
 from srfabric.api.storage.repository import Repository
 from srfabric.controller.controller import Controller
 from srfabric.model.fabric import Host
+from srfabric_tools.bench.scale_api import host_ports, one_chain
 from srfabric_tools.bench.scale_controller import scale_fabric
-from srfabric_tools.bench.scale_database import host_ports, one_chain
 from srfabric_tools.testbed.net import controller_config
 
 pytestmark = pytest.mark.timeout(60)
@@ -28,11 +28,11 @@ def test_untouched_chains_are_kept_and_touched_ones_made_again(tmp_path: Path) -
 
     async def scenario() -> None:
         await service.start()
-        hosts = await host_ports(service, spec)
+        hosts = await host_ports(service.create, spec)
         for number in range(3):
-            await one_chain(service, spec, hosts, number)
+            await one_chain(service.create, spec, hosts, number)
         before = dict(controller.chains)
-        await one_chain(service, spec, hosts, 3)
+        await one_chain(service.create, spec, hosts, 3)
         assert len(controller.chains) == 4
         assert all(controller.chains[name] is chain for name, chain in before.items())
         fc = next(iter(service.snapshot["flow_classifiers"].values()))
@@ -41,7 +41,7 @@ def test_untouched_chains_are_kept_and_touched_ones_made_again(tmp_path: Path) -
         assert len(changed) == 1 and controller.chains[changed[0]] == before[changed[0]]  # made again, the same
         kept = dict(controller.chains)
         controller.fabric.add_host(Host("late", 0x0200000000FF, "10.9.9.9", spec.dpid("e1"), 9))
-        await one_chain(service, spec, hosts, 4)  # a new host may change what any chain's ends resolve to
+        await one_chain(service.create, spec, hosts, 4)  # a new host may change what any chain's ends resolve to
         assert all(controller.chains[name] == chain and controller.chains[name] is not chain
                    for name, chain in kept.items())
 

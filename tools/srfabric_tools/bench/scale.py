@@ -5,8 +5,9 @@ one CPU) starts knowing the chains, as one restarted from its database does; thi
 with real flow tables (``table_fabric``) on the other CPU. Measured, each to the last barrier:
 - cold start: from the switches' first connection to every link and host discovered and every table confirmed
   (LLDP discovery included: one round per second);
-- one chain added, updated (through another function) and removed, each ``REPEATS`` times: wall time and the
-  controller's CPU time;
+- one chain added, updated (through another function) and removed through the API service, each ``REPEATS``
+  times: wall time to the last barrier and the commit, and the controller's CPU time. The chains a size starts
+  with are networking-sfc resources in the API's database, loaded as ``serve`` loads them (``scale_api``);
 - ``REPEATS`` links cut, one after another (each an uplink of another edge switch): from the port status to the
   repair's last barrier, and the flow-mods the repair took;
 - the controller's peak RSS, and the entries each switch holds, by role (source routing's promise: transit
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 import statistics
 import sys
 import tempfile
@@ -35,8 +35,9 @@ from srfabric_tools.bench.capacity import CONTROLLER_CPU, GENERATOR_CPU, _line
 from srfabric_tools.bench.output import machine, provenance, run_folder, write_json, write_runs
 from srfabric_tools.bench.process_cpu import pin
 from srfabric_tools.bench.scale_controller import scale_fabric
+from srfabric_tools.bench.scale_streams import summarise_streams
 from srfabric_tools.bench.table_fabric import TableFabric
-from srfabric_tools.lab.stats import quartiles
+from srfabric_tools.lab.stats import growth, median_of
 
 SIZES, QUICK_SIZES = ((4, 8, 16, 24), (4,))
 GOAL_K = 16  # the issue's goals name k=16: its cold start is measured five times
@@ -66,10 +67,13 @@ async def measure(k: int | str, chains: int, repeats: int, profile: bool = False
                 from None
 
 
-async def _start(k: int | str, chains: int, log: IO[bytes]) -> tuple[asyncio.subprocess.Process, TableFabric]:
-    """The controller under test in its process (on its CPU) and the emulated fat-tree (on this one)."""
+async def _start(k: int | str, chains: int, log: IO[bytes],
+                 api: bool = True) -> tuple[asyncio.subprocess.Process, TableFabric]:
+    """The controller under test in its process (on its CPU) and the emulated fat-tree (on this one); with
+    ``api``, its chains and changes are the API service's (``scale_api``)."""
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "srfabric_tools.bench.scale_controller", str(k), str(chains), CODEC,
+        *(("api",) if api else ()),
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=log)
     pin(process.pid, CONTROLLER_CPU)
     pin(0, GENERATOR_CPU)
@@ -140,7 +144,7 @@ async def measure_streams(k: int, counts: tuple[int, ...], repeats: int) -> list
     """One controller on a k-ary fat-tree holding 10 chains and, in turn, each of ``counts`` streams: ``repeats``
     admissions (each removed again) through its API at every count, and the entries each switch holds."""
     with tempfile.TemporaryFile() as log:
-        process, fabric = await _start(k, 10, log)
+        process, fabric = await _start(k, 10, log, api=False)  # the streams' own service
         try:
             await _ready(process, fabric)
             out = []
@@ -201,25 +205,6 @@ def entries_by_role(fabric: TableFabric) -> dict[str, dict[str, float]]:
             for role, counts in sorted(held.items())}
 
 
-def growth(points: list[tuple[float, float]]) -> float | None:
-    """The slope of log(y) against log(x), least squares: 1 grows linearly, 0 not at all.
-
-    >>> round(growth([(20, 2.0), (80, 8.0), (320, 32.0)]), 3)
-    1.0
-    """
-    usable = [(math.log(x), math.log(y)) for x, y in points if x > 0 and y > 0]
-    if len(usable) < 2:
-        return None
-    mean_x, mean_y = statistics.fmean(x for x, _ in usable), statistics.fmean(y for _, y in usable)
-    spread = sum((x - mean_x) ** 2 for x, _ in usable)
-    return sum((x - mean_x) * (y - mean_y) for x, y in usable) / spread if spread else None
-
-
-def median_of(values: list[float]) -> dict[str, float]:
-    low, middle, high = quartiles(values)
-    return {"median": middle, "lower_quartile": low, "upper_quartile": high}
-
-
 def summarise(runs: list[dict[str, Any]], quick: bool, measured_on: dict[str, Any],
               more_starts: Sequence[float] = ()) -> dict[str, Any]:
     by = {(r["k"], r["chains"]): r for r in runs}
@@ -232,6 +217,8 @@ def summarise(runs: list[dict[str, Any]], quick: bool, measured_on: dict[str, An
     summary: dict[str, Any] = {
         **provenance(measured_on, "srfabric bench scale"), "quick": quick, "codec": CODEC,
         "switches_emulated": "bench/table_fabric.py: flow tables kept, barriers answered once applied",
+        "chains_through": "the API service: chains loaded from its database (SQLite), each change a port chain "
+                          "created, updated and deleted, timed to the last barrier and the commit",
         "runs": runs, "growth_exponent_by_switches": curves,
         "transit_entries_by_k": {str(r["k"]): {role: e["max"] for role, e in r["entries_by_role"].items()
                                                 if role != "edge"} for r in runs if r["chains"] == most},
@@ -333,24 +320,6 @@ def run_bench(quick: bool, out: str, say: Any = print, only: str | None = None) 
     if runs or streams:
         plot(runs, streams, folder / "scale.png", others)
     return summary, folder
-
-
-def summarise_streams(streams: list[dict[str, Any]]) -> dict[str, Any]:
-    """The admission of one stream against the streams held: median (quartiles) through the API and solve-only,
-    and its growth exponent."""
-    if not streams:
-        return {}
-    out: dict[str, Any] = {
-        "streams_fabric": f"fat-tree k={streams[0]['k']} ({streams[0]['switches']} switches), 10 chains",
-        "streams_gates": "RecordingGates: every gated port's list computed and handed over, not run (no taprio "
-                         "on the host; the kernel lab runs them)",
-        "stream_runs": streams,
-        "admission_growth_exponent_by_streams": growth([(r["streams"], statistics.median(r["ms"]))
-                                                        for r in streams])}
-    for run in streams:
-        out[f"admission_{run['streams']}_streams_ms"] = median_of(run["ms"])
-        out[f"admission_solve_{run['streams']}_streams_ms"] = median_of(run["solve_ms"])
-    return out
 
 
 def plot(runs: list[dict[str, Any]], streams: list[dict[str, Any]], path: Path,

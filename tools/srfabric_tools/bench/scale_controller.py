@@ -2,34 +2,44 @@
 function on every edge switch, ``CHAINS`` chains known from the start (as a restarted controller reads them from
 its database), and then one change at a time as its parent asks.
 
-``python -m srfabric_tools.bench.scale_controller K CHAINS CODEC`` prints one JSON line with its OpenFlow port,
+``python -m srfabric_tools.bench.scale_controller K CHAINS CODEC [api]`` prints one JSON line with its OpenFlow port,
 another once every link and host is known and the first sync of every switch is confirmed by barrier, and then
 answers each line it reads (``{"op": "add" | "update" | "remove" | "stats"}``) with one line: the change's time
 to its last barrier and the process's CPU time for it; ``{"op": "settled", "links": N}`` answers once it knows
 N links (its parent cut one) and the repair is confirmed by barrier; ``{"op": "fill", "count": N}`` and
-``{"op": "admit"}`` are the streams' (``scale_streams``). It ends when its standard input closes.
+``{"op": "admit"}`` are the streams' (``scale_streams``). It ends when its standard input closes. With ``api``
+the chains are networking-sfc resources in a database the API service loads, as ``serve`` does, and each change
+is made through that service (``scale_api``); without it they are given to the controller itself.
 """
 
 from __future__ import annotations
 
 import asyncio
 import cProfile
+import gc
 import json
 import pstats
 import resource
 import sys
+import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import uvloop
 
+from srfabric.api.service import SfcService
+from srfabric.api.storage.database import open_database
+from srfabric.api.storage.repository import Repository
 from srfabric.controller.controller import Controller
 from srfabric.controller.heap import freeze_heap
 from srfabric.model.chain import Chain, FlowClassifier
 from srfabric.model.topo import TopoSpec, fat_tree, leaf_spine
 from srfabric_tools.bench.scale_streams import StreamLoad, cpu_s
 from srfabric_tools.testbed.net import controller_config, spec_functions
+
+if TYPE_CHECKING:
+    from srfabric_tools.bench.scale_api import ApiChanges
 
 SPARE = "scale-spare"  # the chain the parent adds, updates and removes
 
@@ -96,8 +106,10 @@ def say(**fields: object) -> None:
     print(json.dumps(fields), flush=True)
 
 
-async def answer(controller: Controller, spec: TopoSpec, request: dict[str, Any], spare: int) -> dict[str, Any]:
-    """One change (timed to its last barrier) or the process's state."""
+async def answer(controller: Controller, spec: TopoSpec, request: dict[str, Any], spare: int,
+                 api: ApiChanges | None = None) -> dict[str, Any]:
+    """One change (timed to its last barrier; through the API service when ``api`` is given) or the process's
+    state."""
     op = request.get("op")
     if op in ("fill", "admit"):
         return await streams(controller, spec, request)
@@ -115,18 +127,20 @@ async def answer(controller: Controller, spec: TopoSpec, request: dict[str, Any]
     profiler = cProfile.Profile() if request.get("profile") else None
     if profiler is not None:
         profiler.enable()
+    if op not in ("add", "update", "remove"):
+        return {"error": f"op {op!r} is not add, update, remove or stats"}
     begin, cpu = time.perf_counter(), cpu_s()
-    if op == "add":
+    if api is not None:  # through the API service: checked, compiled, to the last barrier and the commit
+        await getattr(api, op)()
+    elif op == "add":
         await controller.add_chain(chain(spec, spare, SPARE))
     elif op == "update":  # the spare chain through another function
         moved = chain(spec, spare + 1, SPARE)
         await controller.replace_chains({**controller.chains, SPARE: Chain(
             SPARE, controller.chains[SPARE].classifier, moved.functions, moved.source, moved.destination,
             spare + 1)})
-    elif op == "remove":
-        await controller.remove_chain(SPARE)
     else:
-        return {"error": f"op {op!r} is not add, update, remove or stats"}
+        await controller.remove_chain(SPARE)
     fabric = controller.fabric
     done = {"op": op, "ms": round((time.perf_counter() - begin) * 1000, 3), "cpu_ms": round((cpu_s() - cpu) * 1000, 3),
             "waited_for_links_s": round(waited, 3), "topology_version": fabric.topology_version,
@@ -185,26 +199,47 @@ def top_functions(profiler: cProfile.Profile, count: int = 15, by: str = "cumula
     return sorted(rows, key=lambda row: -row[by])[:count]
 
 
-async def serve(size: int | str, chains: int, codec: str) -> None:
+async def serve(size: int | str, chains: int, codec: str, through_api: bool) -> None:
     spec = scale_fabric(size)
-    freeze_heap()  # as ``serve`` does before its switches connect (see ``heap``): a start's tables are not walked
     controller = Controller(controller_config(spec, codec))
-    for function in spec_functions(spec):
-        controller.add_function(function)
-    controller.core.chains = {c.name: c for c in (chain(spec, n) for n in range(chains))}
-    port = await controller.start("127.0.0.1", 0)
-    say(port=port)
-    await complete(controller, spec)
-    await controller.sync()
-    say(ready=True, links=len(controller.fabric.links) // 2, hosts=len(controller.fabric.hosts),
-        chains=len(controller.chains), cpu_s=round(cpu_s(), 3), growth_version=controller.fabric.growth_version,
-        topology_version=controller.fabric.topology_version)
-    reader = asyncio.StreamReader()
-    await asyncio.get_running_loop().connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    while line := await reader.readline():
-        say(**await answer(controller, spec, json.loads(line), chains))
-    await controller.stop()
+    with tempfile.TemporaryDirectory(prefix="srfabric-scale-api-") as scratch:
+        api = await held_by_api(controller, spec, chains, Path(scratch)) if through_api else None
+        if api is None:
+            for function in spec_functions(spec):
+                controller.add_function(function)
+            controller.core.chains = {c.name: c for c in (chain(spec, n) for n in range(chains))}
+        freeze_heap()  # as ``serve`` does once its state is loaded (see ``heap``): a start's tables are not walked
+        port = await controller.start("127.0.0.1", 0)
+        say(port=port)
+        await complete(controller, spec)
+        await controller.sync()
+        if api is not None:
+            await api.prepare()  # the spare chain's groups and classifier, before any change is timed
+        say(ready=True, links=len(controller.fabric.links) // 2, hosts=len(controller.fabric.hosts),
+            chains=len(controller.chains), cpu_s=round(cpu_s(), 3), growth_version=controller.fabric.growth_version,
+            topology_version=controller.fabric.topology_version)
+        reader = asyncio.StreamReader()
+        await asyncio.get_running_loop().connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+        while line := await reader.readline():
+            say(**await answer(controller, spec, json.loads(line), chains, api))
+        await controller.stop()
+        if api is not None:
+            api.service.repo.close()
+
+
+async def held_by_api(controller: Controller, spec: TopoSpec, chains: int, folder: Path) -> ApiChanges:
+    """The chains in a SQLite database in ``folder`` (``scale_api.prefill``), loaded as a restarted ``serve``
+    loads them: the kept switches, then every chain translated and given to the controller."""
+    from srfabric_tools.bench.scale_api import ApiChanges, prefill  # it reads this module's ``chain``
+
+    url = f"sqlite:///{folder / 'api.db'}"
+    await prefill(url, spec, chains)
+    gc.collect()  # what making them left behind is not frozen with the state
+    service = SfcService(Repository(open_database(url)), controller)
+    await service.start()
+    return ApiChanges(service, spec, chains, SPARE)
 
 
 if __name__ == "__main__":
-    uvloop.run(serve(int(sys.argv[1]) if sys.argv[1].isdigit() else sys.argv[1], int(sys.argv[2]), sys.argv[3]))
+    uvloop.run(serve(int(sys.argv[1]) if sys.argv[1].isdigit() else sys.argv[1], int(sys.argv[2]), sys.argv[3],
+                     sys.argv[4:] == ["api"]))

@@ -1,10 +1,11 @@
 """The database part of ``srfabric bench scale``: how the API's stored state grows with the chains it holds.
 
-The chains are made as an operator makes them, through the API service (``SfcService.create``: ports, port pairs,
-port pair groups, flow classifiers, port chains), on a controller that knows the k-ary fat-tree of the rest of the
-bench (``scale_controller.scale_fabric``: a function on every edge) and has no switch connected, so each write is
-checked and compiled but nothing is sent. The database is a SQLite file; its size (with its write-ahead log) is
-read after each count of chains is reached. The host ports are made first and counted in every size.
+The chains are made as an operator makes them, one write at a time through the API service (``scale_api``:
+ports, port pairs, port pair groups, flow classifiers, port chains), on a controller that knows the k-ary
+fat-tree of the rest of the bench (``scale_controller.scale_fabric``: a function on every edge) and has no switch
+connected, so each write is checked and compiled but nothing is sent. The database is a SQLite file; its size
+(with its write-ahead log) is read after each count of chains is reached. The host ports are made first and
+counted in every size.
 
 ``python -m srfabric_tools.bench.scale_database K CODEC COUNT [COUNT ...]`` prints one JSON line per count.
 """
@@ -25,11 +26,10 @@ from typing import Any
 from srfabric.api.service import SfcService
 from srfabric.api.storage.database import open_database
 from srfabric.api.storage.repository import Repository
-from srfabric.codecs.macaddr import mac_to_str
 from srfabric.controller.controller import Controller
 from srfabric.errors import SrfabricError
-from srfabric.model.topo import TopoSpec
-from srfabric_tools.bench.scale_controller import chain, scale_fabric
+from srfabric_tools.bench.scale_api import host_ports, one_chain
+from srfabric_tools.bench.scale_controller import scale_fabric
 from srfabric_tools.testbed.net import controller_config
 
 
@@ -39,44 +39,6 @@ def database_kib(folder: Path) -> float:
     with contextlib.closing(sqlite3.connect(folder / "api.db")) as db:
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return round(sum(path.stat().st_size for path in folder.glob("api.db*")) / 1024, 1)
-
-
-async def host_ports(service: SfcService, spec: TopoSpec) -> dict[str, str]:
-    """Each host's port: its id by host name."""
-    hosts = {}
-    for host in sorted(spec.hosts.values(), key=lambda h: h.name):
-        made = await service.create("ports", {"name": host.name, "mac_address": mac_to_str(host.mac),
-                                              "fixed_ips": [{"ip_address": host.ip}],
-                                              "binding_profile": {"switch": spec.dpid(host.switch),
-                                                                  "port": host.port}})
-        hosts[host.name] = made["id"]
-    return hosts
-
-
-async def one_chain(service: SfcService, spec: TopoSpec, hosts: dict[str, str], number: int) -> float:
-    """The ``number``-th chain of the bench (``scale_controller.chain``) as networking-sfc models it: a port pair
-    group belongs to one chain and a port to one pair, so each chain has its function's two ports, a pair and a
-    group of its own, beside its flow classifier. Returns the port chain's create alone, in ms."""
-    wanted = chain(spec, number)
-    groups = []
-    for name in wanted.functions:
-        fn = spec.functions[name]
-        ends = [await service.create("ports", {"name": f"{name}-{side}-{number}", "device_id": name,
-                                               "binding_profile": {"switch": spec.dpid(fn.switch), "port": port}})
-                for side, port in (("in", fn.ingress_port), ("out", fn.egress_port))]
-        pair = await service.create("port_pairs", {"ingress": ends[0]["id"], "egress": ends[1]["id"],
-                                                   "service_function_parameters": {"correlation": "mpls"}})
-        groups.append((await service.create("port_pair_groups", {"port_pairs": [pair["id"]]}))["id"])
-    low, high = wanted.classifier.destination_port_range or (0, 0)
-    fc = await service.create("flow_classifiers", {
-        "protocol": "udp", "source_ip_prefix": wanted.classifier.source_ip_prefix,
-        "destination_ip_prefix": wanted.classifier.destination_ip_prefix,
-        "destination_port_range_min": low, "destination_port_range_max": high,
-        "logical_source_port": hosts[wanted.source]})
-    began = time.perf_counter()
-    await service.create("port_chains", {"name": wanted.name, "flow_classifiers": [fc["id"]],
-                                         "port_pair_groups": groups})
-    return (time.perf_counter() - began) * 1e3
 
 
 async def sizes(k: int, codec: str, counts: list[int], say: Any = print) -> list[dict[str, Any]]:
@@ -90,12 +52,12 @@ async def sizes(k: int, codec: str, counts: list[int], say: Any = print) -> list
         controller.fabric = spec.to_fabric()
         service = SfcService(Repository(open_database(f"sqlite:///{folder / 'api.db'}")), controller)
         await service.start()
-        hosts = await host_ports(service, spec)
+        hosts = await host_ports(service.create, spec)
         empty, rows, made, began = database_kib(folder), [], 0, time.perf_counter()
         for count in sorted(counts):
             creates = []
             while made < count:
-                creates.append(await one_chain(service, spec, hosts, made))
+                creates.append(await one_chain(service.create, spec, hosts, made))
                 made += 1
             kib = database_kib(folder)
             rows.append({"k": k, "chains": count, "database_kib": kib, "without_chains_kib": empty,

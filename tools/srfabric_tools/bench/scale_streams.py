@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import random
 import resource
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -30,6 +31,7 @@ from srfabric.controller.controller import Controller
 from srfabric.model.topo import TopoSpec
 from srfabric.southbound.gates import RecordingGates
 from srfabric.tsn.model.network import Stream
+from srfabric_tools.lab.stats import growth, median_of
 
 PERIODS_MS = (1, 2, 4)
 FIRST_PORT = 20_000  # UDP destination ports of the streams: one each
@@ -117,3 +119,21 @@ class StreamLoad:
         return {"op": "admit", "ms": round(admit_ms, 3), "cpu_ms": round(admit_cpu_ms, 3),
                 "solve_ms": round(solve_ms, 3), "remove_ms": round(remove_ms, 3), "moved": moved,
                 "gated_ports": len(self.gates.ports), "regated_ports": regated, "streams": len(self.held)}
+
+
+def summarise_streams(streams: list[dict[str, Any]]) -> dict[str, Any]:
+    """The admission of one stream against the streams held: median (quartiles) through the API and solve-only,
+    and its growth exponent."""
+    if not streams:
+        return {}
+    out: dict[str, Any] = {
+        "streams_fabric": f"fat-tree k={streams[0]['k']} ({streams[0]['switches']} switches), 10 chains",
+        "streams_gates": "RecordingGates: every gated port's list computed and handed over, not run (no taprio "
+                         "on the host; the kernel lab runs them)",
+        "stream_runs": streams,
+        "admission_growth_exponent_by_streams": growth([(r["streams"], statistics.median(r["ms"]))
+                                                        for r in streams])}
+    for run in streams:
+        out[f"admission_{run['streams']}_streams_ms"] = median_of(run["ms"])
+        out[f"admission_solve_{run['streams']}_streams_ms"] = median_of(run["solve_ms"])
+    return out

@@ -90,3 +90,23 @@ def fit_power_law(lengths: Sequence[float], throughputs: Sequence[float]) -> Pow
     total = sum((y - my) ** 2 for y in ys)
     residual = sum((y - (intercept + slope * x)) ** 2 for x, y in points)
     return PowerLaw(math.exp(intercept), 1 - math.exp(slope), 1 - residual / total if total else 1.0)
+
+
+def growth(points: list[tuple[float, float]]) -> float | None:
+    """The slope of log(y) against log(x), least squares: 1 grows linearly, 0 not at all.
+
+    >>> round(growth([(20, 2.0), (80, 8.0), (320, 32.0)]), 3)
+    1.0
+    """
+    usable = [(math.log(x), math.log(y)) for x, y in points if x > 0 and y > 0]
+    if len(usable) < 2:
+        return None
+    mean_x, mean_y = statistics.fmean(x for x, _ in usable), statistics.fmean(y for _, y in usable)
+    spread = sum((x - mean_x) ** 2 for x, _ in usable)
+    return sum((x - mean_x) * (y - mean_y) for x, y in usable) / spread if spread else None
+
+
+def median_of(values: Sequence[float]) -> dict[str, float]:
+    """The median with its quartiles, named."""
+    low, middle, high = quartiles(values)
+    return {"median": middle, "lower_quartile": low, "upper_quartile": high}
