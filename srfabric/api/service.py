@@ -23,7 +23,8 @@ from srfabric.api.leadership import Leadership
 from srfabric.api.resources.attachments import restore_fabric
 from srfabric.api.resources.common import find, host_port_record, matches_filters, select_fields
 from srfabric.api.resources.kinds import KINDS
-from srfabric.api.resources.translate import Plan, Translations, translate
+from srfabric.api.resources.translate import chain_message, translate
+from srfabric.api.resources.translations import Translations
 from srfabric.api.storage.repository import NotLeading, Record, Repository, Snapshot
 from srfabric.api.streams.service import StreamService
 from srfabric.codecs.macaddr import mac_to_str
@@ -159,15 +160,10 @@ class SfcService:
                 "shares": {"edges": sorted(own.edges), "elsewhere": sorted(own.elsewhere)}}
 
     def labels(self) -> dict[str, str]:
-        """What the views call a function (its port pair's name, else its device) and a port chain (its name),
-        by the id the controller knows them by."""
-        snap, labels = self.snapshot, {}
-        for ident, pair in snap["port_pairs"].items():
-            device = snap["ports"].get(pair["ingress"], {}).get("device_id")
-            labels[ident] = pair.get("name") or device or ident[:8]
-        for ident, chain in snap["port_chains"].items():
-            labels[ident] = chain.get("name") or ident[:8]
-        return labels
+        """What the views call each function and port chain (``views.labels_of``)."""
+        from srfabric.api.resources.views import labels_of
+
+        return labels_of(self.snapshot)
 
     # -- writes --------------------------------------------------------------------------
     async def create(self, kind: str, body: dict[str, Any]) -> Record:
@@ -242,11 +238,13 @@ class SfcService:
                     plan = translate(new.resources, self.controller.fabric, new.switches, self.translations)
                 except SrfabricError as error:
                     raise bad_request(str(error), "SfcBadRequest") from None
+                finally:
+                    self.translations.distrust()  # what a dry run translates is not the next change's base
                 changed = [name for name, chain in plan.chains.items() if self.controller.chains.get(name) != chain]
                 try:
                     self.controller.core.check_chains(plan.chains, changed)
                 except SrfabricError as error:
-                    raise bad_request(_chain_message(error, plan), "SfcBadRequest") from None
+                    raise bad_request(chain_message(error, plan), "SfcBadRequest") from None
             return record
 
     async def reschedule(self, duty_percent: int | None) -> None:
@@ -320,7 +318,7 @@ class SfcService:
                 if kind == "streams":  # admitted (or refused), installed at the talkers' edges, then gated
                     await self.streams.apply(new, ident, meanwhile=write_rows)
                 elif programs:  # the rows are written while the switches work
-                    await self._apply(new, check=True, meanwhile=write_rows)
+                    await self._apply(new, check=True, meanwhile=write_rows, touched={ident})
                 else:
                     write_rows()
         except ApiError:  # refused before anything was sent, or by a switch (the controller took it back)
@@ -345,22 +343,29 @@ class SfcService:
             return bool(new["port_chains"]) and ident in new["ports"]
         return False
 
-    async def _apply(self, snap: Snapshot, check: bool, meanwhile: Callable[[], None] | None = None) -> None:
+    async def _apply(self, snap: Snapshot, check: bool, meanwhile: Callable[[], None] | None = None,
+                     touched: set[str] | None = None) -> None:
         """Make the controller run ``snap``'s chains; raises ``ApiError`` (400) and changes nothing on failure.
 
         ``meanwhile`` runs while the switches work through the change; not at all if it is refused before
-        anything is sent.
+        anything is sent. ``touched``: the ids of the records changed since the snapshot last applied (only the
+        chains that read them are translated again).
         """
         try:
-            plan = translate(snap.resources, self.controller.fabric, snap.switches, self.translations)
+            plan = translate(snap.resources, self.controller.fabric, snap.switches, self.translations, touched)
         except SrfabricError as error:
             raise bad_request(str(error), "SfcBadRequest") from None
-        self.controller.place(plan.functions, plan.hosts)
-        changed = [name for name, chain in plan.chains.items() if self.controller.chains.get(name) != chain]
         try:
+            self.controller.place(plan.functions, plan.hosts)
+            held = self.controller.chains
+            changed = [name for name, chain in plan.chains.items()
+                       if (kept := held.get(name)) is not chain and kept != chain]
             await self.controller.replace_chains(plan.chains, check=changed if check else None, meanwhile=meanwhile)
-        except SrfabricError as error:
-            raise bad_request(_chain_message(error, plan), "SfcBadRequest") from None
+        except BaseException as error:  # refused, or not kept: the translation is not the next change's base
+            self.translations.distrust()
+            if isinstance(error, SrfabricError):  # the controller's refusal, in the API's terms
+                raise bad_request(chain_message(error, plan), "SfcBadRequest") from None
+            raise
 
     # -- what the controller learned -----------------------------------------------------
     def _on_synced(self, fabric: Fabric) -> None:
@@ -391,10 +396,3 @@ class SfcService:
         except Exception:  # the database may be briefly away; the next sync tries again
             log.exception("could not keep the learned fabric")
 
-
-def _chain_message(error: SrfabricError, plan: Plan) -> str:
-    """The error in the API's terms: a chain's internal name becomes its port chain's id."""
-    text = str(error)
-    for name, owner in plan.owner.items():
-        text = text.replace(f"chain {name}", f"port chain {owner}")
-    return text

@@ -21,11 +21,13 @@ import ipaddress
 import itertools
 import math
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from srfabric.api.resources.attachments import HostIndex, attachment, mac_number, port_hosts, switch_names
-from srfabric.errors import ModelError
+from srfabric.api.resources.attachments import HostIndex, attachment, mac_number, port_host, switch_names
+from srfabric.api.resources.translations import Translations
+from srfabric.errors import ModelError, SrfabricError
 from srfabric.model.chain import MAX_PATHS, Alternative, Chain, FlowClassifier
 from srfabric.model.fabric import Fabric, Host, ServiceFunction
 from srfabric.rules.lb_split import reverse_fields
@@ -94,43 +96,15 @@ def intersect(a: FlowClassifier, b: FlowClassifier) -> FlowClassifier | None:
     return FlowClassifier(a.ethertype, a.protocol or b.protocol, src, dst, sport, dport)  # type: ignore[arg-type]
 
 
-@dataclass
-class Translations:
-    """What the last translation made of each port pair and port chain, by id, with the records it read.
-
-    Every change of the API translates every resource again; an entry is taken as it is while the records it
-    was made from are the very same objects (the snapshot replaces a record, never edits it) and the hosts and
-    switch names are the same, so a change costs what it touched. The chains kept are the very objects the
-    controller holds, which its compile takes without looking again.
-    """
-
-    context: tuple[Any, ...] = ()
-    index: HostIndex = field(default_factory=lambda: HostIndex([]))
-    functions: dict[str, tuple[tuple[Any, ...], tuple[ServiceFunction, ServiceFunction] | None]] = \
-        field(default_factory=dict)
-    chains: dict[str, tuple[tuple[Any, ...], list[Chain]]] = field(default_factory=dict)
-
-    def start(self, hosts: list[Host], names: dict[str, int], fabric_names: dict[str, int]) -> HostIndex:
-        """The index of ``hosts``; everything kept is forgotten when the hosts or the switch names changed."""
-        context = (tuple(hosts), names, fabric_names)
-        if context != self.context:
-            self.context, self.index, self.functions, self.chains = context, HostIndex(hosts), {}, {}
-        return self.index
-
-    def keep_only(self, pairs: dict[str, Record], chains: dict[str, Record]) -> None:
-        """Forget the pairs and chains no longer there."""
-        for kept, present in ((self.functions, pairs), (self.chains, chains)):
-            for gone in [ident for ident in kept if ident not in present]:
-                del kept[gone]
-
-
 class Translator:
     """Builds a ``Plan`` from a snapshot's resources and the fabric the controller knows."""
 
     def __init__(self, resources: dict[str, dict[str, Record]], fabric: Fabric,
-                 switches: dict[int, tuple[str, str]] | None = None, cache: Translations | None = None) -> None:
+                 switches: dict[int, tuple[str, str]] | None = None, cache: Translations | None = None,
+                 touched: Collection[str] | None = None) -> None:
         self.r = resources
         self.cache = cache if cache is not None else Translations()
+        self.touched = touched  # the ids of the records changed since the last translation, when known
         self._made: list[Chain] = []  # the chains of the port chain being translated
         self.fabric = fabric
         self.switches = switches or {}
@@ -141,36 +115,55 @@ class Translator:
         self._hosts = HostIndex([])
 
     def build(self) -> Plan:
-        self.plan.hosts = port_hosts(self.fabric, {k: v for k, v in self.r["ports"].items()
-                                                   if not v.get("srfabric:discovered")}, self.switches, self.names)
+        self.plan.hosts = self._declared_hosts()
         self._hosts = self.cache.start([*self.fabric.hosts.values(), *self.plan.hosts.values()], self.names,
                                        self.fabric_names)
-        for pp in self.r["port_pairs"].values():
-            self._function(pp)
+        trusted = self.cache.trusted and self.touched is not None and not self.r["service_graphs"]
+        self.cache.trusted = False  # until this translation is whole
+        remade = {pp["id"] for pp in self.r["port_pairs"].values() if self._function(pp)}
         depth = self._graph_depths()
+        affected = self.cache.readers_of({*(self.touched or ()), *remade}) if trusted else None
         for pc in self.r["port_chains"].values():
-            self._cached_chain(pc, depth.get(pc["id"], 0))
+            kept = self.cache.chains.get(pc["id"])
+            if affected is not None and kept is not None and pc["id"] not in affected:
+                for chain in kept[1]:  # it reads nothing the change touched: the very chains of last time
+                    self._keep(pc, chain)
+            else:
+                self._cached_chain(pc, depth.get(pc["id"], 0))
         self._made = []  # a join's chains are made again each time: not kept with the chain they start from
         for sg in self.r["service_graphs"].values():
             for src, dsts in sg["port_chains"].items():
                 for dst in dsts:
                     self._join(self.r["port_chains"][src], self.r["port_chains"][dst], depth)
-        self.cache.keep_only(self.r["port_pairs"], self.r["port_chains"])
+        self.cache.keep_only(self.r["ports"], self.r["port_pairs"], self.r["port_chains"])
+        self.cache.trusted = True
         return self.plan
 
-    def _function(self, pp: Record) -> None:
+    def _declared_hosts(self) -> dict[str, Host]:
+        """Hosts for the ports that describe one (hosts the API was told about, not learned ones)."""
+        self.cache.hosts_named(self.names)
+        hosts = (self.cache.port_host(port, self._port_host) for port in self.r["ports"].values()
+                 if not port.get("srfabric:discovered"))
+        return {host.name: host for host in hosts if host is not None}
+
+    def _port_host(self, port: Record) -> Host | None:
+        return port_host(self.fabric, port, self.switches, self.names)
+
+    def _function(self, pp: Record) -> bool:
         """The port pair's service function and its reverse, as the last translation made them when the pair
-        and its two ports are the very same records."""
+        and its two ports are the very same records; True when they were made anew."""
         ports = self.r["ports"]
         key = (pp, ports[pp["ingress"]], ports[pp["egress"]])
         kept = self.cache.functions.get(pp["id"])
-        if kept is not None and kept[0] == key:
-            made = kept[1]
-        else:
+        remade = kept is None or kept[0] != key
+        if remade:
             made = self._made_function(pp)
             self.cache.functions[pp["id"]] = (key, made)
+        else:
+            made = kept[1]  # type: ignore[index]
         if made is not None:
             self.plan.functions[pp["id"]], self.plan.functions[pp["id"] + REVERSE] = made
+        return remade
 
     def _made_function(self, pp: Record) -> tuple[ServiceFunction, ServiceFunction] | None:
         ingress = attachment(self.fabric, self.r["ports"][pp["ingress"]], self.switches, self.names)
@@ -209,6 +202,9 @@ class Translator:
         self._made = []
         self._chain(pc, depth)
         self.cache.chains[pc["id"]] = (key, self._made)
+        fcs, ends, groups, pairs = key[2], key[3], key[4], key[5]
+        self.cache.read_by(pc["id"], {record["id"] for part in (fcs, ends, groups, pairs) for record in part
+                                      if record is not None})
 
     @staticmethod
     def _mac(port: Record) -> int | None:
@@ -343,6 +339,17 @@ class Translator:
 
 
 def translate(resources: dict[str, dict[str, Record]], fabric: Fabric,
-              switches: dict[int, tuple[str, str]] | None = None, cache: Translations | None = None) -> Plan:
-    """The plan for ``resources``; ``cache`` keeps what each port pair and port chain made, for the next call."""
-    return Translator(resources, fabric, switches, cache).build()
+              switches: dict[int, tuple[str, str]] | None = None, cache: Translations | None = None,
+              touched: Collection[str] | None = None) -> Plan:
+    """The plan for ``resources``; ``cache`` keeps what each port, port pair and port chain made, for the next
+    call. ``touched``: the ids of the records changed since that call, which alone are then looked at again
+    (``Translations``)."""
+    return Translator(resources, fabric, switches, cache, touched).build()
+
+
+def chain_message(error: SrfabricError, plan: Plan) -> str:
+    """The error in the API's terms: a chain's internal name becomes its port chain's id."""
+    text = str(error)
+    for name, owner in plan.owner.items():
+        text = text.replace(f"chain {name}", f"port chain {owner}")
+    return text

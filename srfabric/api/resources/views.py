@@ -8,6 +8,7 @@ from collections import Counter
 from dataclasses import asdict
 from typing import Any
 
+from srfabric.api.storage.repository import Snapshot
 from srfabric.codecs.macaddr import mac_to_str
 from srfabric.controller.controller import Controller
 from srfabric.errors import SrfabricError
@@ -188,3 +189,15 @@ def change_mark(controller: Controller) -> tuple[int, ...]:
     return (controller.fabric.version, hash(tuple(sorted(controller.chains.items()))),
             hash(tuple(sorted(controller.streams.items()))),
             hash(tuple(str(p) for p in controller.problems)), len(controller.switches))
+
+
+def labels_of(snap: Snapshot) -> dict[str, str]:
+    """What the views call a function (its port pair's name, else its device) and a port chain (its name), by
+    the id the controller knows them by."""
+    labels = {}
+    for ident, pair in snap["port_pairs"].items():
+        device = snap["ports"].get(pair["ingress"], {}).get("device_id")
+        labels[ident] = pair.get("name") or device or ident[:8]
+    for ident, chain in snap["port_chains"].items():
+        labels[ident] = chain.get("name") or ident[:8]
+    return labels
