@@ -321,6 +321,7 @@ class SfcService:
                     await self._apply(new, check=True, meanwhile=write_rows, touched={ident})
                 else:
                     write_rows()
+                    self.translations.pending.add(ident)  # the next translation looks at it again
         except ApiError:  # refused before anything was sent, or by a switch (the controller took it back)
             raise
         except NotLeading as error:  # found before anything was sent: the fence is the transaction's first read
@@ -390,6 +391,7 @@ class SfcService:
                     self.repo.save(db, "ports", record, created=record["id"] not in self.snapshot["ports"])
                 self.repo.save_fabric(db, dict(fabric.links), switches)
             self.snapshot["ports"].update((record["id"], record) for record in records)
+            self.translations.pending.update(record["id"] for record in records)
             self.snapshot.links, self.snapshot.switches = dict(fabric.links), switches
         except NotLeading as error:
             self._not_leading(error)

@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import itertools
 import math
 from collections import Counter
@@ -26,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from srfabric.api.resources.attachments import HostIndex, attachment, mac_number, port_host, switch_names
+from srfabric.api.resources.classifiers import classifier_of, intersect, reversed_classifier
 from srfabric.api.resources.translations import Translations
 from srfabric.errors import ModelError, SrfabricError
 from srfabric.model.chain import MAX_PATHS, Alternative, Chain, FlowClassifier
@@ -48,54 +48,6 @@ class Plan:
     owner: dict[str, str] = field(default_factory=dict)  # chain name -> port chain id
 
 
-def classifier_of(fc: Record) -> FlowClassifier:
-    def span(low: Any, high: Any) -> tuple[int, int] | None:
-        if low is None and high is None:
-            return None
-        return (0 if low is None else low, 65535 if high is None else high)
-
-    return FlowClassifier(
-        ethertype=fc["ethertype"], protocol=fc["protocol"], source_ip_prefix=fc["source_ip_prefix"],
-        destination_ip_prefix=fc["destination_ip_prefix"],
-        source_port_range=span(fc["source_port_range_min"], fc["source_port_range_max"]),
-        destination_port_range=span(fc["destination_port_range_min"], fc["destination_port_range_max"]))
-
-
-def reversed_classifier(c: FlowClassifier) -> FlowClassifier:
-    return FlowClassifier(c.ethertype, c.protocol, c.destination_ip_prefix, c.source_ip_prefix,
-                          c.destination_port_range, c.source_port_range)
-
-
-def _overlap_span(a: tuple[int, int] | None, b: tuple[int, int] | None) -> tuple[int, int] | None | bool:
-    if a is None or b is None:
-        return a or b
-    low, high = max(a[0], b[0]), min(a[1], b[1])
-    return (low, high) if low <= high else False
-
-
-def _overlap_prefix(a: str | None, b: str | None) -> str | None | bool:
-    if a is None or b is None:
-        return a or b
-    na, nb = ipaddress.ip_network(a, strict=False), ipaddress.ip_network(b, strict=False)
-    if not na.overlaps(nb):
-        return False
-    return str(na if na.prefixlen >= nb.prefixlen else nb)
-
-
-def intersect(a: FlowClassifier, b: FlowClassifier) -> FlowClassifier | None:
-    """The traffic both classify, or None when they are disjoint."""
-    if a.ethertype != b.ethertype or (a.protocol and b.protocol and a.protocol != b.protocol):
-        return None
-    parts = [_overlap_prefix(a.source_ip_prefix, b.source_ip_prefix),
-             _overlap_prefix(a.destination_ip_prefix, b.destination_ip_prefix),
-             _overlap_span(a.source_port_range, b.source_port_range),
-             _overlap_span(a.destination_port_range, b.destination_port_range)]
-    if any(part is False for part in parts):
-        return None
-    src, dst, sport, dport = parts
-    return FlowClassifier(a.ethertype, a.protocol or b.protocol, src, dst, sport, dport)  # type: ignore[arg-type]
-
-
 class Translator:
     """Builds a ``Plan`` from a snapshot's resources and the fabric the controller knows."""
 
@@ -115,6 +67,10 @@ class Translator:
         self._hosts = HostIndex([])
 
     def build(self) -> Plan:
+        patched = self._patch()
+        if patched is not None:
+            return patched
+        self.plan = Plan()
         self.plan.hosts = self._declared_hosts()
         self._hosts = self.cache.start([*self.fabric.hosts.values(), *self.plan.hosts.values()], self.names,
                                        self.fabric_names)
@@ -136,8 +92,75 @@ class Translator:
                 for dst in dsts:
                     self._join(self.r["port_chains"][src], self.r["port_chains"][dst], depth)
         self.cache.keep_only(self.r["ports"], self.r["port_pairs"], self.r["port_chains"])
-        self.cache.trusted = True
+        self.cache.plan, self.cache.trusted = self.plan, True
+        self.cache.pending.clear()
         return self.plan
+
+    def _patch(self) -> Plan | None:
+        """The last plan with only what ``touched`` reaches made again: the hosts of the ports it names, the
+        functions of the pairs it names or whose ports it names, and the chains that read any of those. None
+        when that cannot be told: nothing is trusted, a host or a switch name changed, service graphs join
+        chains, or a chain's names changed (each keeps its place in the plan, as a whole translation orders)."""
+        cache, last = self.cache, self.cache.plan
+        if not cache.trusted or self.touched is None or last is None or self.r["service_graphs"]:
+            return None
+        touched = {*self.touched, *cache.pending}
+        cache.trusted = False  # until this translation is whole
+        cache.hosts_named(self.names)
+        if any(self._host_changed(ident) for ident in touched) or not cache.same_context(
+                [*self.fabric.hosts.values(), *last.hosts.values()], self.names, self.fabric_names):
+            return None
+        self.plan, self._hosts = Plan(dict(last.hosts), dict(last.functions), dict(last.chains),
+                                      dict(last.owner)), cache.index
+        remade = self._patch_functions(touched)
+        if not all(self._patch_chain(ident) for ident in cache.readers_of({*touched, *remade})):
+            return None
+        cache.plan, cache.trusted = self.plan, True
+        cache.pending.clear()
+        return self.plan
+
+    def _host_changed(self, ident: str) -> bool:
+        """Whether the port ``ident`` (if it is one) stands for another host than it did."""
+        port, kept = self.r["ports"].get(ident), self.cache.hosts.get(ident)
+        if port is None:
+            self.cache.hosts.pop(ident, None)
+            return kept is not None and kept[1] is not None
+        host = None if port.get("srfabric:discovered") else self.cache.port_host(port, self._port_host)
+        return host != (kept[1] if kept is not None else None)
+
+    def _patch_functions(self, touched: Collection[str]) -> set[str]:
+        """The pairs named in ``touched`` or whose ports are, made again (or dropped); their ids."""
+        pairs, functions = self.r["port_pairs"], self.plan.functions
+        named = {ident for ident in touched if ident in pairs or ident in self.cache.functions}
+        if any(ident in self.r["ports"] or ident in self.cache.hosts for ident in touched):
+            named |= {pp["id"] for pp in pairs.values() if pp["ingress"] in touched or pp["egress"] in touched}
+        remade = set()
+        for ident in named:
+            pp = pairs.get(ident)
+            if pp is not None and not self._function(pp):
+                continue  # the very function of last time
+            remade.add(ident)
+            if pp is None or self.cache.functions[ident][1] is None:  # gone, or no longer resolved
+                self.cache.functions.pop(ident, None)
+                functions.pop(ident, None)
+                functions.pop(ident + REVERSE, None)
+        return remade
+
+    def _patch_chain(self, ident: str) -> bool:
+        """Port chain ``ident`` (if it is or was one) made again, or dropped; False when its chains' names
+        changed."""
+        pc, kept = self.r["port_chains"].get(ident), self.cache.chains.get(ident)
+        before = [chain.name for chain in kept[1]] if kept is not None else []
+        if pc is None:
+            for name in before:
+                self.plan.chains.pop(name, None)
+                self.plan.owner.pop(name, None)
+            self.cache.chains.pop(ident, None)
+            self.cache.read_by(ident, ())
+            self.cache.reads.pop(ident, None)
+            return True
+        self._cached_chain(pc, 0)
+        return kept is None or [chain.name for chain in self.cache.chains[ident][1]] == before
 
     def _declared_hosts(self) -> dict[str, Host]:
         """Hosts for the ports that describe one (hosts the API was told about, not learned ones)."""

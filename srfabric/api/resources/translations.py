@@ -7,7 +7,8 @@ every chain at every change would cost as much as the chains held, so each chain
 id, and a change that names what it touched (``translate``'s ``touched``) makes again only the chains that read
 it. That trust holds only for a cache that the last change's snapshot came from: a change refused or not kept
 (a dry run, a switch that refused, a database that failed) calls ``distrust``, and the next translation checks
-every chain's records.
+every chain's records; a change kept without a translation (a classifier made before its chain) adds what it
+changed to ``pending``, which the next translation counts as touched.
 
 Examples
 --------
@@ -47,14 +48,20 @@ class Translations:
     reads: dict[str, frozenset[str]] = field(default_factory=dict)  # port chain id -> the record ids it read
     readers: dict[str, set[str]] = field(default_factory=dict)  # record id -> the port chains that read it
     trusted: bool = False  # the chains kept are those of the snapshot the next change starts from
+    plan: Any = None  # the last translation's ``Plan``, which a trusted change patches
+    pending: set[str] = field(default_factory=set)  # ids changed since, by changes that did not translate
 
     def start(self, hosts: list[Host], names: dict[str, int], fabric_names: dict[str, int]) -> HostIndex:
         """The index of ``hosts``; everything kept is forgotten when the hosts or the switch names changed."""
         context = (tuple(hosts), names, fabric_names)
         if context != self.context:
             self.context, self.index, self.functions, self.chains = context, HostIndex(hosts), {}, {}
-            self.reads, self.readers, self.trusted = {}, {}, False
+            self.reads, self.readers, self.trusted, self.plan = {}, {}, False, None
         return self.index
+
+    def same_context(self, hosts: list[Host], names: dict[str, int], fabric_names: dict[str, int]) -> bool:
+        """Whether ``start`` would keep what it holds."""
+        return (tuple(hosts), names, fabric_names) == self.context
 
     def hosts_named(self, names: dict[str, int]) -> None:
         """The switch names ports resolve by, once per translation: the ports' hosts are forgotten when they
