@@ -59,6 +59,7 @@ class ControllerCore:
         self.taken: set[int] = set()
         self.declared_functions: set[str] = set()  # service functions and hosts the API declared (``place``)
         self.declared_hosts: set[str] = set()
+        self._placed: tuple[Mapping[str, ServiceFunction], int] = ({}, -1)  # the functions placed, on which version
         self.reconciler = Reconciler()
         self.reactive = ReactiveFlows(self.reconciler)
         fabric = Fabric()
@@ -170,9 +171,13 @@ class ControllerCore:
         effects = Effects()
         for name in self.declared_functions - set(functions):
             effects.merge(self.remove_function(name))
+        # Every change declares every function: one placed last time, as the very object, on a fabric that has
+        # not changed since, is as it was then.
+        last, version = self._placed
+        unchanged = version == self.fabric.version
         for function in functions.values():
-            if self.fabric.declared(function):
-                continue  # every change declares every function
+            if unchanged and last.get(function.name) is function or self.fabric.declared(function):
+                continue
             with contextlib.suppress(SrfabricError):  # a port that is a fabric link: the chain check reports it
                 effects.merge(self.add_function(function))
         self.declared_functions = set(functions)
@@ -189,6 +194,7 @@ class ControllerCore:
                     host = replace(host, ip6=(*host.ip6, *(a for a in kept.ip6 if a not in host.ip6)))
                 fabric.add_host(host)
         self.declared_hosts = set(hosts)
+        self._placed = (functions, fabric.version)
         return effects
 
     def check_chains(self, chains: dict[str, Chain], check: Collection[str]) -> None:
