@@ -349,8 +349,7 @@ class SfcService:
         """Make the controller run ``snap``'s chains; raises ``ApiError`` (400) and changes nothing on failure.
 
         ``meanwhile`` runs while the switches work through the change; not at all if it is refused before
-        anything is sent. ``touched``: the ids of the records changed since the snapshot last applied (only the
-        chains that read them are translated again).
+        anything is sent. ``touched``: the ids of the records changed (only what reads them is translated again).
         """
         try:
             plan = translate(snap.resources, self.controller.fabric, snap.switches, self.translations, touched)
@@ -376,9 +375,10 @@ class SfcService:
         if self._changing:  # a change holds the database (SQLite: its write lock) until its barriers are in
             self._learned_meanwhile = True
             return
-        ports = {port["mac_address"]: port for port in self.snapshot["ports"].values()}
+        undeclared = [host for name, host in fabric.hosts.items() if name not in self.controller.core.declared_hosts]
+        ports = {port["mac_address"]: port for port in self.snapshot["ports"].values()} if undeclared else {}
         # New hosts, and learned ones whose addresses grew since they were kept (Neighbour Discovery after ARP).
-        learned = [host for name, host in fabric.hosts.items() if name not in self.controller.core.declared_hosts and (
+        learned = [host for host in undeclared if (
             (port := ports.get(mac_to_str(host.mac))) is None or port.get("srfabric:discovered")
             and [ip["ip_address"] for ip in port["fixed_ips"]] != [host.ip, *host.ip6])]
         switches: dict[int, tuple[str, str]] = {dpid: (s.name, str(s.role)) for dpid, s in fabric.switches.items()}
