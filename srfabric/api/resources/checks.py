@@ -130,14 +130,13 @@ def create_flow_classifier(snap: Snapshot, body: dict[str, Any], project: str) -
     return record
 
 
-def _ranges_meet(a: Record, b: Record, side: str) -> bool:
-    a_min, a_max = a[f"{side}_port_range_min"], a[f"{side}_port_range_max"]
-    b_min, b_max = b[f"{side}_port_range_min"], b[f"{side}_port_range_max"]
+def _ranges_meet(a: Record, b: Record, low_key: str, high_key: str) -> bool:
+    a_min, a_max, b_min, b_max = a[low_key], a[high_key], b[low_key], b[high_key]
     return (a_min is None or b_max is None or a_min <= b_max) and (a_max is None or b_min is None or b_min <= a_max)
 
 
 def _prefixes_meet(a: str | None, b: str | None) -> bool:
-    return a is None or b is None or _network(a).overlaps(_network(b))
+    return a is None or b is None or a == b or _network(a).overlaps(_network(b))
 
 
 @functools.lru_cache(maxsize=65536)
@@ -149,17 +148,19 @@ def _network(prefix: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
 def classifiers_conflict(a: Record, b: Record, logical: bool) -> bool:
     """networking-sfc's conflict test: every field overlaps (an unset one matches anything).
 
-    ``logical`` also asks the logical ports to agree (the test on create; chains drop it).
+    ``logical`` also asks the logical ports to agree (the test on create; chains drop it). The port ranges are
+    compared before the networks, and with the fields' names spelled out: a new classifier is checked against
+    every other one, so this runs as often as there are classifiers.
     """
     if a["ethertype"] != b["ethertype"]:
         return False
     if a["protocol"] and b["protocol"] and a["protocol"] != b["protocol"]:
         return False
-    # The port ranges first: comparing numbers is cheaper than comparing networks, and a new classifier is
-    # checked against every other one.
-    if not all(_ranges_meet(a, b, s) for s in ("source", "destination")):
+    if not (_ranges_meet(a, b, "destination_port_range_min", "destination_port_range_max")
+            and _ranges_meet(a, b, "source_port_range_min", "source_port_range_max")):
         return False
-    if not all(_prefixes_meet(a[f"{s}_ip_prefix"], b[f"{s}_ip_prefix"]) for s in ("source", "destination")):
+    if not (_prefixes_meet(a["source_ip_prefix"], b["source_ip_prefix"])
+            and _prefixes_meet(a["destination_ip_prefix"], b["destination_ip_prefix"])):
         return False
     if logical:
         for field in ("logical_source_port", "logical_destination_port"):
