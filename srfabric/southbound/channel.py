@@ -144,6 +144,8 @@ class SwitchConnection:
         return xids
 
     def _flush(self) -> None:
+        if self._out and self.writer.transport.is_closing():  # the switch went: its requests fail (``_ask``)
+            self._out.clear()
         if self._out:
             self.writer.write(bytes(self._out))
             self._out.clear()
@@ -157,6 +159,8 @@ class SwitchConnection:
         (see ``_answer``)."""
         xid = self.send_all((*before, msg))[-1]
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        if self.writer.transport.is_closing():  # nothing can reach the switch, nor its answer come back
+            future.set_exception(SwitchError("switch", f"{self.dpid:#x} disconnected"))
         self._waiting[xid] = future
         return xid, future
 
@@ -167,6 +171,8 @@ class SwitchConnection:
             return await asyncio.wait_for(future, timeout)
         except TimeoutError:
             raise SwitchError("switch", f"{self.dpid:#x} did not answer within {timeout} s") from None
+        except ConnectionError:  # it went while this waited to write
+            raise SwitchError("switch", f"{self.dpid:#x} disconnected") from None
         finally:
             self._waiting.pop(xid, None)
 
@@ -316,7 +322,8 @@ class SwitchConnection:
             reply = parser.OFPEchoReply(PROTOCOL, data=msg.data)
             reply.set_xid(xid)
             reply.serialize()
-            self.writer.write(reply.buf)
+            if not self.writer.transport.is_closing():
+                self.writer.write(reply.buf)
         elif isinstance(msg, parser.OFPErrorMsg):
             sent = describe(self._sent(xid))
             if sent.startswith(("OFPFlowMod", "OFPGroupMod")):  # packet-out errors (LLDP, ARP) say nothing of tables
