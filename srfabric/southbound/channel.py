@@ -144,7 +144,7 @@ class SwitchConnection:
         return xids
 
     def _flush(self) -> None:
-        if self._out and self.writer.transport.is_closing():  # the switch went: its requests fail (``_ask``)
+        if self._out and self.writer.is_closing():  # the switch went: its requests fail (``_ask``)
             self._out.clear()
         if self._out:
             self.writer.write(bytes(self._out))
@@ -159,7 +159,7 @@ class SwitchConnection:
         (see ``_answer``)."""
         xid = self.send_all((*before, msg))[-1]
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        if self.writer.transport.is_closing():  # nothing can reach the switch, nor its answer come back
+        if self.writer.is_closing():  # nothing can reach the switch, nor its answer come back
             future.set_exception(SwitchError("switch", f"{self.dpid:#x} disconnected"))
         self._waiting[xid] = future
         return xid, future
@@ -322,7 +322,7 @@ class SwitchConnection:
             reply = parser.OFPEchoReply(PROTOCOL, data=msg.data)
             reply.set_xid(xid)
             reply.serialize()
-            if not self.writer.transport.is_closing():
+            if not self.writer.is_closing():
                 self.writer.write(reply.buf)
         elif isinstance(msg, parser.OFPErrorMsg):
             sent = describe(self._sent(xid))

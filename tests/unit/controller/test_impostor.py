@@ -18,6 +18,9 @@ class Writer:
     def write(self, data: bytes) -> None:
         pass
 
+    def is_closing(self) -> bool:
+        return False
+
     def close(self) -> None:
         pass
 

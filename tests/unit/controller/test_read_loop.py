@@ -27,6 +27,9 @@ def test_packet_ins_read_from_a_switch_set_flows_up_without_a_coroutine_each() -
         def write(self, data: bytes) -> None:
             self.written += data
 
+        def is_closing(self) -> bool:
+            return False
+
     async def scenario() -> tuple[int, int, int]:
         controller = Controller(ControllerConfig(reactive=True))
         controller.fabric = spec.to_fabric()
@@ -74,6 +77,9 @@ def test_mutated_controller_messages_from_a_switch_are_never_parsed() -> None:
 
         def write(self, data: bytes) -> None:
             self.written += data
+
+        def is_closing(self) -> bool:
+            return False
 
     rng = random.Random(7)
     forged = bytearray()

@@ -19,6 +19,9 @@ class Writer:
     def write(self, data: bytes) -> None:
         self.written += data
 
+    def is_closing(self) -> bool:
+        return False
+
 
 def test_an_error_names_the_refused_flow_mod_until_it_is_too_old() -> None:
     async def run() -> list[tuple[int, str]]:
