@@ -74,18 +74,12 @@ class Translator:
         self.plan.hosts = self._declared_hosts()
         self._hosts = self.cache.start([*self.fabric.hosts.values(), *self.plan.hosts.values()], self.names,
                                        self.fabric_names)
-        trusted = self.cache.trusted and self.touched is not None and not self.r["service_graphs"]
         self.cache.trusted = False  # until this translation is whole
-        remade = {pp["id"] for pp in self.r["port_pairs"].values() if self._function(pp)}
+        for pp in self.r["port_pairs"].values():
+            self._function(pp)
         depth = self._graph_depths()
-        affected = self.cache.readers_of({*(self.touched or ()), *remade}) if trusted else None
-        for pc in self.r["port_chains"].values():
-            kept = self.cache.chains.get(pc["id"])
-            if affected is not None and kept is not None and pc["id"] not in affected:
-                for chain in kept[1]:  # it reads nothing the change touched: the very chains of last time
-                    self._keep(pc, chain)
-            else:
-                self._cached_chain(pc, depth.get(pc["id"], 0))
+        for pc in self.r["port_chains"].values():  # each taken as it was while the records it read are the same
+            self._cached_chain(pc, depth.get(pc["id"], 0))
         self._made = []  # a join's chains are made again each time: not kept with the chain they start from
         for sg in self.r["service_graphs"].values():
             for src, dsts in sg["port_chains"].items():

@@ -18,7 +18,7 @@ from srfabric.api.storage.repository import Repository
 from srfabric.controller.controller import Controller
 from srfabric.model.fabric import Host
 from srfabric.model.topo import TopoSpec
-from srfabric_tools.bench.scale_api import function_group, host_ports, one_chain
+from srfabric_tools.bench.scale_api import classifier, function_group, host_ports, one_chain
 from srfabric_tools.bench.scale_controller import scale_fabric
 from srfabric_tools.testbed.net import controller_config
 
@@ -55,8 +55,9 @@ def test_untouched_chains_are_kept_and_touched_ones_made_again(tmp_path: Path) -
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
 def test_what_a_change_translates_is_what_translating_everything_makes(tmp_path: Path, seed: int) -> None:
-    """Chains created, moved to another group, their groups given another pair, their functions' ports bound
-    elsewhere, their classifiers renamed, deleted; hosts added; dry runs and refused writes; in a seeded order.
+    """Chains created, moved to another group, given another classifier, their groups given another pair, their
+    functions' ports bound elsewhere, their classifiers renamed, deleted; hosts added; dry runs and refused writes;
+    in a seeded order.
     After each, the controller runs what a translation of every resource from scratch makes, in the same order."""
     spec = scale_fabric(4)
     controller = Controller(controller_config(spec, "mac-vlan-mpls"))
@@ -83,7 +84,7 @@ async def change(service: SfcService, spec: TopoSpec, rng: random.Random, hosts:
     """One change of the seeded series, drawn by ``rng``."""
     snap = service.snapshot
     chains = list(snap["port_chains"].values())
-    actions = ["create", "move", "regroup", "rebind", "rename", "delete", "dry_run", "refused", "host"]
+    actions = ["create", "move", "regroup", "rebind", "reclassify", "rename", "delete", "dry_run", "refused", "host"]
     action = rng.choice(actions if chains else ["create"])
     if action == "create":
         await one_chain(service.create, spec, hosts, number + 100)
@@ -103,6 +104,10 @@ async def change(service: SfcService, spec: TopoSpec, rng: random.Random, hosts:
         other = rng.choice(list(spec.functions.values()))
         await service.update("ports", pair["ingress"], {"binding_profile": {"switch": spec.dpid(other.switch),
                                                                             "port": other.ingress_port}})
+    elif action == "reclassify":  # another classifier, so other chain names
+        chain = rng.choice(chains[:-1] or chains)  # not the last: its new names would come last either way
+        fc = await classifier(service.create, spec, hosts, number + 400)
+        await service.update("port_chains", chain["id"], {"flow_classifiers": [fc]})
     elif action == "rename":
         fc = rng.choice(list(snap["flow_classifiers"].values()))
         await service.update("flow_classifiers", fc["id"], {"description": f"now {number}"})
