@@ -181,18 +181,46 @@ class Assembly:
             else:
                 self.groups.pop(dpid, None)
 
-    def check(self, placed: Mapping[Key, Placed], new: Placement, what: str, hint: str) -> bool:
+    def check(self, placed: Mapping[Key, Placed], new: Placement, what: str, hint: str,
+              replaces: tuple[Key, int] | None = None) -> bool:
         """Raise as the full assembly would if ``new`` conflicts with the items placed as ``placed``; False when
-        this assembly does not hold exactly those items (then the full one must check)."""
-        if placed.keys() != self.placed.keys() \
-                or not all(map(operator.is_, placed.values(), map(self.placed.__getitem__, placed))):
+        this assembly does not hold exactly those items (then the full one must check).
+
+        ``replaces``: the item ``new`` takes the place of (an update) and its entries' cookie. The assembly may
+        hold it beside ``placed``; its entries and groups on ``new``'s switches are left out of the check when
+        all of them carry that cookie (one chain's own); otherwise the full one must check.
+        """
+        held = self.placed.keys() - {replaces[0]} if replaces is not None else self.placed.keys()
+        if placed.keys() != held or not all(map(operator.is_, placed.values(), map(self.placed.__getitem__, placed))):
             return False
         switches = sorted(switches_of(new))
         tables = Tables(())
         tables.entries = {dpid: dict(self.tables.entries.get(dpid, {})) for dpid in switches}
         tables.groups = {dpid: dict(self.tables.groups.get(dpid, {})) for dpid in switches}
+        if replaces is not None:
+            old = self.placed.get(replaces[0])
+            if isinstance(old, Placement) and not _left_out(tables, old, replaces[1]):
+                return False
         tables.add_all(new.entries, what, new.groups, hint=hint)
         return True
+
+
+def _left_out(tables: Tables, old: Placement, cookie: int) -> bool:
+    """``old``'s entries and groups taken out of ``tables`` (on its switches), if every entry there carries
+    ``cookie``; False, and ``tables`` unusable, if one does not."""
+    for dpid, entry in old.entries:
+        entries = tables.entries.get(dpid)
+        if entries is None:
+            continue
+        if entry.cookie != cookie:
+            return False
+        if entries.get(entry.key) is entry:
+            del entries[entry.key]
+    for dpid, group in old.groups:
+        groups = tables.groups.get(dpid)
+        if groups is not None and groups.get(group.group_id) is group:
+            del groups[group.group_id]
+    return True
 
 
 def _changed(before: dict[EntryKey, FlowEntry] | None, after: dict[EntryKey, FlowEntry],

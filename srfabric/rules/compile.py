@@ -22,7 +22,7 @@ from srfabric.rules.assembly import Assembly, Key, Parts, Placed
 from srfabric.rules.base import function_port_entries
 from srfabric.rules.base_tables import TopologyMemo, topology_tables
 from srfabric.rules.codec_rules import rules_for
-from srfabric.rules.entries import EntryKey, FlowEntry
+from srfabric.rules.entries import EntryKey, FlowEntry, Kind, cookie
 from srfabric.rules.headers import route_ingresses, sre_switches
 from srfabric.rules.hop_by_hop import STEERING_NAMES, compile_hop_by_hop
 from srfabric.rules.placement import Placement, chain_placement
@@ -155,7 +155,8 @@ class CompileCache:
                 placed = self._placed(fabric, [*chains, new], sre)
                 placement = _placement(placed[new.name])
                 kept = _items(chains, placed, (), {})
-                if self._assembly.check(kept, placement, f"chain {new.name}", proxy_hint(fabric, new)):
+                replaces = (("chain", new.name), cookie(Kind.CHAIN, new.chain_id))  # its last version, if held
+                if self._assembly.check(kept, placement, f"chain {new.name}", proxy_hint(fabric, new), replaces):
                     return
         self.state(fabric, chains, [], checked=new)
 

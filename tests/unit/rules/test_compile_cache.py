@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from srfabric.errors import SrfabricError
@@ -122,3 +124,32 @@ def test_a_new_chain_is_checked_on_its_switches_as_against_the_full_tables() -> 
                                       ("v2",), "h3", "h9", 12))
     with pytest.raises(SrfabricError, match="nobody"):
         cache.check(fabric, chains, Chain("lost", FlowClassifier(protocol="udp"), (), "h1", "nobody", 10))
+
+
+def test_an_updated_chain_is_checked_on_its_switches_as_against_the_full_tables(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An update (a chain held, in a new version) is checked without its last version, on the new version's
+    switches: moved to another function it passes, given another chain's classifier it is refused as the full
+    compile refuses it, and the full tables are not put together for either."""
+    fabric, chains = demo_fabric(), sfp_chains(3)
+    cache = CompileCache("mac-nibble")
+    cache.state(fabric, chains, [])
+    full_compiles: list[str] = []
+    real_state = CompileCache.state
+
+    def state(self, fabric, chains, problems=None, checked=None, **kwargs):  # type: ignore[no-untyped-def]
+        if checked is not None:
+            full_compiles.append(checked.name)
+        return real_state(self, fabric, chains, problems, checked, **kwargs)
+
+    monkeypatch.setattr(CompileCache, "state", state)
+    others = chains[1:]
+    moved = replace(chains[0], functions=chains[1].functions)
+    cache.check(fabric, others, moved)
+    clashing = replace(chains[0], classifier=chains[1].classifier)
+    with pytest.raises(SrfabricError) as quick:
+        cache.check(fabric, others, clashing)
+    with pytest.raises(SrfabricError) as full:
+        real_state(CompileCache("mac-nibble"), fabric, others, [], checked=clashing)
+    assert str(quick.value) == str(full.value) and "conflicts" in str(quick.value)
+    assert full_compiles == []
