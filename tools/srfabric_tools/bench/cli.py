@@ -59,6 +59,8 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
                                     "with flow tables holding 10 to 1,000 chains; cold start, one chain's changes, RSS "
                                     "and entries by role; two instances sharing a fabric of Open vSwitch (root)",
                       "k=4 with 10 chains, two changes of each kind; no two-instance part")
+    scale.add_argument("--chains-only", action="store_const", const="chains", dest="only",
+                       help="only the fabrics' sizes with their chains: fat-trees, the leaf-spine, 10,000 chains")
     scale.add_argument("--shares-only", action="store_const", const="shares", dest="only",
                        help="only the two instances sharing a fabric beside one alone (root; one repetition with "
                             "--quick)")

@@ -82,7 +82,7 @@ async def _start(k: int | str, chains: int, log: IO[bytes],
 
 async def _ready(process: asyncio.subprocess.Process, fabric: TableFabric) -> tuple[float, dict[str, Any]]:
     """Connect every switch and announce the hosts; the cold start (s) to the controller's first confirmed sync."""
-    port = (await _line(process, 60))["port"]
+    port = (await _line(process, READY_S))["port"]  # after its chains are in the API's database (10,000: a minute)
     begin = time.perf_counter()
     await fabric.connect(port, timeout=READY_S)  # 720 handshakes on the emulator's one core take a while
     await asyncio.sleep(0.3)  # links first: a host's port must not look like a fabric port
@@ -258,7 +258,8 @@ async def cold_starts(k: int, chains: int, count: int) -> list[float]:
 
 
 def run_bench(quick: bool, out: str, say: Any = print, only: str | None = None) -> tuple[dict[str, Any], Path]:
-    """Every part, or ``only`` one: "shares", the two instances sharing a fabric (``scale_shares``), "streams",
+    """Every part, or ``only`` one: "chains", the fabrics' sizes with their chains (every emulated fabric but the
+    streams'), "shares", the two instances sharing a fabric (``scale_shares``), "streams",
     one stream's admission beside 10, 100 and 1,000 (``scale_streams``), or "database", the API's database as
     chains are made through it (``scale_database``)."""
     from srfabric_tools.bench.scale_database import database_part
@@ -274,12 +275,12 @@ def run_bench(quick: bool, out: str, say: Any = print, only: str | None = None) 
 
     async def every() -> None:
         sizes, counts = (QUICK_SIZES, QUICK_CHAINS) if quick else (SIZES, CHAINS)
-        for k in sizes if only is None else ():
+        for k in sizes if only in (None, "chains") else ():
             for chains in counts if k < MOST_ONLY_K else counts[-1:]:
                 say(f"scale: k={k}, {chains} chains")  # the largest is profiled too (after its timed changes)
                 runs.append(await measure(k, chains, QUICK_REPEATS if quick else REPEATS,
                                           profile=(k, chains) == (sizes[-1], counts[-1])))
-        if not quick and only is None:  # a start is one sample per measurement: the goal is judged on five
+        if not quick and only in (None, "chains"):  # a start is one sample: the goal is judged on five
             say(f"scale: k={GOAL_K}, {counts[-1]} chains, {COLD_STARTS - 1} more cold starts")
             more_starts.extend(await cold_starts(GOAL_K, counts[-1], COLD_STARTS - 1))
         if only in (None, "streams"):
@@ -288,7 +289,7 @@ def run_bench(quick: bool, out: str, say: Any = print, only: str | None = None) 
                                                  QUICK_REPEATS if quick else REPEATS))
         if only in (None, "database"):
             database.update(await database_part(quick, CODEC, say))
-        if not quick and only is None:
+        if not quick and only in (None, "chains"):
             say(f"scale: {LEAF_SPINE}, {CHAINS[-1]} chains")
             others.append(await measure(LEAF_SPINE, CHAINS[-1], REPEATS))
             say(f"scale: k={HELD[0]}, {HELD[1]} chains")
