@@ -352,8 +352,9 @@ def plot(runs: list[dict[str, Any]], streams: list[dict[str, Any]], path: Path,
     held = [r["streams"] for r in streams]
     for key, label in (("ms", "through the API, to the last barrier"), ("solve_ms", "solve-only")):
         axes[4].plot(held, [statistics.median(r[key]) for r in streams], "o-", label=label)
-    axes[4].set_xscale("log")
-    axes[4].set_yscale("log")
+    if streams:  # a run of the chains alone (``--chains-only``) leaves this panel empty
+        axes[4].set_xscale("log")
+        axes[4].set_yscale("log")
     axes[4].set_xlabel(f"streams held (fat-tree k = {streams[0]['k'] if streams else STREAMS_K})")
     axes[4].set_ylabel("one stream's admission, median (ms)")
     axes[4].legend(fontsize=8)
