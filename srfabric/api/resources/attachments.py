@@ -93,14 +93,6 @@ def restore_fabric(fabric: Fabric, switches: dict[int, tuple[str, str]], links: 
                 fabric.add_host(host)
 
 
-def port_hosts(fabric: Fabric, ports: dict[str, Record], switches: dict[int, tuple[str, str]],
-               names: dict[str, int] | None = None) -> dict[str, Host]:
-    """Hosts for the ports that describe one (hosts the API was told about)."""
-    names = names if names is not None else switch_names(fabric, switches)
-    hosts = (port_host(fabric, port, switches, names) for port in ports.values())
-    return {host.name: host for host in hosts if host is not None}
-
-
 def _is_ipv4(text: Any) -> bool:
     try:
         ipv4_number(text)  # cached: every change of the API translates every port again

@@ -86,8 +86,7 @@ class Translator:
                 for dst in dsts:
                     self._join(self.r["port_chains"][src], self.r["port_chains"][dst], depth)
         self.cache.keep_only(self.r["ports"], self.r["port_pairs"], self.r["port_chains"])
-        self.cache.plan, self.cache.trusted = self.plan, True
-        self.cache.pending.clear()
+        self.cache.whole(self.plan)
         return self.plan
 
     def _patch(self) -> Plan | None:
@@ -109,8 +108,7 @@ class Translator:
         remade = self._patch_functions(touched)
         if not all(self._patch_chain(ident) for ident in cache.readers_of({*touched, *remade})):
             return None
-        cache.plan, cache.trusted = self.plan, True
-        cache.pending.clear()
+        cache.whole(self.plan)
         return self.plan
 
     def _host_changed(self, ident: str) -> bool:
@@ -119,8 +117,7 @@ class Translator:
         if port is None:
             self.cache.hosts.pop(ident, None)
             return kept is not None and kept[1] is not None
-        host = None if port.get("srfabric:discovered") else self.cache.port_host(port, self._port_host)
-        return host != (kept[1] if kept is not None else None)
+        return self._declared_host(port) != (kept[1] if kept is not None else None)
 
     def _patch_functions(self, touched: Collection[str]) -> set[str]:
         """The pairs named in ``touched`` or whose ports are, made again (or dropped); their ids."""
@@ -149,9 +146,7 @@ class Translator:
             for name in before:
                 self.plan.chains.pop(name, None)
                 self.plan.owner.pop(name, None)
-            self.cache.chains.pop(ident, None)
-            self.cache.read_by(ident, ())
-            self.cache.reads.pop(ident, None)
+            self.cache.forget_chain(ident)
             return True
         self._cached_chain(pc, 0)
         return kept is None or [chain.name for chain in self.cache.chains[ident][1]] == before
@@ -159,12 +154,15 @@ class Translator:
     def _declared_hosts(self) -> dict[str, Host]:
         """Hosts for the ports that describe one (hosts the API was told about, not learned ones)."""
         self.cache.hosts_named(self.names)
-        hosts = (self.cache.port_host(port, self._port_host) for port in self.r["ports"].values()
-                 if not port.get("srfabric:discovered"))
+        hosts = (self._declared_host(port) for port in self.r["ports"].values())
         return {host.name: host for host in hosts if host is not None}
 
-    def _port_host(self, port: Record) -> Host | None:
-        return port_host(self.fabric, port, self.switches, self.names)
+    def _declared_host(self, port: Record) -> Host | None:
+        """The host ``port`` describes, as the last translation found it for the very same record; None for a
+        port that describes none or was learned (``srfabric:discovered``)."""
+        if port.get("srfabric:discovered"):
+            return None
+        return self.cache.port_host(port, lambda record: port_host(self.fabric, record, self.switches, self.names))
 
     def _function(self, pp: Record) -> bool:
         """The port pair's service function and its reverse, as the last translation made them when the pair

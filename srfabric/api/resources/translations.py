@@ -100,15 +100,25 @@ class Translations:
             found |= self.readers.get(ident, set())
         return found
 
+    def whole(self, plan: Any) -> None:
+        """``plan`` is a whole translation of the snapshot the next change starts from."""
+        self.plan, self.trusted = plan, True
+        self.pending.clear()
+
+    def forget_chain(self, ident: str) -> None:
+        """Port chain ``ident`` is gone: what it made and what it read."""
+        self.chains.pop(ident, None)
+        self.read_by(ident, ())
+        self.reads.pop(ident, None)
+
     def distrust(self) -> None:
         """The last translation's snapshot was not kept: the next one checks every chain's records."""
         self.trusted = False
 
     def keep_only(self, ports: dict[str, Record], pairs: dict[str, Record], chains: dict[str, Record]) -> None:
         """Forget the ports, pairs and chains no longer there."""
-        for kept, present in ((self.hosts, ports), (self.functions, pairs), (self.chains, chains)):
+        for kept, present in ((self.hosts, ports), (self.functions, pairs)):
             for gone in [ident for ident in kept if ident not in present]:
                 del kept[gone]
-        for gone in [ident for ident in self.reads if ident not in chains]:
-            self.read_by(gone, ())
-            del self.reads[gone]
+        for gone in [ident for ident in self.chains.keys() | self.reads.keys() if ident not in chains]:
+            self.forget_chain(gone)
