@@ -123,12 +123,12 @@ async def answer(controller: Controller, spec: TopoSpec, request: dict[str, Any]
             await asyncio.sleep(0.0005)
         await controller.sync()  # after the repair's own sync (one lock): every barrier of it is in
         return {"op": op, "flow_mods": flow_mods(controller), "links": len(controller.fabric.links) // 2}
+    if op not in ("add", "update", "remove"):
+        return {"error": f"op {op!r} is not add, update, remove or stats"}
     waited = await complete(controller, spec)
     profiler = cProfile.Profile() if request.get("profile") else None
     if profiler is not None:
         profiler.enable()
-    if op not in ("add", "update", "remove"):
-        return {"error": f"op {op!r} is not add, update, remove or stats"}
     begin, cpu = time.perf_counter(), cpu_s()
     if api is not None:  # through the API service: checked, compiled, to the last barrier and the commit
         await getattr(api, op)()
