@@ -85,6 +85,12 @@ def _owned(row: Any) -> Record:
 class Repository:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        # A load reads one table after another. Under PostgreSQL's default isolation each statement sees the
+        # commits made before it, so a load beside another instance's writes could hold a port chain whose
+        # classifier it read before that was written: a load sees one moment (a follower loads while the leader
+        # writes). SQLite's file has one writing instance, which does not load while it writes.
+        self._reading = engine.execution_options(isolation_level="REPEATABLE READ") \
+            if engine.dialect.name == "postgresql" else engine
         self._kept: Connection | None = None
         # Instances sharing a PostgreSQL database: the generation this one leads with. Every write transaction
         # first reads the leader row under a share lock and goes on only if it still holds this generation, so
@@ -93,7 +99,8 @@ class Repository:
         self.fence: int | None = None
 
     def session(self) -> Session:
-        return Session(self.engine, expire_on_commit=False)
+        """A session whose statements all see the database as it was at the first of them (``load``)."""
+        return Session(self._reading, expire_on_commit=False)
 
     # -- loading -------------------------------------------------------------------------
     def load(self) -> Snapshot:
