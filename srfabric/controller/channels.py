@@ -27,7 +27,7 @@ from srfabric.controller.outbox import Effects
 from srfabric.controller.taking import STALE, read_back, take_master, take_slave
 from srfabric.errors import SrfabricError
 from srfabric.logs import security_event
-from srfabric.rules.entries import GroupEntry
+from srfabric.rules.entries import GroupEntry, Kind, kind_of
 from srfabric.rules.openflow.readback import group_from_ofp, match_from_ofp
 from srfabric.rules.openflow.wire import PacketIn
 from srfabric.southbound.channel import SwitchConnection, SwitchError, port_down
@@ -214,7 +214,7 @@ class SwitchChannels:
             return  # a connection not taken yet says nothing
         if conn.dpid not in self.core.taken:  # its MASTER sets its new flows up; its frames tell the topology
             if self.sharing and msg.data[12:14] != b"\x08\x00":
-                self.do(self.core.packet_in(conn.dpid, msg.in_port, msg.data), conn)
+                self.do(self.core.packet_in(conn.dpid, msg.in_port, msg.data, answered_here(msg)), conn)
             return
         if self.config.reactive and msg.data[12:14] == b"\x08\x00":
             try:
@@ -222,7 +222,7 @@ class SwitchChannels:
             except SrfabricError as error:
                 log.info("switch %#x: no flow set up: %s", conn.dpid, error)
         else:
-            self.do(self.core.packet_in(conn.dpid, msg.in_port, msg.data), conn)
+            self.do(self.core.packet_in(conn.dpid, msg.in_port, msg.data, answered_here(msg)), conn)
 
     def new_flow(self, conn: SwitchConnection, msg: PacketIn) -> None:
         """Set a new flow up: its first packet goes on at once when its ingress entry is all it needs; else the
@@ -279,3 +279,8 @@ class SwitchChannels:
         conn = self.switches[dpid]
         return [EntryStats(s.table_id, s.priority, s.cookie, s.packet_count, s.byte_count)
                 for s in await conn.flow_stats()]
+
+
+def answered_here(msg: PacketIn) -> bool:
+    """Whether the switch answered this frame itself: the copy of an ARP request it answered at the edge."""
+    return kind_of(msg.cookie) == Kind.ANSWER

@@ -118,14 +118,15 @@ class ControllerCore:
             effects.sends.append(self.hosts.lldp_out(dpid, (port,)))  # a switch port: never the bridge's LOCAL
         return effects
 
-    def packet_in(self, dpid: int, in_port: int, data: bytes) -> Effects:
-        """A frame for discovery (LLDP, ARP, Neighbour Discovery); what cannot be read is logged and ignored."""
+    def packet_in(self, dpid: int, in_port: int, data: bytes, answered: bool = False) -> Effects:
+        """A frame for discovery (LLDP, ARP, Neighbour Discovery); what cannot be read is logged and ignored.
+        ``answered``: the switch answered this ARP request itself (``arp_answers``)."""
         ethertype = int.from_bytes(data[12:14], "big") if len(data) >= 14 else 0
         try:
             if ethertype == LLDP:
                 return self.links.lldp_in(dpid, in_port, data)
             if ethertype == ARP:
-                return self.hosts.arp_in(dpid, in_port, data, self.ports, self.links.quarantine)
+                return self.hosts.arp_in(dpid, in_port, data, self.ports, self.links.quarantine, answered)
             if ethertype == IPV6:
                 return self.hosts.nd_in(dpid, in_port, data, self.ports, self.links.quarantine)
         except SrfabricError as error:

@@ -52,8 +52,9 @@ class HostLearning:
         self._macs: set[tuple[int, int, int]] = set()
 
     def arp_in(self, dpid: int, in_port: int, data: bytes, ports: Mapping[int, Collection[int]],
-               quarantine: Collection[Link]) -> Effects:
-        """``ports``: each connected switch's ports; ``quarantine``: ports where nothing is learned."""
+               quarantine: Collection[Link], answered: bool = False) -> Effects:
+        """``ports``: each connected switch's ports; ``quarantine``: ports where nothing is learned; ``answered``:
+        the switch answered the request itself (its copy is for learning)."""
         arp = parse_arp(data)
         fabric = self.fabric
         effects = Effects()
@@ -80,10 +81,10 @@ class HostLearning:
             return effects  # gratuitous: learning was all
         target = fabric.host_by_ip(arp.target_ip)
         if arp.op == ARP_REQUEST:
-            if target is not None:
-                effects.send(dpid, packet_out(in_port, arp.reply(target.mac).to_bytes()))
-            else:
+            if target is None:
                 self.flood_to_hosts(effects, data, (dpid, in_port), ports, quarantine)
+            elif not answered:  # else the switch answered it already
+                effects.send(dpid, packet_out(in_port, arp.reply(target.mac).to_bytes()))
         elif target is not None and target.mac == arp.target_mac and target.dpid in ports:
             effects.send(target.dpid, packet_out(target.port, data))
         return effects

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from srfabric.errors import SrfabricError
 from srfabric.model.fabric import Fabric, Host
+from srfabric.rules.arp_answers import answer_entry, asked_by_itself
 from srfabric.rules.base import SwitchRoutes, crossed, switch_base_entries
 from srfabric.rules.codec_rules import CodecRules, rules_for
 from srfabric.rules.entries import EntryKey, FlowEntry, GroupEntry
@@ -246,8 +247,10 @@ def _route(fabric: Fabric, key: RouteKey, shared: SwitchRoutes, group_ids: dict[
     dst, *dst6 = shared.addresses(target)  # its IPv4 address, then its IPv6 ones
     route, v4_steps, v6_steps, links = shared.steps(fabric, dpid, host, what)
     v4 = host_route_entries(route, [dst], shared.rules, shared.sre, group_ids[target.dpid], what, steps=v4_steps)
+    # Its address answered where its route starts (``arp_answers``): there only, as frames to it go there only.
+    answers = [(dpid, answer_entry(target))] + ([(dpid, asked_by_itself(target))] if dpid == target.dpid else [])
     if not dst6:
-        return _found(v4[0], v4[1], links)
+        return _found(v4[0] + answers, v4[1], links)
     v6 = host_route_entries(route, dst6, shared.rules, shared.sre, group_ids[target.dpid] | IPV6_ROUTES, what,
                             ipv6=True, steps=v6_steps)  # a group of its own: the MPLS header
-    return _found(v4[0] + v6[0], v4[1] + v6[1], links)
+    return _found(v4[0] + v6[0] + answers, v4[1] + v6[1], links)

@@ -113,6 +113,7 @@ class Kind(IntEnum):
     FLOW = 10  # one flow's path, installed reactively on its first packet
     STREAM = 11  # a time-sensitive stream's path and traffic class, at its talker's edge
     PROXY = 12  # strip the header before an SR-unaware service function (one entry per function port)
+    ANSWER = 13  # ARP for a known host answered at the edge; its copy to the controller is not answered again
 
 
 def cookie(kind: Kind, owner: int = 0) -> int:

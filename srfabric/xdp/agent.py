@@ -33,13 +33,13 @@ from pathlib import Path
 
 from os_ken.ofproto import ofproto_v1_3 as ofp
 
-from srfabric.codecs.macaddr import mac_from_str
 from srfabric.errors import SrfabricError
 from srfabric.rules.entries import EntryKey, FlowEntry, Group, GroupEntry, Kind, Output, ToController
 from srfabric.rules.openflow.wire import HEADER
 from srfabric.rules.pipeline import HOST_IN, PORT_IN
 from srfabric.security.switch_identity import client_context
 from srfabric.xdp import layout
+from srfabric.xdp.arp_answer import answered, arp_entry
 from srfabric.xdp.carrier import link_events, link_socket
 from srfabric.xdp.loader import LoadedObject, load
 from srfabric.xdp.of_messages import (
@@ -56,7 +56,7 @@ from srfabric.xdp.of_messages import (
     port_desc_reply,
     port_status,
 )
-from srfabric.xdp.ports import attach_command, parse_port
+from srfabric.xdp.ports import attach_command, carrier_of, mac_of, parse_port
 from srfabric.xdp.probe import verdict_counts
 from srfabric.xdp.replication import Replicator, replica_key, replicas_value, set_recovery
 from srfabric.xdp.tables import BUILT_IN, XdpTableError, XdpTables, check_group, xdp_tables
@@ -66,6 +66,7 @@ log = logging.getLogger("srfabric.xdp.agent")
 ETH_P_ALL = 0x0003
 PACKET_OUTGOING = 4
 TABLES = 5
+RETRY_S = 1.0  # a controller gone is connected to again this often (Open vSwitch backs off to 8 s; srfabric sets 1)
 
 
 class XdpAgent:
@@ -92,7 +93,7 @@ class XdpAgent:
         for port, ifname in self.ports.items():
             ifindex = socket.if_nametoindex(ifname)
             self.indexes[ifindex] = port
-            self.carrier[port] = _carrier(ifname)
+            self.carrier[port] = carrier_of(ifname)
             self.obj.add_port(port, ifindex)
             self.obj.map("sr_ifports").update(layout.u32(ifindex), layout.u32(port))
             self._attach(port, "sr_host")
@@ -251,7 +252,7 @@ class XdpAgent:
     def on_multipart(self, raw: bytes, xid: int) -> None:
         (kind,) = struct.unpack_from("!H", raw, HEADER.size)
         if kind == ofp.OFPMP_PORT_DESC:
-            descs = [PortDesc(port, name, _mac_of(name)) for port, name in sorted(self.ports.items())]
+            descs = [PortDesc(port, name, mac_of(name)) for port, name in sorted(self.ports.items())]
             self.send(port_desc_reply(xid, descs))
         elif kind == ofp.OFPMP_FLOW:
             forged = verdict_counts(self.obj)[layout.REASONS.index("drop_forged")] if self.obj else 0
@@ -275,8 +276,14 @@ class XdpAgent:
             if address[2] == PACKET_OUTGOING or data[12:14] == b"\xf1\xc1":  # R-TAG: the tc replicator's
                 continue
             table = HOST_IN if data[12:14] == b"\x08\x06" else PORT_IN
-            punt = next((e for e in self.table.values() if e.table == table and ToController() in e.actions), None)
-            if punt is not None:
+            punt = arp_entry(self.table.values(), port, data) if table == HOST_IN else None
+            if punt is None:
+                punt = next((e for e in self.table.values() if e.table == table and ToController() in e.actions),
+                            None)
+            elif (reply := answered(punt, data)) is not None:  # a known host's address: answered here
+                with contextlib.suppress(OSError):
+                    sock.send(reply)
+            if punt is not None and ToController() in punt.actions:
                 self.send(packet_in(port, table, punt.cookie, data))
 
     def on_link(self) -> None:
@@ -288,7 +295,7 @@ class XdpAgent:
             except (BlockingIOError, InterruptedError):
                 return
             except OSError:  # ENOBUFS: messages were lost; read every port's carrier instead
-                events = [(index, _carrier(self.ports[port])) for index, port in self.indexes.items()]
+                events = [(index, carrier_of(self.ports[port])) for index, port in self.indexes.items()]
             else:
                 events = link_events(data)
             for index, up in events:
@@ -297,7 +304,28 @@ class XdpAgent:
                     self.carrier[port] = up
                     name = self.ports[port]
                     with contextlib.suppress(OSError):
-                        self.send(port_status(PortDesc(port, name, _mac_of(name)), down=not up))
+                        self.send(port_status(PortDesc(port, name, mac_of(name)), down=not up))
+
+    async def keep_serving(self, host: str, port: int, tls: ssl.SSLContext | None = None) -> None:
+        """``serve``, and when the controller goes away (or is not there yet) connect again every ``RETRY_S``,
+        forwarding meanwhile with the tables held and answering ARP from them, as Open vSwitch does in fail mode
+        secure. A refused TLS handshake ends it: that is configuration, not an outage."""
+        gone = False
+        while True:
+            try:
+                await self.serve(host, port, tls)
+            except ssl.SSLError:
+                raise
+            except (asyncio.IncompleteReadError, OSError) as error:
+                if not gone:  # said once per outage
+                    log.warning("switch %#x: controller %s:%d gone (%s): forwarding with the tables held, "
+                                "connecting again", self.dpid, host, port, error or "closed")
+                gone = True
+            finally:
+                if self.writer is not None:
+                    self.writer.close()
+                self.writer = None
+            await asyncio.sleep(RETRY_S)
 
     async def serve(self, host: str, port: int, tls: ssl.SSLContext | None = None) -> None:
         reader, self.writer = await asyncio.open_connection(host, port, ssl=tls)
@@ -321,17 +349,6 @@ class XdpAgent:
             elif msg_type in handlers:
                 handlers[msg_type](raw, xid)
             await self.writer.drain()
-
-
-def _carrier(ifname: str) -> bool:
-    try:
-        return Path(f"/sys/class/net/{ifname}/carrier").read_text().strip() == "1"
-    except OSError:  # reading carrier of an interface that is down fails
-        return False
-
-
-def _mac_of(ifname: str) -> int:
-    return mac_from_str(Path(f"/sys/class/net/{ifname}/address").read_text().strip(), ifname)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -360,10 +377,10 @@ def main(argv: list[str] | None = None) -> int:
         assert task is not None
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, task.cancel)
-        with contextlib.suppress(asyncio.CancelledError, asyncio.IncompleteReadError, ConnectionError):
+        with contextlib.suppress(asyncio.CancelledError):
             try:
                 tls = client_context(options.tls, options.cert) if options.tls else None
-                await agent.serve(host, int(port), tls)
+                await agent.keep_serving(host, int(port), tls)
             except (ssl.SSLError, FileNotFoundError) as error:  # a refused handshake, a certificate missing
                 raise SrfabricError("--tls", f"connecting to {options.controller} over TLS: {error}") from None
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from srfabric.codecs.macaddr import mac_from_str
 from srfabric.errors import SrfabricError
 
 
@@ -28,3 +29,16 @@ def parse_port(text: str) -> tuple[int, str]:
     if not number.isdigit() or not name or not 1 <= int(number) <= 255:
         raise SrfabricError("port", f"{text!r} is not NUMBER=INTERFACE with a number in 1..255")
     return int(number), name
+
+
+def carrier_of(ifname: str) -> bool:
+    """Whether ``ifname`` has carrier (False for one that is down)."""
+    try:
+        return Path(f"/sys/class/net/{ifname}/carrier").read_text().strip() == "1"
+    except OSError:  # reading carrier of an interface that is down fails
+        return False
+
+
+def mac_of(ifname: str) -> int:
+    """``ifname``'s MAC address."""
+    return mac_from_str(Path(f"/sys/class/net/{ifname}/address").read_text().strip(), ifname)

@@ -43,6 +43,7 @@ from srfabric.xdp import layout
 KEY_FIELDS = {"in_port": 16, "ipv4_src": 32, "ipv4_dst": 32, "ip_proto": 8,
               "tcp_src": 16, "tcp_dst": 16, "udp_src": 16, "udp_dst": 16}
 BUILT_IN = {Kind.CONTROL, Kind.SECURITY, Kind.DECODE, Kind.MISS}
+IN_AGENT = {Kind.ANSWER}  # the programs pass ARP up; the agent answers it from the flow table (``arp_answer``)
 MAX_COPIES = 4  # bpf/frer_replicate.c
 
 
@@ -188,7 +189,7 @@ def xdp_tables(entries: Iterable[FlowEntry], groups: Iterable[GroupEntry] = ()) 
     group_actions: dict[int, int] = {}  # group id -> its action's index
     for entry in entries:
         kind = entry.kind
-        if kind in BUILT_IN or kind is None and not entry.actions:
+        if kind in BUILT_IN or kind in IN_AGENT or kind is None and not entry.actions:
             continue
         fields = match_fields(entry.match)
         if fields.get("eth_type", (0, None))[0] == IPV6_ETHERTYPE:

@@ -17,6 +17,7 @@ from typing import assert_never
 
 from srfabric.errors import SrfabricError
 from srfabric.model.fabric import Fabric
+from srfabric.rules.arp_answers import IN_PORT
 from srfabric.rules.entries import (
     Action,
     Bucket,
@@ -38,6 +39,8 @@ from srfabric.rules.entries import (
 )
 from srfabric.rules.pipeline import MPLS_ETHERTYPE
 
+ARP_ETHERTYPE = 0x0806
+ARP_FIELDS = {"arp_op": 16, "arp_spa": 32, "arp_tpa": 32, "arp_sha": 48, "arp_tha": 48}
 WIDTHS = {"eth_src": 48, "eth_dst": 48, "vlan_tci": 16, "vlan_vid": 13, "mpls_label": 20, "reg0": 32}
 
 
@@ -60,11 +63,13 @@ class Packet:
     ipv6_src: int = 0  # with eth_type 0x86DD: an IPv6 frame (its ip_proto and ports are the fields above)
     ipv6_dst: int = 0
     queue: int | None = None  # set_queue's choice: the switch's metadata, not carried over a link
+    arp: dict[str, int] = field(default_factory=dict)  # with eth_type 0x0806: its ``ARP_FIELDS``
 
     def clone(self) -> Packet:
         """A copy whose tags, labels and registers are its own (what ``copy.deepcopy`` gives, far cheaper)."""
         copied = copy.copy(self)
         copied.vlans, copied.mpls, copied.regs = list(self.vlans), [list(m) for m in self.mpls], dict(self.regs)
+        copied.arp = dict(self.arp)
         return copied
 
     def read(self, name: str, in_port: int) -> int | None:
@@ -87,6 +92,8 @@ class Packet:
             return self.mpls[0][("mpls_label", "mpls_ttl", "mpls_tc").index(name)]
         if name == "reg0":
             return self.regs.get("reg0", 0)
+        if name in ARP_FIELDS:
+            return self.arp.get(name, 0) if self.eth_type == ARP_ETHERTYPE and not self.mpls else None
         if self.mpls or self.eth_type not in (0x0800, 0x86DD):
             return None
         if name in (("ipv4_src", "ipv4_dst", "ip_dscp") if self.eth_type == 0x0800 else ("ipv6_src", "ipv6_dst")):
@@ -123,6 +130,8 @@ class Packet:
                 self.mpls[0][2] = value & 7
         elif name == "reg0":
             self.regs["reg0"] = value
+        elif name in ARP_FIELDS and self.eth_type == ARP_ETHERTYPE and not self.mpls:
+            self.arp[name] = value & ((1 << ARP_FIELDS[name]) - 1)
         else:
             raise SrfabricError(name, "the fake switch cannot write this field")
 
@@ -188,7 +197,7 @@ class FakeSwitch:
     def _apply(self, action: Action, packet: Packet, in_port: int, result: SwitchResult) -> None:
         match action:
             case Output(port):
-                result.outputs.append((port, packet.clone()))
+                result.outputs.append((in_port if port == IN_PORT else port, packet.clone()))
             case OutputBits(field, ofs, nbits):
                 value = packet.read(field, in_port)
                 assert value is not None, field
