@@ -240,9 +240,8 @@ class SfcService:
                     raise bad_request(str(error), "SfcBadRequest") from None
                 finally:
                     self.translations.distrust()  # what a dry run translates is not the next change's base
-                changed = [name for name, chain in plan.chains.items() if self.controller.chains.get(name) != chain]
                 try:
-                    self.controller.core.check_chains(plan.chains, changed)
+                    self.controller.core.check_chains(plan.chains, plan.changed(self.controller.chains))
                 except SrfabricError as error:
                     raise bad_request(chain_message(error, plan), "SfcBadRequest") from None
             return record
@@ -357,10 +356,8 @@ class SfcService:
             raise bad_request(str(error), "SfcBadRequest") from None
         try:
             self.controller.place(plan.functions, plan.hosts)
-            held = self.controller.chains
-            changed = [name for name, chain in plan.chains.items()
-                       if (kept := held.get(name)) is not chain and kept != chain]
-            await self.controller.replace_chains(plan.chains, check=changed if check else None, meanwhile=meanwhile)
+            changed = plan.changed(self.controller.chains) if check else None
+            await self.controller.replace_chains(plan.chains, check=changed, meanwhile=meanwhile)
         except BaseException as error:  # refused, or not kept: the translation is not the next change's base
             self.translations.distrust()
             if isinstance(error, SrfabricError):  # the controller's refusal, in the API's terms

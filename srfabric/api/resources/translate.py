@@ -20,7 +20,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -46,6 +46,11 @@ class Plan:
     functions: dict[str, ServiceFunction] = field(default_factory=dict)
     chains: dict[str, Chain] = field(default_factory=dict)
     owner: dict[str, str] = field(default_factory=dict)  # chain name -> port chain id
+
+    def changed(self, held: Mapping[str, Chain]) -> list[str]:
+        """The names of this plan's chains that ``held`` does not hold as they are (the very object is taken as
+        unchanged without comparing it)."""
+        return [name for name, chain in self.chains.items() if (kept := held.get(name)) is not chain and kept != chain]
 
 
 class Translator:
