@@ -8,8 +8,8 @@ Stai, Mohiuddin and Le Boudec, "Latency and backlog bounds in time-sensitive net
 and asynchronous traffic shaping", ITC 30, 2018), with the highest credit of 802.1Q Annex L (hiCredit: what the
 class earns while a lower frame, and for class B class A's frames, hold the port). The time-triggered windows are
 worked in as 802.1Q 8.6.8.2 has the shaper behave beside gates: no credit is earned while the class's gate is
-closed, and the idle slope is scaled by the cycle over the time the gates stay open. A window also costs a guard band (the
-longest frame that may not start before it). Where the windows sit in the cycle is not used: any span of the
+closed, and the idle slope is scaled by the cycle over the time the gates stay open. A window also costs a guard
+band (the longest frame that may not start before it). Where the windows sit in the cycle is not used: any span of the
 cycle's length holds them all, so a span of ``t`` has at least ``t * open / cycle - closed`` open time; that makes
 the bound safe for every arrangement, and looser than one that follows the schedule.
 

@@ -1,0 +1,67 @@
+"""Each port's credit-based shapers as a bridge is told them: the ``ieee802-dot1q-cbsa-bridge`` parameter table over
+NETCONF, and Linux's ``cbs`` qdisc under the class of ``taprio`` that holds the SR class's queue. Pure.
+
+A NETCONF bridge gets the reserved rate (admin-idle-slope) and scales it to its gates' open time itself (802.1Q
+8.6.8.2); Linux's ``cbs`` does not see ``taprio``'s gates, so it gets the slope already scaled, and the credits
+(``cbs_bound``'s) that keep it to what the bound assumes. Slopes and the highest credit are rounded up, the
+lowest down: never less than the analysis counted on.
+
+Examples
+--------
+>>> from srfabric.tsn.model.network import Network
+>>> from srfabric.tsn.protect.cbs_bound import analyse
+>>> from srfabric.tsn.protect.cbs_classes import ClassStream
+>>> net = Network.build([("h1", "host"), ("s1", "switch"), ("h2", "host")], [("h1", "s1"), ("s1", "h2")])
+>>> share = analyse(net, [ClassStream("cam", "A", ("h1", "s1", "h2"), 125_000, 200)]).ports[("s1", "h2")]
+>>> cbs_commands(share, "s1-eth2", {"A": "100:4", "B": "100:3"})
+['tc qdisc replace dev s1-eth2 parent 100:4 cbs idleslope 15488 sendslope -984512 hicredit 24 locredit -239 \
+offload 0']
+>>> cbsa_document({"s1-eth2": share})["ietf-interfaces:interfaces"]["interface"][0]["ieee802-dot1q-bridge:\
+bridge-port"]["ieee802-dot1q-cbsa-bridge:cbsa"]
+{'cbsa-parameter-table': [{'traffic-class': 3, 'admin-idle-slope': '15488000'}]}
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from srfabric.errors import ModelError
+from srfabric.tsn.protect.cbs_bound import PortShare
+from srfabric.tsn.protect.cbs_classes import CLASS_PRIORITY, SR_CLASSES
+
+# Where an SR class's frames queue: with eight traffic classes, 802.1Q Table 8-5 maps priorities 2 and 3 to
+# traffic classes 2 and 3, the class's own priority.
+TRAFFIC_CLASS = dict(CLASS_PRIORITY)
+
+
+def cbs_commands(share: PortShare, interface: str, parents: Mapping[str, str]) -> list[str]:
+    """One ``tc qdisc replace ... cbs`` per class the port carries, under ``parents[class]`` (a taprio class)."""
+    commands = []
+    for cls in SR_CLASSES:
+        if not share.reserved_bps[cls]:
+            continue
+        if cls not in parents:
+            raise ModelError(f"{interface}.parents", f"no taprio class holds SR class {cls}'s queue")
+        idle_kbit = math.ceil(share.idle_slope_bps[cls] / 1000)
+        send_kbit = idle_kbit - math.ceil(share.rate_bps / 1000)
+        hi_bytes = math.ceil(share.hi_credit_bits[cls] / 8)
+        lo_bytes = math.floor(share.lo_credit_bits[cls] / 8)
+        commands.append(f"tc qdisc replace dev {interface} parent {parents[cls]} cbs idleslope {idle_kbit} "
+                        f"sendslope {send_kbit} hicredit {hi_bytes} locredit {lo_bytes} offload 0")
+    return commands
+
+
+def cbsa_document(shares: Mapping[str, PortShare]) -> dict[str, Any]:
+    """``ietf-interfaces`` JSON (RFC 7951) with each named port's ``cbsa-parameter-table``: the reserved rate of
+    each class it carries, in bits per second (a uint64, so a string)."""
+    interfaces = []
+    for name, share in sorted(shares.items()):
+        rows = [{"traffic-class": TRAFFIC_CLASS[cls], "admin-idle-slope": str(math.ceil(share.reserved_bps[cls]))}
+                for cls in SR_CLASSES if share.reserved_bps[cls]]
+        if rows:
+            interfaces.append({"name": name, "type": "iana-if-type:ethernetCsmacd",
+                               "ieee802-dot1q-bridge:bridge-port": {
+                                   "ieee802-dot1q-cbsa-bridge:cbsa": {"cbsa-parameter-table": rows}}})
+    return {"ietf-interfaces:interfaces": {"interface": interfaces}}
