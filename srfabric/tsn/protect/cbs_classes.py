@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from srfabric.errors import ModelError
+from srfabric.tsn.gates.gcl import PortGcl
 
 SR_CLASSES = ("A", "B")  # A ranks above B; both above best effort, below the time-triggered windows
 CLASS_PRIORITY = {"A": 3, "B": 2}  # 802.1Q Table 34-1's default priorities (PCP) of SR classes A and B
@@ -110,6 +111,25 @@ class PortWindows:
 
 
 OPEN = PortWindows(1, 0, 0)  # a port without time-triggered windows
+
+
+def port_windows(gcl: PortGcl) -> PortWindows:
+    """What a port's gate control list takes from the SR classes: the entries that open its time-triggered class,
+    counted as windows where they run on (a run that wraps around the cycle's end is one window).
+
+    >>> from srfabric.tsn.gates.gcl import GateEntry
+    >>> gcl = PortGcl("s1", "s2", "s1-eth2", 1000, 0, [GateEntry(2, 100), GateEntry(1, 700), GateEntry(0, 30),
+    ...                                                  GateEntry(2, 70), GateEntry(2, 100)])
+    >>> port_windows(gcl)
+    PortWindows(cycle_ns=1000, closed_ns=270, windows=1)
+    """
+    tt = 1 << gcl.tt_class
+    inside = [bool(entry.mask & tt) for entry in gcl.entries]
+    closed = sum(entry.duration_ns for entry, held in zip(gcl.entries, inside, strict=True) if held)
+    runs = sum(1 for index, held in enumerate(inside) if held and not (index and inside[index - 1]))
+    if runs > 1 and inside[0] and inside[-1]:
+        runs -= 1
+    return PortWindows(gcl.cycle_ns, closed, runs)
 
 
 @dataclass(frozen=True)

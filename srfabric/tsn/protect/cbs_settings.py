@@ -53,12 +53,15 @@ def cbs_commands(share: PortShare, interface: str, parents: Mapping[str, str]) -
     return commands
 
 
-def cbsa_document(shares: Mapping[str, PortShare]) -> dict[str, Any]:
+def cbsa_document(shares: Mapping[str, PortShare], traffic_classes: Mapping[str, int] | None = None
+                  ) -> dict[str, Any]:
     """``ietf-interfaces`` JSON (RFC 7951) with each named port's ``cbsa-parameter-table``: the reserved rate of
-    each class it carries, in bits per second (a uint64, so a string)."""
+    each class it carries, in bits per second (a uint64, so a string), under the traffic class that holds the SR
+    class's queue on that bridge (``traffic_classes``; by default 802.1Q's with eight traffic classes)."""
+    traffic_classes = traffic_classes or TRAFFIC_CLASS
     interfaces = []
     for name, share in sorted(shares.items()):
-        rows = [{"traffic-class": TRAFFIC_CLASS[cls], "admin-idle-slope": str(math.ceil(share.reserved_bps[cls]))}
+        rows = [{"traffic-class": traffic_classes[cls], "admin-idle-slope": str(math.ceil(share.reserved_bps[cls]))}
                 for cls in SR_CLASSES if share.reserved_bps[cls]]
         if rows:
             interfaces.append({"name": name, "type": "iana-if-type:ethernetCsmacd",
