@@ -8,9 +8,14 @@ Open vSwitch ARP responder does the same): the request becomes the reply in plac
 it came in on. A copy goes to the controller first, which learns from it as before and, seeing the cookie, does
 not answer again.
 
-Not answered here, so that the controller decides as before: probes (RFC 5227, sender 0.0.0.0) and a host asking
-for its own address from its own port (a gratuitous request). IPv6 Neighbour Discovery stays with the
-controller: an answer needs an ICMPv6 checksum, which a switch cannot work out.
+Not answered here, so that the controller decides as before: probes (RFC 5227, sender 0.0.0.0), senders with a
+group MAC (forged), and a host asking for its own address from its own port (a gratuitous request). IPv6
+Neighbour Discovery stays with the controller: an answer needs an ICMPv6 checksum, which a switch cannot work out.
+
+Known gaps: an address announced from another port than the fabric knows it at (an address taken over by
+another MAC) is answered with the MAC known until the controller has learned the move, and a host that checks
+for conflicts (RFC 5227) may see that answer as one; ports the controller holds in quarantine or past their
+``max_hosts_per_port`` are answered as any other; hop-by-hop steering (a peer) still answers at the controller.
 
 Examples
 --------
@@ -33,12 +38,17 @@ from srfabric.rules.pipeline import ARP_ETHERTYPE, HOST_IN, PRIO_ARP
 
 IN_PORT = 0xFFFFFFF8  # OpenFlow's OFPP_IN_PORT: back out of the port the frame came in on
 PRIO_ANSWER = PRIO_ARP + 10  # above the copy of every other ARP frame to the controller
-PRIO_ASKED_BY_ITSELF = PRIO_ARP + 20  # above the answers: what the controller alone decides
+PRIO_ASKED_BY_ITSELF = PRIO_ARP + 20  # above the answers: what the controller alone decides (each its own priority)
 ARP_REQUEST, ARP_REPLY = 1, 2
 
-PROBE = FlowEntry(HOST_IN, PRIO_ASKED_BY_ITSELF, match(eth_type=ARP_ETHERTYPE, arp_spa=0), (ToController(),),
+PROBE = FlowEntry(HOST_IN, PRIO_ASKED_BY_ITSELF + 1, match(eth_type=ARP_ETHERTYPE, arp_spa=0), (ToController(),),
                   cookie=cookie(Kind.CONTROL))
 """An RFC 5227 probe (sender 0.0.0.0) asks whether an address is free: never answered at the edge."""
+
+GROUP_SENDER = FlowEntry(HOST_IN, PRIO_ASKED_BY_ITSELF + 2, match(eth_type=ARP_ETHERTYPE,
+                                                             arp_sha=(0x010000000000, 0x010000000000)),
+                         (ToController(),), cookie=cookie(Kind.CONTROL))
+"""A sender MAC with the group bit is a forgery the controller refuses: no answer, which would be broadcast."""
 
 
 @lru_cache(maxsize=65536)
@@ -66,9 +76,12 @@ def answer_entry(host: Host) -> FlowEntry:
     return _answer(host.mac, int(ipaddress.IPv4Address(host.ip)))
 
 
+@lru_cache(maxsize=65536)
+def _asked_by_itself(port: int, ip: int) -> FlowEntry:
+    return FlowEntry(HOST_IN, PRIO_ASKED_BY_ITSELF, match(eth_type=ARP_ETHERTYPE, in_port=port, arp_tpa=ip),
+                     (ToController(),), cookie=cookie(Kind.CONTROL))
+
+
 def asked_by_itself(host: Host) -> FlowEntry:
     """At ``host``'s own switch: its request for its own address (gratuitous) goes to the controller only."""
-    return FlowEntry(HOST_IN, PRIO_ASKED_BY_ITSELF,
-                     match(eth_type=ARP_ETHERTYPE, in_port=host.port,
-                           arp_tpa=int(ipaddress.IPv4Address(host.ip))),
-                     (ToController(),), cookie=cookie(Kind.CONTROL))
+    return _asked_by_itself(host.port, int(ipaddress.IPv4Address(host.ip)))

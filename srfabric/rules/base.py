@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from srfabric.model.fabric import Fabric, Host
 from srfabric.routing.paths import Route, host_route
-from srfabric.rules.arp_answers import PROBE
+from srfabric.rules.arp_answers import GROUP_SENDER, PROBE
 from srfabric.rules.codec_rules import CodecRules
 from srfabric.rules.entries import (
     FlowEntry,
@@ -85,6 +85,7 @@ def switch_base_entries(fabric: Fabric, dpid: int, rules: CodecRules, sre: bool)
         FlowEntry(PORT_IN, PRIO_MISS, (), goto=HOST_IN, cookie=cookie(Kind.PORT)),
         FlowEntry(HOST_IN, PRIO_ARP, match(eth_type=ARP_ETHERTYPE), (ToController(),), cookie=cookie(Kind.CONTROL)),
         PROBE,  # known hosts' addresses are answered at the edge (``arp_answers``), but never to a probe
+        GROUP_SENDER,  # nor to a forged sender
         *(FlowEntry(HOST_IN, PRIO_ARP, match(eth_type=IPV6_ETHERTYPE, ip_proto=ICMPV6, icmpv6_type=kind),
                     (ToController(),), cookie=cookie(Kind.CONTROL)) for kind in (ND_SOLICIT, ND_ADVERT)),
         FlowEntry(HOST_IN, PRIO_MISS, (), cookie=cookie(Kind.MISS)),

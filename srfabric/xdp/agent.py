@@ -29,12 +29,13 @@ import socket
 import ssl
 import struct
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 from os_ken.ofproto import ofproto_v1_3 as ofp
 
 from srfabric.errors import SrfabricError
-from srfabric.rules.entries import EntryKey, FlowEntry, Group, GroupEntry, Kind, Output, ToController
+from srfabric.rules.entries import EntryKey, FlowEntry, Group, GroupEntry, Kind, Output, ToController, cookie
 from srfabric.rules.openflow.wire import HEADER
 from srfabric.rules.pipeline import HOST_IN, PORT_IN
 from srfabric.security.switch_identity import client_context
@@ -59,6 +60,7 @@ from srfabric.xdp.of_messages import (
 from srfabric.xdp.ports import attach_command, carrier_of, mac_of, parse_port
 from srfabric.xdp.probe import verdict_counts
 from srfabric.xdp.replication import Replicator, replica_key, replicas_value, set_recovery
+from srfabric.xdp.session import keep_serving
 from srfabric.xdp.tables import BUILT_IN, XdpTableError, XdpTables, check_group, xdp_tables
 from srfabric.xdp.walk import fill
 
@@ -66,7 +68,6 @@ log = logging.getLogger("srfabric.xdp.agent")
 ETH_P_ALL = 0x0003
 PACKET_OUTGOING = 4
 TABLES = 5
-RETRY_S = 1.0  # a controller gone is connected to again this often (Open vSwitch backs off to 8 s; srfabric sets 1)
 
 
 class XdpAgent:
@@ -83,6 +84,7 @@ class XdpAgent:
         self.obj: LoadedObject | None = None
         self.sockets: dict[int, socket.socket] = {}
         self.writer: asyncio.StreamWriter | None = None
+        self.outage = False  # the controller went away and is not back yet
         self.indexes: dict[int, int] = {}  # interface index -> port number
         self.carrier: dict[int, bool] = {}  # port -> carrier up, as last reported
         self.links: socket.socket | None = None
@@ -281,8 +283,10 @@ class XdpAgent:
                 punt = next((e for e in self.table.values() if e.table == table and ToController() in e.actions),
                             None)
             elif (reply := answered(punt, data)) is not None:  # a known host's address: answered here
-                with contextlib.suppress(OSError):
+                try:
                     sock.send(reply)
+                except OSError:  # not answered after all: the controller's copy must say so, and it answers
+                    punt = replace(punt, cookie=cookie(Kind.CONTROL))
             if punt is not None and ToController() in punt.actions:
                 self.send(packet_in(port, table, punt.cookie, data))
 
@@ -306,29 +310,11 @@ class XdpAgent:
                     with contextlib.suppress(OSError):
                         self.send(port_status(PortDesc(port, name, mac_of(name)), down=not up))
 
-    async def keep_serving(self, host: str, port: int, tls: ssl.SSLContext | None = None) -> None:
-        """``serve``, and when the controller goes away (or is not there yet) connect again every ``RETRY_S``,
-        forwarding meanwhile with the tables held and answering ARP from them, as Open vSwitch does in fail mode
-        secure. A refused TLS handshake ends it: that is configuration, not an outage."""
-        gone = False
-        while True:
-            try:
-                await self.serve(host, port, tls)
-            except ssl.SSLError:
-                raise
-            except (asyncio.IncompleteReadError, OSError) as error:
-                if not gone:  # said once per outage
-                    log.warning("switch %#x: controller %s:%d gone (%s): forwarding with the tables held, "
-                                "connecting again", self.dpid, host, port, error or "closed")
-                gone = True
-            finally:
-                if self.writer is not None:
-                    self.writer.close()
-                self.writer = None
-            await asyncio.sleep(RETRY_S)
-
     async def serve(self, host: str, port: int, tls: ssl.SSLContext | None = None) -> None:
         reader, self.writer = await asyncio.open_connection(host, port, ssl=tls)
+        if self.outage:
+            log.warning("switch %#x: controller %s:%d back", self.dpid, host, port)
+            self.outage = False
         self.send(header(ofp.OFPT_HELLO, 0))
         loop = asyncio.get_running_loop()
         for number, sock in self.sockets.items():
@@ -380,7 +366,7 @@ def main(argv: list[str] | None = None) -> int:
         with contextlib.suppress(asyncio.CancelledError):
             try:
                 tls = client_context(options.tls, options.cert) if options.tls else None
-                await agent.keep_serving(host, int(port), tls)
+                await keep_serving(agent, host, int(port), tls)
             except (ssl.SSLError, FileNotFoundError) as error:  # a refused handshake, a certificate missing
                 raise SrfabricError("--tls", f"connecting to {options.controller} over TLS: {error}") from None
 

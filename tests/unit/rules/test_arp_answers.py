@@ -44,13 +44,16 @@ def test_a_request_for_a_known_host_is_answered_at_the_askers_edge_with_its_mac(
 
 
 @pytest.mark.parametrize("codec", CODECS)
-def test_probes_its_own_address_and_unknown_addresses_go_to_the_controller_alone(codec: str) -> None:
+def test_probes_forgeries_its_own_address_and_unknown_addresses_go_to_the_controller_alone(codec: str) -> None:
     fabric = demo_fabric()
     state = compile_state(fabric, [], codec)
     h1, h2 = fabric.hosts["h1"], fabric.hosts["h2"]
+    forged = request(h1, h2.ip)
+    forged.arp["arp_sha"] = 0x01_00_5E_00_00_01  # a group MAC: its answer would go to every host of the port
     for packet in (request(h1, h2.ip, sender_ip="0.0.0.0"),  # RFC 5227: is h2's address free?
                    request(h1, h1.ip),  # gratuitous: h1 announces itself
-                   request(h1, "10.99.0.1")):  # nobody the fabric knows
+                   request(h1, "10.99.0.1"),  # nobody the fabric knows
+                   forged):
         result = walk(fabric, state.entries, packet, h1.dpid, h1.port, groups=state.groups)
         assert (result.to_controller, result.delivered) == ([h1.dpid], [])
 
