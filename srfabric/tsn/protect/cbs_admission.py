@@ -13,7 +13,7 @@ Examples
 >>> first = ClassStream("cam1", "A", ("h1", "s1", "h2"), 125_000, 200, max_latency_ns=1_000_000)
 >>> decision = admit(net, [], first)
 >>> round(decision.bound_ns["cam1"]), sorted(decision.ports)
-(413108, [('h1', 's1'), ('s1', 'h2')])
+(418916, [('h1', 's1'), ('s1', 'h2')])
 >>> greedy = ClassStream("hd", "B", ("h1", "s1", "h2"), 15_000, 1500)  # 822.4 Mbit/s
 >>> admit(net, [first], greedy)
 Traceback (most recent call last):

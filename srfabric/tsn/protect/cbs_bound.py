@@ -15,8 +15,10 @@ the bound safe for every arrangement, and looser than one that follows the sched
 
 Per port p and class X, with ``R`` the class's reserved rate there (the sum of its streams' rates) and ``B`` the
 sum of their bursts on arrival: delay ``D = theta + B / R``, ``theta = (closed + T) * cycle / open``,
-``T = hiCredit / idleSlope``. A stream's burst grows by its rate times ``D`` at each port it crosses (ports that
-feed each other are iterated to the fixed point): with each class served at exactly its reserved rate, that is
+``T = hiCredit / idleSlope``. A stream's burst grows by its rate times ``D`` at each port it crosses; ports that
+feed each other are iterated to the fixed point, which bounds the delays when it exists (Thomas, Le Boudec and
+Mifdaoui, "On cyclic dependencies and regulators in time-sensitive networking", RTSS 2019: fixed-point total
+flow analysis). With each class served at exactly its reserved rate, that is
 what makes the bound loose on long routes, each port adding about what the ones before it added. A stream's
 bound is the sum over its route of ``D``, each link's propagation and each switch's processing time (the TSN
 model's ``t_prop_ns`` and ``t_proc_ns``).
@@ -27,8 +29,8 @@ Examples
 >>> net = Network.build([("h1", "host"), ("s1", "switch"), ("h2", "host")], [("h1", "s1"), ("s1", "h2")])
 >>> cam = ClassStream("cam", "A", ("h1", "s1", "h2"), interval_ns=125_000, max_frame_bytes=200)
 >>> result = analyse(net, [cam])
->>> round(result.bound_ns["cam"])  # talker's port, then s1's: 137.3 us, 274.7 us, and s1's processing
-413108
+>>> round(result.bound_ns["cam"])  # talker's port, then s1's (its burst grown), and s1's processing
+418916
 >>> round(result.ports[("s1", "h2")].idle_slope_bps["A"])
 15488000
 """
@@ -68,6 +70,8 @@ class PortShare:
     hi_credit_bits: dict[str, float]
     lo_credit_bits: dict[str, float]
     latency_ns: dict[str, float]  # theta: the service curve's latency, windows included
+    cycle_ns: int = 1
+    windows_ns: int = 0  # the time-triggered windows per cycle, guard bands left out
     delay_ns: dict[str, float] = field(default_factory=dict)  # D, once the bursts are known
 
 
@@ -107,12 +111,16 @@ def port_share(edge: Edge, link: Link, streams: Sequence[ClassStream], windows: 
                               f"gates are open, over {limits.reserved_fraction:.0%} of {rate / 1e6:g} Mbit/s",
                       INSUFFICIENT_CLASS_BANDWIDTH)
     # 802.1Q Annex L: A may wait for one lower frame (B's or best effort's); B for best effort's, and for A's
-    # sending at line rate until A's credit is spent.
-    hi = {"A": slope["A"] * max(longest["B"], best_effort) / rate,
-          "B": slope["B"] * (best_effort / (rate - slope["A"]) + longest["A"] / rate)}
+    # sending at line rate until A's credit is spent. Each may also wait, earning credit, for a frame of its own
+    # that cannot end before the next window (as much as its longest frame takes), and A's credit earned so
+    # lengthens B's wait for A in turn.
+    lower_a = max(longest["B"], best_effort)
+    hi = {"A": slope["A"] * (lower_a + longest["A"]) / rate,
+          "B": slope["B"] * ((best_effort + longest["B"] + longest["A"]) / (rate - slope["A"]) + longest["A"] / rate)}
     lo = {cls: longest[cls] * (rate - slope[cls]) / rate for cls in SR_CLASSES}  # |loCredit|, for the shaper's settings
     latency = {cls: ((closed_ns + hi[cls] * 1e9 / slope[cls]) * scale if slope[cls] else 0.0) for cls in SR_CLASSES}
-    return PortShare(rate, reserved, slope, hi, {cls: -lo[cls] for cls in SR_CLASSES}, latency)
+    return PortShare(rate, reserved, slope, hi, {cls: -lo[cls] for cls in SR_CLASSES}, latency,
+                     cycle_ns=windows.cycle_ns, windows_ns=windows.closed_ns if windows.windows else 0)
 
 
 def analyse(net: Network, streams: Sequence[ClassStream], windows: Mapping[Edge, PortWindows] | None = None,

@@ -105,7 +105,8 @@ class PortWindows:
     windows: int
 
     def __post_init__(self) -> None:
-        if self.cycle_ns <= 0 or not 0 <= self.closed_ns <= self.cycle_ns or self.windows < 0:
+        if self.cycle_ns <= 0 or not 0 <= self.closed_ns <= self.cycle_ns or self.windows < 0 \
+                or (self.closed_ns > 0) != (self.windows > 0):
             raise ModelError("windows", f"a cycle of {self.cycle_ns} ns cannot hold {self.windows} windows of "
                                         f"{self.closed_ns} ns")
 
@@ -113,21 +114,21 @@ class PortWindows:
 OPEN = PortWindows(1, 0, 0)  # a port without time-triggered windows
 
 
-def port_windows(gcl: PortGcl) -> PortWindows:
-    """What a port's gate control list takes from the SR classes: the entries that open its time-triggered class,
-    counted as windows where they run on (a run that wraps around the cycle's end is one window).
+def port_windows(gcl: PortGcl, traffic_class: int) -> PortWindows:
+    """What a port's gate control list takes from the SR class queued in ``traffic_class``: the entries that do
+    not open its gate, counted as windows where they run on (a run across the cycle's end is one window).
 
     >>> from srfabric.tsn.gates.gcl import GateEntry
-    >>> gcl = PortGcl("s1", "s2", "s1-eth2", 1000, 0, [GateEntry(2, 100), GateEntry(1, 700), GateEntry(0, 30),
+    >>> gcl = PortGcl("s1", "s2", "s1-eth2", 1000, 0, [GateEntry(2, 100), GateEntry(9, 700), GateEntry(0, 30),
     ...                                                  GateEntry(2, 70), GateEntry(2, 100)])
-    >>> port_windows(gcl)
-    PortWindows(cycle_ns=1000, closed_ns=270, windows=1)
+    >>> port_windows(gcl, 3)  # class 3's gate (bit 3) is open in the second entry only
+    PortWindows(cycle_ns=1000, closed_ns=300, windows=1)
     """
-    tt = 1 << gcl.tt_class
-    inside = [bool(entry.mask & tt) for entry in gcl.entries]
-    closed = sum(entry.duration_ns for entry, held in zip(gcl.entries, inside, strict=True) if held)
-    runs = sum(1 for index, held in enumerate(inside) if held and not (index and inside[index - 1]))
-    if runs > 1 and inside[0] and inside[-1]:
+    gate = 1 << traffic_class
+    shut = [not entry.mask & gate for entry in gcl.entries]
+    closed = sum(entry.duration_ns for entry, held in zip(gcl.entries, shut, strict=True) if held)
+    runs = sum(1 for index, held in enumerate(shut) if held and not (index and shut[index - 1]))
+    if runs > 1 and shut[0] and shut[-1]:
         runs -= 1
     return PortWindows(gcl.cycle_ns, closed, runs)
 

@@ -1,10 +1,14 @@
 """Each port's credit-based shapers as a bridge is told them: the ``ieee802-dot1q-cbsa-bridge`` parameter table over
 NETCONF, and Linux's ``cbs`` qdisc under the class of ``taprio`` that holds the SR class's queue. Pure.
 
-A NETCONF bridge gets the reserved rate (admin-idle-slope) and scales it to its gates' open time itself (802.1Q
-8.6.8.2); Linux's ``cbs`` does not see ``taprio``'s gates, so it gets the slope already scaled, and the credits
-(``cbs_bound``'s) that keep it to what the bound assumes. Slopes and the highest credit are rounded up, the
-lowest down: never less than the analysis counted on.
+A NETCONF bridge scales the admin-idle-slope it is given by its cycle over the time the class's gate is open
+(802.1Q 8.6.8.2). That open time holds the guard bands, which the bound counts as closed; so the bridge is given
+the slope the bound assumes times the cycle's time outside the time-triggered windows over the cycle, which it
+scales back to at least that slope. Linux's ``cbs`` does not see ``taprio``'s gates, so it gets the slope already
+scaled and 802.1Q's credits. Slopes and the highest credit are rounded up, the lowest down. Linux's soft ``cbs``
+is not 802.1Q's shaper, though: its credit builds only while negative (capped at hicredit), also while taprio's
+gates are closed, and it counts frames without preamble, gap and FCS unless the root qdisc has a size table
+(``stab overhead 24``); the bound is not shown to hold for it.
 
 Examples
 --------
@@ -14,7 +18,7 @@ Examples
 >>> net = Network.build([("h1", "host"), ("s1", "switch"), ("h2", "host")], [("h1", "s1"), ("s1", "h2")])
 >>> share = analyse(net, [ClassStream("cam", "A", ("h1", "s1", "h2"), 125_000, 200)]).ports[("s1", "h2")]
 >>> cbs_commands(share, "s1-eth2", {"A": "100:4", "B": "100:3"})
-['tc qdisc replace dev s1-eth2 parent 100:4 cbs idleslope 15488 sendslope -984512 hicredit 24 locredit -239 \
+['tc qdisc replace dev s1-eth2 parent 100:4 cbs idleslope 15488 sendslope -984512 hicredit 28 locredit -239 \
 offload 0']
 >>> cbsa_document({"s1-eth2": share})["ietf-interfaces:interfaces"]["interface"][0]["ieee802-dot1q-bridge:\
 bridge-port"]["ieee802-dot1q-cbsa-bridge:cbsa"]
@@ -61,7 +65,9 @@ def cbsa_document(shares: Mapping[str, PortShare], traffic_classes: Mapping[str,
     traffic_classes = traffic_classes or TRAFFIC_CLASS
     interfaces = []
     for name, share in sorted(shares.items()):
-        rows = [{"traffic-class": traffic_classes[cls], "admin-idle-slope": str(math.ceil(share.reserved_bps[cls]))}
+        outside = (share.cycle_ns - share.windows_ns) / share.cycle_ns
+        rows = [{"traffic-class": traffic_classes[cls],
+                 "admin-idle-slope": str(math.ceil(share.idle_slope_bps[cls] * outside))}
                 for cls in SR_CLASSES if share.reserved_bps[cls]]
         if rows:
             interfaces.append({"name": name, "type": "iana-if-type:ethernetCsmacd",

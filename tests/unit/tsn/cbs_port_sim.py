@@ -20,6 +20,7 @@ class Port:
     best_effort_bits: int
     cycle_ns: float = 1.0
     windows: list[tuple[float, float]] = field(default_factory=list)  # (start, end) within the cycle, ns
+    credit_while_held: bool = True  # whether a class earns credit while its frame cannot end before a window
 
     def window_at(self, t: float) -> tuple[float, float] | None:
         """The window holding time ``t`` (absolute start and end), if any."""
@@ -52,10 +53,13 @@ def worst_delays(port: Port, arrivals: list[tuple[float, str, int]], horizon_ns:
             at, cls, bits = heapq.heappop(pending)
             queues[cls].append((at, bits))
 
-    def earn(span: float, sending: str | None) -> None:
-        """Credits over ``span`` ns with the gates open, ``sending`` the class on the wire (or None)."""
+    def earn(span: float, sending: str | None, held: bool = False) -> None:
+        """Credits over ``span`` ns with the gates open, ``sending`` the class on the wire (or None); ``held``: no
+        frame may start before the next window (a guard band)."""
         for cls in CLASSES:
             slope = port.idle_slope_bps[cls]
+            if held and not port.credit_while_held:
+                continue
             if cls == sending:
                 credit[cls] += (slope - port.rate_bps) * span / 1e9
             elif queues[cls]:
@@ -78,7 +82,7 @@ def worst_delays(port: Port, arrivals: list[tuple[float, str, int]], horizon_ns:
         span = bits * 1e9 / port.rate_bps
         if span > room:  # nothing fits before the window: wait for the next arrival or the window
             step = min(room, (pending[0][0] - t) if pending else room)
-            earn(max(step, 1e-3), None)
+            earn(max(step, 1e-3), None, held=True)
             t += max(step, 1e-3)
             continue
         end = t + span
@@ -91,6 +95,9 @@ def worst_delays(port: Port, arrivals: list[tuple[float, str, int]], horizon_ns:
         if choice is not None:
             arrived, _ = queues[choice].pop(0)
             worst[choice] = max(worst[choice], t - arrived)
+    for cls in CLASSES:  # frames still waiting at the end have waited at least this long
+        for arrived, _ in queues[cls]:
+            worst[cls] = max(worst[cls], horizon_ns - arrived)
     return worst
 
 
