@@ -5,16 +5,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import ssl
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from srfabric.xdp.agent import XdpAgent
+from typing import Protocol
 
 log = logging.getLogger("srfabric.xdp.agent")
 RETRY_S = 1.0  # a controller gone is connected to again this often (Open vSwitch backs off to 8 s; srfabric sets 1)
 
 
-async def keep_serving(agent: XdpAgent, host: str, port: int, tls: ssl.SSLContext | None = None) -> None:
+class Switch(Protocol):
+    """What the session needs of the agent (``agent.XdpAgent``)."""
+
+    dpid: int
+    writer: asyncio.StreamWriter | None
+    outage: bool
+
+    async def serve(self, host: str, port: int, tls: ssl.SSLContext | None = None) -> None: ...
+
+
+async def keep_serving(agent: Switch, host: str, port: int, tls: ssl.SSLContext | None = None) -> None:
     """``serve``, and when the controller goes away (or is not there yet) connect again every ``RETRY_S``,
     forwarding meanwhile with the tables held and answering ARP from them, as Open vSwitch does in fail mode
     secure. A TLS handshake refused before any session ends it (configuration); after one, it is retried."""
