@@ -19,7 +19,8 @@ EMPTY_MATCH = bytes.fromhex("0001000400000000")
 OXM_BASIC = 0x8000
 FIELDS = {0: "in_port", 3: "eth_dst", 4: "eth_src", 5: "eth_type", 6: "vlan_vid", 7: "vlan_pcp", 8: "ip_dscp",
           10: "ip_proto", 11: "ipv4_src", 12: "ipv4_dst", 13: "tcp_src", 14: "tcp_dst", 15: "udp_src",
-          16: "udp_dst", 26: "ipv6_src", 27: "ipv6_dst", 34: "mpls_label", 35: "mpls_tc"}
+          16: "udp_dst", 21: "arp_op", 22: "arp_spa", 23: "arp_tpa", 24: "arp_sha", 25: "arp_tha", 26: "ipv6_src",
+          27: "ipv6_dst", 34: "mpls_label", 35: "mpls_tc"}
 CACHED = 4096  # distinct instruction lists kept; past that the cache starts again
 
 
