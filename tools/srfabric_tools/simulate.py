@@ -37,9 +37,8 @@ from srfabric.rules.entries import (
     SetQueue,
     ToController,
 )
-from srfabric.rules.pipeline import MPLS_ETHERTYPE
+from srfabric.rules.pipeline import ARP_ETHERTYPE, MPLS_ETHERTYPE
 
-ARP_ETHERTYPE = 0x0806
 ARP_FIELDS = {"arp_op": 16, "arp_spa": 32, "arp_tpa": 32, "arp_sha": 48, "arp_tha": 48}
 WIDTHS = {"eth_src": 48, "eth_dst": 48, "vlan_tci": 16, "vlan_vid": 13, "mpls_label": 20, "reg0": 32}
 

@@ -24,7 +24,7 @@ are open, over 75% of 1000 Mbit/s; failure code 3
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from srfabric.tsn.model.network import Network
@@ -58,9 +58,14 @@ def admit(net: Network, admitted: Sequence[ClassStream], request: ClassStream,
         raise Refusal("max_latency_ns", f"{request.id}: its class {request.sr_class} bound is "
                                         f"{bound[request.id] / 1e3:.1f} us, over the "
                                         f"{request.max_latency_ns / 1e3:g} us asked for", MAX_LATENCY_EXCEEDED)
-    for stream in admitted:
-        if stream.max_latency_ns is not None and bound[stream.id] > stream.max_latency_ns:
-            raise Refusal("path", f"admitting {request.id} would raise the bound of {stream.id} to "
-                                  f"{bound[stream.id] / 1e3:.1f} us, over the {stream.max_latency_ns / 1e3:g} us "
-                                  "it was promised", LATENCY_CHANGED)
+    keep_promises(admitted, bound, f"admitting {request.id}")
     return Admitted(bound, analysis.ports)
+
+
+def keep_promises(streams: Iterable[ClassStream], bound_ns: Mapping[str, float], change: str) -> None:
+    """``Refusal`` (code 7) naming the first of ``streams`` whose bound under ``change`` passes its promise."""
+    for stream in streams:
+        if stream.max_latency_ns is not None and bound_ns[stream.id] > stream.max_latency_ns:
+            raise Refusal("path", f"{change} would raise the bound of {stream.id} to "
+                                  f"{bound_ns[stream.id] / 1e3:.1f} us, over the {stream.max_latency_ns / 1e3:g} us "
+                                  "it was promised", LATENCY_CHANGED)

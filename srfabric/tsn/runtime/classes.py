@@ -32,8 +32,8 @@ from srfabric.errors import ModelError
 from srfabric.tsn.gates.gcl import PortGcl
 from srfabric.tsn.model.network import HOST, Network
 from srfabric.tsn.model.paths import PathFinder
-from srfabric.tsn.protect.cbs_admission import admit
-from srfabric.tsn.protect.cbs_bound import Edge, PortShare, analyse
+from srfabric.tsn.protect.cbs_admission import admit, keep_promises
+from srfabric.tsn.protect.cbs_bound import Analysis, Edge, PortShare, analyse
 from srfabric.tsn.protect.cbs_classes import (
     LATENCY_CHANGED,
     SR_CLASSES,
@@ -110,17 +110,15 @@ class ClassPlanner:
     def check(self, gcls: Sequence[PortGcl]) -> None:
         """Whether the admitted streams keep their promises under these gate lists (a time-triggered change to
         be made): ``Refusal`` (code 7) naming the first that would not."""
-        analysis = analyse(self.network, list(self.streams.values()), self.windows(gcls), self.limits)
-        for stream in self.streams.values():
-            if stream.max_latency_ns is not None and analysis.bound_ns[stream.id] > stream.max_latency_ns:
-                raise Refusal("path", f"the new gate lists would raise the bound of {stream.id} to "
-                                      f"{analysis.bound_ns[stream.id] / 1e3:.1f} us, over the "
-                                      f"{stream.max_latency_ns / 1e3:g} us it was promised", LATENCY_CHANGED)
+        keep_promises(self.streams.values(), self.bounds(gcls), "the new gate lists")
 
     def bounds(self, gcls: Sequence[PortGcl]) -> dict[str, float]:
         """Each admitted stream's bound (ns) under these gate lists."""
-        return analyse(self.network, list(self.streams.values()), self.windows(gcls), self.limits).bound_ns
+        return self._analysis(gcls).bound_ns
 
     def shares(self, gcls: Sequence[PortGcl]) -> dict[Edge, PortShare]:
         """Each port's reserved slopes and shaper settings (the schedule view's, the bridges')."""
-        return analyse(self.network, list(self.streams.values()), self.windows(gcls), self.limits).ports
+        return self._analysis(gcls).ports
+
+    def _analysis(self, gcls: Sequence[PortGcl]) -> Analysis:
+        return analyse(self.network, list(self.streams.values()), self.windows(gcls), self.limits)
