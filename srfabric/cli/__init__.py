@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib
 import signal
 import sys
 from collections.abc import Callable
@@ -14,28 +15,32 @@ from srfabric.errors import SrfabricError
 Runner = Callable[[argparse.Namespace], int]
 
 
-def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Runner]]:
+# Where each of srfabric's own commands adds its parser: a command's run imports only its own options' module.
+OWN_PARSERS = {"serve": ("srfabric.api.serve_options", "add_parser"), "chain": ("srfabric.cli.chain", "add_parser"),
+               "stream": ("srfabric.cli.stream", "add_parser"), "frer": ("srfabric.cli.frer", "add_parser"),
+               "psfp": ("srfabric.cli.psfp", "add_parser"), "tsn": ("srfabric.cli.tsn", "add_parsers"),
+               "pki": ("srfabric.cli.pki", "add_parser"), "bridge": ("srfabric.cli.bridge", "add_parser")}
+
+
+def add_own(commands: argparse._SubParsersAction, name: str) -> None:
+    module, function = OWN_PARSERS[name]
+    getattr(importlib.import_module(module), function)(commands)
+
+
+def build_parser(only: str | None = None) -> tuple[argparse.ArgumentParser, dict[str, Runner]]:
     """The parser of every command, and how to run each: srfabric's own, then those of installed tools (the
-    ``srfabric.commands`` entry points: ``srfabric_tools`` adds demo, bench, lab, kernel-lab, up and host)."""
+    ``srfabric.commands`` entry points: ``srfabric_tools`` adds demo, bench, lab, kernel-lab, up and host).
+
+    ``only``, if one of srfabric's own commands, builds that command's parser alone: ``serve`` started again by a
+    supervisor then loads neither the other commands' options nor the tools.
+    """
     parser = argparse.ArgumentParser(prog="srfabric", description="Source-routed service chains on SDN fabrics.")
     commands = parser.add_subparsers(dest="command", required=True)
-    from srfabric.api.serve_options import add_parser as add_serve
-    from srfabric.cli.bridge import add_parser as add_bridge
-    from srfabric.cli.chain import add_parser as add_chain
-    from srfabric.cli.frer import add_parser as add_frer
-    from srfabric.cli.pki import add_parser as add_pki
-    from srfabric.cli.psfp import add_parser as add_psfp
-    from srfabric.cli.stream import add_parser as add_stream
-    from srfabric.cli.tsn import add_parsers as add_tsn
-
-    add_serve(commands)
-    add_chain(commands)
-    add_stream(commands)
-    add_frer(commands)
-    add_psfp(commands)
-    add_tsn(commands)
-    add_pki(commands)
-    add_bridge(commands)
+    if only is not None and only in OWN_PARSERS:
+        add_own(commands, only)
+        return parser, {only: COMMANDS[only]}
+    for name in OWN_PARSERS:
+        add_own(commands, name)
     runners = dict(COMMANDS)
     for point in entry_points(group="srfabric.commands"):
         runners.update(point.load()(commands))
@@ -110,7 +115,8 @@ COMMANDS: dict[str, Runner] = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser, runners = build_parser()
+    words = sys.argv[1:] if argv is None else argv
+    parser, runners = build_parser(only=words[0] if words else None)
     # Every command's parser is built, and with it most of what the commands import. A full collection during a
     # command walks every object alive: a scheduler's timed build step took such a walk on most runs, the more
     # modules loaded the longer (issue 62: loading cryptography's x509 lengthened S/FR's build step several times).

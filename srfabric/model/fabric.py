@@ -143,9 +143,11 @@ class Fabric:
     gateway_ip: str | None = None
     """The address of the host that takes "everything else": IPv4 to no host of the fabric (an uplink router)."""
     _graph: nx.DiGraph | None = field(default=None, repr=False, compare=False)
-    # (version, functions' ports, hosts' ports), worked out again after any change: LLDP asks per frame
-    _ports: tuple[int, dict[Endpoint, ServiceFunction], dict[Endpoint, Host]] | None = field(
-        default=None, repr=False, compare=False)
+    # Functions' ports and hosts' ports, each worked out again only after a change of its own kind: LLDP asks
+    # per frame, also while a starting fabric learns its hosts one by one.
+    _function_ports: tuple[int, dict[Endpoint, ServiceFunction]] | None = field(default=None, repr=False,
+                                                                                 compare=False)
+    _host_ports: tuple[int, dict[Endpoint, Host]] | None = field(default=None, repr=False, compare=False)
     _distances: dict[int, dict[int, int]] = field(default_factory=dict, repr=False, compare=False)
     _trusted: tuple[int, dict[int, list[int]]] | None = field(default=None, repr=False, compare=False)
     _by_name: tuple[int, dict[str, int]] | None = field(default=None, repr=False, compare=False)
@@ -299,8 +301,16 @@ class Fabric:
         return None
 
     def function_ports(self) -> dict[Endpoint, ServiceFunction]:
-        """Each service function's ports (kept until the fabric changes: callers must not change it)."""
-        return self._port_index()[1]
+        """Each service function's ports (kept until the functions change: callers must not change it)."""
+        # Every change that is not the topology's is one of functions (added, removed, their ports down or up).
+        functions_version = self.version - self.topology_version
+        if self._function_ports is None or self._function_ports[0] != functions_version:
+            functions = {}
+            for function in self.functions.values():
+                functions[function.ingress] = function
+                functions[function.egress] = function
+            self._function_ports = (functions_version, functions)
+        return self._function_ports[1]
 
     def host_at(self, end: Endpoint) -> Host | None:
         """The host learned on port ``end``, if any.
@@ -309,19 +319,12 @@ class Fabric:
         >>> f.host_at((1, 3)).name, f.host_at((1, 4))
         ('h1', None)
         """
-        return self._port_index()[2].get(end)
-
-    def _port_index(self) -> tuple[int, dict[Endpoint, ServiceFunction], dict[Endpoint, Host]]:
-        if self._ports is None or self._ports[0] != self.version:
-            functions = {}
-            for function in self.functions.values():
-                functions[function.ingress] = function
-                functions[function.egress] = function
+        if self._host_ports is None or self._host_ports[0] != self.topology_version:
             hosts: dict[Endpoint, Host] = {}
             for host in self.hosts.values():  # a port with several hosts (a hub): the first learned
                 hosts.setdefault((host.dpid, host.port), host)
-            self._ports = (self.version, functions, hosts)
-        return self._ports
+            self._host_ports = (self.topology_version, hosts)
+        return self._host_ports[1].get(end)
 
     def proxied_ports(self) -> dict[Endpoint, ServiceFunction]:
         """The ports of SR-unaware functions: frames come back from them without a header, as from a host."""

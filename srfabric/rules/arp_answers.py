@@ -52,7 +52,8 @@ GROUP_SENDER = FlowEntry(HOST_IN, PRIO_ASKED_BY_ITSELF + 2, match(eth_type=ARP_E
 
 
 @lru_cache(maxsize=65536)
-def _answer(mac: int, ip: int) -> FlowEntry:
+def _answer(mac: int, address: str) -> FlowEntry:
+    ip = int(ipaddress.IPv4Address(address))  # parsed once per host: a compile asks at every switch with hosts
     actions = (
         ToController(),  # the request as it came, for learning (the controller does not answer it again)
         # Back to the asker, as its payload names it: a proxied function's frames reach this table with their
@@ -73,15 +74,16 @@ def _answer(mac: int, ip: int) -> FlowEntry:
 def answer_entry(host: Host) -> FlowEntry:
     """The entry that answers a request for ``host``'s IPv4 address with its MAC: the same object at every
     switch (a fabric of many hosts holds one per host per switch with hosts, as it does default routes)."""
-    return _answer(host.mac, int(ipaddress.IPv4Address(host.ip)))
+    return _answer(host.mac, host.ip)
 
 
 @lru_cache(maxsize=65536)
-def _asked_by_itself(port: int, ip: int) -> FlowEntry:
+def _asked_by_itself(port: int, address: str) -> FlowEntry:
+    ip = int(ipaddress.IPv4Address(address))
     return FlowEntry(HOST_IN, PRIO_ASKED_BY_ITSELF, match(eth_type=ARP_ETHERTYPE, in_port=port, arp_tpa=ip),
                      (ToController(),), cookie=cookie(Kind.CONTROL))
 
 
 def asked_by_itself(host: Host) -> FlowEntry:
     """At ``host``'s own switch: its request for its own address (gratuitous) goes to the controller only."""
-    return _asked_by_itself(host.port, int(ipaddress.IPv4Address(host.ip)))
+    return _asked_by_itself(host.port, host.ip)

@@ -19,7 +19,6 @@ import cProfile
 import gc
 import json
 import pstats
-import resource
 import sys
 import tempfile
 import time
@@ -35,6 +34,7 @@ from srfabric.controller.controller import Controller
 from srfabric.controller.heap import freeze_heap
 from srfabric.model.chain import Chain, FlowClassifier
 from srfabric.model.topo import TopoSpec, fat_tree, leaf_spine
+from srfabric_tools.bench.process_cpu import peak_rss_mib
 from srfabric_tools.bench.scale_streams import StreamLoad, cpu_s
 from srfabric_tools.testbed.net import controller_config, spec_functions
 
@@ -116,7 +116,7 @@ async def answer(controller: Controller, spec: TopoSpec, request: dict[str, Any]
     if op == "profile":  # on around what the driver does next (a cut), then off: where the controller's time went
         return profile_switch(bool(request.get("on")))
     if op == "stats":
-        return {"rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        return {"rss_mib": peak_rss_mib(),
                 "chains": len(controller.chains), "cpu_s": round(cpu_s(), 3), "flow_mods": flow_mods(controller)}
     if op == "settled":  # a link was cut: once the controller knows, and its repair is confirmed by barrier
         while len(controller.fabric.links) > 2 * int(request["links"]):
