@@ -33,6 +33,7 @@ MAC = re.compile(r"^[0-9a-fA-F]{2}([-:][0-9a-fA-F]{2}){5}$")
 # IEEE 802.1Q Table 46-15 (the codes MSRP's Table 35-6 began), those srfabric can give.
 FAILURE_CODES = {1: "Insufficient bandwidth", 2: "Insufficient Bridge resources",
                  3: "Insufficient bandwidth for Traffic Class", 4: "StreamID in use by another Talker",
+                 7: "Latency has changed", 13: "Traffic Class is not an SR class",
                  14: "MaxFrameSize is too large for media", 21: "MaxLatency exceeded"}
 # What refused an admission (the planner's field, or the API's error type) -> the code that fits.
 REFUSAL_CODES = {"max_latency_ns": 21, "slot": 1, "path": 1, "duty_percent": 3, "StreamGatesRefused": 2,

@@ -48,7 +48,7 @@ async def create(service: SfcService, document: Any, project: str | None = None)
     try:
         record = await service.create("streams", body)
     except ApiError as error:
-        if error.status != 409:
+        if error.status != 409 or "status" in error.extra:  # a class stream's refusal carries its own code
             raise
         cause = error.kind if error.kind in qcc.REFUSAL_CODES else error.message.split(":", 1)[0]
         raise qcc.refusal(error, cause) from None

@@ -28,8 +28,10 @@ from srfabric.api.streams.ends import Declared, Ends, host_name
 from srfabric.api.streams.frer_counters import FrerBook
 from srfabric.api.streams.gate_answers import gate_answers
 from srfabric.api.streams.psfp_book import PsfpBook
+from srfabric.api.streams.records import fill, placed_in
 from srfabric.api.streams.redundant import TT_PRIORITY, Undos, replan_redundant, trees
 from srfabric.api.streams.schedule_view import LastChange, bridges_view, schedule_view
+from srfabric.api.streams.sr_classes import SrClasses, sr_class
 from srfabric.controller.controller import Controller
 from srfabric.controller.stream_install import Installed, StreamInstaller
 from srfabric.controller.stream_planning import (
@@ -45,8 +47,7 @@ from srfabric.rules.streams.steering import check_path_ends
 from srfabric.southbound.gates import Gates
 from srfabric.tsn.gates.gcl import PortGcl
 from srfabric.tsn.model.network import Stream
-from srfabric.tsn.model.schedule import Assignment
-from srfabric.tsn.runtime.changes import StreamAsk, StreamChange, change_batch, change_one
+from srfabric.tsn.runtime.changes import StreamAsk, change_batch, change_one
 from srfabric.tsn.runtime.clock_watch import ClockWatch
 from srfabric.tsn.runtime.live import CycleConfig, LivePlanner, Refused
 
@@ -153,6 +154,8 @@ class StreamService:
         its talker sends (ns from the start of the hyperperiod)."""
         snap = self.current()
         planner = self.planner()
+        if sr_class(record) is not None:
+            return self._classes(snap).bound_ns(planner.network, self.gcls, record["id"]), None
         latency = latency_bound_ns(planner, self._stream(snap, record), self._full_path(snap, record),
                                    tuple(record.get("second_path") or ()))
         return latency, planner.offset_ns(record["id"]) if record.get("slot") is not None else None
@@ -213,7 +216,7 @@ class StreamService:
             raise in_use("ScheduleNotApplied", str(error)) from None
         self.moved = [assignment.stream for assignment in moved]
         for assignment in moved:
-            _placed(new, new["streams"][assignment.stream], assignment)
+            placed_in(new, new["streams"][assignment.stream], assignment)
         if not moved:
             meanwhile()
             self.last = LastChange({}, [], None, [])
@@ -236,6 +239,7 @@ class StreamService:
             beyond = self.planning.beyond_capabilities(effects.gcls)
             if beyond is not None:
                 raise in_use("StreamNotAdmitted", beyond)
+            self._classes(new).check(planner.network, effects.gcls, "the new gate lists")
         except BaseException:
             undo()
             raise
@@ -264,9 +268,13 @@ class StreamService:
         unsynced = self._unsynced(trees(list(self.current()["streams"].values())))
         gcls = self._named(planner, 0)  # the base time is set as they go out
         beyond = self.planning.beyond_capabilities(gcls)
-        if unsynced is not None or beyond is not None:
+        try:
+            if unsynced is not None or beyond is not None:
+                raise unsynced or in_use("ScheduleNotApplied", str(beyond))
+            self._classes(self.current()).check(planner.network, gcls, "the new duty cycle")
+        except ApiError:
             planner.set_duty(before)
-            raise unsynced or in_use("ScheduleNotApplied", str(beyond))
+            raise
         with gate_answers():
             installed = await self.installer.regate(gcls, lambda: planner.set_duty(before))
         self.last = LastChange({}, sorted(g.interface for g in installed.gcls), installed.base_time_ns,
@@ -284,6 +292,8 @@ class StreamService:
             new["streams"][ident], undo = replan_redundant(planner, self.controller.fabric, record, old,
                                                            (ends[0], ends[-1]), partial(self._stream, new, record))
             return undo
+        if record is not None and sr_class(record) is not None:  # its path from the shaper's bound, then pinned
+            record = new["streams"][ident] = self._classes(new).admit(planner.network, self.gcls, record)
         try:
             change = change_one(planner, ident, None if record is None else self._ask(new, record),
                                 old is None, record is not None and old is not None and record["path"] != old["path"],
@@ -292,7 +302,7 @@ class StreamService:
             raise in_use("StreamNotAdmitted", str(error)) from None
         except SrfabricError as error:
             raise bad_request(str(error), "StreamBadRequest") from None
-        self._fill(new, change)
+        self.moved = fill(new, change)
         return change.undo
 
     def _replan_batch(self, planner: LivePlanner, new: Snapshot, idents: list[str]
@@ -319,7 +329,7 @@ class StreamService:
         except SrfabricError as error:
             undos()
             raise bad_request(str(error), "StreamBadRequest") from None
-        self._fill(new, change)
+        self.moved = fill(new, change)
         for ident in change.refused:
             del new["streams"][ident]
         refused |= change.refused
@@ -334,16 +344,6 @@ class StreamService:
         (``ApiError`` naming a port that is none)."""
         return StreamAsk(partial(self._stream, snap, record), partial(self._full_path, snap, record),
                          bool(record["path"]), record["priority"] == TT_PRIORITY)
-
-    def _fill(self, new: Snapshot, change: StreamChange) -> None:
-        """The records of ``new`` follow the change: a slot and phase, or a pinned path; moved streams too."""
-        for ident, path in change.pinned.items():
-            new["streams"][ident] = {**new["streams"][ident], "path": list(path[1:-1]), "slot": None, "phase": None}
-        for ident, placed in change.placed.items():
-            _placed(new, new["streams"][ident], placed)
-        for assignment in change.moved:  # made room: their records follow (new slot or path, same request)
-            _placed(new, new["streams"][assignment.stream], assignment)
-        self.moved = [assignment.stream for assignment in change.moved]
 
     def _all_steered(self, snap: Snapshot, must: list[str]) -> dict[str, SteeredStream]:
         """Every stream's steering (``Ends`` keeps it); one that cannot be steered any more (its path broke) is
@@ -386,14 +386,12 @@ class StreamService:
             planner = self.planner()
         except ApiError as error:
             return {"error": error.message}
-        return schedule_view(planner, self.cycle, self.gcls, self.last)
+        classes = self._classes(self.current()).view(planner.network, self.gcls)
+        return {**schedule_view(planner, self.cycle, self.gcls, self.last), "classes": classes}
+
+    def _classes(self, snap: Snapshot) -> SrClasses:
+        return SrClasses(snap["streams"].values(), partial(self._full_path, snap))
 
     def bridges_view(self) -> dict[str, Any]:
         """Each bridge's capabilities as it reported them, and how it is reached (never its credentials)."""
         return bridges_view(self.planning.capabilities, self.installer.gates)
-
-
-def _placed(new: Snapshot, record: Record, placed: Assignment) -> None:
-    """The stream's record in ``new`` with where the scheduler put it (switches only, slot, phase)."""
-    new["streams"][record["id"]] = {**record, "path": list(placed.path[1:-1]), "slot": placed.slot,
-                                    "phase": placed.phase}

@@ -79,15 +79,17 @@ class ClassPlanner:
             out[gcl.node, gcl.peer] = max(both, key=lambda windows: windows.closed_ns)
         return out
 
-    def admit(self, request: ClassRequest, gcls: Sequence[PortGcl]) -> ClassStream:
-        """``request`` on the first of its shortest paths where every bound holds, kept; or the refusal on its
-        shortest path (nothing kept)."""
+    def admit(self, request: ClassRequest, gcls: Sequence[PortGcl],
+              routes: Sequence[tuple[str, ...]] | None = None) -> ClassStream:
+        """``request`` on the first of its shortest paths (or of ``routes``, talker to listener) where every
+        bound holds, kept; or the refusal on the first (nothing kept)."""
         for role in ("talker", "listener"):
             if self.network.kinds.get(getattr(request, role)) != HOST:
                 raise ModelError(role, f"{getattr(request, role)!r} is not a host of the network")
         if request.id in self.streams:
             raise Refusal("stream_id", f"{request.id} is admitted already", LATENCY_CHANGED)
-        paths = self.finder.k_shortest(request.talker, request.listener, self.k_paths)
+        paths = list(routes) if routes is not None else \
+            self.finder.k_shortest(request.talker, request.listener, self.k_paths)
         if not paths:
             raise ModelError("path", f"no path from {request.talker} to {request.listener}")
         windows, first = self.windows(gcls), None
@@ -107,10 +109,10 @@ class ClassPlanner:
     def remove(self, stream_id: str) -> None:
         self.streams.pop(stream_id, None)
 
-    def check(self, gcls: Sequence[PortGcl]) -> None:
+    def check(self, gcls: Sequence[PortGcl], what: str = "the new gate lists") -> None:
         """Whether the admitted streams keep their promises under these gate lists (a time-triggered change to
-        be made): ``Refusal`` (code 7) naming the first that would not."""
-        keep_promises(self.streams.values(), self.bounds(gcls), "the new gate lists")
+        be made, named by ``what``): ``Refusal`` (code 7) naming the first that would not."""
+        keep_promises(self.streams.values(), self.bounds(gcls), what)
 
     def bounds(self, gcls: Sequence[PortGcl]) -> dict[str, float]:
         """Each admitted stream's bound (ns) under these gate lists."""

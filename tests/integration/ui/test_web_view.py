@@ -121,6 +121,13 @@ def test_the_web_view_shows_the_fabric_and_follows_it(browser: Any, lab: ApiLab)
     assert len(points) == 5  # h1, s1, s2, s3, h2
     browser.save_screenshot(str(ARTEFACTS / "streams.png"))
 
+    with serve.client() as client:  # a class A stream: its bound, and what each port on its path reserves
+        client.create("streams", {"name": "audio", "talker": lab.ports["h1"], "listener": lab.ports["h2"],
+                                  "period_ns": 125_000, "size_bytes": 200, "udp_destination_port": 5003,
+                                  "priority": 3, "max_latency_ns": 5_000_000})
+    wait(browser, lambda d: len(d.find_elements(css, "#classes tr[data-port]")) == 4, "the class's reserved slopes")
+    assert "15.488" in browser.find_element(css, "#classes").text  # 242 bytes on the wire every 125 us
+
     browser.find_element(css, "g.switch").click()  # a switch's entries and counters
     wait(browser, lambda d: "forged headers dropped" in d.find_element(css, "#detail-body").text, "a switch's view")
     errors = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]

@@ -323,6 +323,7 @@ async function reload() {
 // time-triggered class's windows, best effort's, and the guard bands (closed).
 function drawSchedule() {
   const schedule = state.schedule;
+  drawClasses((schedule && schedule.classes) || { streams: [], ports: [] });
   const list = document.getElementById("streams");
   const svg = document.getElementById("gates");
   svg.replaceChildren();
@@ -364,6 +365,34 @@ function drawSchedule() {
   const axis = el("text", { x: left, y: rowHeight * schedule.gates.length + 12 }, svg);
   axis.textContent = `one cycle of ${(schedule.cycle_ns / 1000).toFixed(0)} \u00b5s: time-triggered (amber), ` +
                      "best effort (blue), guard (grey)";
+}
+
+// Streams of SR classes A and B (credit-based shaper): each one's path and latency bound, and what each port
+// reserves for the classes (idle slopes, as the analysis computes them).
+function drawClasses(classes) {
+  const box = document.getElementById("classes");
+  box.replaceChildren();
+  if (!classes.streams.length) return;
+  const streams = html("table", undefined, box);
+  const head = html("tr", undefined, streams);
+  for (const title of ["class stream", "class", "path", "bound (\u00b5s)", "asked (\u00b5s)"]) html("th", title, head);
+  for (const stream of classes.streams) {
+    const row = html("tr", undefined, streams);
+    const asked = stream.max_latency_ns === null ? "-" : (stream.max_latency_ns / 1000).toFixed(0);
+    for (const value of [stream.id.slice(0, 8), stream.class, stream.path.join(" \u2192 "),
+                         (stream.latency_bound_ns / 1000).toFixed(1), asked]) {
+      html("td", String(value), row);
+    }
+  }
+  const ports = html("table", undefined, box);
+  const top = html("tr", undefined, ports);
+  for (const title of ["port", "class A idle slope (Mbit/s)", "class B idle slope (Mbit/s)"]) html("th", title, top);
+  for (const port of classes.ports) {
+    const row = html("tr", undefined, ports);
+    row.dataset.port = port.port;
+    const slope = (share) => (share ? (share.idle_slope_bps / 1e6).toFixed(3) : "-");
+    for (const value of [port.port, slope(port.class_a), slope(port.class_b)]) html("td", value, row);
+  }
 }
 
 function listen() {
