@@ -10,6 +10,7 @@ changes only what differs: no flush, no duplicates. Pure: no I/O.
 from __future__ import annotations
 
 import operator
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import compress, repeat
@@ -112,8 +113,10 @@ class Reconciler:
         self.sent[dpid] = len(removed) + len(added)
         # Group-mods count with the flow-mods: both change what the switch holds.
         self.count(dpid, len(removed) + len(added) + len(changed) + len(dropped))
-        for kind in [kind_of(current[key]) for key in removed] + [entry.kind for entry in added]:
-            self.count_kind(dpid, kind.name.lower() if kind is not None else "foreign")
+        kinds = Counter(map(kind_of, map(current.__getitem__, removed)))
+        kinds.update(entry.kind for entry in added)
+        for kind, sent in kinds.items():
+            self.count_kind(dpid, kind.name.lower() if kind is not None else "foreign", sent)
         if changed or dropped:
             self.count_kind(dpid, "group", len(changed) + len(dropped))
         return Push(dpid, messages, current, cookies, added, current_groups, groups, changed,

@@ -6,7 +6,6 @@ Pure: no I/O.
 
 from __future__ import annotations
 
-from srfabric.errors import RoutingError
 from srfabric.model.fabric import Fabric, Host
 from srfabric.routing.paths import Route, host_route
 from srfabric.rules.arp_answers import GROUP_SENDER, PROBE
@@ -141,7 +140,6 @@ class SwitchRoutes:
         self.rules, self.sre = rules, sre
         self.found: dict[tuple[int, int], tuple[Route, PathletSteps, PathletSteps, frozenset[tuple[int, int]]]] = {}
         self._addresses: dict[str, tuple[Host, list[Match]]] = {}
-        self.unreachable: dict[tuple[int, int], tuple[str, str]] = {}  # (ingress, its switch) -> no path's error
 
     def steps(self, fabric: Fabric, ingress: int, host: str, what: str
               ) -> tuple[Route, PathletSteps, PathletSteps, frozenset[tuple[int, int]]]:
@@ -151,13 +149,7 @@ class SwitchRoutes:
         key = (ingress, destination.dpid)
         found = self.found.get(key)
         if found is None:
-            if key in self.unreachable:  # a starting fabric knows no links yet: every other edge's hosts fail
-                raise RoutingError(*self.unreachable[key])
-            try:
-                route = host_route(fabric, (ingress, 0), host)
-            except RoutingError as error:
-                self.unreachable[key] = (error.field, error.message)
-                raise
+            route = host_route(fabric, (ingress, 0), host)
             found = self.found[key] = (route, pathlet_steps(route, self.rules, self.sre, what),
                                        pathlet_steps(route, self.rules, self.sre, what, ipv6=True),
                                        crossed(fabric, [route]))  # the delivering port is no link: all alike

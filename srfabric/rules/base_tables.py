@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from srfabric.errors import SrfabricError
+from srfabric.errors import RoutingError, SrfabricError
 from srfabric.model.fabric import Fabric, Host
 from srfabric.rules.arp_answers import answer_entry, asked_by_itself
 from srfabric.rules.base import SwitchRoutes, crossed, switch_base_entries
@@ -131,9 +131,16 @@ def _host_routes(fabric: Fabric, host: Host, ingress: list[int], shared: SwitchR
     what = f"host {host.name}"
     founds: list[Found] = []
     unreachable: SrfabricError | None = None
+    reach = fabric.distances_to(host.dpid)
     for dpid in ingress:
         found = memo.routes.get((host.name, dpid))
         if found is None or not found[2] <= fabric.links.keys():
+            if dpid != host.dpid and dpid not in reach:  # no path (yet: a starting fabric knows no links), at once
+                error = RoutingError("destination", f"no path from switch {dpid:#x} to switch {host.dpid:#x}")
+                if problems is None:
+                    raise error
+                unreachable = unreachable or error
+                continue
             try:
                 found = memo.keep((host.name, dpid), _route(fabric, (host.name, dpid), shared, group_ids))
             except SrfabricError as error:

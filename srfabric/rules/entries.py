@@ -116,15 +116,20 @@ class Kind(IntEnum):
     ANSWER = 13  # ARP for a known host answered at the edge; its copy to the controller is not answered again
 
 
+_KINDS = {int(kind): kind for kind in Kind}
+
+
 def cookie(kind: Kind, owner: int = 0) -> int:
     return (int(kind) << 56) | (owner & 0xFFFFFFFFFFFF)
 
 
 def kind_of(cookie_value: int) -> Kind | None:
-    try:
-        return Kind(cookie_value >> 56)
-    except ValueError:
-        return None
+    """The kind a cookie names, or None (an entry srfabric did not make).
+
+    >>> kind_of(cookie(Kind.ANSWER, 7)), kind_of(0xEE << 56)
+    (<Kind.ANSWER: 13>, None)
+    """
+    return _KINDS.get(cookie_value >> 56)  # a dict, not Kind(value): a sync asks for every entry it sends
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from os_ken.ofproto import ofproto_v1_3 as ofp
 from os_ken.ofproto import ofproto_v1_3_parser as parser
 
 from srfabric.errors import DecodingError
-from srfabric.rules.entries import Action, FlowEntry, Match
+from srfabric.rules.entries import Action, FlowEntry, Kind, Match
 from srfabric.rules.openflow.ofbind import bind_action, flow_add, flow_delete, wire_cookie
 from srfabric.rules.reactive import FlowStep
 
@@ -202,9 +202,34 @@ def step_packet_out(in_port: int, step: FlowStep, data: bytes) -> PackedMessage:
     return _packet_out(in_port, _step_bytes(step)[1], data)
 
 
+SHARED_KEPT = 1 << 16  # shared entries' packed adds kept at most (one per host of the fabric)
+_shared_adds: dict[int, tuple[FlowEntry, bytes]] = {}  # by the entry's id; the entry kept so the id stays its own
+
+
 def flow_add_packed(entry: FlowEntry) -> Any:
-    """``ofbind.flow_add``'s message, hand-packed where the match allows: the same bytes, faster."""
-    return pack_flow_add(entry) or flow_add(entry)
+    """``ofbind.flow_add``'s message, hand-packed where the match allows: the same bytes, faster.
+
+    An ARP answer is the very same entry at every edge switch (``arp_answers``): it is packed once and copied for
+    each switch after that.
+
+    >>> from srfabric.model.fabric import Host
+    >>> from srfabric.rules.arp_answers import answer_entry
+    >>> answer = answer_entry(Host("h2", 0x02_00_00_00_00_02, "10.0.0.2", 1, 2))
+    >>> first, again = flow_add_packed(answer), flow_add_packed(answer)
+    >>> first.buf == again.buf and first.buf is not again.buf
+    True
+    """
+    if entry.kind is not Kind.ANSWER:
+        return pack_flow_add(entry) or flow_add(entry)
+    kept = _shared_adds.get(id(entry))
+    if kept is None or kept[0] is not entry:
+        packed = pack_flow_add(entry)
+        if packed is None:
+            return flow_add(entry)
+        if len(_shared_adds) >= SHARED_KEPT:
+            _shared_adds.clear()
+        kept = _shared_adds[id(entry)] = (entry, bytes(packed.buf))
+    return PackedMessage(bytearray(kept[1]))
 
 
 def flow_delete_packed(entry: FlowEntry) -> Any:
