@@ -10,29 +10,26 @@ promise first, and refused with code 7 when one would break. Nothing is kept apa
 streams are the records of these priorities, read again at each use.
 
 The classes share best effort's gate windows: the analysis opens their gates wherever best effort's is open
-(``open_for_classes``). The switches do not yet queue classes A and B apart from best effort, and no port runs
-their shapers: the bounds are the controller's, computed (issue 57).
+(``cbs_settings.open_for_classes``). The switches do not yet queue classes A and B apart from best effort, and no
+port runs their shapers: the bounds are the controller's, computed (issue 57).
 
->>> from srfabric.tsn.gates.gcl import GateEntry
->>> gcl = PortGcl("s1", "s2", "s1-eth2", 1000, 0, [GateEntry(1, 600), GateEntry(2, 400)])
->>> [entry.mask for entry in open_for_classes(gcl).entries]
-[13, 2]
+>>> sr_class({"priority": 3}), sr_class({"priority": 7}), sr_class({"priority": 2, "num_seamless_trees": 2})
+('A', None, None)
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import replace
 from typing import Any
 
 from srfabric.api.errors import ApiError, bad_request, in_use
 from srfabric.api.streams.qcc import refused_status
 from srfabric.errors import SrfabricError
-from srfabric.tsn.gates.gcl import GateEntry, PortGcl
+from srfabric.tsn.gates.gcl import PortGcl
 from srfabric.tsn.model.network import Network
 from srfabric.tsn.protect.cbs_classes import CLASS_PRIORITY, ClassStream, Refusal
-from srfabric.tsn.protect.cbs_settings import TRAFFIC_CLASS
+from srfabric.tsn.protect.cbs_settings import open_for_classes
 from srfabric.tsn.runtime.classes import ClassPlanner, ClassRequest
 
 log = logging.getLogger(__name__)
@@ -46,15 +43,6 @@ def sr_class(record: Mapping[str, Any]) -> str | None:
     if record.get("num_seamless_trees", 1) > 1:
         return None
     return CLASS_OF_PRIORITY.get(record["priority"])
-
-
-def open_for_classes(gcl: PortGcl, traffic_classes: Iterable[int] = TRAFFIC_CLASS.values()) -> PortGcl:
-    """``gcl`` with the SR classes' gates open wherever best effort's is (the windows the analysis gives them)."""
-    sr_mask = sum(1 << tc for tc in set(traffic_classes))
-    be_gate = 1 << gcl.be_class
-    entries = [GateEntry(entry.mask | sr_mask if entry.mask & be_gate else entry.mask, entry.duration_ns)
-               for entry in gcl.entries]
-    return replace(gcl, entries=entries)
 
 
 def refused(error: Refusal) -> ApiError:

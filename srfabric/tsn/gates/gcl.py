@@ -50,6 +50,9 @@ class PortGcl:
     entries: list[GateEntry] = field(default_factory=list)
     tt_class: int = TT_CLASS
     be_class: int = BE_CLASS
+    # The credit-based shaper's traffic classes the list also opens (802.1Qav's SR classes, each taking the frames
+    # of the priority with its own number: class A priority 3, class B priority 2); none by default.
+    sr_classes: tuple[int, ...] = ()
 
 
 def same_list(a: PortGcl, b: PortGcl) -> bool:
@@ -59,8 +62,8 @@ def same_list(a: PortGcl, b: PortGcl) -> bool:
     ...           PortGcl("s1", "s2", "s1-eth1", 1000, 8000, [GateEntry(2, 1000)]))
     True
     """
-    return (a.interface, a.node, a.cycle_ns, a.tt_class, a.be_class) == \
-        (b.interface, b.node, b.cycle_ns, b.tt_class, b.be_class) and a.entries == b.entries
+    return (a.interface, a.node, a.cycle_ns, a.tt_class, a.be_class, a.sr_classes) == \
+        (b.interface, b.node, b.cycle_ns, b.tt_class, b.be_class, b.sr_classes) and a.entries == b.entries
 
 
 def windows_to_entries(

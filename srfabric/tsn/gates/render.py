@@ -25,9 +25,15 @@ TT_PRIORITY = 7  # 802.1Q PCP of time-triggered frames
 SCHED = "ieee802-dot1q-sched"
 
 
-def priority_map(tt_class: int, be_class: int, tt_priority: int = TT_PRIORITY) -> list[int]:
-    """taprio's 16-entry map from skb priority to traffic class."""
-    return [tt_class if priority == tt_priority else be_class for priority in range(16)]
+def priority_map(tt_class: int, be_class: int, tt_priority: int = TT_PRIORITY,
+                 sr_classes: tuple[int, ...] = ()) -> list[int]:
+    """taprio's 16-entry map from skb priority to traffic class: an SR class takes the priority of its number.
+
+    >>> priority_map(1, 0, sr_classes=(3, 2))[:8]
+    [0, 0, 2, 3, 0, 0, 0, 1]
+    """
+    return [tt_class if priority == tt_priority else priority if priority in sr_classes else be_class
+            for priority in range(16)]
 
 
 
@@ -45,11 +51,11 @@ def u32_entries(entries: list[GateEntry]) -> list[GateEntry]:
 
 def to_taprio(gcl: PortGcl, tt_priority: int = TT_PRIORITY) -> str:
     """A ``tc qdisc replace ... taprio`` command (software mode, CLOCK_TAI) for ``gcl``."""
-    classes = max(gcl.tt_class, gcl.be_class) + 1
+    classes = max(gcl.tt_class, gcl.be_class, *gcl.sr_classes) + 1
     words = [
         "tc", "qdisc", "replace", "dev", gcl.interface, "parent", "root", "handle", "100", "taprio",
         "num_tc", str(classes),
-        "map", *map(str, priority_map(gcl.tt_class, gcl.be_class, tt_priority)),
+        "map", *map(str, priority_map(gcl.tt_class, gcl.be_class, tt_priority, gcl.sr_classes)),
         "queues", *(f"1@{tc}" for tc in range(classes)),
         "base-time", str(gcl.base_time_ns),
     ]
@@ -75,8 +81,9 @@ def parse_taprio(command: str) -> PortGcl:
     node = interface.rsplit("-eth", 1)[0]
     tt_class = mapping[TT_PRIORITY]
     be_class = mapping[0]
+    sr_classes = tuple(sorted({tc for tc in mapping if tc not in (tt_class, be_class)}, reverse=True))
     cycle = sum(entry.duration_ns for entry in entries)
-    return PortGcl(node, "", interface, cycle, base_time, entries, tt_class, be_class)
+    return PortGcl(node, "", interface, cycle, base_time, entries, tt_class, be_class, sr_classes)
 
 
 def rational_seconds(nanoseconds: int) -> dict[str, int]:

@@ -28,16 +28,55 @@ bridge-port"]["ieee802-dot1q-cbsa-bridge:cbsa"]
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from srfabric.errors import ModelError
+from srfabric.tsn.gates.gcl import GateEntry, PortGcl
+from srfabric.tsn.gates.render import to_taprio
 from srfabric.tsn.protect.cbs_bound import PortShare
 from srfabric.tsn.protect.cbs_classes import CLASS_PRIORITY, SR_CLASSES
 
 # Where an SR class's frames queue: with eight traffic classes, 802.1Q Table 8-5 maps priorities 2 and 3 to
 # traffic classes 2 and 3, the class's own priority.
 TRAFFIC_CLASS = dict(CLASS_PRIORITY)
+
+
+def open_for_classes(gcl: PortGcl, traffic_classes: Iterable[int] = TRAFFIC_CLASS.values()) -> PortGcl:
+    """``gcl`` with the SR classes' gates open wherever best effort's is, and the classes in its taprio map.
+
+    >>> gcl = PortGcl("s1", "s2", "s1-eth2", 1000, 0, [GateEntry(1, 600), GateEntry(2, 400)])
+    >>> opened = open_for_classes(gcl)
+    >>> [entry.mask for entry in opened.entries], opened.sr_classes
+    ([13, 2], (3, 2))
+    """
+    classes = tuple(sorted(set(traffic_classes), reverse=True))
+    sr_mask = sum(1 << tc for tc in classes)
+    be_gate = 1 << gcl.be_class
+    entries = [GateEntry(entry.mask | sr_mask if entry.mask & be_gate else entry.mask, entry.duration_ns)
+               for entry in gcl.entries]
+    return replace(gcl, entries=entries, sr_classes=classes)
+
+
+def shaped_port(gcl: PortGcl, share: PortShare) -> list[str]:
+    """A gated port's Linux commands with its SR classes: ``taprio`` with their gates open beside best effort's and
+    their priorities in its map, then a ``cbs`` under each class's queue (traffic class c holds queue c, taprio's
+    class ``100:c+1``).
+
+    >>> from srfabric.tsn.protect.cbs_bound import analyse
+    >>> from srfabric.tsn.protect.cbs_classes import ClassStream
+    >>> from srfabric.tsn.model.network import Network
+    >>> net = Network.build([("h1", "host"), ("s1", "switch"), ("h2", "host")], [("h1", "s1"), ("s1", "h2")])
+    >>> share = analyse(net, [ClassStream("cam", "A", ("h1", "s1", "h2"), 125_000, 200)]).ports[("s1", "h2")]
+    >>> gcl = PortGcl("s1", "h2", "s1-eth2", 1_000_000, 0, [GateEntry(2, 100_000), GateEntry(1, 900_000)])
+    >>> taprio, cbs = shaped_port(gcl, share)
+    >>> " num_tc 4 map 0 0 2 3 0 0 0 1 " in taprio, cbs.split(" cbs ")[0]
+    (True, 'tc qdisc replace dev s1-eth2 parent 100:4')
+    """
+    opened = open_for_classes(gcl)
+    parents = {cls: f"100:{TRAFFIC_CLASS[cls] + 1}" for cls in SR_CLASSES}
+    return [to_taprio(opened), *cbs_commands(share, gcl.interface, parents)]
 
 
 def cbs_commands(share: PortShare, interface: str, parents: Mapping[str, str]) -> list[str]:
