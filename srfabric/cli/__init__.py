@@ -117,9 +117,10 @@ COMMANDS: dict[str, Runner] = {
 def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else argv
     parser, runners = build_parser(only=words[0] if words else None)
-    # Every command's parser is built, and with it most of what the commands import. A full collection during a
-    # command walks every object alive: a scheduler's timed build step took such a walk on most runs, the more
-    # modules loaded the longer (issue 62: loading cryptography's x509 lengthened S/FR's build step several times).
+    # The parsers are built (every command's, or the one own command asked for), and with them most of what the
+    # commands import. A full collection during a command walks every object alive: a scheduler's timed build step
+    # took such a walk on most runs, the more modules loaded the longer (issue 62: loading cryptography's x509
+    # lengthened S/FR's build step several times).
     # What is alive now is never walked again (what a command loads later, HiGHS among them, still is).
     gc.freeze()
     args = parser.parse_args(argv)

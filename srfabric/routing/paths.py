@@ -57,13 +57,18 @@ class Route:
         return visits
 
 
+def no_path(what: str, src: int, dst: int) -> RoutingError:
+    """The error for switch ``src`` reaching no path to switch ``dst``, naming ``what`` asked for it."""
+    return RoutingError(what, f"no path from switch {src:#x} to switch {dst:#x}")
+
+
 def _switch_path(fabric: Fabric, src: int, dst: int, what: str) -> list[Hop]:
     if src == dst:
         return []
     try:
         nodes = nx.shortest_path(fabric.graph(), src, dst)
     except (nx.NetworkXNoPath, nx.NodeNotFound):
-        raise RoutingError(what, f"no path from switch {src:#x} to switch {dst:#x}") from None
+        raise no_path(what, src, dst) from None
     hops = []
     for a, b in itertools.pairwise(nodes):
         port = fabric.graph().edges[a, b]["port"]
@@ -97,7 +102,7 @@ def tree_path(fabric: Fabric, src: int, dst: int, what: str) -> list[Hop]:
         return []
     distance = fabric.distances_to(dst)
     if src not in distance:
-        raise RoutingError(what, f"no path from switch {src:#x} to switch {dst:#x}")
+        raise no_path(what, src, dst)
     graph = fabric.graph()
     hops = []
     node = src

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from srfabric.errors import RoutingError, SrfabricError
+from srfabric.errors import SrfabricError
 from srfabric.model.fabric import Fabric, Host
+from srfabric.routing.paths import no_path
 from srfabric.rules.arp_answers import answer_entry, asked_by_itself
 from srfabric.rules.base import SwitchRoutes, crossed, switch_base_entries
 from srfabric.rules.codec_rules import CodecRules, rules_for
@@ -136,7 +137,7 @@ def _host_routes(fabric: Fabric, host: Host, ingress: list[int], shared: SwitchR
         found = memo.routes.get((host.name, dpid))
         if found is None or not found[2] <= fabric.links.keys():
             if dpid != host.dpid and dpid not in reach:  # no path (yet: a starting fabric knows no links), at once
-                error = RoutingError("destination", f"no path from switch {dpid:#x} to switch {host.dpid:#x}")
+                error = no_path("destination", dpid, host.dpid)  # as ``tree_path`` would refuse it
                 if problems is None:
                     raise error
                 unreachable = unreachable or error

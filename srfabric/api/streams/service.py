@@ -265,13 +265,14 @@ class StreamService:
             raise in_use("ScheduleNotApplied", str(error)) from None
         except ModelError as error:
             raise bad_request(str(error), "ScheduleBadRequest") from None
-        unsynced = self._unsynced(trees(list(self.current()["streams"].values())))
+        snap = self.current()
+        unsynced = self._unsynced(trees(list(snap["streams"].values())))
         gcls = self._named(planner, 0)  # the base time is set as they go out
         beyond = self.planning.beyond_capabilities(gcls)
         try:
             if unsynced is not None or beyond is not None:
                 raise unsynced or in_use("ScheduleNotApplied", str(beyond))
-            self._classes(self.current()).check(planner.network, gcls, "the new duty cycle")
+            self._classes(snap).check(planner.network, gcls, "the new duty cycle")
         except ApiError:
             planner.set_duty(before)
             raise

@@ -45,6 +45,11 @@ def sr_class(record: Mapping[str, Any]) -> str | None:
     return CLASS_OF_PRIORITY.get(record["priority"])
 
 
+def opened(gcls: Iterable[PortGcl]) -> list[PortGcl]:
+    """The gate lists as the analysis takes them: the classes' gates open wherever best effort's is."""
+    return [open_for_classes(gcl) for gcl in gcls]
+
+
 def refused(error: Refusal) -> ApiError:
     """A refusal as the API answers it: 409, the reason, and the status group with its failure code."""
     answer = in_use("StreamNotAdmitted", str(error))
@@ -86,7 +91,7 @@ class SrClasses:
         request = ClassRequest(record["id"], cls, route[0], route[-1], record["period_ns"], record["size_bytes"],
                                record["max_latency_ns"])
         try:
-            stream = planner.admit(request, [open_for_classes(gcl) for gcl in gcls],
+            stream = planner.admit(request, opened(gcls),
                                    routes=[route] if record["path"] else None)
         except Refusal as error:
             raise refused(error) from None
@@ -100,7 +105,7 @@ class SrClasses:
         if not planner.streams:
             return
         try:
-            planner.check([open_for_classes(gcl) for gcl in gcls], what)
+            planner.check(opened(gcls), what)
         except Refusal as error:
             raise refused(error) from None
         except SrfabricError as error:  # a route the topology no longer has: the class stream's own problem
@@ -108,18 +113,18 @@ class SrClasses:
 
     def bound_ns(self, network: Network, gcls: list[PortGcl], ident: str) -> int:
         """Admitted class stream ``ident``'s latency bound (ns, talker to listener)."""
-        return round(self.planner(network).bounds([open_for_classes(gcl) for gcl in gcls])[ident])
+        return round(self.planner(network).bounds(opened(gcls))[ident])
 
     def view(self, network: Network, gcls: list[PortGcl]) -> dict[str, Any]:
         """The class streams (class, path, bound) and each port's reserved rate and shaper settings per class."""
         planner = self.planner(network)
         if not planner.streams:
             return {"streams": [], "ports": []}
-        opened = [open_for_classes(gcl) for gcl in gcls]
         try:
-            bounds, shares = planner.bounds(opened), planner.shares(opened)
+            analysis = planner.analysis(opened(gcls))
         except SrfabricError as error:  # a topology that no longer holds a promise: shown, not raised
             return {"streams": [], "ports": [], "error": str(error)}
+        bounds, shares = analysis.bound_ns, analysis.ports
         streams = [{"id": s.id, "class": s.sr_class, "path": list(s.route), "max_latency_ns": s.max_latency_ns,
                     "latency_bound_ns": round(bounds[s.id])} for s in sorted(planner.streams.values(),
                                                                               key=lambda s: s.id)]

@@ -116,11 +116,12 @@ class ClassPlanner:
 
     def bounds(self, gcls: Sequence[PortGcl]) -> dict[str, float]:
         """Each admitted stream's bound (ns) under these gate lists."""
-        return self._analysis(gcls).bound_ns
+        return self.analysis(gcls).bound_ns
 
     def shares(self, gcls: Sequence[PortGcl]) -> dict[Edge, PortShare]:
         """Each port's reserved slopes and shaper settings (the schedule view's, the bridges')."""
-        return self._analysis(gcls).ports
+        return self.analysis(gcls).ports
 
-    def _analysis(self, gcls: Sequence[PortGcl]) -> Analysis:
+    def analysis(self, gcls: Sequence[PortGcl]) -> Analysis:
+        """Bounds and shares at once, from one analysis (a view that shows both)."""
         return analyse(self.network, list(self.streams.values()), self.windows(gcls), self.limits)
