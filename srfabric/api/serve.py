@@ -54,8 +54,10 @@ class Running:
 
 
 STATE_MODULES = ("srfabric.api.service", "srfabric.api.storage.database", "srfabric.api.storage.repository",
-                 "srfabric.api.leadership", "highspy")  # HiGHS: re-optimising streams never waits on its load
+                 "srfabric.api.leadership")
 HTTP_MODULES = ("uvicorn", "srfabric.api.web.app", "srfabric.api.web.http_server")
+LATER_MODULES = ("highspy",)  # loaded once the API is on (a restart waits for nothing it does not need), so that
+# re-optimising streams seldom waits on HiGHS's load
 
 
 def load_modules(names: tuple[str, ...]) -> None:
@@ -327,7 +329,9 @@ async def serve(args: argparse.Namespace, inherited: socket.socket | None = None
         print(f"srfabric: API on {'https' if https else 'http'}://{args.host}:{args.port}, "
               f"OpenFlow on {args.openflow_host}:{args.openflow_port}, {len(snapshot['port_chains'])} port chains "
               f"and {len(snapshot['streams'])} streams loaded{role}", flush=True)
+        later = asyncio.ensure_future(asyncio.to_thread(load_modules, LATER_MODULES))
         await server.serve(sockets=[listener])
+        await later
     finally:
         await running.close()
     if running.lost:

@@ -89,6 +89,8 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     soak.add_argument("--faults", default=None, metavar="KIND,...",
                       help="only these kinds of fault (default all: link, bridge, function, leader_kill, api_stop, "
                            "postgres_restart, hostile)")
+    soak.add_argument("--switches-connect", action="store_true",
+                      help="the switches connect to the instances (default: they listen and the instances dial them)")
     failover = benchmark(sub, "failover", "outage and flow-mods when a fabric link is cut, source routing and "
                                           "hop-by-hop rules side by side (root)", "two cuts per steering")
     failover.add_argument("--switch", choices=("ovs", "xdp"), default="ovs")
@@ -170,7 +172,7 @@ def _soak(args: argparse.Namespace) -> int:
     if unknown:
         raise ModelError("--faults", f"{', '.join(unknown)}: not a kind of fault ({', '.join(KINDS)})")
     summary, folder = run_soak(minutes, args.seed, args.out, print if not args.json else (lambda _: None),
-                               args.quick, kinds)
+                               args.quick, kinds, not args.switches_connect)
     return report(args, summary, folder, print_soak, "summary.json, samples.json, timeline.png")
 
 

@@ -46,7 +46,8 @@ from srfabric_tools.bench.soak_load import Churn, Frames, gaps_of, lost_writes, 
 from srfabric_tools.bench.soak_plan import KINDS, Fault, Targets, percentile, plan, unexplained
 from srfabric_tools.bench.takeover import wait_connected
 from srfabric_tools.testbed.api_chains import FUNCTIONS, make_groups
-from srfabric_tools.testbed.api_lab import ApiLab, ServeProcess, line_spec, restartable_postgres
+from srfabric_tools.testbed.api_lab import ApiLab, ServeProcess, free_port, line_spec, restartable_postgres
+from srfabric_tools.testbed.listening import listen_on
 
 CHAINS, COPIES = 24, 2
 UNAWARE = ("v5", "v6")  # SR-unaware functions (the fabric proxies them), beside the four SR-aware ones
@@ -61,11 +62,12 @@ class Soak:
     """One run: the lab, the load, the faults, and what each checker found."""
 
     def __init__(self, lab: ApiLab, servers: list[ServeProcess], restart_db: Any, seed: int, seconds: float,
-                 say: Any, kinds: tuple[str, ...]) -> None:
+                 say: Any, kinds: tuple[str, ...], listening: dict[str, int] | None = None) -> None:
         self.lab, self.servers, self.seed, self.seconds, self.say = lab, servers, seed, seconds, say
         self.kinds = kinds
+        self.listening = listening or {}
         self.supervisor = Supervisor(servers)
-        self.runner = FaultRunner(lab, servers, self.supervisor, restart_db)
+        self.runner = FaultRunner(lab, servers, self.supervisor, restart_db, self.listening)
         self.done: list[Done] = []
         self.lock = threading.Lock()  # one Mininet command at a time (a node has one shell)
         self.dpids = [self.lab.spec.dpid(name) for name in self.lab.spec.switches]
@@ -81,6 +83,8 @@ class Soak:
                             tuple(spec.switches), self.kinds))
 
     def run(self, faults: list[Fault]) -> dict[str, Any]:
+        for switch, port in self.listening.items():  # from now on the switches listen and the instances dial
+            listen_on(switch, port, tls=False)
         with self.servers[0].client() as client:
             groups = make_groups(client, self.lab, COPIES) + make_groups(client, self.lab, COPIES, UNAWARE, False)
             chains = make_chains(client, self.lab, groups, CHAINS, CHAIN_PORT, COPIES, FUNCTIONS + UNAWARE)
@@ -230,14 +234,21 @@ def violations(found: dict[str, Any]) -> list[str]:
 
 
 def run_bench(minutes: float, seed: int, out: str, say: Any = print, quick: bool = False,
-              kinds: tuple[str, ...] | None = None) -> tuple[dict[str, Any], Path]:
+              kinds: tuple[str, ...] | None = None, switches_listen: bool = True) -> tuple[dict[str, Any], Path]:
+    """``switches_listen``: each switch listens on a port of its own and both instances dial it (``serve
+    --dial``), so that an instance started again takes the switches at once; else the switches connect to the
+    instances' (socket-activated) ports and come back on Open vSwitch's own timer."""
     measured_on = machine()
     folder = run_folder(out, "soak")  # at the start: its log names the commit the run began at, as the summary does
     seconds = minutes * 60
-    with restartable_postgres() as (url, restart_db), ServeProcess(url, activation=True) as first, \
-            ServeProcess(url, activation=True) as second, \
-            ApiLab(line_spec(len(FUNCTIONS + UNAWARE)), first, others=[second]) as lab:
-        soak = Soak(lab, [first, second], restart_db, seed, seconds, say, kinds or tuple(KINDS))
+    spec = line_spec(len(FUNCTIONS + UNAWARE))
+    listening = {name: free_port() for name in spec.switches} if switches_listen else {}
+    dials = tuple(arg for port in listening.values() for arg in ("--dial", f"127.0.0.1:{port}"))
+    with restartable_postgres() as (url, restart_db), \
+            ServeProcess(url, activation=True, extra_args=dials) as first, \
+            ServeProcess(url, activation=True, extra_args=dials) as second, \
+            ApiLab(spec, first, others=[second]) as lab:
+        soak = Soak(lab, [first, second], restart_db, seed, seconds, say, kinds or tuple(KINDS), listening)
         faults = soak.faults()
         say(f"soak: {minutes:g} min, seed {seed}, {len(faults)} faults, {CHAINS} chains at {RATE:g} frames/s each")
         found = soak.run(faults)
@@ -254,6 +265,7 @@ def run_bench(minutes: float, seed: int, out: str, say: Any = print, quick: bool
                "quick": quick, "minutes": minutes, "seed": seed, **found, "violations": bad,
                "fabric": "h1 - s1 - s2 - s3 - h2 of Open vSwitch (userspace) in Mininet, four SR-aware and two "
                          "SR-unaware (proxied) functions on s2; two srfabric serve instances on PostgreSQL over TLS",
+               "switches": "listen; both instances dial them" if switches_listen else "connect to both instances",
                "chains_rate_fps": RATE, "best_effort_ports": list(BEST_EFFORT),
                "chains_through_unaware": sum(bool(set(through) & set(UNAWARE)) for through in chain_functions)}
     write_json(folder / "summary.json", summary)

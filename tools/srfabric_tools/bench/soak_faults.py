@@ -23,6 +23,7 @@ from srfabric.cli.client import ApiFailure, SfcClient
 from srfabric.errors import SrfabricError
 from srfabric_tools.bench.soak_plan import Fault, Window
 from srfabric_tools.testbed.api_lab import ApiLab, ServeProcess
+from srfabric_tools.testbed.listening import listen_on
 
 CONVERGE_TIMEOUT_S = 60.0
 POLL_S = 0.1
@@ -62,10 +63,20 @@ class Supervisor:
     samples: list[dict[str, Any]] = field(default_factory=list)  # {"t", "pid", "rss_kib", "fds"}
     stop: threading.Event = field(default_factory=threading.Event)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    wake: threading.Event = field(default_factory=threading.Event)  # set when a hold ends: started at once, as
+    # systemd starts a unit the moment it may (a crash that nobody holds is seen on the next look, every 0.2 s)
+
+    def release(self, index: int) -> None:
+        """The fault holding instance ``index`` down is over."""
+        with self.lock:
+            self.held_down.discard(index)
+        self.wake.set()
 
     def run(self, start: float, sample_every_s: float = 2.0) -> None:
         next_sample = 0.0
-        while not self.stop.wait(0.2):
+        while not self.stop.is_set():
+            self.wake.wait(0.2)
+            self.wake.clear()
             for index, server in enumerate(self.servers):
                 with self.lock:
                     if index in self.held_down or (server.process is not None and server.process.poll() is None):
@@ -145,8 +156,10 @@ def in_sync(servers: list[ServeProcess], dpids: list[int], links: int) -> bool:
 class FaultRunner:
     """Does and undoes faults on the lab: ``do`` at the fault's start, ``undo`` when its time is up."""
 
-    def __init__(self, lab: ApiLab, servers: list[ServeProcess], supervisor: Supervisor, restart_db: Any) -> None:
+    def __init__(self, lab: ApiLab, servers: list[ServeProcess], supervisor: Supervisor, restart_db: Any,
+                 listening: dict[str, int] | None = None) -> None:
         self.lab, self.servers, self.supervisor = lab, servers, supervisor
+        self.listening = listening or {}  # switch -> the port it listens on (the instances dial it); else it connects
         self.restart_db = restart_db  # restarts the database (blocks until it takes connections again)
         self.stopped: dict[int, int] = {}  # fault id -> the server index it stopped or killed
 
@@ -189,7 +202,11 @@ class FaultRunner:
                 node.cmd(f"ip link set dev {intf.name} up")
         elif kind == "bridge":
             switch = self.lab.testbed.node(target)  # type: ignore[union-attr]
-            switch.start(self.lab.testbed.net.controllers)  # type: ignore[union-attr]
+            if target in self.listening:  # made again listening on its port, for the instances to dial
+                switch.start([])
+                listen_on(switch.name, self.listening[target], tls=False)
+            else:
+                switch.start(self.lab.testbed.net.controllers)  # type: ignore[union-attr]
         elif kind in ("leader_kill", "api_stop"):
             index = self.stopped.pop(id(fault), None)
             if index is None:
@@ -197,8 +214,7 @@ class FaultRunner:
             server = self.servers[index]
             if kind == "api_stop" and server.process is not None:
                 server.process.send_signal(signal.SIGCONT)
-            with self.supervisor.lock:
-                self.supervisor.held_down.discard(index)  # a killed one is started again by the supervisor
+            self.supervisor.release(index)  # a killed one is started again by the supervisor
 
 
 async def _hostile(servers: list[ServeProcess], hold_s: float) -> None:

@@ -99,12 +99,17 @@ class ServeProcess:
             self.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, text=True, env=env, **handing)
         timeout *= self.patience
         deadline = time.monotonic() + timeout
-        while "API on" not in self.log.read_text()[offset:]:
+        while "API on" not in self._since(offset):  # looked for often: a restart's time is measured by it
             if self.process.poll() is not None:
                 raise SrfabricError("serve", f"exited with {self.process.returncode}: {self.log.read_text()[-800:]}")
             if time.monotonic() > deadline:
                 raise SrfabricError("serve", f"not listening within {timeout} s")
-            time.sleep(0.05)
+            time.sleep(0.01)
+
+    def _since(self, offset: int) -> str:
+        with self.log.open("rb") as log:
+            log.seek(offset)
+            return log.read().decode(errors="replace")
 
     def kill(self) -> None:
         """SIGKILL: no chance to clean up, as in a crash."""
