@@ -85,6 +85,8 @@ class Soak:
     def run(self, faults: list[Fault]) -> dict[str, Any]:
         for switch, port in self.listening.items():  # from now on the switches listen and the instances dial
             listen_on(switch, port, tls=False)
+        if self.listening and converge(self.servers, self.dpids, self.links, time.monotonic()) is None:
+            raise SrfabricError("soak", "the switches were not whole again after they began to listen")
         with self.servers[0].client() as client:
             groups = make_groups(client, self.lab, COPIES) + make_groups(client, self.lab, COPIES, UNAWARE, False)
             chains = make_chains(client, self.lab, groups, CHAINS, CHAIN_PORT, COPIES, FUNCTIONS + UNAWARE)
