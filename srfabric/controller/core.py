@@ -124,7 +124,12 @@ class ControllerCore:
         ethertype = int.from_bytes(data[12:14], "big") if len(data) >= 14 else 0
         try:
             if ethertype == LLDP:
-                return self.links.lldp_in(dpid, in_port, data)
+                effects = self.links.lldp_in(dpid, in_port, data)
+                if self.links.heard_one_way((dpid, in_port)):
+                    # A link that went silent comes back when heard both ways: its far end may have come back after
+                    # this port's last LLDP went out, so this port answers at once instead of at the next round.
+                    effects.sends.append(self.hosts.lldp_out(dpid, (in_port,)))
+                return effects
             if ethertype == ARP:
                 return self.hosts.arp_in(dpid, in_port, data, self.ports, self.links.quarantine, answered)
             if ethertype == IPV6:

@@ -85,6 +85,10 @@ class LinkWatch:
         fabric.add_link(peer, here)
         return Effects(sync=True)
 
+    def heard_one_way(self, here: tuple[int, int]) -> bool:
+        """Whether ``here`` is an end of a link that went silent and is now heard from its other end only."""
+        return any(here in pair for pair in self.aged) and self.fabric.links.get(here) is None
+
     def age(self, now_ns: int, connected: Collection[int]) -> list[Link]:
         """Take down every link between connected switches on whose either end no LLDP arrived for
         ``lldp_missed`` rounds (a link first looked at gets the whole time); the ends taken down. Called once a

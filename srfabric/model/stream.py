@@ -3,7 +3,9 @@
 A time-sensitive stream (802.1Qcc's talker and listener) is admitted by the
 TSN scheduler, which picks its path and slot; the controller only needs what
 this holds to install it. A best-effort flow class uses the same object with
-``time_triggered`` off: its frames follow the path without the priority mark.
+``time_triggered`` off: its frames follow the path without the priority mark. A
+stream of SR class A or B (802.1Qav, credit-based shaping) has ``sr_class`` set
+to its priority: its frames carry that class's mark and queue on every hop.
 
 Examples
 --------
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 from srfabric.errors import ModelError
 
 MAX_OWNER = 2**24 - 1  # the cookie keeps 24 bits of owner beside the entry's digest
+SR_CLASS_PRIORITY = {"A": 3, "B": 2}  # 802.1Q Table 34-1's default priorities (PCP) of SR classes A and B
 
 
 @dataclass(frozen=True)
@@ -35,12 +38,16 @@ class SteeredStream:
     udp_src: int | None = None
     time_triggered: bool = True
     second_path: tuple[str, ...] = ()  # IEEE 802.1CB: a second seamless tree, every frame sent along both
+    sr_class: int | None = None  # the priority of its SR class (3: A, 2: B); None: time-triggered or best effort
 
     def __post_init__(self) -> None:
         if not 0 < self.owner <= MAX_OWNER:
             raise ModelError("owner", f"must be in 1..{MAX_OWNER}, got {self.owner}")
         if not self.path:
             raise ModelError("path", "needs at least the talker's switch")
+        if self.sr_class is not None and (self.time_triggered or self.sr_class not in SR_CLASS_PRIORITY.values()):
+            raise ModelError("sr_class", f"must be 3 (class A) or 2 (class B) on a stream that is not time-triggered, "
+                                         f"got {self.sr_class}")
         for name in ("udp_dst", "udp_src"):
             port = getattr(self, name)
             if port is not None and not 0 <= port <= 65535:

@@ -37,6 +37,16 @@ IPV6_PCP = 1  # 802.1Q priority of the pushed tag of an IPv6 frame (the label hi
 TT_DSCP = 56  # CS7: the IPv4 counterpart of priority 7, for the header that has no priority field
 
 
+def class_dscp(priority: int) -> int:
+    """The DSCP that marks frames of ``priority`` inside the fabric where the header has no priority field: the
+    class selector of the same number (CS7 for time-triggered frames, CS3 and CS2 for SR classes A and B).
+
+    >>> class_dscp(7) == TT_DSCP, class_dscp(3)
+    (True, 24)
+    """
+    return priority << 3
+
+
 class CodecRules(Protocol):
     name: str
     capacity: int
@@ -61,12 +71,13 @@ class CodecRules(Protocol):
 
     def forged(self) -> list[Match]: ...
 
-    def tt_marker(self) -> dict[str, int | tuple[int, int]]:
-        """Match fields that tell a time-triggered frame inside the fabric, on every hop."""
+    def marker(self, priority: int = TT_PCP) -> dict[str, int | tuple[int, int]]:
+        """Match fields that tell a frame of ``priority`` (time-triggered, or an SR class) inside the fabric, on
+        every hop."""
         ...
 
-    def tt_mark(self, actions: tuple[Action, ...]) -> tuple[Action, ...]:
-        """``encapsulate``'s actions with the frame marked time-triggered."""
+    def mark(self, actions: tuple[Action, ...], priority: int = TT_PCP) -> tuple[Action, ...]:
+        """``encapsulate``'s actions with the frame marked as of ``priority``."""
         ...
 
 
@@ -112,12 +123,12 @@ class NibbleRules:
             match(eth_src=(0x1 << COUNT_SHIFT, 0xF << COUNT_SHIFT)),
         ]
 
-    def tt_marker(self) -> dict[str, int | tuple[int, int]]:
+    def marker(self, priority: int = TT_PCP) -> dict[str, int | tuple[int, int]]:
         # The source MAC is all header: the mark rides in the IPv4 DSCP, which no hop rewrites.
-        return {"eth_type": IPV4_ETHERTYPE, "ip_dscp": TT_DSCP}
+        return {"eth_type": IPV4_ETHERTYPE, "ip_dscp": class_dscp(priority)}
 
-    def tt_mark(self, actions: tuple[Action, ...]) -> tuple[Action, ...]:
-        return (SetField("ip_dscp", TT_DSCP), *actions)
+    def mark(self, actions: tuple[Action, ...], priority: int = TT_PCP) -> tuple[Action, ...]:
+        return (SetField("ip_dscp", class_dscp(priority)), *actions)
 
 
 class MplsRules:
@@ -189,13 +200,13 @@ class MplsRules:
     def forged(self) -> list[Match]:
         return [match(eth_type=MPLS_ETHERTYPE), match(vlan_vid=(VLAN_PRESENT, VLAN_PRESENT))]
 
-    def tt_marker(self) -> dict[str, int | tuple[int, int]]:
+    def marker(self, priority: int = TT_PCP) -> dict[str, int | tuple[int, int]]:
         # The pushed tag's priority bits: decode reads the VID bits only, so they survive every hop.
-        return {"vlan_vid": (VLAN_PRESENT, VLAN_PRESENT), "vlan_pcp": TT_PCP}
+        return {"vlan_vid": (VLAN_PRESENT, VLAN_PRESENT), "vlan_pcp": priority}
 
-    def tt_mark(self, actions: tuple[Action, ...]) -> tuple[Action, ...]:
+    def mark(self, actions: tuple[Action, ...], priority: int = TT_PCP) -> tuple[Action, ...]:
         at = next(i for i, a in enumerate(actions) if isinstance(a, SetField) and a.field == "vlan_vid")
-        return (*actions[: at + 1], SetField("vlan_pcp", TT_PCP), *actions[at + 1 :])
+        return (*actions[: at + 1], SetField("vlan_pcp", priority), *actions[at + 1 :])
 
 
 def rules_for(codec: str) -> CodecRules:

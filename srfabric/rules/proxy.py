@@ -46,7 +46,7 @@ from srfabric.rules.entries import (
 )
 from srfabric.rules.headers import pathlet_steps, steps_entries
 from srfabric.rules.pipeline import DECODE, HOST_IN, PORT_IN, PRIO_CHAIN, PRIO_DECODE, PRIO_PORT
-from srfabric.rules.streams.time_triggered import best_effort_first
+from srfabric.rules.streams.time_triggered import best_effort_first, marked_queues
 
 PROXY_MAC = 0x025352000001
 """The source MAC of frames handed to an SR-unaware function under ``mac-nibble``, whose header took the place
@@ -108,11 +108,11 @@ def proxy_port_entries(fabric: Fabric, rules: CodecRules, tt_queue: int | None =
                 continue
             entries = [FlowEntry(PORT_IN, PRIO_PORT, match(in_port=port), (plain,), goto=HOST_IN,
                                  cookie=cookie(Kind.PROXY))]
-            if tt_queue is not None:  # as a host's frames are treated (``time_triggered``)
-                marked = extended(match(in_port=port), **rules.tt_marker())
-                entries = best_effort_first([*entries, FlowEntry(PORT_IN, PRIO_PORT + 1, marked,
-                                                                 (plain, SetField("ip_dscp", 0)), goto=HOST_IN,
-                                                                 cookie=cookie(Kind.PROXY))])
+            if tt_queue is not None:  # as a host's frames are treated (``time_triggered``): each mark cleared
+                entries = best_effort_first([*entries, *(
+                    FlowEntry(PORT_IN, PRIO_PORT + 1, extended(match(in_port=port), **rules.marker(priority)),
+                              (plain, SetField("ip_dscp", 0)), goto=HOST_IN, cookie=cookie(Kind.PROXY))
+                    for priority in marked_queues(tt_queue))])
             placed += [(dpid, entry) for entry in entries]
     return placed
 

@@ -3,12 +3,11 @@
 A switch that connects to its controller retries on a timer of its own: Open vSwitch waits at least a whole second
 after a connection ends before it tries again, so a restarted controller waits that long for its switches. A switch
 that listens instead (Open vSwitch's ``pssl:`` or ``ptcp:`` controller target with ``type=primary``) is taken as
-soon as the controller runs: the controller dials each address, and dials again shortly after a connection ends
-(50 ms, doubling up to 250 ms while attempts fail or connections end within a second: a switch made again, or a
-controller continued after a stop, is taken within a quarter of a second; one that refuses costs four connection
-attempts a second, and one that does not answer one every five seconds). What follows the connection
-(the OpenFlow handshake, the identity check, the hand-over to the controller) is the same as for a switch that
-connects.
+soon as the controller runs: the controller dials each address, and dials again shortly after a connection ends:
+every 50 ms for the first 10 s (a switch made again, or a controller continued after a stop, is taken at once),
+then less and less often, up to once a second (a switch that does not answer is tried every five). What follows
+the connection (the OpenFlow handshake, the identity check, the hand-over to the controller) is the same as for a
+switch that connects.
 """
 
 from __future__ import annotations
@@ -25,7 +24,8 @@ from srfabric.errors import SrfabricError
 log = logging.getLogger(__name__)
 
 FIRST_RETRY_S = 0.05
-LONGEST_RETRY_S = 0.25
+LONGEST_RETRY_S = 1.0
+EAGER_S = 10.0  # for this long after a connection ended (or the dialing began), every try waits FIRST_RETRY_S
 STABLE_S = 1.0  # a connection that lasted this long ended for a reason of its own: dialed again at once
 CONNECT_S = 5.0  # a TCP connect and TLS handshake that take longer count as failed
 # A host name of dot-separated labels, an IPv4 address, or an IPv6 address (given in brackets).
@@ -65,7 +65,7 @@ async def dial_forever(take: Take, host: str, port: int, context: ssl.SSLContext
     again until cancelled. ``failed(why, reason, new)`` hears of every attempt that fails; ``new`` says whether
     its reason differs from the attempt before (so that a switch that stays away is logged once, not every
     second). No error ends the dialing but cancellation: a switch that listens never comes back by itself."""
-    delay, last = FIRST_RETRY_S, ""
+    delay, last, lost_at = FIRST_RETRY_S, "", clock()
     while True:
         try:
             reader, writer = await asyncio.wait_for(
@@ -77,7 +77,7 @@ async def dial_forever(take: Take, host: str, port: int, context: ssl.SSLContext
             failed(why, f"{host}:{port}: {reason}", reason != last)
             last = reason
             await sleep(delay)
-            delay = min(delay * 2, LONGEST_RETRY_S)
+            delay = FIRST_RETRY_S if clock() - lost_at < EAGER_S else min(delay * 2, LONGEST_RETRY_S)
             continue
         last = ""
         began = clock()
@@ -88,6 +88,6 @@ async def dial_forever(take: Take, host: str, port: int, context: ssl.SSLContext
             failed("error", f"{host}:{port}: {type(error).__name__}: {error}", True)
             writer.close()
         if clock() - began >= STABLE_S:
-            delay = FIRST_RETRY_S
+            delay, lost_at = FIRST_RETRY_S, clock()
         await sleep(delay)  # a switch refused or dropped at once is dialed less and less often, as after a failure
         delay = min(delay * 2, LONGEST_RETRY_S)

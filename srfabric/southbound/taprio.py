@@ -20,6 +20,7 @@ from typing import Any
 from srfabric.errors import ModelError
 from srfabric.tsn.gates.gcl import GateEntry, PortGcl
 from srfabric.tsn.gates.render import to_taprio
+from srfabric.tsn.gates.shaping import shaping_commands
 from srfabric.tsn.gates.switch_over import for_taprio
 
 Runner = Callable[[list[str], str | None], tuple[int, str]]
@@ -80,11 +81,21 @@ class TaprioGates:
         taken = [for_taprio(self.ports.get(gcl.interface), gcl) for gcl in gcls]
         for gcl, given in zip(gcls, taken, strict=True):  # so that ``read`` shows oper and admin as asked for
             self.given[gcl.interface] = [*self.given.get(gcl.interface, [])[-1:], (given, gcl)]
-        lines = [to_taprio(given).removeprefix("tc ") for given in taken] + [f"qdisc del dev {p} root" for p in gone]
+        lines: list[str] = []
+        owner: list[int] = []  # the index in ``gcls`` of each line's port
+        for at, given in enumerate(taken):
+            before = self.ports.get(given.interface)
+            commands = [to_taprio(given)]
+            if given.shapers or (before is not None and before.shapers):  # SR classes ranked and shaped, or no more
+                commands += shaping_commands(given)
+            lines += [command.removeprefix("tc ") for command in commands]
+            owner += [at] * len(commands)
+        lines += [f"qdisc del dev {p} root" for p in gone]
         if not lines:
             return
         code, output = self.run(["tc", "-force", "-batch", "-"], "\n".join(lines) + "\n")
-        failed = {int(n) - 1 for n in re.findall(r"Command failed -:(\d+)", output)} if code else set()
+        failed = {owner[int(n) - 1] for n in re.findall(r"Command failed -:(\d+)", output)
+                  if int(n) - 1 < len(owner)} if code else set()
         refused = [gcl for at, gcl in enumerate(gcls) if at in failed]
         self.ports = {**self.ports, **{gcl.interface: gcl for at, gcl in enumerate(gcls) if at not in failed}}
         for port in gone:  # freed, or vanished with its link (a failed delete leaves nothing to free either)

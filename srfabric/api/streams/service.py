@@ -3,7 +3,7 @@
 The decisions are the core's: the planner and its lists (``controller.stream_planning``), admission, moves and
 redundant trees (``tsn.runtime.changes``, ``api.redundant``); the shell carries them out
 (``controller.stream_install``: entries, then gates through the gates adapter at one base time). This module
-translates between them and the API's records.
+translates between them and the API's records; SR classes A and B are ``sr_classes``'.
 
 A stream of priority 7 is admitted into a slot on one of its k shortest paths (or on the path it names), if need
 be by moving up to two admitted streams to other free slots or paths of their own, or refused with 409 and the
@@ -234,7 +234,7 @@ class StreamService:
             raise unsynced
         try:
             steered = self._all_steered(new, must)
-            effects = StreamEffects(steered, self._named(planner, 0), [n for n in changed if n in steered] or None,
+            effects = StreamEffects(steered, self._named(planner, new), [n for n in changed if n in steered] or None,
                                     undo)
             beyond = self.planning.beyond_capabilities(effects.gcls)
             if beyond is not None:
@@ -267,7 +267,7 @@ class StreamService:
             raise bad_request(str(error), "ScheduleBadRequest") from None
         snap = self.current()
         unsynced = self._unsynced(trees(list(snap["streams"].values())))
-        gcls = self._named(planner, 0)  # the base time is set as they go out
+        gcls = self._named(planner, snap)  # the base time is set as they go out
         beyond = self.planning.beyond_capabilities(gcls)
         try:
             if unsynced is not None or beyond is not None:
@@ -281,8 +281,9 @@ class StreamService:
         self.last = LastChange({}, sorted(g.interface for g in installed.gcls), installed.base_time_ns,
                                regated=sorted(installed.regated))
 
-    def _named(self, planner: LivePlanner, base_time_ns: int) -> list[PortGcl]:
-        return self.planning.named_gcls(planner, self.controller.fabric, self.controller.port_name, base_time_ns)
+    def _named(self, planner: LivePlanner, snap: Snapshot) -> list[PortGcl]:  # with the SR classes' shapers
+        named = self.planning.named_gcls(planner, self.controller.fabric, self.controller.port_name, 0)
+        return self._classes(snap).shaped(planner.network, named, self.cycle.cycle_ns, self.controller)
 
     def _replan(self, planner: LivePlanner, new: Snapshot, ident: str, old: Record | None) -> Callable[[], None]:
         """Change the planner for one stream (``changes.change_one``) and fill in its record in ``new``; returns
@@ -368,7 +369,8 @@ class StreamService:
         try:
             return SteeredStream(record["id"], record["stream_id"], full[0], full[-1], tuple(record["path"]),
                                  record["udp_destination_port"], record["udp_source_port"],
-                                 record["priority"] == TT_PRIORITY, tuple(record.get("second_path") or ()))
+                                 record["priority"] == TT_PRIORITY, tuple(record.get("second_path") or ()),
+                                 record["priority"] if sr_class(record) else None)
         except ModelError as error:
             raise bad_request(str(error), "StreamBadRequest") from None
 
@@ -379,7 +381,7 @@ class StreamService:
             return
         self._declare(snap)
         planner = self.planner(snap)
-        await self.installer.start(self._all_steered(snap, must=[]), self._named(planner, 0))
+        await self.installer.start(self._all_steered(snap, must=[]), self._named(planner, snap))
 
     def view(self) -> dict[str, Any]:
         """The schedule: the slot grid, each stream's slot and offset, each port's gates (taprio and YANG)."""

@@ -10,8 +10,9 @@ promise first, and refused with code 7 when one would break. Nothing is kept apa
 streams are the records of these priorities, read again at each use.
 
 The classes share best effort's gate windows: the analysis opens their gates wherever best effort's is open
-(``cbs_settings.open_for_classes``). The switches do not yet queue classes A and B apart from best effort, and no
-port runs their shapers: the bounds are the controller's, computed (issue 57).
+(``cbs_settings.open_for_classes``). Every switch queues their frames by their class's mark (``rules.streams.
+time_triggered``), and each gate list carries the shapers of the classes its port carries (``shaped``): a port
+with class streams and no time-triggered one gets a list that is always open, so that it shapes them too.
 
 >>> sr_class({"priority": 3}), sr_class({"priority": 7}), sr_class({"priority": 2, "num_seamless_trees": 2})
 ('A', None, None)
@@ -21,15 +22,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from srfabric.api.errors import ApiError, bad_request, in_use
 from srfabric.api.streams.qcc import refused_status
+from srfabric.controller.controller import Controller
 from srfabric.errors import SrfabricError
-from srfabric.tsn.gates.gcl import PortGcl
-from srfabric.tsn.model.network import Network
+from srfabric.tsn.gates.gcl import BE_CLASS, TT_CLASS, GateEntry, PortGcl
+from srfabric.tsn.model.network import SWITCH, Network
 from srfabric.tsn.protect.cbs_classes import CLASS_PRIORITY, ClassStream, Refusal
-from srfabric.tsn.protect.cbs_settings import open_for_classes
+from srfabric.tsn.protect.cbs_settings import open_for_classes, shapers_of
 from srfabric.tsn.runtime.classes import ClassPlanner, ClassRequest
 
 log = logging.getLogger(__name__)
@@ -110,6 +113,32 @@ class SrClasses:
             raise refused(error) from None
         except SrfabricError as error:  # a route the topology no longer has: the class stream's own problem
             log.warning("class streams not checked against %s: %s", what, error)
+
+    def shaped(self, network: Network, gcls: list[PortGcl], cycle_ns: int, controller: Controller) -> list[PortGcl]:
+        """``gcls`` with each switch port's class shapers (``cbs_settings.shapers_of``), and an always-open list on
+        each switch port that carries class streams but no gate list (named as the switch names it)."""
+        planner = self.planner(network)
+        if not planner.streams:
+            return gcls
+        try:
+            shares = planner.analysis(opened(gcls)).ports
+        except SrfabricError as error:  # a route the topology no longer has: left unshaped, as it is unsteered
+            log.warning("class streams not shaped: %s", error)
+            return gcls
+        out = {(gcl.node, gcl.peer): gcl for gcl in gcls}
+        for (node, peer), share in shares.items():
+            shapers = shapers_of(share)
+            if not shapers or network.kinds[node] != SWITCH:
+                continue
+            gcl = out.get((node, peer))
+            if gcl is None:
+                dpid = controller.fabric.dpids_by_name().get(node)
+                name = None if dpid is None else controller.port_name(dpid, network.port(node, peer))
+                if name is None:
+                    continue
+                gcl = PortGcl(node, peer, name, cycle_ns, 0, [GateEntry((1 << TT_CLASS) | (1 << BE_CLASS), cycle_ns)])
+            out[(node, peer)] = replace(gcl, shapers=shapers)
+        return list(out.values())
 
     def bound_ns(self, network: Network, gcls: list[PortGcl], ident: str) -> int:
         """Admitted class stream ``ident``'s latency bound (ns, talker to listener)."""

@@ -26,11 +26,11 @@ from srfabric.errors import RoutingError
 from srfabric.model.fabric import Fabric, Host
 from srfabric.model.stream import SteeredStream
 from srfabric.routing.paths import Hop, Route
-from srfabric.rules.codec_rules import CodecRules, rules_for
+from srfabric.rules.codec_rules import TT_PCP, CodecRules, rules_for
 from srfabric.rules.entries import Action, FlowEntry, Kind, Output, cookie, match
 from srfabric.rules.headers import pathlet_steps
 from srfabric.rules.pipeline import HOST_IN, PRIO_STREAM
-from srfabric.rules.streams.time_triggered import queued
+from srfabric.rules.streams.time_triggered import marked_queues, queued
 
 __all__ = ["check_path_ends", "explicit_route", "rules_for", "stream_entries", "switch_path"]
 
@@ -94,8 +94,10 @@ def stream_entries(
                                    f"stream's path must fit one ({rules.capacity + 1} links) so that only its "
                                    "talker's edge holds its state")
     actions: tuple[Action, ...] = steps[0][1] if steps else (Output(route.delivery[1]),)
-    if stream.time_triggered and tt_queue is not None:
-        actions = queued(rules.tt_mark(actions) if steps else actions, tt_queue)
+    if tt_queue is not None and (stream.time_triggered or stream.sr_class is not None):
+        priority = TT_PCP if stream.time_triggered else stream.sr_class
+        queue = marked_queues(tt_queue)[priority]  # type: ignore[index]
+        actions = queued(rules.mark(actions, priority) if steps else actions, queue)  # type: ignore[arg-type]
     talker = fabric.hosts[stream.talker]
     addresses = {host.name: host.ip for host in fabric.hosts.values()}
     fields = stream.match_fields(addresses)

@@ -38,6 +38,17 @@ class GateEntry:
     duration_ns: int
 
 
+@dataclass(frozen=True)
+class ClassShaper:
+    """The credit-based shaper (802.1Qav) of one SR class on a port, in the units Linux's ``cbs`` takes."""
+
+    priority: int  # the class's priority: 3 (class A) or 2 (class B)
+    idle_kbit: int
+    send_kbit: int
+    hi_bytes: int
+    lo_bytes: int
+
+
 @dataclass
 class PortGcl:
     """The gate control list of one egress port."""
@@ -53,6 +64,8 @@ class PortGcl:
     # The credit-based shaper's traffic classes the list also opens (802.1Qav's SR classes, each taking the frames
     # of the priority with its own number: class A priority 3, class B priority 2); none by default.
     sr_classes: tuple[int, ...] = ()
+    # The SR classes' shapers on the port (Linux: ``shaping``): the classes share best effort's traffic class and gate.
+    shapers: tuple[ClassShaper, ...] = ()
 
 
 def same_list(a: PortGcl, b: PortGcl) -> bool:
@@ -62,8 +75,8 @@ def same_list(a: PortGcl, b: PortGcl) -> bool:
     ...           PortGcl("s1", "s2", "s1-eth1", 1000, 8000, [GateEntry(2, 1000)]))
     True
     """
-    return (a.interface, a.node, a.cycle_ns, a.tt_class, a.be_class, a.sr_classes) == \
-        (b.interface, b.node, b.cycle_ns, b.tt_class, b.be_class, b.sr_classes) and a.entries == b.entries
+    return (a.interface, a.node, a.cycle_ns, a.tt_class, a.be_class, a.sr_classes, a.shapers) == \
+        (b.interface, b.node, b.cycle_ns, b.tt_class, b.be_class, b.sr_classes, b.shapers) and a.entries == b.entries
 
 
 def windows_to_entries(

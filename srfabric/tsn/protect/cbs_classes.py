@@ -20,10 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from srfabric.errors import ModelError
+from srfabric.model.stream import SR_CLASS_PRIORITY
 from srfabric.tsn.gates.gcl import PortGcl
 
 SR_CLASSES = ("A", "B")  # A ranks above B; both above best effort, below the time-triggered windows
-CLASS_PRIORITY = {"A": 3, "B": 2}  # 802.1Q Table 34-1's default priorities (PCP) of SR classes A and B
+CLASS_PRIORITY = dict(SR_CLASS_PRIORITY)
 # What a frame costs on the wire beyond its MaxFrameSize (802.1Qcc's: the MAC client data): MAC header 14,
 # VLAN tag 4, FCS 4, preamble and start delimiter 8, interframe gap 12 (802.1Q 34.4's per-frame overhead).
 FRAME_OVERHEAD_BYTES = 42

@@ -1,5 +1,5 @@
 """Each port's credit-based shapers as a bridge is told them: the ``ieee802-dot1q-cbsa-bridge`` parameter table over
-NETCONF, and Linux's ``cbs`` qdisc under the class of ``taprio`` that holds the SR class's queue. Pure.
+NETCONF, and Linux's ``cbs`` qdiscs ranked under ``taprio``'s best-effort class (``tsn.gates.shaping``). Pure.
 
 A NETCONF bridge scales the admin-idle-slope it is given by its cycle over the time the class's gate is open
 (802.1Q 8.6.8.2). That open time holds the guard bands, which the bound counts as closed; so the bridge is given
@@ -17,9 +17,8 @@ Examples
 >>> from srfabric.tsn.protect.cbs_classes import ClassStream
 >>> net = Network.build([("h1", "host"), ("s1", "switch"), ("h2", "host")], [("h1", "s1"), ("s1", "h2")])
 >>> share = analyse(net, [ClassStream("cam", "A", ("h1", "s1", "h2"), 125_000, 200)]).ports[("s1", "h2")]
->>> cbs_commands(share, "s1-eth2", {"A": "100:4", "B": "100:3"})
-['tc qdisc replace dev s1-eth2 parent 100:4 cbs idleslope 15488 sendslope -984512 hicredit 28 locredit -239 \
-offload 0']
+>>> shapers_of(share)
+(ClassShaper(priority=3, idle_kbit=15488, send_kbit=-984512, hi_bytes=28, lo_bytes=-239),)
 >>> cbsa_document({"s1-eth2": share})["ietf-interfaces:interfaces"]["interface"][0]["ieee802-dot1q-bridge:\
 bridge-port"]["ieee802-dot1q-cbsa-bridge:cbsa"]
 {'cbsa-parameter-table': [{'traffic-class': 3, 'admin-idle-slope': '15488000'}]}
@@ -32,9 +31,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from srfabric.errors import ModelError
-from srfabric.tsn.gates.gcl import GateEntry, PortGcl
+from srfabric.tsn.gates.gcl import ClassShaper, GateEntry, PortGcl
 from srfabric.tsn.gates.render import to_taprio
+from srfabric.tsn.gates.shaping import shaping_commands
 from srfabric.tsn.protect.cbs_bound import PortShare
 from srfabric.tsn.protect.cbs_classes import CLASS_PRIORITY, SR_CLASSES
 
@@ -60,9 +59,8 @@ def open_for_classes(gcl: PortGcl, traffic_classes: Iterable[int] = TRAFFIC_CLAS
 
 
 def shaped_port(gcl: PortGcl, share: PortShare) -> list[str]:
-    """A gated port's Linux commands with its SR classes: ``taprio`` with their gates open beside best effort's and
-    their priorities in its map, then a ``cbs`` under each class's queue (traffic class c holds queue c, taprio's
-    class ``100:c+1``).
+    """A gated port's Linux commands with its SR classes: its ``taprio`` (the classes share best effort's traffic
+    class and gate), then the classes ranked above best effort and each shaped by a ``cbs`` (``shaping``).
 
     >>> from srfabric.tsn.protect.cbs_bound import analyse
     >>> from srfabric.tsn.protect.cbs_classes import ClassStream
@@ -70,30 +68,26 @@ def shaped_port(gcl: PortGcl, share: PortShare) -> list[str]:
     >>> net = Network.build([("h1", "host"), ("s1", "switch"), ("h2", "host")], [("h1", "s1"), ("s1", "h2")])
     >>> share = analyse(net, [ClassStream("cam", "A", ("h1", "s1", "h2"), 125_000, 200)]).ports[("s1", "h2")]
     >>> gcl = PortGcl("s1", "h2", "s1-eth2", 1_000_000, 0, [GateEntry(2, 100_000), GateEntry(1, 900_000)])
-    >>> taprio, cbs = shaped_port(gcl, share)
-    >>> " num_tc 4 map 0 0 2 3 0 0 0 1 " in taprio, cbs.split(" cbs ")[0]
-    (True, 'tc qdisc replace dev s1-eth2 parent 100:4')
+    >>> taprio, prio, to_a, cbs = shaped_port(gcl, share)
+    >>> " num_tc 2 map 0 0 0 0 0 0 0 1 " in taprio, cbs.split(" cbs ")[0]
+    (True, 'tc qdisc replace dev s1-eth2 parent 10:1')
     """
-    opened = open_for_classes(gcl)
-    parents = {cls: f"100:{TRAFFIC_CLASS[cls] + 1}" for cls in SR_CLASSES}
-    return [to_taprio(opened), *cbs_commands(share, gcl.interface, parents)]
+    shaped = replace(gcl, shapers=shapers_of(share))
+    return [to_taprio(shaped), *shaping_commands(shaped)]
 
 
-def cbs_commands(share: PortShare, interface: str, parents: Mapping[str, str]) -> list[str]:
-    """One ``tc qdisc replace ... cbs`` per class the port carries, under ``parents[class]`` (a taprio class)."""
-    commands = []
+def shapers_of(share: PortShare) -> tuple[ClassShaper, ...]:
+    """The port's shaper of each class it carries, as Linux's ``cbs`` takes them: slopes in kbit/s (the idle slope
+    rounded up), credits in bytes (the highest rounded up, the lowest down)."""
+    shapers = []
     for cls in SR_CLASSES:
         if not share.reserved_bps[cls]:
             continue
-        if cls not in parents:
-            raise ModelError(f"{interface}.parents", f"no taprio class holds SR class {cls}'s queue")
         idle_kbit = math.ceil(share.idle_slope_bps[cls] / 1000)
-        send_kbit = idle_kbit - math.ceil(share.rate_bps / 1000)
-        hi_bytes = math.ceil(share.hi_credit_bits[cls] / 8)
-        lo_bytes = math.floor(share.lo_credit_bits[cls] / 8)
-        commands.append(f"tc qdisc replace dev {interface} parent {parents[cls]} cbs idleslope {idle_kbit} "
-                        f"sendslope {send_kbit} hicredit {hi_bytes} locredit {lo_bytes} offload 0")
-    return commands
+        shapers.append(ClassShaper(CLASS_PRIORITY[cls], idle_kbit, idle_kbit - math.ceil(share.rate_bps / 1000),
+                                   math.ceil(share.hi_credit_bits[cls] / 8),
+                                   math.floor(share.lo_credit_bits[cls] / 8)))
+    return tuple(shapers)
 
 
 def cbsa_document(shares: Mapping[str, PortShare], traffic_classes: Mapping[str, int] | None = None

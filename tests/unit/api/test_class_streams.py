@@ -167,3 +167,22 @@ def test_a_time_triggered_stream_that_would_break_a_promised_bound_gets_409_code
     admitted, refused = asyncio.run(scenario())
     assert refused.status == 409 and failure_code(refused) == 7 and "new gate lists" in refused.message
     assert admitted == 0  # a second window on the same ports is already too much for a promise this tight
+
+
+def test_the_gates_of_the_ports_a_class_stream_crosses_carry_its_classs_shaper(tmp_path: Path) -> None:
+    service, gates = make(tmp_path)
+
+    async def scenario() -> tuple[dict[str, Any], dict[str, Any]]:
+        await service.start()
+        ports = await host_ports(service)
+        timed = await service.create("streams", stream(ports, path=["s1", "s2", "s5"], period_ns=1_000_000))
+        shaped = await service.create("streams", class_a(ports, path=["s1", "s2", "s5"], max_latency_ns=5_000_000))
+        return timed, shaped
+
+    _timed, shaped = asyncio.run(scenario())
+    assert service.controller.streams[shaped["id"]].sr_class == 3  # its frames marked and queued as class A
+    on_path = {(gcl.node, gcl.peer): gcl for gcl in gates.ports.values()}
+    reserved = {(p["switch"], p["peer"]): p["class_a"] for p in service.streams.view()["classes"]["ports"]}
+    for hop in (("s1", "s2"), ("s2", "s5"), ("s5", "h3")):
+        [shaper] = on_path[hop].shapers
+        assert shaper.priority == 3 and shaper.idle_kbit * 1000 >= reserved[hop]["idle_slope_bps"]

@@ -191,3 +191,24 @@ def test_a_port_whose_carrier_comes_back_is_probed_with_lldp_at_once() -> None:
     assert not [send for send in core.port_status(1, 8, deleted=False, down=False, live=False).sends]
     local = core.port_status(1, 0xFFFFFFFE, deleted=False, down=False)  # the bridge's own port: a host's kernel
     assert not [send for send in local.sends if send.dpid == 1]
+
+
+
+def test_a_silent_link_heard_again_one_way_is_probed_the_other_way_at_once() -> None:
+    """A link that went silent comes back only when heard both ways: the port that hears it first answers with LLDP
+    at once (its far end may have come back after this port's last LLDP), instead of at the next round."""
+    now = [0]
+    core = two_switches(now)
+    rounds(core, now, range(1, 3))
+    core.packet_in(2, 6, signed(core, 1, 5))  # only one direction still heard
+    rounds(core, now, range(3, 4))
+    now[0] = 4 * SECOND
+    core.tick(now[0])  # one direction silent for the missed rounds: down
+    assert core.fabric.links == {}
+    now[0] = 5 * SECOND
+    effects = core.packet_in(2, 6, signed(core, 1, 5))  # heard one way again
+    [probe] = [send for send in effects.sends if send.dpid == 2]
+    assert len(probe.messages) == 1  # one LLDP frame, out of the port it came in on
+    core.packet_in(1, 5, signed(core, 2, 6))  # the probe, arrived
+    assert core.fabric.links == {(1, 5): (2, 6), (2, 6): (1, 5)}
+    assert not core.packet_in(2, 6, signed(core, 1, 5)).sends  # up again: no more probes

@@ -71,10 +71,30 @@ def test_other_traffic_of_the_same_hosts_takes_the_default_route_in_no_queue(cod
     assert result.delivered[0][1].ip_dscp == 0
 
 
-def test_a_host_cannot_claim_the_time_triggered_class_by_marking_its_frames() -> None:
+@pytest.mark.parametrize("codec", CODECS)
+@pytest.mark.parametrize(("priority", "queue", "dscp"), [(3, 2, 24), (2, 1, 16)])
+def test_a_class_stream_follows_its_path_in_its_class_queue_on_every_hop(codec: str, priority: int, queue: int,
+                                                                          dscp: int) -> None:
+    fabric = tsn_fig1().to_fabric()
+    stream = SteeredStream("cam", 1, "h1", "h3", SECONDARY, udp_dst=5001, time_triggered=False, sr_class=priority)
+    result = send(fabric, compiled(fabric, codec, [stream]), udp(fabric, "h1", "h3", 5001))
+    assert names(fabric, result.switches) == list(SECONDARY)
+    assert [q for _, _, q in result.egress] == [queue] * len(SECONDARY)  # skb priority 1:(queue + 1) = priority
+    assert result.delivered[0][1].ip_dscp == (dscp if codec == "mac-nibble" else 0)
+
+
+def test_a_class_stream_must_be_of_class_a_or_b_and_not_time_triggered() -> None:
+    with pytest.raises(ModelError, match="sr_class"):
+        SteeredStream("cam", 1, "h1", "h3", SECONDARY, sr_class=3)
+    with pytest.raises(ModelError, match="sr_class"):
+        SteeredStream("cam", 1, "h1", "h3", SECONDARY, time_triggered=False, sr_class=5)
+
+
+@pytest.mark.parametrize("dscp", [56, 24, 16])
+def test_a_host_cannot_claim_the_time_triggered_class_by_marking_its_frames(dscp: int) -> None:
     fabric = tsn_fig1().to_fabric()
     state = compiled(fabric, "mac-nibble", [])
-    result = send(fabric, state, udp(fabric, "h1", "h3", 5002, dscp=56))
+    result = send(fabric, state, udp(fabric, "h1", "h3", 5002, dscp=dscp))
     assert [queue for _, _, queue in result.egress] == [BE_QUEUE] * 3
     assert result.delivered[0][1].ip_dscp == 0
 
@@ -148,4 +168,5 @@ def test_without_a_queue_the_base_tables_are_unchanged() -> None:
     plain = CompileCache("mac-nibble").state(fabric, []).entries
     queued = CompileCache("mac-nibble", tt_queue=QUEUE).state(fabric, []).entries
     dpid = fabric.hosts["h1"].dpid
-    assert len(queued[dpid]) - len(plain[dpid]) == 11 + 1 + 1  # decode twins, exhausted twin, the DSCP scrub
+    # per marked class (time-triggered, SR classes A and B): decode twins, exhausted twin, the DSCP scrub
+    assert len(queued[dpid]) - len(plain[dpid]) == 3 * (11 + 1 + 1)

@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
+from srfabric.tsn.gates.gcl import GateEntry, PortGcl
 from srfabric.tsn.model.network import Network
 from srfabric.tsn.protect.cbs_bound import analyse
 from srfabric.tsn.protect.cbs_classes import ClassStream, PortWindows
-from srfabric.tsn.protect.cbs_settings import cbs_commands, cbsa_document
+from srfabric.tsn.protect.cbs_settings import cbsa_document, shaped_port, shapers_of
 from tests.unit.tsn.test_yang_documents import YANG
 
 MODULES = ("ietf-interfaces@2018-02-20", "iana-if-type@2014-05-08", "ieee802-dot1q-bridge@2023-10-26",
@@ -56,10 +57,18 @@ def test_the_parameter_table_validates_and_a_forbidden_one_does_not(tmp_path: Pa
 
 def test_linux_gets_the_slope_scaled_to_the_open_time_and_credits_rounded_outward() -> None:
     share = analyse(NET, STREAMS, {("s1", "h2"): PortWindows(1_000_000, 200_000, 1)}).ports[("s1", "h2")]
-    [class_a, class_b] = cbs_commands(share, "s1-eth2", {"A": "100:4", "B": "100:3"})
-    words = dict(zip(class_a.split()[8::2], class_a.split()[9::2], strict=False))
-    assert class_a.startswith("tc qdisc replace dev s1-eth2 parent 100:4 cbs") and "parent 100:3" in class_b
-    assert int(words["idleslope"]) * 1000 >= share.idle_slope_bps["A"] > share.reserved_bps["A"]
-    assert int(words["sendslope"]) == int(words["idleslope"]) - 1_000_000
-    assert int(words["hicredit"]) * 8 >= share.hi_credit_bits["A"] and int(words["locredit"]) * 8 <= \
-        share.lo_credit_bits["A"]
+    class_a, class_b = shapers_of(share)
+    assert (class_a.priority, class_b.priority) == (3, 2)
+    assert class_a.idle_kbit * 1000 >= share.idle_slope_bps["A"] > share.reserved_bps["A"]
+    assert class_a.send_kbit == class_a.idle_kbit - 1_000_000
+    assert class_a.hi_bytes * 8 >= share.hi_credit_bits["A"] and class_a.lo_bytes * 8 <= share.lo_credit_bits["A"]
+
+
+def test_the_classes_share_best_efforts_gate_and_are_ranked_above_it_under_taprio() -> None:
+    share = analyse(NET, STREAMS, {("s1", "h2"): PortWindows(1_000_000, 200_000, 1)}).ports[("s1", "h2")]
+    gcl = PortGcl("s1", "h2", "s1-eth2", 1_000_000, 0, [GateEntry(2, 200_000), GateEntry(1, 800_000)])
+    taprio, prio, filter_a, cbs_a, filter_b, cbs_b = shaped_port(gcl, share)
+    assert " num_tc 2 map 0 0 0 0 0 0 0 1 " in taprio and "sched-entry S 02 200000 sched-entry S 01 800000" in taprio
+    assert "parent 100:1 handle 10: prio bands 3" in prio  # under best effort's queue
+    assert "meta(priority eq 65539)' classid 10:1" in filter_a and "meta(priority eq 65538)' classid 10:2" in filter_b
+    assert "parent 10:1 cbs idleslope" in cbs_a and "parent 10:2 cbs idleslope" in cbs_b
