@@ -6,6 +6,7 @@ OpenStack recognise them; every message names the field and the limit.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 
@@ -100,3 +101,12 @@ def database_unavailable(error: BaseException) -> ApiError | None:
     return ApiError(503, "DatabaseUnavailable", f"The database did not answer ({reason[:200]}); nothing was "
                                                 "changed: retry shortly.")
 
+
+def log_failure(log: logging.Logger, error: BaseException, what: str) -> None:
+    """Log that ``what`` failed: in one line naming the database's reason when the database went away (a restart
+    is an outage the caller rides out, not a bug), else with the traceback."""
+    away = database_unavailable(error)
+    if away is None:
+        log.error(what, exc_info=error)
+    else:
+        log.warning("%s: %s", what, away.message)

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from srfabric.api.errors import ApiError, bad_request, database_unavailable
+from srfabric.api.errors import ApiError, bad_request, database_unavailable, log_failure
 from srfabric.api.leadership import Leadership
 from srfabric.api.resources.attachments import restore_fabric
 from srfabric.api.resources.common import find, host_port_record, matches_filters, select_fields
@@ -198,8 +198,8 @@ class SfcService:
                     raise
                 except NotLeading as error:
                     raise self._not_leading(error) from None
-                except Exception:
-                    log.exception("database write failed")
+                except Exception as error:
+                    log_failure(log, error, "database write failed")
                     raise
             self.snapshot = new
             return ([new["streams"][ident] for ident in idents if ident not in refused],
@@ -259,8 +259,8 @@ class SfcService:
                 raise
             except NotLeading as error:
                 raise self._not_leading(error) from None
-            except Exception:
-                log.exception("database write failed; restoring the gates")
+            except Exception as error:
+                log_failure(log, error, "database write failed; restoring the gates")
                 with contextlib.suppress(ApiError):
                     await self.streams.reschedule(self.snapshot.duty_percent)
                 raise
@@ -392,6 +392,6 @@ class SfcService:
             self.snapshot.links, self.snapshot.switches = dict(fabric.links), switches
         except NotLeading as error:
             self._not_leading(error)
-        except Exception:  # the database may be briefly away; the next sync tries again
-            log.exception("could not keep the learned fabric")
+        except Exception as error:  # the database may be briefly away; the next sync tries again
+            log_failure(log, error, "could not keep the learned fabric")
 

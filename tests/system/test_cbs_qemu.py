@@ -1,14 +1,15 @@
-"""A port's SR classes as Linux takes them (issue 57), on the lab's Debian kernel under QEMU: ``taprio`` as for any
-gated port (the classes share best effort's traffic class and gate), then a ``prio`` under best effort's queue that
-ranks class A, class B and best effort, a ``basic`` filter per class on the skb priority Open vSwitch's
-``set_queue`` gives, and a ``cbs`` under each class with the slopes and credits the bound assumes. Frames of each
-skb priority (set at egress as ``set_queue`` would) are counted on their own class's shaper; a shaper under a
-class the ``prio`` does not have is refused."""
+"""A port's SR classes as Linux takes them (issue 57), in the kernel lab (Debian's kernel under QEMU, on veth):
+``taprio`` as for any gated port (the classes share best effort's traffic class and gate), then a ``prio`` under
+best effort's queue that ranks class A, class B and best effort, a ``basic`` filter per class on the skb priority
+Open vSwitch's ``set_queue`` gives, and a ``cbs`` under each class with the slopes and credits the bound assumes.
+Frames of each skb priority (set at egress, as ``set_queue`` sets it at a switch) leave through their own class's
+band, every one of them; a shaper under a band the ``prio`` does not have is refused."""
 
 from __future__ import annotations
 
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -17,66 +18,64 @@ from srfabric.tsn.model.network import Network
 from srfabric.tsn.protect.cbs_bound import analyse
 from srfabric.tsn.protect.cbs_classes import ClassStream
 from srfabric.tsn.protect.cbs_settings import shaped_port
-from srfabric_tools.kernel_lab.taprio_check import MODULES, QEMU, check_in_qemu, find_kernel
+from srfabric_tools.kernel_lab.boot import QEMU
+from srfabric_tools.kernel_lab.run import guest_command, lab_config, run_in_lab
 
 pytestmark = [pytest.mark.skipif(shutil.which(QEMU) is None, reason="qemu-system-x86 is not installed"),
-              pytest.mark.timeout(600)]
+              pytest.mark.timeout(900)]
 
-SHOW = "/usr/sbin/tc -s qdisc show dev {name}; /usr/sbin/tc -s class show dev {name} parent 10:; echo"
-SHAPING = tuple(f"kernel/net/sched/{name}.ko" for name in ("sch_cbs", "sch_prio", "cls_basic", "em_meta",
-                                                            "cls_flower", "act_skbedit", "sch_ingress"))
 SENT = {"10.9.0.3": ("1:3", 5), "10.9.0.4": ("1:2", 7), "10.9.0.5": ("1:1", 9)}  # class A, class B, best effort
+
+
+def veth(name: str) -> list[str]:
+    return [f"ip link add name {name} numtxqueues 8 numrxqueues 8 type veth peer name {name}-peer "
+            "numtxqueues 8 numrxqueues 8", f"ip link set {name} up", f"ip link set {name}-peer up"]
 
 
 def traffic(dev: str) -> list[str]:
     """Pings whose skb priority is set at egress, before the root qdisc, as ``set_queue`` sets it at a switch."""
     lines = [f"ip addr add 10.9.0.1/24 dev {dev}", f"tc qdisc add dev {dev} clsact"]
-    for address, (priority, _) in SENT.items():
-        lines.append(f"tc filter add dev {dev} egress protocol ip flower dst_ip {address} "
-                     f"action skbedit priority {priority}")
+    for number, (address, (priority, _)) in enumerate(SENT.items(), start=1):
+        lines += [f"ip neigh replace {address} lladdr 02:00:00:00:00:0{number} dev {dev}",
+                  f"tc filter add dev {dev} egress protocol ip flower dst_ip {address} action skbedit priority "
+                  f"{priority}"]
     for address, (_, count) in SENT.items():
         lines.append(f"for i in $(seq {count}); do ping -c 1 -W 1 {address} > /dev/null || true; done")
     return lines
 
 
-def sent_under(output: str, kind: str, parent: str) -> int:
-    """Packets the qdisc of ``kind`` under ``parent`` sent (``tc -s qdisc show``)."""
-    found = re.search(rf"qdisc {kind} \S+ parent {re.escape(parent)} .*?\n\s*Sent \d+ bytes (\d+) pkt", output,
-                      re.DOTALL)
-    assert found, f"no {kind} under {parent}: {output}"
+def sent_by(output: str, what: str) -> int:
+    """Packets the qdisc or class named by ``what`` (a regular expression) sent, as ``tc -s`` shows it."""
+    found = re.search(rf"{what} .*?\n\s*Sent \d+ bytes (\d+) pkt", output)
+    assert found, f"no {what}: {output}"
     return int(found.group(1))
 
 
-def sent_by_class(output: str, classid: str) -> int:
-    """Packets the ``prio`` class ``classid`` sent (``tc -s class show``: its default child is not listed)."""
-    found = re.search(rf"class prio {re.escape(classid)} .*?\n\s*Sent \d+ bytes (\d+) pkt", output, re.DOTALL)
-    assert found, f"no class {classid}: {output}"
-    return int(found.group(1))
-
-
-def test_guest_kernel_ranks_and_shapes_the_classes_under_taprio() -> None:
-    find_kernel()
+def test_the_lab_kernel_ranks_and_shapes_the_classes_under_taprio(tmp_path: Path) -> None:
     net = Network.build([("h1", "host"), ("h3", "host"), ("s1", "switch"), ("h2", "host")],
                         [("h1", "s1"), ("h3", "s1"), ("s1", "h2")])
     streams = [ClassStream("cam", "A", ("h1", "s1", "h2"), 125_000, 200),
                ClassStream("mic", "B", ("h3", "s1", "h2"), 250_000, 600)]
     share = analyse(net, streams).ports[("s1", "h2")]
-    gcl = PortGcl("s1", "h2", "s1-eth2", 1_000_000, 1_000_000_000, [GateEntry(2, 100_000), GateEntry(0, 12_336),
-                                                                    GateEntry(1, 887_664)])
+    gcl = PortGcl("s1", "h2", "s1-eth2", 1_000_000, 0, [GateEntry(2, 100_000), GateEntry(0, 12_336),
+                                                      GateEntry(1, 887_664)])
     commands = shaped_port(gcl, share)
     assert len(commands) == 6 and " num_tc 2 " in commands[0]
     broken = [line.replace("s1-eth2", "broken-eth2") for line in commands[:2]]
-    broken.append(commands[3].replace("parent 10:1", "parent 10:7").replace("s1-eth2", "broken-eth2"))
-    verdicts = check_in_qemu([("s1-eth2", "\n".join(commands + traffic("s1-eth2"))),
-                              ("broken-eth2", "\n".join(broken))],
-                             module_list=(*MODULES, *SHAPING), show=SHOW)
-    shaped, refused = verdicts
-    assert shaped.accepted, shaped
-    assert "qdisc taprio 100: root" in shaped.output and "qdisc prio 10: parent 100:1" in shaped.output
+    bad_cbs = commands[3].replace("parent 10:1", "parent 10:7").replace("s1-eth2", "broken-eth2")
+    script = "\n".join(["set -e", *veth("s1-eth2"), *commands, *traffic("s1-eth2"), "sleep 1",
+                        "tc -s qdisc show dev s1-eth2", "tc -s class show dev s1-eth2 parent 10:",
+                        *veth("broken-eth2"), *broken,
+                        f"if {bad_cbs} 2> {tmp_path}/refusal; then echo BROKEN-TAKEN; else echo BROKEN-REFUSED; fi"])
+    lab = lab_config(memory_mb=1024, shares=(tmp_path,))
+    result = run_in_lab(lab, guest_command(["bash", "-c", script], cwd=str(tmp_path)), 800)
+    assert result.returncode == 0, result.console[-3000:]
+    out = result.output
+    assert "qdisc taprio 100: root" in out and "qdisc prio 10: parent 100:1" in out, out
     for band, cls in (("10:1", "A"), ("10:2", "B")):
-        line = next(line for line in shaped.output.splitlines() if f"parent {band}" in line and "cbs" in line)
+        line = next(line for line in out.splitlines() if f"parent {band}" in line and "cbs" in line)
         assert f"idleslope {-(-int(share.idle_slope_bps[cls]) // 1000)}" in line  # kbit/s, rounded up
-    assert sent_under(shaped.output, "cbs", "10:1") == SENT["10.9.0.3"][1]  # class A's frames, on A's shaper only
-    assert sent_under(shaped.output, "cbs", "10:2") == SENT["10.9.0.4"][1]
-    assert sent_by_class(shaped.output, "10:3") >= SENT["10.9.0.5"][1]  # best effort (and the kernel's own)
-    assert not refused.accepted and "Specified class not found" in refused.output, refused
+    assert sent_by(out, r"qdisc cbs \S+ parent 10:1") == SENT["10.9.0.3"][1]  # class A's frames, all, on A's band
+    assert sent_by(out, r"qdisc cbs \S+ parent 10:2") == SENT["10.9.0.4"][1]
+    assert sent_by(out, r"class prio 10:3") >= SENT["10.9.0.5"][1]  # best effort (and the kernel's own)
+    assert "BROKEN-REFUSED" in out and "not found" in (tmp_path / "refusal").read_text()

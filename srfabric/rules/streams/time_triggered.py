@@ -6,8 +6,8 @@ frames carry a mark that no hop rewrites (``CodecRules.marker``: the pushed
 VLAN tag's priority for ``mac-vlan-mpls``, the IPv4 DSCP for ``mac-nibble``),
 and every switch has a twin of each fixed decode entry that also matches the
 mark and sets the queue first. That is 11 (10) more entries per switch for
-each marked class (below), the same on every switch whatever the streams. Hosts cannot forge the mark: a
-``mac-vlan-mpls`` host frame with a tag is dropped as forged, and a
+each marked class (below), the same on every switch whatever the streams.
+Hosts cannot forge the mark: a ``mac-vlan-mpls`` host frame with a tag is dropped as forged, and a
 ``mac-nibble`` host frame with DSCP 56 has it cleared on the way in.
 
 Every other frame is put in the best-effort queue at every switch (the
@@ -20,11 +20,12 @@ queue 0 priority 1 (best effort).
 
 Streams of SR classes A and B (802.1Qav) are marked and queued the same way,
 each class with its own mark (``CodecRules.marker(3)``, ``marker(2)``: the
-tag's priority, or DSCP CS3 and CS2) and queue (2 and 1: skb priorities 3 and 2,
-each its own traffic class in the taprio maps srfabric renders, shaped by
-``cbs``). So every switch has three twins of each decode entry; a host frame
-with DSCP CS3 or CS2 has it cleared on the way in under ``mac-nibble``, as the
-boundary of a DiffServ domain re-marks what it does not admit.
+tag's priority, or DSCP CS3 and CS2) and queue (2 and 1: skb priorities 3 and
+2, which the gates' ``prio`` ranks and shapes under best effort's traffic class:
+``tsn.gates.shaping``). So every switch has three twins of each decode entry; a
+host frame with DSCP CS3 or CS2 has it cleared on the way in under
+``mac-nibble``, as the boundary of a DiffServ domain re-marks what it does not
+admit.
 """
 
 from __future__ import annotations
