@@ -21,6 +21,7 @@ A violation leaves the seed, the fault timeline and the switches' tables in the 
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import subprocess
 import threading
@@ -55,6 +56,7 @@ BEST_EFFORT = (32000, 32001, 32002, 32003)  # UDP ports no chain classifies: fra
 RATE = 20.0  # frames per second per chain
 CHAIN_PORT, CHURN_PORT = 31000, 34000
 FAULTS_UNTIL = 0.8  # faults start in this part of the run; the rest is quiet, to see everything settle
+LAB_KINDS = ("link", "function", "bridge")  # the faults done through Mininet's nodes
 LEADER_WAIT_S = 30.0  # a fault on the leader waits this long for one (a restarted database deposes it)
 
 
@@ -127,7 +129,7 @@ class Soak:
         try:
             self._do(fault)
             time.sleep(fault.hold_s)
-            with self.lock:
+            with self._lab(fault):
                 self.runner.undo(fault)
         except (SrfabricError, OSError, RuntimeError, subprocess.SubprocessError) as error:  # a command failed
             done.error = f"{type(error).__name__}: {error}"[:300]
@@ -145,12 +147,17 @@ class Soak:
             if fault.kind in ("leader_kill", "api_stop"):
                 wait_for_leader(self.servers, max(0.0, deadline - time.monotonic()))
             try:
-                with self.lock:
+                with self._lab(fault):
                     self.runner.do(fault)
                 return
             except NoLeader:
                 if time.monotonic() > deadline:
                     raise
+
+    def _lab(self, fault: Fault) -> Any:
+        """The Mininet lock for a fault that uses the lab (a node has one shell); nothing for one that does not,
+        so that a kill, a stop or a restart is done and undone on its own time."""
+        return self.lock if fault.kind in LAB_KINDS else contextlib.nullcontext()
 
     def _checks(self, chains: list[Any], churn: Churn, stats_before: dict[str, Any], sent: dict[str, Any],
                 received: dict[str, Any], final: float | None) -> dict[str, Any]:

@@ -62,12 +62,13 @@ class Supervisor:
     failed_starts: list[str] = field(default_factory=list)
     samples: list[dict[str, Any]] = field(default_factory=list)  # {"t", "pid", "rss_kib", "fds"}
     stop: threading.Event = field(default_factory=threading.Event)
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    lock: threading.Lock = field(default_factory=threading.Lock)  # held for a moment, never across a start
     wake: threading.Event = field(default_factory=threading.Event)  # set when a hold ends: started at once, as
     # systemd starts a unit the moment it may (a crash that nobody holds is seen on the next look, every 0.2 s)
+    starting: set[int] = field(default_factory=set)  # indexes being started, each in a thread of its own
 
     def release(self, index: int) -> None:
-        """The fault holding instance ``index`` down is over."""
+        """The fault holding instance ``index`` down is over (never waits for another instance's start)."""
         with self.lock:
             self.held_down.discard(index)
         self.wake.set()
@@ -77,19 +78,27 @@ class Supervisor:
         while not self.stop.is_set():
             self.wake.wait(0.2)
             self.wake.clear()
-            for index, server in enumerate(self.servers):
-                with self.lock:
-                    if index in self.held_down or (server.process is not None and server.process.poll() is None):
-                        continue
-                    self.restarts += 1
-                    try:  # it follows the new leader; a deposed one exits, and is started again here
-                        server.start()
-                    except SrfabricError as error:  # no database yet, say: tried again on the next round
-                        self.failed_starts.append(f"{time.monotonic() - start:.1f} s: {error}"[:300])
+            with self.lock:  # it follows the new leader; a deposed one exits, and is started again here
+                due = [index for index, server in enumerate(self.servers) if index not in self.held_down
+                       and index not in self.starting and not (server.process and server.process.poll() is None)]
+                self.starting.update(due)
+                self.restarts += len(due)
+            for index in due:  # in parallel, as systemd starts units: one start does not hold back another
+                threading.Thread(target=self._start, args=(index, start), daemon=True).start()
             if time.monotonic() >= next_sample:
                 next_sample = time.monotonic() + sample_every_s
                 self.samples += [sample(server, time.monotonic() - start) for server in self.servers
                                  if server.process is not None and server.process.poll() is None]
+
+    def _start(self, index: int, start: float) -> None:
+        try:
+            self.servers[index].start()
+        except SrfabricError as error:  # no database yet, or killed while starting: tried again on the next round
+            with self.lock:
+                self.failed_starts.append(f"{time.monotonic() - start:.1f} s: {error}"[:300])
+        finally:
+            with self.lock:
+                self.starting.discard(index)
 
 
 def sample(server: ServeProcess, at_s: float) -> dict[str, Any]:
