@@ -126,7 +126,8 @@ def test_a_fault_on_the_leader_that_finds_none_waits_for_one_and_is_done(monkeyp
 
     waits: list[float] = []
     monkeypatch.setattr(soak, "wait_for_leader", lambda servers, timeout_s: waits.append(timeout_s))
-    lab = SimpleNamespace(lock=threading.Lock(), servers=[], runner=Runner(), _lab=lambda fault: contextlib.nullcontext())
+    lab = SimpleNamespace(lock=threading.Lock(), servers=[], runner=Runner(),
+                          _lab=lambda fault: contextlib.nullcontext())
     soak.Soak._do(lab, Fault(1.0, "leader_kill", "", 1.0))  # type: ignore[arg-type]
     assert tries == ["leader_kill"] * 3 and len(waits) == 3
     monkeypatch.setattr(soak, "LEADER_WAIT_S", -1.0)  # past the wait: the fault is not done, and says why
