@@ -152,8 +152,10 @@ def check_args(args: argparse.Namespace) -> None:
                                               "over plain TCP")
     if args.tt_queue > MAX_QUEUE or args.tt_queue < -1:
         raise SrfabricError("--tt-queue", f"must be in -1..{MAX_QUEUE}, got {args.tt_queue}")
-    if args.tt_queue in (BE_QUEUE, *CLASS_QUEUE.values()):
-        raise SrfabricError("--tt-queue", f"{args.tt_queue} is best effort's or an SR class's queue (0, 2, 1)")
+    taken = (BE_QUEUE, *CLASS_QUEUE.values())
+    if args.tt_queue in taken:
+        raise SrfabricError("--tt-queue", f"{args.tt_queue} is best effort's or an SR class's queue "
+                                          f"({', '.join(map(str, taken))})")
     if args.cycle_ns < 100_000:
         raise SrfabricError("--cycle-ns", f"must be at least 100000, got {args.cycle_ns}")
     if not 1 <= args.max_hosts_per_port <= MAX_HOSTS_PER_PORT:
