@@ -19,8 +19,7 @@ from typing import Any
 
 from srfabric.errors import ModelError
 from srfabric.tsn.gates.gcl import GateEntry, PortGcl
-from srfabric.tsn.gates.render import to_taprio
-from srfabric.tsn.gates.shaping import shaping_commands
+from srfabric.tsn.gates.shaping import at_port_rate, port_commands
 from srfabric.tsn.gates.switch_over import for_taprio
 
 Runner = Callable[[list[str], str | None], tuple[int, str]]
@@ -85,9 +84,7 @@ class TaprioGates:
         owner: list[int] = []  # the index in ``gcls`` of each line's port
         for at, given in enumerate(taken):
             before = self.ports.get(given.interface)
-            commands = [to_taprio(given)]
-            if given.shapers or (before is not None and before.shapers):  # SR classes ranked and shaped, or no more
-                commands += shaping_commands(given)
+            commands = port_commands(self.at_speed(given), shaped_before=before is not None and bool(before.shapers))
             lines += [command.removeprefix("tc ") for command in commands]
             owner += [at] * len(commands)
         lines += [f"qdisc del dev {p} root" for p in gone]
@@ -105,6 +102,15 @@ class TaprioGates:
         if code and not failed:
             raise ModelError("tc", f"tc -batch failed: {' '.join(output.split())[:300]}")
         self.ports = {gcl.interface: gcl for gcl in [*running, *gcls]}
+
+    def at_speed(self, gcl: PortGcl) -> PortGcl:
+        """``gcl`` with its class shapers' send slopes at the speed the kernel gives the interface, where it says
+        one (``shaping.at_port_rate``)."""
+        try:
+            mbit = int((self.net / gcl.interface / "speed").read_text())
+        except (OSError, ValueError):
+            return gcl
+        return at_port_rate(gcl, mbit * 1000) if gcl.shapers and mbit > 0 else gcl
 
     def read(self, interface: str) -> dict[str, Any]:
         """What the kernel runs on ``interface``: ``oper`` and (while a change waits) ``admin`` schedules."""

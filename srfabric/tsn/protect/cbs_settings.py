@@ -32,8 +32,7 @@ from dataclasses import replace
 from typing import Any
 
 from srfabric.tsn.gates.gcl import ClassShaper, GateEntry, PortGcl
-from srfabric.tsn.gates.render import to_taprio
-from srfabric.tsn.gates.shaping import shaping_commands
+from srfabric.tsn.gates.shaping import port_commands
 from srfabric.tsn.protect.cbs_bound import PortShare
 from srfabric.tsn.protect.cbs_classes import CLASS_PRIORITY, SR_CLASSES
 
@@ -68,12 +67,12 @@ def shaped_port(gcl: PortGcl, share: PortShare) -> list[str]:
     >>> net = Network.build([("h1", "host"), ("s1", "switch"), ("h2", "host")], [("h1", "s1"), ("s1", "h2")])
     >>> share = analyse(net, [ClassStream("cam", "A", ("h1", "s1", "h2"), 125_000, 200)]).ports[("s1", "h2")]
     >>> gcl = PortGcl("s1", "h2", "s1-eth2", 1_000_000, 0, [GateEntry(2, 100_000), GateEntry(1, 900_000)])
-    >>> taprio, prio, to_a, cbs = shaped_port(gcl, share)
+    >>> taprio, prio, to_a, cbs, taprio_again = shaped_port(gcl, share)
     >>> " num_tc 2 map 0 0 0 0 0 0 0 1 " in taprio, cbs.split(" cbs ")[0]
     (True, 'tc qdisc replace dev s1-eth2 parent 10:1')
     """
     shaped = replace(gcl, shapers=shapers_of(share))
-    return [to_taprio(shaped), *shaping_commands(shaped)]
+    return port_commands(shaped, shaped_before=False)
 
 
 def shapers_of(share: PortShare) -> tuple[ClassShaper, ...]:

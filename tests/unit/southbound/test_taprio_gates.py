@@ -8,7 +8,7 @@ import pytest
 
 from srfabric.errors import ModelError
 from srfabric.southbound.taprio import TaprioGates
-from srfabric.tsn.gates.gcl import GateEntry, PortGcl
+from srfabric.tsn.gates.gcl import ClassShaper, GateEntry, PortGcl
 
 
 def interfaces(root: Path, queues: dict[str, int]) -> Path:
@@ -84,3 +84,20 @@ def test_a_host_without_tc_is_refused_by_name(tmp_path: Path) -> None:
     gates = TaprioGates(lambda argv, stdin: (127, "tc: not found"), tmp_path)
     with pytest.raises(ModelError, match="--gates: taprio gates need tc"):
         gates.ready()
+
+
+def test_a_port_with_shapers_gets_its_taprio_again_after_their_qdiscs(tmp_path: Path) -> None:
+    """Grafting the classes' qdiscs under taprio stops its gate list from stepping (Linux 6.1 cancels the timer);
+    the taprio sent again after them restarts it, and so does the port's next list once the shapers are gone."""
+    batches: list[list[str]] = []
+    gates = TaprioGates(lambda argv, stdin: (batches.append((stdin or "").splitlines()), (0, ""))[1],
+                        interfaces(tmp_path, {"s1-eth1": 8}))
+    (tmp_path / "s1-eth1" / "speed").write_text("10000\n")  # a veth's: the send slope is taken against it
+    shaped = PortGcl("s1", "x", "s1-eth1", 1000, 0, [GateEntry(2, 300), GateEntry(1, 700)],
+                     shapers=(ClassShaper(3, 15488, -984512, 500, -1492),))
+    gates.apply([shaped])
+    gates.apply([gcl("s1-eth1")])
+    for batch in batches:
+        assert "taprio" in batch[0] and batch[-1] == batch[0], batch
+    assert any("cbs idleslope 15488 sendslope -9984512 " in line for line in batches[0])
+    assert any(line.endswith("parent 100:1 pfifo") for line in batches[1])  # the default child back

@@ -67,7 +67,8 @@ def test_linux_gets_the_slope_scaled_to_the_open_time_and_credits_rounded_outwar
 def test_the_classes_share_best_efforts_gate_and_are_ranked_above_it_under_taprio() -> None:
     share = analyse(NET, STREAMS, {("s1", "h2"): PortWindows(1_000_000, 200_000, 1)}).ports[("s1", "h2")]
     gcl = PortGcl("s1", "h2", "s1-eth2", 1_000_000, 0, [GateEntry(2, 200_000), GateEntry(1, 800_000)])
-    taprio, prio, filter_a, cbs_a, filter_b, cbs_b = shaped_port(gcl, share)
+    taprio, prio, filter_a, cbs_a, filter_b, cbs_b, taprio_again = shaped_port(gcl, share)
+    assert taprio_again == taprio  # the grafts cancel taprio's timer; sent again, it restarts
     assert " num_tc 2 map 0 0 0 0 0 0 0 1 " in taprio and "sched-entry S 02 200000 sched-entry S 01 800000" in taprio
     assert "parent 100:1 handle 10: prio bands 3" in prio  # under best effort's queue
     assert "meta(priority eq 65539)' classid 10:1" in filter_a and "meta(priority eq 65538)' classid 10:2" in filter_b
