@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import json
-import re
 import statistics
 import subprocess
 import sys
@@ -22,7 +21,7 @@ from typing import Any
 
 from srfabric.errors import ModelError
 from srfabric.model.topo import tsn_fig7
-from srfabric.tsn.gates.gcl import TT_CLASS
+from srfabric_tools.lab.line_rate import emulate_line_rate
 from srfabric_tools.lab.stats import percentile
 from srfabric_tools.netconf_lab.bridges import topology_ports
 from srfabric_tools.netconf_lab.fabric import NetconfBridges
@@ -201,22 +200,6 @@ class Fig7Fabric:
         process = self.lab.testbed.popen(host, args, stdout=subprocess.PIPE)
         self.started.append(process)
         return process
-
-
-def emulate_line_rate(ports: list[str], mbit: int) -> None:
-    """Give the time-triggered class of each taprio port a token bucket at ``mbit`` (a veth has no line rate,
-    so without one a frame queued ahead costs only its processing, never its serialisation). The gates open
-    the classes at different times, so a bucket per class drains the port at about the line rate. Ports
-    that have their bucket keep it (grafting resets a port's queues)."""
-    shown = subprocess.run(["tc", "qdisc", "show"], capture_output=True, text=True, check=False).stdout
-    done = set(re.findall(rf"qdisc tbf {TT_CLASS + 1}0: dev (\S+) parent 100:{TT_CLASS + 1}", shown))
-    lines = [f"qdisc replace dev {port} parent 100:{TT_CLASS + 1} handle {TT_CLASS + 1}0: tbf rate {mbit}mbit "
-             "burst 1600 latency 50ms" for port in sorted(set(ports) - done)]
-    if lines:
-        done_run = subprocess.run(["tc", "-force", "-batch", "-"], input="\n".join(lines) + "\n",
-                                  capture_output=True, text=True, check=False)
-        if done_run.returncode:
-            raise ModelError("line rate", f"tc refused a token bucket: {done_run.stderr.strip()[:300]}")
 
 
 def finish(process: subprocess.Popen[bytes], timeout_s: float = 120.0) -> dict[str, Any]:
