@@ -32,6 +32,7 @@ from srfabric.tsn.protect.psfp import StreamProtection
 
 MAX_HANDLE = 0x7FFF  # a filter's preference is 16 bits, and each stream takes two: 2 x handle - 1 and 2 x handle
 MIN_POLICED_MTU = 256  # the policer's rate table needs a cell size over 0: an MTU of 256 octets at least
+MAC_HEADER_AND_TAG = 18
 
 
 def tc_commands(plans: Sequence[StreamProtection], interface: str) -> list[str]:
@@ -86,7 +87,8 @@ def _gate(plan: StreamProtection) -> str:
 
 
 def _police(plan: StreamProtection) -> str:
-    """The meter (the size is the first filter's to check)."""
+    """The meter (the size is the first filter's to check). The policer takes a frame over its ``mtu`` for an
+    excess whatever the rate, and at ingress it counts the MAC header (and a tag) with the SDU."""
     meter = plan.meter
-    return f"action police rate {meter.cir_bps}bit burst {meter.cbs_bytes} mtu {MIN_POLICED_MTU} " \
-           f"conform-exceed drop/ok"
+    mtu = max(MIN_POLICED_MTU, plan.max_sdu_bytes + MAC_HEADER_AND_TAG)
+    return f"action police rate {meter.cir_bps}bit burst {meter.cbs_bytes} mtu {mtu} conform-exceed drop/ok"

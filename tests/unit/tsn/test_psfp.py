@@ -168,3 +168,14 @@ def test_a_plan_for_another_bridge_or_an_unknown_talker_is_named() -> None:
         psfp_document("s2", "00-00-00-00-00-02", plans, PORTS, ROOMY)
     with pytest.raises(ModelError, match="faces its talker h1"):
         psfp_document("s1", "00-00-00-00-00-01", plans, {"h2": "s1-eth2"}, ROOMY)
+
+
+def test_linux_policer_takes_every_frame_of_the_streams_size() -> None:
+    """The policer counts a frame over its ``mtu`` as an excess whatever the rate: it must hold the largest SDU
+    with its MAC header and tag (the size filter before it drops what is larger)."""
+    from srfabric.tsn.protect.tc import tc_commands
+
+    for plan in planned()[1]:
+        police = next(line for line in tc_commands([plan], "s1-eth1") if " police " in line)
+        mtu = int(police.split(" mtu ")[1].split()[0])
+        assert mtu >= plan.max_sdu_bytes + 18 and mtu >= 256, (plan.max_sdu_bytes, police)
