@@ -9,7 +9,7 @@ import shutil
 from srfabric.errors import ModelError
 
 NAMES = ("calibration", "ovs-chain", "ns-chain", "firewall", "shaper", "sfc-throughput", "sr-vs-rules", "sr-proxy",
-         "tsn-fig9, tsn-fig10, tsn-fig11, tsn-fig12, tsn-tables23 and tsn-frer (in the kernel lab)")
+         "tsn-fig9, tsn-fig10, tsn-fig11, tsn-fig12, tsn-tables23, tsn-frer and tsn-protect (in the kernel lab)")
 
 
 def add_parsers(commands: argparse._SubParsersAction) -> None:

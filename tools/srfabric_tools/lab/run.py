@@ -31,13 +31,14 @@ def registry(kernel_lab: bool = False) -> dict[str, Experiment]:
         tsn_fig12,
         tsn_frer,
         tsn_netconf_changes,
+        tsn_protect,
         tsn_tables23,
     )
 
     modules = (calibration, ovs_chain, ns_chain, firewall, shaper, sfc_throughput, sr_vs_rules, sr_proxy)
     experiments = {m.EXPERIMENT.name: m.EXPERIMENT for m in modules}
     if kernel_lab:
-        for module in (tsn_fig9, tsn_fig10, tsn_fig11, tsn_fig12, tsn_tables23, tsn_frer):
+        for module in (tsn_fig9, tsn_fig10, tsn_fig11, tsn_fig12, tsn_tables23, tsn_frer, tsn_protect):
             experiments[module.EXPERIMENT.name] = module.EXPERIMENT
         # The gates over NETCONF, the controller in a namespace of its own (and the changes' local reference).
         for variant in (tsn_fig9.NETCONF, tsn_fig11.NETCONF, tsn_fig11.NO_PTP, tsn_fig11.GPTP,

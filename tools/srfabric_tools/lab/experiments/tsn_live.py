@@ -40,8 +40,8 @@ class Fig7Fabric:
     ``gates="netconf"`` the controller runs in a namespace of its own and reaches the switches (OpenFlow) and
     their bridges (``srfabric bridge serve``, NETCONF over SSH, taprio applied by each bridge) over TCP only."""
 
-    def __init__(self, pairs: int, lead_ms: float = 200.0, line_mbit: int | None = None, gates: str = "taprio"
-                 ) -> None:
+    def __init__(self, pairs: int, lead_ms: float = 200.0, line_mbit: int | None = None, gates: str = "taprio",
+                 serve_args: tuple[str, ...] = ()) -> None:
         if gates not in GATES:
             raise ModelError("gates", f"{gates!r} is not one of {', '.join(GATES)}")
         self.line_mbit = line_mbit  # drain the time-triggered class of every gated port at this rate
@@ -56,7 +56,8 @@ class Fig7Fabric:
         gating = self.bridges.serve_args() if self.bridges else ("--gates", "taprio")
         clocks = self.domain.serve_args() if self.domain else ()
         self.serve = ServeProcess(f"sqlite:///{self.folder / 'api.db'}", patience=6,
-                                  extra_args=(*gating, *clocks, "--gate-lead-ms", str(lead_ms)), **placed)
+                                  extra_args=(*gating, *clocks, "--gate-lead-ms", str(lead_ms), *serve_args),
+                                  **placed)
         self.lab = ApiLab(spec, self.serve, datapath="kernel", tx_queues=8)
         self.calls: list[dict[str, Any]] = []  # every API change: what, how long until confirmed, entries sent
         self.started: list[subprocess.Popen[bytes]] = []
@@ -188,12 +189,18 @@ class Fig7Fabric:
         return process
 
     def talk(self, host: str, dst: str, ports: list[int], pps: int, seconds: float, size: int = 1400,
-             seed: int = 1, rtag: tuple[str, str, str, str] | None = None) -> subprocess.Popen[bytes]:
-        """Each port's flow at ``pps``, every frame at a random point of its period, stamped when it left;
-        ``rtag``: R-tagged on a raw socket (interface, destination MAC, source address, source port)."""
+             seed: int = 1, rtag: tuple[str, str, str, str] | None = None, offset_ns: int | None = None,
+             late_limit_ns: int | None = None) -> subprocess.Popen[bytes]:
+        """Each port's flow at ``pps``, every frame at a random point of its period (``offset_ns``: that far into
+        each period of TAI instead, as a talker that keeps its slot), stamped when it left; ``rtag``: R-tagged on a
+        raw socket (interface, destination MAC, source address, source port); ``late_limit_ns``: as a talker that
+        keeps its times and rate, under SCHED_FIFO, skipping a frame it woke that much too late for."""
         assert self.lab.testbed is not None
-        args = [*ENDPOINTS, "talk", "--dst", dst, "--period-ns", str(1_000_000_000 // pps), "--count",
-                str(max(1, int(seconds * pps))), "--size", str(size), "--spread", "--stamp", "sent", "--seed",
+        when = ["--spread"] if offset_ns is None else ["--offset-ns", str(offset_ns)]
+        when += [] if late_limit_ns is None else ["--late-limit-ns", str(late_limit_ns)]
+        realtime = [] if late_limit_ns is None else ["chrt", "-f", "50"]
+        args = [*realtime, *ENDPOINTS, "talk", "--dst", dst, "--period-ns", str(1_000_000_000 // pps), "--count",
+                str(max(1, int(seconds * pps))), "--size", str(size), *when, "--stamp", "sent", "--seed",
                 str(seed), *(["--rtag", *rtag] if rtag else [])]
         for port in ports:
             args += ["--port", str(port)]

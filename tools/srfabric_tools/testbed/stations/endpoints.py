@@ -60,7 +60,8 @@ def wait_until(deadline_ns: int, spin: bool = True) -> None:
 
 def talk(dst: str, streams: list[tuple[int, int]], period_ns: int, count: int, size: int, priority: int,
          lead_ns: int = 50_000_000, spread: bool = False, seed: int = 1, stamp_sent: bool = False,
-         txtime_ns: int = 0, etf_delta_ns: int = 0, rtag: tuple[str, int, str, int] | None = None) -> dict[str, Any]:
+         txtime_ns: int = 0, etf_delta_ns: int = 0, rtag: tuple[str, int, str, int] | None = None,
+         late_limit_ns: int | None = None) -> dict[str, Any]:
     """Send ``count`` datagrams of each (UDP port, slot offset) stream, every period, from one process
     (``spread``: at a random point of each period instead, as a sender that knows no schedule;
     ``stamp_sent``: each datagram carries when it left, and no CPU is spent spinning for the planned time;
@@ -68,7 +69,9 @@ def talk(dst: str, streams: list[tuple[int, int]], period_ns: int, count: int, s
     SO_TXTIME launch time, plus ``etf_delta_ns`` as etf releases a frame that much before its launch time;
     one handed over too late counts in ``too_late``; ``rtag``: (interface, destination MAC, source address, source
     port): each datagram R-tagged, numbered, on a raw socket, as a redundant stream's talker sends it);
-    returns how late the sends left, at most and on average."""
+    ``late_limit_ns``: a datagram whose time passed more than that ago is skipped, not sent late, so the talker
+    never sends faster than its reservation nor outside its window (their numbers in ``skipped``); returns how late
+    the sends left, at most and on average."""
     import random
 
     draw = random.Random(seed)
@@ -83,11 +86,14 @@ def talk(dst: str, streams: list[tuple[int, int]], period_ns: int, count: int, s
         if txtime_ns:
             sock.setsockopt(socket.SOL_SOCKET, SO_TXTIME, struct.pack("iI", time.CLOCK_TAI, 0))
         start = first_send(tai_ns(), period_ns, 0, lead_ns)
-        late, too_late = [], 0
+        late, too_late, skipped = [], 0, []
         for seq in range(count):
             sends = sorted((start + seq * period_ns + (draw.randrange(period_ns) if spread else offset), port)
                            for port, offset in streams)
             for planned, port in sends:
+                if late_limit_ns is not None and tai_ns() - planned > late_limit_ns:
+                    skipped.append(seq)
+                    continue
                 if txtime_ns:
                     wait_until(planned - txtime_ns, spin=False)
                     handed = tai_ns()
@@ -100,8 +106,8 @@ def talk(dst: str, streams: list[tuple[int, int]], period_ns: int, count: int, s
                 sent = tai_ns()
                 sock.sendto(HEADER.pack(seq, sent if stamp_sent else planned, sent) + padding, (dst, port))
                 late.append(sent - planned)
-    return {"sent": count * len(streams), "late_max_ns": max(late, default=0),
-            "late_mean_ns": sum(late) / max(1, len(late)), "too_late": too_late}
+    return {"sent": count * len(streams) - len(skipped), "late_max_ns": max(late, default=0),
+            "late_mean_ns": sum(late) / max(1, len(late)), "too_late": too_late, "skipped": skipped}
 
 
 def listen(ports: list[int], count: int, timeout_s: float, csv: Path | None = None, skip: int = 0,
@@ -203,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
     talker.add_argument("--stamp", choices=("planned", "sent"), default="planned",
                         help="latency counts from the planned send time, or from the actual one (no spinning)")
     talker.add_argument("--seed", type=int, default=1, help="of --spread's random points")
+    talker.add_argument("--late-limit-ns", type=int, default=None,
+                        help="skip a frame whose time passed more than this ago rather than send it late")
     talker.add_argument("--txtime-ns", type=int, default=0,
                         help="hand each frame to the kernel this long ahead with SO_TXTIME (needs the etf qdisc)")
     talker.add_argument("--etf-delta-ns", type=int, default=0,
@@ -229,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
                       args.priority, spread=args.spread, seed=args.seed, stamp_sent=args.stamp == "sent",
                       txtime_ns=args.txtime_ns, etf_delta_ns=args.etf_delta_ns,
                       rtag=(args.rtag[0], int(args.rtag[1].replace(":", ""), 16), args.rtag[2], int(args.rtag[3]))
-                      if args.rtag else None)
+                      if args.rtag else None, late_limit_ns=args.late_limit_ns)
     else:
         if args.late_after_ns and len(args.late_after_ns) not in (1, len(args.port)):
             parser.error("give one --late-after-ns, or one per --port")
