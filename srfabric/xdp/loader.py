@@ -32,6 +32,7 @@ OBJECTS = {
     "generator": "generator.o",
     "frer": "frer_eliminate.o",
     "frer-replicate": "frer_replicate.o",
+    "psfp-edge": "psfp_edge.o",
 }
 TC_OBJECTS = {"frer-replicate"}  # tc programs: their type comes from their section, not ``type xdp``
 

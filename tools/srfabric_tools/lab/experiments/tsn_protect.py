@@ -11,30 +11,35 @@ rate (``line_rate``), four streams on the primary path s1-s2-s4, each made throu
 - class A t3 → l3 (200 octets) and class B t4 → l4 (600 octets), one datagram per 1 ms each at a fixed point of
   the cycle, shaped on every hop by the ``cbs`` their latency bound assumes.
 
-With PSFP the API's plans for s1 (``GET /v2.0/srfabric/psfp/s1``) go onto the talkers' ports as ``tc`` filters
-(``srfabric.tsn.protect.tc``: size, ``gate`` and ``police``); without it nothing does, all else the same. A probe
-frame is late when it is lost or arrives more than one cycle after it left: it left before its slot opened, so
-on time it crosses within that cycle. Each class stream's frames are checked against the bound the API promised
-for it. The first 50 frames of each stream are the warm-up (a flow's first frames take Open vSwitch's slow
-path). Run it in the kernel lab: ``srfabric kernel-lab run --ovs -- srfabric lab tsn-protect``.
+The API's protection plans for s1 (``GET /v2.0/srfabric/psfp/s1``) go onto the talkers' ports one of three ways,
+each on a fresh fabric, all else the same: srfabric's XDP policing program in front of Open vSwitch
+(``srfabric.xdp.psfp_port``), Linux's ``tc`` filters with ``gate`` and ``police`` (``srfabric.tsn.protect.tc``),
+or none. The XDP program sits on the talkers' ports in every run, its table empty but with XDP's plans: frames
+through it reach Open vSwitch the same way each time (a frame that keeps its sender's socket across the veth is
+queued on the transmit queue that socket first chose, whatever its traffic class: D-ITG's connected one would
+otherwise have its own queue beside the probe's under taprio).
+A probe frame is late when it is lost or arrives more than one cycle after it left: it left in its slot,
+so on time it crosses within that cycle. Each class stream's frames are checked against the bound the API promised
+for it. The first 1,500 frames of each stream are the warm-up, after a warm-up pass of every stream (a flow's first
+frames take Open vSwitch's slow path, and a shaper drains a class's held frames only at its idle slope).
+Run it in the kernel lab: ``srfabric kernel-lab run --ovs -- srfabric lab tsn-protect``.
 """
 
 from __future__ import annotations
 
 import csv
-import re
-import subprocess
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from srfabric.rules.yang.psfp_read import read_plans
 from srfabric.tsn.protect.psfp import StreamProtection
-from srfabric.tsn.protect.tc import tc_commands
 from srfabric_tools.lab.core import Context, Experiment, Settings
 from srfabric_tools.lab.experiments.tsn_ditg import DitgFlow
 from srfabric_tools.lab.experiments.tsn_fig9 import taprio_kernel
 from srfabric_tools.lab.experiments.tsn_live import PRIMARY, Fig7Fabric, finish
+from srfabric_tools.lab.psfp_edges import EDGES, PolicedPorts
 
 Row = dict[str, Any]
 PROBE, BABBLER = 7201, 7202
@@ -45,11 +50,17 @@ UDP_IP = 28  # a stream's size is its largest SDU: the IPv4 packet, UDP and IP h
 # Class A and B: UDP port, priority, payload octets, and where in each cycle the talker sends
 CLASSES = {"t3": (7203, 3, 200, 500_000), "t4": (7204, 2, 600, 700_000)}
 CLASS_NAME = {3: "a", 2: "b"}
-LINE_MBIT = 50
+# The time-triggered class drains at 28 Mbit/s: an open window (half the cycle, after a bucket of 1,600 octets
+# filled while it was closed) holds the probe's frame and the two its babbler's meter lets through at once, while
+# the babbling (five babbler frames a cycle) is 1.8 times all of it.
+LINE_MBIT = 28
 DUTY = 50  # percent of each cycle the time-triggered class is open on every gated port (Fig. 11's)
 TOLERANCE_NS = 200_000  # the edge's gates open this much early and late (a sleeping talker wakes late)
 TALKER_PORTS = ("s1-eth3", "s1-eth4", "s1-eth5", "s1-eth6")  # t1 to t4 on s1
-WARMUP = 50  # frames of each stream left out
+LABEL = {"xdp": "XDP policing", "tc": "tc policing", "none": "none"}
+# Frames of each stream left out: the talkers start one by one, each importing for about a second of the emulated
+# CPU at real-time priority while the others send, and a class frame held meanwhile leaves only at its idle slope.
+WARMUP = 1500
 
 
 def count(settings: Settings) -> int:
@@ -58,57 +69,45 @@ def count(settings: Settings) -> int:
 
 def run(ctx: Context) -> None:
     taprio_kernel("tsn-protect")
-    seconds = ctx.settings.seconds
-    ctx.repeat({"psfp": True}, lambda: one_run(ctx, True, seconds))
-    ctx.repeat({"psfp": False}, lambda: one_run(ctx, False, seconds))
+    for edge in EDGES:
+        ctx.repeat({"psfp": edge}, partial(one_run, ctx, edge, ctx.settings.seconds))
     worst = {(p.params["psfp"], p.metric): max(p.runs) for p in ctx.points}
-    ctx.extra |= {"late_with_psfp": int(worst[True, "probe_late"]),
-                  "late_without_psfp": int(worst[False, "probe_late"]),
-                  "babbler_dropped": int(worst[True, "babbler_dropped"])}
+    ctx.extra |= {"late_with_psfp": int(worst["xdp", "probe_late"]),
+                  "late_with_tc_psfp": int(worst["tc", "probe_late"]),
+                  "late_without_psfp": int(worst["none", "probe_late"]),
+                  "babbler_dropped": int(worst["xdp", "babbler_dropped"])}
     for name in CLASS_NAME.values():
-        ctx.extra |= {f"class_{name}_over_bound": int(worst[True, f"class_{name}_over_bound"]
-                                                      + worst[False, f"class_{name}_over_bound"]),
-                      f"class_{name}_bound_us": worst[True, f"class_{name}_bound_us"],
-                      f"class_{name}_worst_us": max(worst[True, f"class_{name}_worst_us"],
-                                                    worst[False, f"class_{name}_worst_us"])}
+        ctx.extra |= {f"class_{name}_over_bound": int(sum(worst[edge, f"class_{name}_over_bound"] for edge in EDGES)),
+                      f"class_{name}_bound_us": worst["xdp", f"class_{name}_bound_us"],
+                      f"class_{name}_worst_us": max(worst[edge, f"class_{name}_worst_us"] for edge in EDGES)}
 
 
-def one_run(ctx: Context, psfp: bool, seconds: float) -> dict[str, float]:
+def one_run(ctx: Context, edge: str, seconds: float) -> dict[str, float]:
     """A fresh fabric, the four streams, ``seconds`` of traffic after the warm-up; the run's counts."""
     with Fig7Fabric(pairs=4, line_mbit=LINE_MBIT, serve_args=("--psfp-tolerance-ns", str(TOLERANCE_NS))) as fabric:
-        _tc([f"qdisc add dev {port} clsact" for port in TALKER_PORTS])  # before any gate: a graft stops one
-        plans, bounds = make_streams(fabric, psfp)
-        slot = (opening(next(p for p in plans if p.identity.udp_dst == PROBE)) + TOLERANCE_NS) % CYCLE_NS
-        frames = int(seconds * 1e9 / CYCLE_NS)
-        talked = seconds + WARMUP * CYCLE_NS / 1e9
-        ends = {"t1": (PROBE, "l1"), **{host: (c[0], f"l{host[1:]}") for host, c in CLASSES.items()}}
-        warm_up(fabric, ends)
-        listeners = {host: fabric.listen(listener, [port], frames, fabric.folder / f"{host}.csv", timeout_s=3,
-                                         skip=WARMUP) for host, (port, listener) in ends.items()}
-        time.sleep(0.5)
-        babbler = DitgFlow(fabric, "t2", "l2", BABBLER, BABBLE * 1_000_000_000 // BABBLER_PERIOD_NS, talked,
-                           size=FRAME).start()
-        talkers = {"t1": fabric.talk("t1", fabric.ip("l1"), [PROBE], 1_000_000_000 // CYCLE_NS, talked, FRAME,
-                                     offset_ns=slot, late_limit_ns=TOLERANCE_NS)}
-        talkers |= {host: fabric.talk(host, fabric.ip(f"l{host[1:]}"), [port], 1_000_000_000 // CYCLE_NS, talked,
-                                      payload, offset_ns=offset, late_limit_ns=CYCLE_NS // 2)
-                    for host, (port, _, payload, offset) in CLASSES.items()}
-        sent = {host: finish(process, timeout_s=4 * seconds + 120) for host, process in talkers.items()}
-        babbled = babbler.packets(timeout_s=4 * seconds + 120)
-        heard = {host: finish(process, timeout_s=4 * seconds + 120) for host, process in listeners.items()}
-        drops = edge_drops()
-        queues = {port: subprocess.run(["tc", "-s", "qdisc", "show", "dev", port], capture_output=True, text=True,
-                                       check=False).stdout for port in ("s1-eth1", "s2-eth2", "s4-eth5")}
-        ctx.extra.setdefault("runs", []).append({"psfp": psfp, "sent": sent, "heard": heard, "bounds_ns": bounds,
-                                                 "queues": queues,
-                                                 "babbler_delivered": len(babbled), "edge_filters": drops,
-                                                 "plans": [plan_row(p) for p in plans]})
+        policed = PolicedPorts(edge, TALKER_PORTS)
+        try:
+            plans, bounds = make_streams(fabric)
+            policed.protect(plans)
+            # halfway into its edge gate's early tolerance; it skips a frame it wakes for that late again
+            slot = (opening(next(p for p in plans if p.identity.udp_dst == PROBE)) + TOLERANCE_NS // 2) % CYCLE_NS
+            frames = int(seconds * 1e9 / CYCLE_NS)
+            sent, heard, babbled = send(fabric, slot, seconds, frames)
+            drops = {port: policed.dropped(port) for port in TALKER_PORTS}
+            series = {host: [int(row["latency_ns"]) for row in _rows(fabric.folder / f"{host}.csv")][::25]
+                      for host in heard}  # every 25th frame's latency, to see a backlog build or drain
+            ctx.extra.setdefault("runs", []).append({"psfp": edge, "sent": sent, "heard": heard, "bounds_ns": bounds,
+                                                     "babbler_delivered": babbled, "dropped": drops, "series": series,
+                                                     "counters": policed.counters(),
+                                                     "plans": [plan_row(p) for p in plans]})
+        finally:
+            policed.close()
     skipped = {seq - WARMUP for seq in sent["t1"]["skipped"] if seq >= WARMUP}
     measured = {"probe_late": float(late(fabric.folder / "t1.csv", set(range(frames)) - skipped)),
                 "probe_skipped_by_talker": float(len(skipped)),
-                "probe_dropped_at_own_edge": float(sum(edge_drops_of(drops, TALKER_PORTS[0]))),
-                "probe_frames": float(heard["t1"].get("frames", 0)), "babbler_delivered": float(len(babbled)),
-                "babbler_dropped": float(sum(edge_drops_of(drops, TALKER_PORTS[1])))}
+                "probe_dropped_at_own_edge": float(drops[TALKER_PORTS[0]]),
+                "probe_frames": float(heard["t1"].get("frames", 0)), "babbler_delivered": float(babbled),
+                "babbler_dropped": float(drops[TALKER_PORTS[1]])}
     for host, (_, priority, _, _) in CLASSES.items():
         name = CLASS_NAME[priority]
         bound_ns = bounds[name.upper()]
@@ -117,6 +116,29 @@ def one_run(ctx: Context, psfp: bool, seconds: float) -> dict[str, float]:
                      f"class_{name}_bound_us": bound_ns / 1000,
                      f"class_{name}_over_bound": float(over(fabric.folder / f"{host}.csv", bound_ns))}
     return measured
+
+
+def send(fabric: Fig7Fabric, slot: int, seconds: float, frames: int
+         ) -> tuple[dict[str, Any], dict[str, Any], int]:
+    """The warm-up, then every talker and the babbler for ``seconds`` past the warm-up; what each talker and
+    listener said, and how many of the babbler's frames arrived."""
+    talked = seconds + WARMUP * CYCLE_NS / 1e9
+    ends = {"t1": (PROBE, "l1"), **{host: (c[0], f"l{host[1:]}") for host, c in CLASSES.items()}}
+    warm_up(fabric, ends)
+    listeners = {host: fabric.listen(listener, [port], frames, fabric.folder / f"{host}.csv", timeout_s=3,
+                                     skip=WARMUP) for host, (port, listener) in ends.items()}
+    time.sleep(0.5)
+    babbler = DitgFlow(fabric, "t2", "l2", BABBLER, BABBLE * 1_000_000_000 // BABBLER_PERIOD_NS, talked,
+                       size=FRAME).start()
+    talkers = {"t1": fabric.talk("t1", fabric.ip("l1"), [PROBE], 1_000_000_000 // CYCLE_NS, talked, FRAME,
+                                 offset_ns=slot, late_limit_ns=TOLERANCE_NS // 2)}
+    talkers |= {host: fabric.talk(host, fabric.ip(f"l{host[1:]}"), [port], 1_000_000_000 // CYCLE_NS, talked,
+                                  payload, offset_ns=offset, late_limit_ns=CYCLE_NS // 2)
+                for host, (port, _, payload, offset) in CLASSES.items()}
+    sent = {host: finish(process, timeout_s=4 * seconds + 120) for host, process in talkers.items()}
+    babbled = len(babbler.packets(timeout_s=4 * seconds + 120))
+    heard = {host: finish(process, timeout_s=4 * seconds + 120) for host, process in listeners.items()}
+    return sent, heard, babbled
 
 
 def warm_up(fabric: Fig7Fabric, ends: dict[str, tuple[int, str]]) -> None:
@@ -128,9 +150,9 @@ def warm_up(fabric: Fig7Fabric, ends: dict[str, tuple[int, str]]) -> None:
     time.sleep(1.0)
 
 
-def make_streams(fabric: Fig7Fabric, psfp: bool) -> tuple[list[StreamProtection], dict[str, int]]:
-    """The four streams through the API; with ``psfp`` their edge's plans onto the talkers' ports. The plans,
-    and each class's latency bound (ns) as the API promised it."""
+def make_streams(fabric: Fig7Fabric) -> tuple[list[StreamProtection], dict[str, int]]:
+    """The four streams through the API (the time-triggered class open for ``DUTY`` % of every cycle); the edge's
+    protection plans for s1, and each class's latency bound (ns) as the API promised it."""
     fabric.stream("t1", "l1", PROBE, path=PRIMARY, name="probe", more={"size_bytes": FRAME + UDP_IP})
     fabric.stream("t2", "l2", BABBLER, path=PRIMARY, name="babbler",
                   more={"size_bytes": FRAME + UDP_IP, "period_ns": BABBLER_PERIOD_NS})
@@ -140,9 +162,6 @@ def make_streams(fabric: Fig7Fabric, psfp: bool) -> tuple[list[StreamProtection]
                       more={"size_bytes": payload + UDP_IP, "max_latency_ns": 100_000_000})
     fabric.wait_for_gates()
     plans = read_plans(fabric.client.get("/v2.0/srfabric/psfp/s1"), "s1")
-    if psfp:
-        _tc([line.removeprefix("tc ") for port in TALKER_PORTS
-             for line in tc_commands([p for p in plans if p.talker == port], port) if " filter " in line])
     streams = fabric.client.get("/v2.0/srfabric/schedule")["schedule"]["classes"]["streams"]
     return plans, {row["class"]: int(row["latency_bound_ns"]) for row in streams}
 
@@ -182,29 +201,6 @@ def plan_row(plan: StreamProtection) -> Row:
             "gate": [(i.open, i.duration_ns) for i in plan.gate.intervals], "base_ns": plan.gate.base_time_ns}
 
 
-def edge_drops() -> dict[str, str]:
-    """Every talker port's ingress filters with their actions' counters, as ``tc -s`` prints them (iproute2 6.1's
-    JSON for these is not JSON)."""
-    return {port: subprocess.run(["tc", "-s", "filter", "show", "dev", port, "ingress"], capture_output=True,
-                                 text=True, check=False).stdout for port in TALKER_PORTS}
-
-
-def edge_drops_of(shown: dict[str, str], port: str) -> list[int]:
-    """The frames each action of ``port``'s filters dropped (size, gate, meter).
-
-    >>> edge_drops_of({"p": " Sent 9 bytes 3 pkt (dropped 3, overlimits 0 requeues 0)"}, "p")
-    [3]
-    """
-    return [int(found) for found in re.findall(r"\(dropped (\d+),", shown.get(port, ""))]
-
-
-def _tc(lines: list[str]) -> None:
-    done = subprocess.run(["tc", "-batch", "-"], input="\n".join(lines) + "\n", capture_output=True, text=True,
-                          check=False)
-    if done.returncode:
-        raise RuntimeError(f"tc refused: {done.stderr.strip()[:400]}")
-
-
 def plot(rows: list[Row], extra: dict[str, Any], path: Path) -> None:
     import matplotlib
 
@@ -212,30 +208,30 @@ def plot(rows: list[Row], extra: dict[str, Any], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     by = {(row["psfp"], row["metric"]): row["median"] for row in rows}
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.5))
-    labels = ["with PSFP", "without"]
-    left.bar(labels, [by[True, "probe_late"], by[False, "probe_late"]], color=["tab:green", "tab:red"])
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
+    labels = [LABEL[edge] for edge in EDGES]
+    left.bar(labels, [by[edge, "probe_late"] for edge in EDGES], color=["tab:green", "tab:orange", "tab:red"])
     left.set_title("probe frames late or lost")
     for offset, name in enumerate(CLASS_NAME.values()):
-        right.bar([x + offset * 0.4 for x in range(2)], [by[True, f"class_{name}_worst_us"],
-                                                           by[False, f"class_{name}_worst_us"]], width=0.4,
-                  label=f"class {name.upper()} worst (bound {by[True, f'class_{name}_bound_us']:.0f} µs)")
-    right.set_xticks([0.2, 1.2], labels)
-    right.set_title("class latency (µs)")
+        right.bar([x + offset * 0.4 for x in range(len(EDGES))], [by[edge, f"class_{name}_worst_us"] for edge in EDGES],
+                  width=0.4, label=f"class {name.upper()} (bound {by['xdp', f'class_{name}_bound_us']:.0f} µs)")
+    right.set_xticks([x + 0.2 for x in range(len(EDGES))], labels)
+    right.set_title("class streams' worst latency (µs)")
     right.legend(fontsize=7)
-    fig.suptitle(f"tsn-protect: a babbler at {BABBLE}x its reservation")
+    fig.suptitle(f"tsn-protect: a babbler at {BABBLE}x its reservation (guest time, kernel lab)")
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
 
 
 def compare(rows: list[Row], extra: dict[str, Any]) -> list[str]:
-    lines = [f"probe frames late with PSFP: {extra.get('late_with_psfp')}, without: {extra.get('late_without_psfp')}",
-             f"babbler frames dropped at its edge: {extra.get('babbler_dropped')}"]
+    lines = [f"probe frames late with XDP policing: {extra.get('late_with_psfp')}, with tc's: "
+             f"{extra.get('late_with_tc_psfp')}, without: {extra.get('late_without_psfp')}",
+             f"babbler frames dropped at its edge (XDP): {extra.get('babbler_dropped')}"]
     for name in CLASS_NAME.values():
         lines.append(f"class {name.upper()} worst {extra.get(f'class_{name}_worst_us', 0):.1f} µs against its bound "
                      f"{extra.get(f'class_{name}_bound_us', 0):.1f} µs "
-                     f"({extra.get(f'class_{name}_over_bound')} frames over)")
+                     f"({extra.get(f'class_{name}_over_bound')} frames over, every run)")
     return lines
 
 

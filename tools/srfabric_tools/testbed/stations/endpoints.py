@@ -104,6 +104,9 @@ def talk(dst: str, streams: list[tuple[int, int]], period_ns: int, count: int, s
                     continue
                 wait_until(planned, spin=not stamp_sent)
                 sent = tai_ns()
+                if late_limit_ns is not None and sent - planned > late_limit_ns:  # woke too late for it
+                    skipped.append(seq)
+                    continue
                 sock.sendto(HEADER.pack(seq, sent if stamp_sent else planned, sent) + padding, (dst, port))
                 late.append(sent - planned)
     return {"sent": count * len(streams) - len(skipped), "late_max_ns": max(late, default=0),
