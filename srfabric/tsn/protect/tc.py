@@ -32,7 +32,7 @@ from srfabric.tsn.protect.psfp import StreamProtection
 
 MAX_HANDLE = 0x7FFF  # a filter's preference is 16 bits, and each stream takes two: 2 x handle - 1 and 2 x handle
 MIN_POLICED_MTU = 256  # the policer's rate table needs a cell size over 0: an MTU of 256 octets at least
-MAC_HEADER_AND_TAG = 18
+MAC_HEADER_AND_TAG = 18  # what the policer counts of a frame besides its SDU: the MAC header, and a tag
 
 
 def tc_commands(plans: Sequence[StreamProtection], interface: str) -> list[str]:

@@ -50,10 +50,11 @@ UDP_IP = 28  # a stream's size is its largest SDU: the IPv4 packet, UDP and IP h
 # Class A and B: UDP port, priority, payload octets, and where in each cycle the talker sends
 CLASSES = {"t3": (7203, 3, 200, 500_000), "t4": (7204, 2, 600, 700_000)}
 CLASS_NAME = {3: "a", 2: "b"}
-# The time-triggered class drains at 28 Mbit/s: an open window (half the cycle, after a bucket of 1,600 octets
-# filled while it was closed) holds the probe's frame and the two its babbler's meter lets through at once, while
-# the babbling (five babbler frames a cycle) is 1.8 times all of it.
-LINE_MBIT = 28
+# The time-triggered class drains at 40 Mbit/s: an open window (half the cycle, after a bucket of 1,600 octets
+# filled while it was closed) holds 4,100 octets, the probe's frame and the two its babbler's meter lets through at
+# once with a frame to spare (at 28 Mbit/s, 3,350 for those 3,126, a few probe frames of 10,000 missed their
+# window), while the babbling (five babbler frames a cycle with the probe's) is 1.4 times the 5,000 a cycle drains.
+LINE_MBIT = 40
 DUTY = 50  # percent of each cycle the time-triggered class is open on every gated port (Fig. 11's)
 TOLERANCE_NS = 200_000  # the edge's gates open this much early and late (a sleeping talker wakes late)
 TALKER_PORTS = ("s1-eth3", "s1-eth4", "s1-eth5", "s1-eth6")  # t1 to t4 on s1
