@@ -42,22 +42,25 @@ class PolicedPorts:
         if self.edge == "xdp":
             return self.xdp[port].outcomes()["dropped"]
         if self.edge == "tc":
-            shown = subprocess.run(["tc", "-s", "filter", "show", "dev", port, "ingress"], capture_output=True,
-                                   text=True, check=False).stdout
-            return sum(dropped_in(shown))
+            return sum(dropped_in(ingress_filters(port)))
         return 0
 
     def counters(self) -> dict[str, object]:
         """What each port's policing counted, as it shows it."""
         if self.edge == "xdp":
             return {port: held.counters() for port, held in self.xdp.items()}
-        return {port: subprocess.run(["tc", "-s", "filter", "show", "dev", port, "ingress"], capture_output=True,
-                                     text=True, check=False).stdout for port in self.ports}
+        return {port: ingress_filters(port) for port in self.ports}
 
     def close(self) -> None:
         for held in self.xdp.values():
             held.detach()
         self.xdp.clear()
+
+
+def ingress_filters(port: str) -> str:
+    """``port``'s ingress filters with their actions' counters, as ``tc -s`` prints them."""
+    return subprocess.run(["tc", "-s", "filter", "show", "dev", port, "ingress"], capture_output=True, text=True,
+                          check=False).stdout
 
 
 def dropped_in(shown: str) -> list[int]:
