@@ -106,11 +106,13 @@ class TaprioGates:
     def at_speed(self, gcl: PortGcl) -> PortGcl:
         """``gcl`` with its class shapers' send slopes at the speed the kernel gives the interface, where it says
         one (``shaping.at_port_rate``)."""
+        if not gcl.shapers:  # most ports: no file to read on every change
+            return gcl
         try:
             mbit = int((self.net / gcl.interface / "speed").read_text())
         except (OSError, ValueError):
             return gcl
-        return at_port_rate(gcl, mbit * 1000) if gcl.shapers and mbit > 0 else gcl
+        return at_port_rate(gcl, mbit * 1000) if mbit > 0 else gcl
 
     def read(self, interface: str) -> dict[str, Any]:
         """What the kernel runs on ``interface``: ``oper`` and (while a change waits) ``admin`` schedules."""

@@ -80,6 +80,12 @@ def install(obj: LoadedObject, plans: list[tuple[StreamProtection, int]]) -> int
     return written
 
 
+def converge(obj: LoadedObject, placed: list[tuple[StreamProtection, int]]) -> tuple[int, int]:
+    """Hold exactly the (plan, talker's port) ``placed`` in ``obj``'s map; the entries written and removed."""
+    written = install(obj, placed)
+    return written, keep_only(obj, {psfp_key(plan, in_port) for plan, in_port in placed})
+
+
 def keep_only(obj: LoadedObject, keys: set[bytes]) -> int:
     """Remove every entry whose key is not in ``keys``; returns how many went."""
     table = obj.map(MAP)
@@ -134,10 +140,7 @@ class PinnedEdge:
     def converge(self, plans: list[StreamProtection]) -> tuple[int, int]:
         """Hold exactly ``plans`` (each plan's ``talker`` is the interface its frames come in by); returns the
         entries written and removed."""
-        placed = [(plan, self.in_port(plan.talker)) for plan in plans]
-        written = install(self.obj, placed)
-        removed = keep_only(self.obj, {psfp_key(plan, port) for plan, port in placed})
-        return written, removed
+        return converge(self.obj, [(plan, self.in_port(plan.talker)) for plan in plans])
 
     def report(self) -> dict[str, object]:
         """The counters as the API takes them (``psfp_book.PsfpReport``, without the bridge)."""

@@ -43,10 +43,7 @@ class PsfpPort:
 
     def converge(self, plans: Sequence[StreamProtection]) -> tuple[int, int]:
         """Hold exactly ``plans`` (those whose talker sends into this port); the entries written and removed."""
-        placed = [(plan, 0) for plan in plans]
-        written = psfp.install(self.obj, placed)
-        removed = psfp.keep_only(self.obj, {psfp.psfp_key(plan, 0) for plan, _ in placed})
-        return written, removed
+        return psfp.converge(self.obj, [(plan, 0) for plan in plans])
 
     def counters(self) -> dict[int, dict[str, int]]:
         """Each stream's counters by handle, under ``ieee802-dot1q-psfp``'s names."""
