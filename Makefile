@@ -45,7 +45,7 @@ RESULTS := $(if $(QUICK),build/results,docs/results)
 TSN_LAB := "tsn-fig9 --reps 3 --seconds 5" "tsn-tables23 --reps 2 --seconds 5" "tsn-fig10 --reps 3 --seconds 4" \
 	"tsn-fig11 --reps 2 --seconds 8" "tsn-fig12 --reps 2 --seconds 8" "tsn-frer" \
 	"tsn-fig9-netconf --reps 3 --seconds 5" "tsn-fig11-netconf --reps 2 --seconds 8" "tsn-netconf-changes --reps 1" \
-	"tsn-protect --reps 2 --seconds 10"
+	"tsn-protect --reps 3 --seconds 20"
 results: bootstrap
 	mkdir -p $(RESULTS)
 	for bench in dataplane capacity capacity-ovs capacity-tables deploy tsn tsnkit hostile reconnect neutron netconf; do \
