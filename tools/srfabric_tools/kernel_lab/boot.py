@@ -14,6 +14,8 @@ Examples
 >>> argv = qemu_argv(lab, Path("/tmp/i.cpio"), Path("/tmp/ctl"))
 >>> argv[argv.index("-icount") + 1], "tsc=reliable" in argv[argv.index("-append") + 1]
 ('shift=0,sleep=off', True)
+>>> [word for word in argv[argv.index("-append") + 1].split() if word.startswith(("tsc", "transparent"))]
+['tsc=reliable', 'transparent_hugepage=never']
 """
 
 from __future__ import annotations
@@ -191,7 +193,10 @@ def initramfs(lab: LabConfig, busybox: Path = BUSYBOX) -> bytes:
 
 def qemu_argv(lab: LabConfig, initrd: Path, control: Path) -> list[str]:
     """QEMU's command line: TCG, one CPU, the host root read-only, the control share and ``lab.shares``."""
-    cmdline = "console=ttyS0 panic=-1 quiet loglevel=3 tsc=reliable mitigations=off " + lab.extra_cmdline
+    # No transparent huge pages: khugepaged's periodic collapse of pages stalled the one emulated CPU, real-time
+    # talkers too, for a run of their slots (tsn-protect's runs; the lab page has them).
+    cmdline = ("console=ttyS0 panic=-1 quiet loglevel=3 tsc=reliable mitigations=off transparent_hugepage=never "
+               + lab.extra_cmdline)
     argv = [
         QEMU, "-accel", "tcg", "-m", str(lab.memory_mb), "-smp", "1", "-cpu", "max",
         "-nographic", "-no-reboot", "-nodefaults", "-serial", "stdio",
