@@ -142,6 +142,7 @@ def open_service(args: argparse.Namespace, controller: Controller) -> Running:
                          leadership=leadership)
     service.streams.lead_ns = int(args.gate_lead_ms * 1_000_000)
     service.streams.psfp.tolerance_ns = args.psfp_tolerance_ns
+    service.streams.psfp.meters = args.psfp_meters
     return Running(controller, service, engine, repository, leadership, shares=shares)
 
 
@@ -174,6 +175,14 @@ def watch_bridges_of(running: Running) -> None:
     gates = running.service.streams.installer.gates
     if isinstance(gates, NetconfGates):
         running.tasks.append(asyncio.create_task(watch_bridges(running.service, gates)))
+
+
+def watch_meters_of(args: argparse.Namespace, running: Running) -> None:
+    """With ``--psfp-meters``: read the edges' meter counters into the PSFP view, in a task of its own."""
+    if args.psfp_meters:
+        from srfabric.api.streams.meter_task import watch_meters
+
+        running.tasks.append(asyncio.create_task(watch_meters(running.service)))
 
 
 def watch_clocks_of(args: argparse.Namespace, running: Running) -> None:
@@ -313,6 +322,7 @@ async def serve(args: argparse.Namespace, inherited: socket.socket | None = None
     running = open_service(args, controller)
     try:
         watch_clocks_of(args, running)
+        watch_meters_of(args, running)
         watch_bridges_of(running)
         role = await first_election(running)
         held.set()

@@ -105,6 +105,11 @@ def add_stream_options(tsn: argparse._ArgumentGroup) -> None:
     tsn.add_argument("--psfp-tolerance-ns", type=int, default=0,
                      help="802.1Qci: open each stream's ingress gate this long before and after its slot (the "
                           "talkers' and the edges' clocks disagree by up to this), 0..1000000")
+    tsn.add_argument("--psfp-meters", action="store_true",
+                     help="802.1Qci on Open vSwitch: police each time-triggered stream at its talker's edge with an "
+                          "OpenFlow meter of its reservation (frames a second, a bucket of two); its counters reach "
+                          "the PSFP view and /metrics. The meter only: the size and the window need the XDP program "
+                          "in front of the port")
 
 
 def token_from(args: argparse.Namespace) -> str | None:

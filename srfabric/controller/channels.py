@@ -146,14 +146,14 @@ class SwitchChannels:
                 if self.on_deposed is not None:
                     self.on_deposed(f"switch {conn.dpid:#x} holds a newer generation than {self.generation}")
             raise
-        held, held_groups = await read_back(conn)
+        held, held_groups, held_meters = await read_back(conn)
         before = self.switches.get(conn.dpid)
         if before is not None and before is not conn:
             security_event(log, "switch_replaced", f"switch {conn.dpid:#x}: a second connection replaces the first",
                            dpid=f"{conn.dpid:#x}", peer=conn.peer, replaced=before.peer)
         conn.taken_at = time.time()
         self.switches[conn.dpid] = conn
-        self.do(self.core.switch_ready(conn.dpid, conn.ports, held, held_groups), conn)
+        self.do(self.core.switch_ready(conn.dpid, conn.ports, held, held_groups, held_meters), conn)
 
     async def lead(self, generation: int) -> None:
         """Stop following: take every connected switch it owns now as MASTER with ``generation`` (its old

@@ -84,10 +84,11 @@ class ControllerCore:
         name, role = self.config.switch_names.get(dpid, (fallback, "edge"))
         self.fabric.add_switch(Switch(dpid, name, role))
 
-    def switch_ready(self, dpid: int, ports: Collection[int], held: Held, held_groups: HeldGroups) -> Effects:
+    def switch_ready(self, dpid: int, ports: Collection[int], held: Held, held_groups: HeldGroups,
+                     held_meters: set[int] | None = None) -> Effects:
         """A switch taken (as MASTER), holding ``held`` and ``held_groups`` as read back: it is synced from now
         on, and discovery starts on its ports."""
-        self.reconciler.held(dpid, held, held_groups)
+        self.reconciler.held(dpid, held, held_groups, held_meters)
         self.ports[dpid] = ports
         self.taken.add(dpid)
         effects = Effects(sync=True)

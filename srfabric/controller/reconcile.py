@@ -18,7 +18,8 @@ from operator import itemgetter
 from typing import Any
 
 from srfabric.rules.entries import EntryKey, FlowEntry, GroupEntry, kind_of
-from srfabric.rules.openflow.ofbind import group_delete, group_mod, wire_cookie
+from srfabric.rules.meters import meter_changes
+from srfabric.rules.openflow.ofbind import group_delete, group_mod, meter_delete, meter_mod, wire_cookie
 from srfabric.rules.openflow.wire import flow_add_packed, flow_delete_packed
 from srfabric.rules.tables import came_and_went
 
@@ -46,6 +47,8 @@ class Push:
     wanted_groups: dict[int, GroupEntry]
     changed: list[GroupEntry]
     desired: tuple[list[FlowEntry], list[GroupEntry]]
+    held_meters: set[int]
+    wanted_meters: set[int]
 
 
 class Reconciler:
@@ -54,6 +57,7 @@ class Reconciler:
     def __init__(self) -> None:
         self.installed: dict[int, Held] = {}
         self.installed_groups: dict[int, HeldGroups] = {}
+        self.installed_meters: dict[int, set[int]] = {}  # meter ids (``rules.meters``); switches without none
         self.sent: dict[int, int] = {}  # flow-mods each switch got in the last sync that changed it (a count)
         self.flow_mods: dict[int, int] = {}  # flow-mods (adds, deletes) and group-mods each switch got since the start
         self.flow_mod_kinds: dict[tuple[int, str], int] = {}  # the same by (switch, entry kind)
@@ -63,10 +67,11 @@ class Reconciler:
         # outside a sync drops the record, so the switch is compared entry by entry again.
         self.last: dict[int, tuple[list[FlowEntry], list[GroupEntry], Held, HeldGroups]] = {}
 
-    def held(self, dpid: int, entries: Held, groups: HeldGroups) -> None:
+    def held(self, dpid: int, entries: Held, groups: HeldGroups, meters: set[int] | None = None) -> None:
         """What a connecting switch holds, as read back."""
         self.installed[dpid] = entries
         self.installed_groups[dpid] = groups
+        self.installed_meters[dpid] = set(meters or ())
 
     def touched(self, dpids: list[int], tables: dict[int, list[FlowEntry]], groups: dict[int, list[GroupEntry]]
                 ) -> list[int]:
@@ -101,14 +106,19 @@ class Reconciler:
         changed = [group for gid, group in groups.items()
                    if (held := current_groups.get(gid, False)) is not group and held != group]
         dropped = [gid for gid in current_groups if gid not in groups]
-        if not removed and not added and not changed and not dropped:
+        held_meters = self.installed_meters.setdefault(dpid, set())
+        meters = meter_changes(held_meters, added, desired_list)
+        if not removed and not added and not changed and not dropped and not meters.deleted:
             self.last[dpid] = (desired_list, desired_groups, current, current_groups)
             return None
-        # Groups first (entries refer to them), entries next, unused groups last; all with the barrier in one write.
+        # Groups and meters first (entries refer to them), entries next, unused groups and meters last; all with
+        # the barrier in one write.
         messages = [group_mod(group, modify=group.group_id in current_groups) for group in changed]
+        messages += [meter_mod(meter, modify=meter.meter_id in meters.modify) for meter in meters.setting]
         messages += [flow_delete_packed(FlowEntry(*key)) for key in removed]
         messages += [flow_add_packed(entry) for entry in added]
         messages += [group_delete(gid) for gid in dropped]
+        messages += [meter_delete(meter_id) for meter_id in meters.deleted]
         self.last.pop(dpid, None)
         self.sent[dpid] = len(removed) + len(added)
         # Group-mods count with the flow-mods: both change what the switch holds.
@@ -120,12 +130,13 @@ class Reconciler:
         if changed or dropped:
             self.count_kind(dpid, "group", len(changed) + len(dropped))
         return Push(dpid, messages, current, cookies, added, current_groups, groups, changed,
-                    (desired_list, desired_groups))
+                    (desired_list, desired_groups), held_meters, meters.wanted)
 
     def confirmed(self, push: Push) -> None:
         """The switch confirmed ``push`` with its barrier: it holds what was wanted."""
         self.installed[push.dpid] = push.wanted
         self.installed_groups[push.dpid] = dict(push.wanted_groups)
+        self.installed_meters[push.dpid] = set(push.wanted_meters)
         self.last[push.dpid] = (*push.desired, self.installed[push.dpid], self.installed_groups[push.dpid])
 
     def failed(self, push: Push) -> None:
@@ -135,6 +146,7 @@ class Reconciler:
                                      **{entry.key: push.wanted[entry.key] for entry in push.added}}
         self.installed_groups[push.dpid] = {**{g: v for g, v in push.held_groups.items() if g in push.wanted_groups},
                                             **{group.group_id: group for group in push.changed}}
+        self.installed_meters[push.dpid] = push.held_meters | push.wanted_meters
 
     def add(self, dpid: int, key: EntryKey, cookie: int) -> None:
         """A reactive entry sent outside a sync: the switch holds more than was last confirmed (``_since`` no

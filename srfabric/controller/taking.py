@@ -54,7 +54,7 @@ async def take_slave(conn: SwitchConnection, generation_seen: Callable[[], int],
     return not conn.closed.is_set()
 
 
-async def read_back(conn: SwitchConnection) -> tuple[Held, HeldGroups]:
+async def read_back(conn: SwitchConnection) -> tuple[Held, HeldGroups, set[int]]:
     """What a connecting switch holds; a table that cannot be read is flushed instead."""
     try:
         stats = await conn.flow_stats()
@@ -69,4 +69,8 @@ async def read_back(conn: SwitchConnection) -> tuple[Held, HeldGroups]:
         held_groups = {g.group_id: group_from_ofp(g) for g in groups}
     except SrfabricError:
         held_groups = {}  # a switch without groups (the XDP agent) refuses the request
-    return held, held_groups
+    try:
+        held_meters = {config.meter_id for config in await conn.meter_config()}
+    except SrfabricError:
+        held_meters = set()  # nor has it meters
+    return held, held_groups, held_meters

@@ -39,6 +39,9 @@ class SteeredStream:
     time_triggered: bool = True
     second_path: tuple[str, ...] = ()  # IEEE 802.1CB: a second seamless tree, every frame sent along both
     sr_class: int | None = None  # the priority of its SR class (3: A, 2: B); None: time-triggered or best effort
+    # Policed at its talker's edge by an OpenFlow meter (``serve --psfp-meters``): its reservation in frames a
+    # second and a bucket of frames; None: not metered there.
+    meter: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
         if not 0 < self.owner <= MAX_OWNER:
@@ -48,6 +51,8 @@ class SteeredStream:
         if self.sr_class is not None and (self.time_triggered or self.sr_class not in SR_CLASS_PRIORITY.values()):
             raise ModelError("sr_class", f"must be 3 (class A) or 2 (class B) on a stream that is not time-triggered, "
                                          f"got {self.sr_class}")
+        if self.meter is not None and not (1 <= self.meter[0] <= 0xFFFFFFFF and 1 <= self.meter[1] <= 0xFFFFFFFF):
+            raise ModelError("meter", f"frames a second and bucket must each be in 1..{0xFFFFFFFF}, got {self.meter}")
         for name in ("udp_dst", "udp_src"):
             port = getattr(self, name)
             if port is not None and not 0 <= port <= 65535:

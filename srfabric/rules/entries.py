@@ -15,11 +15,15 @@ from enum import IntEnum
 from functools import lru_cache
 
 from srfabric.codecs.macaddr import mac_to_str
+from srfabric.errors import ModelError
 
 Match = tuple[tuple[str, int, int | None], ...]
 """Sorted (field, value, mask) triples; every value is an integer (MACs and IPv4 too)."""
 EntryKey = tuple[int, int, Match]  # (table, priority, match): what identifies an entry inside a switch
 
+
+MAX_METER_ID = 0xFFFF0000  # OpenFlow 1.3's OFPM_MAX: the ids above it are virtual meters
+U32_MAX = 0xFFFFFFFF
 
 MAC_FIELDS = {"eth_src", "eth_dst", "arp_sha", "arp_tha"}
 IPV4_FIELDS = {"ipv4_src", "ipv4_dst", "arp_spa", "arp_tpa"}
@@ -213,6 +217,24 @@ class Group:
     group_id: int
 
 
+@dataclass(frozen=True)
+class Meter:
+    """Pass the frame through meter ``meter_id`` first: ``rate_pps`` frames a second with a bucket of ``burst``
+    frames, anything over dropped (OpenFlow 1.3's meter instruction; always an entry's first action here). The
+    meter's settings ride with the entry, so an entry's digest changes with them and a sync sets the meter before
+    the entry that uses it (``controller.reconcile``)."""
+
+    meter_id: int
+    rate_pps: int
+    burst: int
+
+    def __post_init__(self) -> None:
+        for name, value, top in (("meter_id", self.meter_id, MAX_METER_ID), ("rate_pps", self.rate_pps, U32_MAX),
+                                 ("burst", self.burst, U32_MAX)):
+            if not 1 <= value <= top:
+                raise ModelError(f"meter.{name}", f"must be in 1..{top}, got {value}")
+
+
 Action = (
     Output
     | OutputBits
@@ -227,6 +249,7 @@ Action = (
     | ToController
     | SetQueue
     | Group
+    | Meter
 )
 
 

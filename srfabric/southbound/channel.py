@@ -234,6 +234,12 @@ class SwitchConnection:
     async def group_desc(self) -> list[Any]:
         return await self.multipart(parser.OFPGroupDescStatsRequest(PROTOCOL))
 
+    async def meter_config(self) -> list[Any]:
+        return await self.multipart(parser.OFPMeterConfigStatsRequest(PROTOCOL, 0, ofp.OFPM_ALL))
+
+    async def meter_stats(self) -> list[Any]:
+        return await self.multipart(parser.OFPMeterStatsRequest(PROTOCOL, 0, ofp.OFPM_ALL))
+
     async def handshake(self, timeout: float = 10.0) -> None:
         self.send(parser.OFPHello(PROTOCOL))
         features = await self._request(parser.OFPFeaturesRequest(PROTOCOL), timeout)

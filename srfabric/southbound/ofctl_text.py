@@ -21,6 +21,7 @@ from srfabric.rules.entries import (
     FlowEntry,
     Group,
     LoadBits,
+    Meter,
     MoveBits,
     Output,
     OutputBits,
@@ -83,6 +84,8 @@ def action_text(action: Action) -> str:
             return f"set_queue:{queue_id}"
         case Group(group_id):
             return f"group:{group_id}"
+        case Meter(meter_id):  # ovs-ofctl writes OpenFlow 1.3's meter instruction as an action
+            return f"meter:{meter_id}"
         case _:
             assert_never(action)
 

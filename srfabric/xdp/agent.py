@@ -46,6 +46,7 @@ from srfabric.xdp.loader import LoadedObject, load
 from srfabric.xdp.of_messages import (
     FlowMod,
     PortDesc,
+    UnsupportedInstruction,
     error,
     features_reply,
     flow_stats_reply,
@@ -160,6 +161,10 @@ class XdpAgent:
     def on_flow_mod(self, raw: bytes, xid: int) -> None:
         try:
             mod = parse_flow_mod(raw)
+        except UnsupportedInstruction as refused:
+            log.warning("%s", refused)
+            self.send(error(xid, ofp.OFPET_BAD_INSTRUCTION, ofp.OFPBIC_UNSUP_INST, raw))
+            return
         except SrfabricError:
             self.send(error(xid, ofp.OFPET_BAD_REQUEST, ofp.OFPBRC_BAD_LEN, raw))
             return

@@ -39,6 +39,10 @@ def header(msg_type: int, xid: int, body: bytes = b"") -> bytes:
     return HEADER.pack(ofp.OFP_VERSION, msg_type, HEADER.size + len(body), xid) + body
 
 
+class UnsupportedInstruction(DecodingError):
+    """A well-formed flow-mod with an instruction this switch does not have (OpenFlow's BAD_INSTRUCTION)."""
+
+
 @dataclass(frozen=True)
 class FlowMod:
     command: int
@@ -58,6 +62,9 @@ def parse_flow_mod(raw: bytes) -> FlowMod:
     goto = None
     complete = True
     for instruction in msg.instructions:
+        if isinstance(instruction, parser.OFPInstructionMeter):
+            raise UnsupportedInstruction("flow_mod", f"meter {instruction.meter_id}: this switch has no OpenFlow "
+                                                     "meters; it polices streams with its own table (psfp follow)")
         if isinstance(instruction, parser.OFPInstructionGotoTable):
             goto = instruction.table_id
         elif isinstance(instruction, parser.OFPInstructionActions):

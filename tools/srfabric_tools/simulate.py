@@ -25,6 +25,7 @@ from srfabric.rules.entries import (
     Group,
     GroupEntry,
     LoadBits,
+    Meter,
     MoveBits,
     Output,
     OutputBits,
@@ -157,6 +158,7 @@ class SwitchResult:
     outputs: list[tuple[int, Packet]]
     to_controller: bool
     hit: list[FlowEntry]
+    metered: list[int] = field(default_factory=list)  # the meters the frame went through, in order
 
 
 class FakeSwitch:
@@ -230,6 +232,8 @@ class FakeSwitch:
                 packet.queue = queue_id
             case Group(group_id):
                 self._group(group_id, packet, in_port, result)
+            case Meter(meter_id):
+                result.metered.append(meter_id)  # no clock here to police by: the meter is noted, the frame passes
             case _:
                 assert_never(action)
 

@@ -13,6 +13,7 @@ counters are kept in memory, the newest report of each edge.
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
@@ -22,7 +23,7 @@ from srfabric.api.streams.newest import NewestReports
 from srfabric.rules.yang.psfp_document import PSFP, psfp_document
 from srfabric.tsn.gates.capabilities import PortCapabilities
 from srfabric.tsn.protect.policing import COUNTERS
-from srfabric.tsn.protect.psfp import StreamProtection
+from srfabric.tsn.protect.psfp import DEFAULT_BURST_FRAMES, StreamProtection
 
 MAX_STREAMS = 4096  # an edge's table holds no more
 Counter64 = Annotated[int, Field(ge=0, le=2**64 - 1)]
@@ -48,9 +49,23 @@ class PsfpReport(Strict):
 
 class PsfpBook(NewestReports[PsfpReport]):
     """The newest report of each edge, with when it came (``clock``: seconds), and how much wider than its slot
-    each stream's ingress gate opens (``tolerance_ns``, each side)."""
+    each stream's ingress gate opens (``tolerance_ns``, each side), and whether the edges' OpenFlow meters police
+    the streams (``meters``: the controller reports their counters here itself)."""
 
     tolerance_ns = 0
+    meters = False
+
+    def meter(self, period_ns: int, time_triggered: bool) -> tuple[int, int] | None:
+        """A stream's reservation as its edge's OpenFlow meter (frames a second, rounded up, and the bucket in
+        frames) when the edges police by meters and the stream is time-triggered; else None.
+
+        >>> book = PsfpBook(lambda: 0.0)
+        >>> book.meter(3_000_000, True), setattr(book, "meters", True), book.meter(3_000_000, True)
+        (None, None, (334, 2))
+        """
+        if not self.meters or not time_triggered:
+            return None
+        return math.ceil(1_000_000_000 / period_ns), DEFAULT_BURST_FRAMES
 
     def keep(self, report: PsfpReport) -> None:
         self.put(report.bridge, report)

@@ -1,9 +1,8 @@
 """Streams on the live fabric, as the API sees them: records in, decisions out, errors as HTTP.
 
-The decisions are the core's: the planner and its lists (``controller.stream_planning``), admission, moves and
-redundant trees (``tsn.runtime.changes``, ``api.redundant``); the shell carries them out
-(``controller.stream_install``: entries, then gates through the gates adapter at one base time). This module
-translates between them and the API's records; SR classes A and B are ``sr_classes``'.
+The decisions are the core's: the planner (``controller.stream_planning``), admission, moves and redundant trees
+(``tsn.runtime.changes``, ``api.redundant``); the shell (``controller.stream_install``) carries them out. This
+module translates between them and the API's records; SR classes A and B are ``sr_classes``'.
 
 A stream of priority 7 is admitted into a slot on one of its k shortest paths (or on the path it names), if need
 be by moving up to two admitted streams to other free slots or paths of their own, or refused with 409 and the
@@ -367,10 +366,11 @@ class StreamService:
         # A redundant stream's paths are checked by the rules: one whose link is down loses its bucket only.
         full = self._full_path(snap, {**record, "path": []} if record.get("second_path") else record)
         try:
+            timed, klass = record["priority"] == TT_PRIORITY, record["priority"] if sr_class(record) else None
             return SteeredStream(record["id"], record["stream_id"], full[0], full[-1], tuple(record["path"]),
-                                 record["udp_destination_port"], record["udp_source_port"],
-                                 record["priority"] == TT_PRIORITY, tuple(record.get("second_path") or ()),
-                                 record["priority"] if sr_class(record) else None)
+                                 record["udp_destination_port"], record["udp_source_port"], timed,
+                                 tuple(record.get("second_path") or ()), klass,
+                                 self.psfp.meter(record["period_ns"], timed))
         except ModelError as error:
             raise bad_request(str(error), "StreamBadRequest") from None
 

@@ -12,6 +12,7 @@ from os_ken.ofproto import nicira_ext
 from os_ken.ofproto import ofproto_v1_3 as ofp
 from os_ken.ofproto import ofproto_v1_3_parser as parser
 
+from srfabric.errors import ModelError
 from srfabric.rules.entries import (
     Action,
     FlowEntry,
@@ -19,6 +20,7 @@ from srfabric.rules.entries import (
     GroupEntry,
     LoadBits,
     Match,
+    Meter,
     MoveBits,
     Output,
     OutputBits,
@@ -94,6 +96,9 @@ def bind_action(action: Action) -> Any:
             return parser.OFPActionGroup(group_id)
         case SetQueue(queue_id):
             return parser.OFPActionSetQueue(queue_id)
+        case Meter(meter_id):  # OpenFlow 1.3 has no meter action, only the instruction (``instructions``)
+            raise ModelError("actions", f"meter {meter_id} can only be an entry's first action, never a bucket's "
+                                        f"or a packet-out's")
         case _:
             assert_never(action)
 
@@ -116,18 +121,29 @@ def wire_cookie(entry: FlowEntry) -> int:
     return (entry.cookie & ~DIGEST_MASK) | (entry.digest << DIGEST_SHIFT)
 
 
+def instructions(actions: tuple[Action, ...], goto: int | None) -> list[Any]:
+    """An entry's instructions: its meter (a leading ``Meter``), its actions applied, then its goto.
+
+    >>> [type(i).__name__ for i in instructions((Meter(7, 1000, 2), Output(2)), 1)]
+    ['OFPInstructionMeter', 'OFPInstructionActions', 'OFPInstructionGotoTable']
+    """
+    out: list[Any] = []
+    if actions and isinstance(actions[0], Meter):
+        out.append(parser.OFPInstructionMeter(actions[0].meter_id, ofp.OFPIT_METER))
+        actions = actions[1:]
+    if actions:
+        out.append(parser.OFPInstructionActions(ofp.OFPIT_APPLY_ACTIONS, [bind_action(a) for a in actions]))
+    if goto is not None:
+        out.append(parser.OFPInstructionGotoTable(goto))
+    return out
+
+
 def flow_add(entry: FlowEntry) -> Any:
-    instructions = []
-    if entry.actions:
-        actions = [bind_action(a) for a in entry.actions]
-        instructions.append(parser.OFPInstructionActions(ofp.OFPIT_APPLY_ACTIONS, actions))
-    if entry.goto is not None:
-        instructions.append(parser.OFPInstructionGotoTable(entry.goto))
     return parser.OFPFlowMod(
         PROTOCOL, cookie=wire_cookie(entry), table_id=entry.table, command=ofp.OFPFC_ADD,
         idle_timeout=entry.idle_timeout, priority=entry.priority, buffer_id=ofp.OFP_NO_BUFFER, out_port=ofp.OFPP_ANY,
         out_group=ofp.OFPG_ANY, flags=ofp.OFPFF_SEND_FLOW_REM if entry.idle_timeout else 0,
-        match=bind_match(entry.match), instructions=instructions,
+        match=bind_match(entry.match), instructions=instructions(entry.actions, entry.goto),
     )
 
 
@@ -174,3 +190,18 @@ def group_mod(group: GroupEntry, modify: bool = False) -> Any:
 
 def group_delete(group_id: int) -> Any:
     return parser.OFPGroupMod(PROTOCOL, command=ofp.OFPGC_DELETE, type_=ofp.OFPGT_ALL, group_id=group_id, buckets=[])
+
+
+METER_FLAGS = ofp.OFPMF_PKTPS | ofp.OFPMF_BURST | ofp.OFPMF_STATS
+
+
+def meter_mod(meter: Meter, modify: bool = False) -> Any:
+    """Add (or change) a meter of ``meter.rate_pps`` frames a second and a bucket of ``meter.burst`` frames, one
+    drop band, with counters (``meter_stats`` reads them)."""
+    band = parser.OFPMeterBandDrop(rate=meter.rate_pps, burst_size=meter.burst)
+    return parser.OFPMeterMod(PROTOCOL, command=ofp.OFPMC_MODIFY if modify else ofp.OFPMC_ADD, flags=METER_FLAGS,
+                              meter_id=meter.meter_id, bands=[band])
+
+
+def meter_delete(meter_id: int) -> Any:
+    return parser.OFPMeterMod(PROTOCOL, command=ofp.OFPMC_DELETE, flags=0, meter_id=meter_id, bands=[])

@@ -20,11 +20,10 @@ from operator import itemgetter
 from typing import Any
 
 from os_ken.ofproto import ofproto_v1_3 as ofp
-from os_ken.ofproto import ofproto_v1_3_parser as parser
 
 from srfabric.errors import DecodingError
 from srfabric.rules.entries import Action, FlowEntry, Kind, Match
-from srfabric.rules.openflow.ofbind import bind_action, flow_add, flow_delete, wire_cookie
+from srfabric.rules.openflow.ofbind import bind_action, flow_add, flow_delete, instructions, wire_cookie
 from srfabric.rules.reactive import FlowStep
 
 # OXM basic class (0x8000) field numbers and value widths in bytes, from OpenFlow 1.3.5 table 12.
@@ -131,10 +130,8 @@ def _pack_match_slowly(fields: Match) -> bytes | None:
 @lru_cache(maxsize=4096)
 def _instructions(actions: tuple[Action, ...], goto: int | None) -> bytes:
     buf = bytearray()
-    if actions:
-        parser.OFPInstructionActions(ofp.OFPIT_APPLY_ACTIONS, [bind_action(a) for a in actions]).serialize(buf, 0)
-    if goto is not None:
-        parser.OFPInstructionGotoTable(goto).serialize(buf, len(buf))
+    for instruction in instructions(actions, goto):
+        instruction.serialize(buf, len(buf))
     return bytes(buf)
 
 

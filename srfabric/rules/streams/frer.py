@@ -20,7 +20,7 @@ from srfabric.errors import RoutingError
 from srfabric.model.fabric import Fabric
 from srfabric.model.stream import SteeredStream
 from srfabric.rules.codec_rules import CodecRules
-from srfabric.rules.entries import Action, Bucket, FlowEntry, Group, GroupEntry, Kind, Output, cookie, match
+from srfabric.rules.entries import Action, Bucket, FlowEntry, Group, GroupEntry, Kind, Meter, Output, cookie, match
 from srfabric.rules.headers import pathlet_steps
 from srfabric.rules.pipeline import DELIVER, HOST_IN, PRIO_ROUTE, PRIO_STREAM
 from srfabric.rules.streams.steering import explicit_route
@@ -69,8 +69,9 @@ def redundant_stream(fabric: Fabric, stream: SteeredStream, rules: CodecRules, s
         raise broken[0]
     talker, listener = fabric.hosts[stream.talker], fabric.hosts[stream.listener]
     group = GroupEntry(frer_group_id(stream.owner), "all", tuple(buckets))
+    policed: tuple[Action, ...] = (Meter(stream.owner, *stream.meter),) if stream.meter is not None else ()
     entry = FlowEntry(HOST_IN, PRIO_STREAM, match(in_port=talker.port, eth_type=RTAG_ETHERTYPE, eth_dst=listener.mac),
-                      (Group(group.group_id),), cookie=cookie(Kind.STREAM, stream.owner))
+                      (*policed, Group(group.group_id)), cookie=cookie(Kind.STREAM, stream.owner))
     deliver = FlowEntry(DELIVER, PRIO_ROUTE, match(eth_type=RTAG_ETHERTYPE, eth_dst=listener.mac),
                         (Output(listener.port),), cookie=cookie(Kind.DELIVER))
     return [(talker.dpid, entry), (listener.dpid, deliver), *placed], [(talker.dpid, group)]

@@ -27,7 +27,7 @@ from srfabric.model.fabric import Fabric, Host
 from srfabric.model.stream import SteeredStream
 from srfabric.routing.paths import Hop, Route
 from srfabric.rules.codec_rules import TT_PCP, CodecRules, rules_for
-from srfabric.rules.entries import Action, FlowEntry, Kind, Output, cookie, match
+from srfabric.rules.entries import Action, FlowEntry, Kind, Meter, Output, cookie, match
 from srfabric.rules.headers import pathlet_steps
 from srfabric.rules.pipeline import HOST_IN, PRIO_STREAM
 from srfabric.rules.streams.time_triggered import marked_queues, queued
@@ -98,6 +98,8 @@ def stream_entries(
         priority = TT_PCP if stream.time_triggered else stream.sr_class
         queue = marked_queues(tt_queue)[priority]  # type: ignore[index]
         actions = queued(rules.mark(actions, priority) if steps else actions, queue)  # type: ignore[arg-type]
+    if stream.meter is not None:  # policed first, as 802.1Qci's flow meter sits before the queues
+        actions = (Meter(stream.owner, *stream.meter), *actions)
     talker = fabric.hosts[stream.talker]
     addresses = {host.name: host.ip for host in fabric.hosts.values()}
     fields = stream.match_fields(addresses)
