@@ -16,13 +16,11 @@ import pytest
 
 from srfabric.model.topo import tsn_fig1
 from srfabric_tools.testbed.api_lab import ApiLab, ServeProcess
-from srfabric_tools.testbed.frer_traffic import NumberedUdp
 from srfabric_tools.testbed.net import ovs_running
+from tests.integration.tsn.babbling import FRAMES, PERIOD_NS, SECONDS, babble, protected_stream
 
 pytestmark = [pytest.mark.skipif(not ovs_running(), reason="needs ovs-vswitchd (make bootstrap)"),
               pytest.mark.timeout(300)]
-PERIOD_NS, SECONDS, TIMES, SIZE = 1_000_000, 2, 10, 100
-FRAMES = SECONDS * TIMES * 1_000_000_000 // PERIOD_NS  # ten times the stream's one frame per period
 RESERVED = SECONDS * 1_000_000_000 // PERIOD_NS + 2  # one frame per period and the bucket of two
 
 
@@ -52,17 +50,10 @@ def lab(tmp_path: Path) -> Iterator[ApiLab]:
 
 def test_a_babbling_talker_gets_no_more_than_its_reservation_through_its_edges_meter(lab: ApiLab) -> None:
     with lab.serve.client() as client:
-        made = client.create("streams", {"talker": lab.ports["h1"], "listener": lab.ports["h3"], "priority": 7,
-                                         "period_ns": PERIOD_NS, "size_bytes": SIZE, "udp_destination_port": 6000})
-        [edge_view] = client.get("/v2.0/srfabric/psfp")["edges"]
-        bridge = edge_view["bridge"]
+        made, bridge = protected_stream(client, lab)
         switch = bridge  # Mininet names each Open vSwitch bridge after its switch
         assert f"meter={made['stream_id']} pktps burst stats" in meters(switch)
-        babbler = NumberedUdp(lab, "babbler", "h1", "h3", 6000, FRAMES, TIMES * 1_000_000_000 // PERIOD_NS,
-                              tagged=False)
-        babbler.listen()
-        babbler.talk()
-        received = babbler.received(timeout=60)
+        received = babble(lab)
         shown = counted(client, bridge, int(FRAMES * 0.95))
         metrics = httpx.get(f"{lab.serve.url}/metrics", headers={"x-auth-token": lab.serve.token}).text
         assert shown["matching-frames-count"] >= FRAMES * 0.95  # a raw socket's send may drop a few on a busy host

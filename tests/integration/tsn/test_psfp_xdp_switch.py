@@ -19,14 +19,12 @@ from srfabric.model.topo import tsn_fig1
 from srfabric.xdp.loader import build
 from srfabric.xdp.psfp import PinnedEdge, counters
 from srfabric_tools.testbed.api_lab import ApiLab, ServeProcess
-from srfabric_tools.testbed.frer_traffic import NumberedUdp
 from srfabric_tools.testbed.net import ovs_running
+from tests.integration.tsn.babbling import FRAMES, PERIOD_NS, SECONDS, SIZE, babble, protected_stream
 
 pytestmark = [pytest.mark.skipif(not ovs_running(), reason="needs ovs-vswitchd (make bootstrap)"),
               pytest.mark.timeout(300)]
-PERIOD_NS, SECONDS, TIMES, SIZE = 1_000_000, 2, 10, 100
 BABBLE_SDU = 96 - 14  # the numbered talker's frames: 96 octets with their MAC header
-FRAMES = SECONDS * TIMES * 1_000_000_000 // PERIOD_NS  # ten times the stream's one frame per period
 
 
 def talked(done: Path, timeout_s: float = 60.0) -> None:
@@ -49,18 +47,10 @@ def lab(tmp_path: Path) -> Iterator[ApiLab]:
 
 def test_a_babbling_talker_gets_no_more_than_its_reservation_through_its_edge(lab: ApiLab) -> None:
     with lab.serve.client() as client:
-        made = client.create("streams", {"talker": lab.ports["h1"], "listener": lab.ports["h3"], "priority": 7,
-                                         "period_ns": PERIOD_NS, "size_bytes": SIZE, "udp_destination_port": 6000})
-        [edge_view] = client.get("/v2.0/srfabric/psfp")["edges"]
-        assert edge_view["streams"] == [made["stream_id"]]
-        bridge = edge_view["bridge"]
+        made, bridge = protected_stream(client, lab)
         edge = PinnedEdge("mn-s1")  # the testbed's pin name of s1, h1's switch
         assert follow_round(client, edge, bridge).startswith("1 streams protected (1 written, 0 removed)")
-        babbler = NumberedUdp(lab, "babbler", "h1", "h3", 6000, FRAMES, TIMES * 1_000_000_000 // PERIOD_NS,
-                              tagged=False)
-        babbler.listen()
-        babbler.talk()
-        received = babbler.received(timeout=60)
+        received = babble(lab)
         talked(lab.workdir / "babbler.sent")  # the listener stops after 2 s of quiet: maybe before the talker
         follow_round(client, edge, bridge)
         document = client.get(f"/v2.0/srfabric/psfp/{bridge}")
