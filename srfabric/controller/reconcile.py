@@ -57,7 +57,7 @@ class Reconciler:
     def __init__(self) -> None:
         self.installed: dict[int, Held] = {}
         self.installed_groups: dict[int, HeldGroups] = {}
-        self.installed_meters: dict[int, set[int]] = {}  # meter ids (``rules.meters``); switches without none
+        self.installed_meters: dict[int, set[int]] = {}  # meter ids held (``rules.meters``), by switch
         self.sent: dict[int, int] = {}  # flow-mods each switch got in the last sync that changed it (a count)
         self.flow_mods: dict[int, int] = {}  # flow-mods (adds, deletes) and group-mods each switch got since the start
         self.flow_mod_kinds: dict[tuple[int, str], int] = {}  # the same by (switch, entry kind)

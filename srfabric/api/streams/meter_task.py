@@ -51,11 +51,12 @@ def meter_report(bridge: str, counts: list[MeterCount]) -> PsfpReport:
 
 
 async def read_meters(service: SfcService) -> None:
-    """One round: each connected switch that holds meters reports them."""
+    """One round: each connected switch that holds meters (as the controller last synced it) reports them."""
     controller = service.controller
+    held = controller.core.reconciler.installed_meters
     for dpid, conn in list(controller.switches.items()):
         switch = controller.fabric.switches.get(dpid)
-        if switch is None:
+        if switch is None or not held.get(dpid):
             continue
         try:
             stats = await conn.meter_stats()

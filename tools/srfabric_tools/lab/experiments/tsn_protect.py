@@ -11,10 +11,11 @@ rate (``line_rate``), four streams on the primary path s1-s2-s4, each made throu
 - class A t3 → l3 (200 octets) and class B t4 → l4 (600 octets), one datagram per 1 ms each at a fixed point of
   the cycle, shaped on every hop by the ``cbs`` their latency bound assumes.
 
-The API's protection plans for s1 (``GET /v2.0/srfabric/psfp/s1``) go onto the talkers' ports one of three ways,
+The API's protection plans for s1 (``GET /v2.0/srfabric/psfp/s1``) go onto the talkers' ports one of four ways,
 each on a fresh fabric, all else the same: srfabric's XDP policing program in front of Open vSwitch
 (``srfabric.xdp.psfp_port``), Linux's ``tc`` filters with ``gate`` and ``police`` (``srfabric.tsn.protect.tc``),
-or none. The XDP program sits on the talkers' ports in every run, its table empty but with XDP's plans: frames
+Open vSwitch's own OpenFlow meters on its kernel datapath (``serve --psfp-meters``: the reservation's rate, no
+gate), or none. The XDP program sits on the talkers' ports in every run, its table empty but with XDP's plans: frames
 through it reach Open vSwitch the same way each time (a frame that keeps its sender's socket across the veth is
 queued on the transmit queue that socket first chose, whatever its traffic class: D-ITG's connected one would
 otherwise have its own queue beside the probe's under taprio).
@@ -64,7 +65,9 @@ LINE_MBIT = 40
 DUTY = 50  # percent of each cycle the time-triggered class is open on every gated port (Fig. 11's)
 TOLERANCE_NS = 200_000  # the edge's gates open this much early and late (a sleeping talker wakes late)
 TALKER_PORTS = ("s1-eth3", "s1-eth4", "s1-eth5", "s1-eth6")  # t1 to t4 on s1
-LABEL = {"xdp": "XDP policing", "tc": "tc policing", "none": "none"}
+LABEL = {"xdp": "XDP policing", "tc": "tc policing", "meters": "OpenFlow meters", "none": "none"}
+COLOURS = {"xdp": "tab:green", "tc": "tab:orange", "meters": "tab:blue", "none": "tab:red"}
+METER_READ_S = 2.5  # the controller reads the meters' counters every second
 # Frames of each stream left out: the talkers start one by one, each importing for about a second of the emulated
 # CPU at real-time priority while the others send, and a class frame held meanwhile leaves only at its idle slope.
 WARMUP = 1500
@@ -84,6 +87,8 @@ def run(ctx: Context) -> None:
     worst = {(p.params["psfp"], p.metric): max(p.runs) for p in ctx.points}
     ctx.extra |= {"late_with_psfp": int(worst["xdp", "probe_late"]),
                   "late_with_tc_psfp": int(worst["tc", "probe_late"]),
+                  "late_with_meters": int(worst["meters", "probe_late"]),
+                  "babbler_dropped_by_meters": int(worst["meters", "babbler_dropped"]),
                   "late_without_psfp": int(worst["none", "probe_late"]),
                   "babbler_dropped": int(worst["xdp", "babbler_dropped"])}
     for name in CLASS_NAME.values():
@@ -94,8 +99,9 @@ def run(ctx: Context) -> None:
 
 def one_run(ctx: Context, edge: str, seconds: float) -> dict[str, float]:
     """A fresh fabric, the four streams, ``seconds`` of traffic after the warm-up; the run's counts."""
-    with Fig7Fabric(pairs=4, line_mbit=LINE_MBIT, serve_args=("--psfp-tolerance-ns", str(TOLERANCE_NS))) as fabric:
-        policed = PolicedPorts(edge, TALKER_PORTS)
+    serve_args = ("--psfp-tolerance-ns", str(TOLERANCE_NS), *(["--psfp-meters"] if edge == "meters" else []))
+    with Fig7Fabric(pairs=4, line_mbit=LINE_MBIT, serve_args=serve_args) as fabric:
+        policed = PolicedPorts(edge, TALKER_PORTS, partial(fabric.client.get, "/v2.0/srfabric/psfp/s1"))
         try:
             plans, bounds = make_streams(fabric)
             policed.protect(plans)
@@ -103,6 +109,7 @@ def one_run(ctx: Context, edge: str, seconds: float) -> dict[str, float]:
             slot = (opening(next(p for p in plans if p.identity.udp_dst == PROBE)) + TOLERANCE_NS // 2) % CYCLE_NS
             frames = int(seconds * 1e9 / CYCLE_NS)
             sent, heard, babbled = send(fabric, slot, seconds, frames)
+            time.sleep(METER_READ_S if edge == "meters" else 0)  # the controller's next read of the meters
             drops = {port: policed.dropped(port) for port in TALKER_PORTS}
             series = {host: [int(row["latency_ns"]) for row in _rows(fabric.folder / f"{host}.csv")][::25]
                       for host in heard}  # every 25th frame's latency, to see a backlog build or drain
@@ -224,7 +231,7 @@ def plot(rows: list[Row], extra: dict[str, Any], path: Path) -> None:
     by = {(row["psfp"], row["metric"]): row["median"] for row in rows}
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
     labels = [LABEL[edge] for edge in EDGES]
-    left.bar(labels, [by[edge, "probe_late"] for edge in EDGES], color=["tab:green", "tab:orange", "tab:red"])
+    left.bar(labels, [by[edge, "probe_late"] for edge in EDGES], color=[COLOURS[edge] for edge in EDGES])
     left.set_title("probe frames late or lost")
     for offset, name in enumerate(CLASS_NAME.values()):
         right.bar([x + offset * 0.4 for x in range(len(EDGES))], [by[edge, f"class_{name}_worst_us"] for edge in EDGES],
@@ -240,8 +247,10 @@ def plot(rows: list[Row], extra: dict[str, Any], path: Path) -> None:
 
 def compare(rows: list[Row], extra: dict[str, Any]) -> list[str]:
     lines = [f"probe frames late with XDP policing: {extra.get('late_with_psfp')}, with tc's: "
-             f"{extra.get('late_with_tc_psfp')}, without: {extra.get('late_without_psfp')}",
-             f"babbler frames dropped at its edge (XDP): {extra.get('babbler_dropped')}"]
+             f"{extra.get('late_with_tc_psfp')}, with OpenFlow meters: {extra.get('late_with_meters')}, without: "
+             f"{extra.get('late_without_psfp')}",
+             f"babbler frames dropped at its edge (XDP): {extra.get('babbler_dropped')}, by its meter: "
+             f"{extra.get('babbler_dropped_by_meters')}"]
     for name in CLASS_NAME.values():
         lines.append(f"class {name.upper()} worst {extra.get(f'class_{name}_worst_us', 0):.1f} µs against its bound "
                      f"{extra.get(f'class_{name}_bound_us', 0):.1f} µs "
