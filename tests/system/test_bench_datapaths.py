@@ -19,6 +19,9 @@ def test_quick_datapaths_bench_forwards_through_every_switch_it_runs(tmp_path: P
     summary = json.loads(capsys.readouterr().out)
     assert {p.name for p in Path(summary["folder"]).iterdir()} == {"run.log", "rates.csv", "summary.json"}
     rates = summary["rate_pps"]
+    if "rates_refused" in summary:  # a kernel without live frames: the rig's generator cannot run, and it says so
+        assert "live frames" in summary["rates_refused"] and rates == {} and summary["runs"] == []
+        return
     assert {"xdp_sr", "xdp_lpm", "ovs_sr", "ovs_rules"} <= set(rates)
     assert all(pps > 0 for pps in rates.values())  # every switch delivered frames to the sink
     kernel = {"ovs_sr_kernel", "ovs_rules_kernel"}

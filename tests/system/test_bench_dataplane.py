@@ -20,16 +20,20 @@ def test_quick_dataplane_bench_writes_results(tmp_path: Path, capsys: pytest.Cap
                                                  "commands.txt", "dataplane.png", "control.png"}
     assert set(summary["per_packet_ns"]) == {"redirect", "sr_mac_nibble", "sr_mac_vlan_mpls", "sre_encap",
                                              "lpm_380k"}
-    assert set(summary["rate_pps"]) == {"xdp_sr", "xdp_lpm", "ovs_sr", "ovs_rules"}
-    assert all(rate > 0 for rate in summary["rate_pps"].values())  # every switch forwarded frames to the sink
-    assert set(summary["rate_direct_pps"]) == {"xdp_sr", "xdp_lpm"} and all(summary["rate_direct_pps"].values())
-    # Spread over 65,536 destinations (the headline) and with one destination, side by side.
-    assert summary["rate_destinations"] == 65_536
-    assert set(summary["rate_one_destination_pps"]) == set(summary["rate_pps"])
-    assert all(summary["rate_one_destination_pps"].values())
-    assert {r["destinations"] for r in summary["rates"]} == {1, 65_536}
-    assert {"xdp_sr_vs_xdp_lpm_rate", "xdp_sr_vs_ovs_rate", "sr_cost_vs_redirect", "setup_median",
-            "frer_elimination_net"} == set(summary["goals"])
+    rate_goals = {"xdp_sr_vs_xdp_lpm_rate", "xdp_sr_vs_ovs_rate"}
+    if "rates_refused" in summary:  # a kernel without live frames: the rig's generator cannot run, and it says so
+        assert "live frames" in summary["rates_refused"] and summary["rates"] == [] and summary["rate_pps"] == {}
+        rate_goals = set()
+    else:
+        assert set(summary["rate_pps"]) == {"xdp_sr", "xdp_lpm", "ovs_sr", "ovs_rules"}
+        assert all(rate > 0 for rate in summary["rate_pps"].values())  # every switch forwarded frames to the sink
+        assert set(summary["rate_direct_pps"]) == {"xdp_sr", "xdp_lpm"} and all(summary["rate_direct_pps"].values())
+        # Spread over 65,536 destinations (the headline) and with one destination, side by side.
+        assert summary["rate_destinations"] == 65_536
+        assert set(summary["rate_one_destination_pps"]) == set(summary["rate_pps"])
+        assert all(summary["rate_one_destination_pps"].values())
+        assert {r["destinations"] for r in summary["rates"]} == {1, 65_536}
+    assert {"sr_cost_vs_redirect", "setup_median", "frer_elimination_net"} | rate_goals == set(summary["goals"])
     assert {"frer_pass", "frer_discard"} <= set(summary["per_packet_net_ns"])
     setup, idle = summary["setup_ms"], summary["setup_default_idle_ms"]
     assert {"median", "p99", "up_ms", "header_ms", "controller_ms", "down_ms", "rtt_ms", "switch_ms"} <= set(setup)

@@ -62,8 +62,9 @@ def median_by_switch(rates: list[Rate]) -> dict[str, float]:
     return {switch: statistics.median(values) for switch, values in grouped.items()}
 
 
-def measure(quick: bool, say: Callable[[str], None]) -> tuple[list[Rate], str | None, int]:
-    """Every switch's rate (those the kernel can run), why the kernel datapath was left out, and the routes."""
+def measure(quick: bool, say: Callable[[str], None]) -> tuple[list[Rate], str | None, int, str | None]:
+    """Every switch's rate (those the kernel can run), why the kernel datapath was left out, the routes, and why
+    no rate was measured (a kernel that runs no live frames)."""
     if os.geteuid() != 0:
         raise SrfabricError("user", "the datapaths benchmark loads XDP programs and builds veth links: run as root")
     lab_run = in_kernel_lab()
@@ -73,16 +74,16 @@ def measure(quick: bool, say: Callable[[str], None]) -> tuple[list[Rate], str | 
     seconds, repeats = (QUICK_SECONDS, QUICK_REPEATS) if quick else (SECONDS, REPEATS)
     rates: list[Rate] = []
     with NetLab() as lab, RateRig(lab, f"paths{os.getpid()}", routes, chunk) as rig:
-        for switch in switches:
+        for switch in switches if rig.refused is None else ():
             with rig.switch(switch, say):
                 for repeat in range(repeats):
                     say(f"datapaths: {switch}, {FRAME_BYTES} B, run {repeat + 1} of {repeats}")
                     rates.append(rig.measure(switch, FRAME_BYTES, seconds))
-    return rates, missing, routes
+    return rates, missing, routes, rig.refused
 
 
 def summarise(rates: list[Rate], missing: str | None, routes: int, quick: bool,
-              measured_on: dict[str, Any]) -> dict[str, Any]:
+              measured_on: dict[str, Any], refused: str | None = None) -> dict[str, Any]:
     medians = median_by_switch(rates)
     ratios = {f"{top} over {bottom}": medians[top] / medians[bottom]
               for top, bottom in RATIOS if top in medians and medians.get(bottom)}
@@ -98,14 +99,15 @@ def summarise(rates: list[Rate], missing: str | None, routes: int, quick: bool,
         "rate_pps": {switch: round(value) for switch, value in medians.items()},
         "ratios": ratios,
         "runs": [rate.row() for rate in rates],
+        **({"rates_refused": refused} if refused else {}),
     }
 
 
 def run_bench(quick: bool, out: str, say: Callable[[str], None] = print) -> tuple[dict[str, Any], Path]:
     measured_on = machine()
-    rates, missing, routes = measure(quick, say)
+    rates, missing, routes, refused = measure(quick, say)
     folder = run_folder(out, "datapaths")
     write_runs(folder / "rates.csv", [rate.row() for rate in rates], measured_on)
-    summary = summarise(rates, missing, routes, quick, measured_on)
+    summary = summarise(rates, missing, routes, quick, measured_on, refused)
     write_json(folder / "summary.json", summary)
     return summary, folder

@@ -196,7 +196,8 @@ def run_bench(quick: bool, out: str) -> tuple[dict[str, Any], Path]:
         setups = run_setups(conditions, plan.setup_seconds, "mac-nibble", say,
                             lambda: progress.advance(task))
         with NetLab() as lab, RateRig(lab, tag, plan.routes) as rig:
-            for switch in SWITCHES:
+            refused = rig.refused
+            for switch in SWITCHES if refused is None else ():
                 with rig.switch(switch, say):
                     for size in plan.sizes:
                         for _ in range(plan.rate_repeats):
@@ -215,7 +216,7 @@ def run_bench(quick: bool, out: str) -> tuple[dict[str, Any], Path]:
     (folder / "commands.txt").write_text("\n".join(commands) + "\n")
     write_csv(folder / "setup.csv", [t.row() | {"rate_per_s": run.rate, "cpu_latency_us": run.cpu_latency_us,
                                                 "topology": run.topology} for run in setups for t in run.timings])
-    summary = summarise(costs, rates, setups, quick)
+    summary = summarise(costs, rates, setups, quick) | ({"rates_refused": refused} if refused else {})
     write_json(folder / "summary.json", summary)
     plot(costs, rates, folder / "dataplane.png")
     plot_control(summary, folder / "control.png")

@@ -114,6 +114,17 @@ def rig_frame(switch: str, size: int, destination: str) -> bytes:
     return frames.udp_frame(0x0E0000000000, 0x0A0000000001, "10.0.0.1", destination, size=size)
 
 
+def live_frames_refusal(prog_fd: int) -> str | None:
+    """Why this kernel will not run XDP programs on live frames (``BPF_F_TEST_XDP_LIVE_FRAMES``), the rig's
+    generator; None when it does. Probed with one frame through ``prog_fd`` (the sink's program, which drops it)."""
+    try:
+        prog_test_run(prog_fd, bytes(64), repeat=1, live=True)
+    except SrfabricError as refused:
+        return (f"kernel {os.uname().release} refuses BPF_PROG_TEST_RUN with live frames, the rig's generator "
+                f"({refused.message}); no rate is measured here (the kernel lab's kernel runs them)")
+    return None
+
+
 class RateRig:
     """The three-box rig; ``switch(...)`` puts one switch under test at a time."""
 
@@ -140,6 +151,7 @@ class RateRig:
             destinations.update(layout.u32(index), socket.inet_aton(address))
         self.sink = self._load("sink")
         self._attach(self.sink_if, self.sink.program("count_drop"))
+        self.refused = live_frames_refusal(self.sink.program_fd("count_drop"))
         return self
 
     def __exit__(self, *exc: object) -> None:

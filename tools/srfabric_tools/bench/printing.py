@@ -138,6 +138,8 @@ def print_datapaths(summary: dict[str, Any]) -> None:
     print(f"where: {summary['where']}; kernel datapath: {summary['kernel_datapath']}")
     print(f"{summary['frame_bytes']} B frames to {summary['destinations']:,} destinations, "
           f"{summary['routes']:,} routes")
+    if "rates_refused" in summary:
+        print(f"  no rates: {summary['rates_refused']}")
     for switch, pps in summary["rate_pps"].items():
         print(f"  {switch:18} {pps:>12,} packets/s (median)")
     for name, value in summary["ratios"].items():
@@ -167,6 +169,8 @@ def print_dataplane(summary: dict[str, Any]) -> None:
         table.add_row(row["switch"], row["mode"], str(row["frame_bytes"]), f"{row['destinations']:,}",
                       f"{row['offered_pps']:,}", f"{row['delivered_pps']:,}")
     console.print(table)
+    if "rates_refused" in summary:
+        console.print(f"no rates: {summary['rates_refused']}")
     print_control(console, summary)
     for name, goal in summary["goals"].items():
         console.print(f"goal {name}: {'met' if goal['met'] else 'NOT met'} {goal}")
