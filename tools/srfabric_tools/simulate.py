@@ -271,6 +271,7 @@ class Walk:
     dropped_at: list[int] = field(default_factory=list)
     to_controller: list[int] = field(default_factory=list)
     egress: list[tuple[int, int, int | None]] = field(default_factory=list)  # (switch, port, queue) per output
+    metered: list[tuple[int, int]] = field(default_factory=list)  # (switch, meter) per meter crossed
 
 
 def walk(
@@ -294,6 +295,7 @@ def walk(
         current, here, port = pending.pop(0)
         result.switches.append(here)
         outcome = switches[here].process(current, port)
+        result.metered += [(here, meter) for meter in outcome.metered]
         if outcome.to_controller:
             result.to_controller.append(here)
         if not outcome.outputs and not outcome.to_controller:

@@ -4,6 +4,8 @@ the other delivering; the mac-vlan-mpls codec is refused by name."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from srfabric.errors import RoutingError
@@ -19,8 +21,8 @@ QUEUE = 6
 REDUNDANT = SteeredStream("cam", 1, "h1", "h3", PRIMARY, second_path=SECONDARY)
 
 
-def deliveries(fabric, codec: str = "mac-nibble"):  # type: ignore[no-untyped-def]
-    state = CompileCache(codec, tt_queue=QUEUE).state(fabric, [], streams=[REDUNDANT])
+def deliveries(fabric, codec: str = "mac-nibble", stream: SteeredStream = REDUNDANT):  # type: ignore[no-untyped-def]
+    state = CompileCache(codec, tt_queue=QUEUE).state(fabric, [], streams=[stream])
     talker, listener = fabric.hosts["h1"], fabric.hosts["h3"]
     tagged = Packet(eth_src=talker.mac, eth_dst=listener.mac, eth_type=RTAG_ETHERTYPE)
     return walk(fabric, state.entries, tagged, talker.dpid, talker.port, groups=state.groups)
@@ -34,6 +36,13 @@ def test_each_frame_arrives_once_along_each_path_in_the_time_triggered_queue() -
     assert crossed == set(PRIMARY) | set(SECONDARY)
     assert {queue for _, _, queue in result.egress} == {QUEUE}
     assert all(frame.eth_type == RTAG_ETHERTYPE for _, frame in result.delivered)  # the tag is the listener's
+
+
+def test_a_metered_redundant_stream_is_metered_once_at_its_talkers_edge_before_it_is_replicated() -> None:
+    fabric = tsn_fig1().to_fabric()
+    result = deliveries(fabric, stream=replace(REDUNDANT, meter=(1000, 2)))
+    assert [host for host, _ in result.delivered] == ["h3", "h3"]
+    assert result.metered == [(fabric.hosts["h1"].dpid, 1)]  # once, before the copies part
 
 
 def test_a_lost_link_leaves_the_other_path_delivering() -> None:
