@@ -25,6 +25,7 @@ from srfabric.controller.config import ControllerConfig, FlowSetup
 from srfabric.controller.core import ControllerCore
 from srfabric.controller.reconcile import Push
 from srfabric.controller.sync_rounds import sync_rounds
+from srfabric.controller.taking import read_meters
 from srfabric.errors import ModelError, SrfabricError
 from srfabric.model.chain import Chain
 from srfabric.model.fabric import Fabric, Host, ServiceFunction
@@ -257,6 +258,9 @@ class Controller:
             await barrier
         except SrfabricError:
             self.core.reconciler.failed(push)
+            if push.held_meters or push.wanted_meters:  # added or not: the switch says (ADD and MODIFY differ)
+                with contextlib.suppress(SrfabricError):
+                    self.core.reconciler.installed_meters[push.dpid] = await read_meters(self.switches[push.dpid])
             raise
         self.core.reconciler.confirmed(push)
 

@@ -14,7 +14,7 @@ from os_ken.ofproto import ofproto_v1_3 as ofp
 
 from srfabric.controller.reconcile import Held, HeldGroups
 from srfabric.errors import SrfabricError
-from srfabric.rules.openflow.ofbind import flow_delete_all
+from srfabric.rules.openflow.ofbind import flow_delete_all, meter_delete
 from srfabric.rules.openflow.readback import group_from_ofp, match_from_ofp
 from srfabric.southbound.channel import SwitchConnection, SwitchError
 
@@ -54,8 +54,23 @@ async def take_slave(conn: SwitchConnection, generation_seen: Callable[[], int],
     return not conn.closed.is_set()
 
 
+async def read_meters(conn: SwitchConnection) -> set[int]:
+    """The ids of the meters a switch holds; none for a switch without meters (it refuses the request). Meters
+    that cannot be read are deleted instead, and with them (OpenFlow 1.3, 7.3.4.5) the entries that use them."""
+    try:
+        return {config.meter_id for config in await conn.meter_config()}
+    except SwitchError as error:
+        if error.refused is None:
+            log.info("switch %#x: meters not read back (%s); deleting them", conn.dpid, error)
+            conn.send(meter_delete(ofp.OFPM_ALL))
+            await conn.barrier()
+        return set()
+
+
 async def read_back(conn: SwitchConnection) -> tuple[Held, HeldGroups, set[int]]:
-    """What a connecting switch holds; a table that cannot be read is flushed instead."""
+    """What a connecting switch holds; a table that cannot be read is flushed instead. Meters first: deleting
+    unreadable ones deletes entries too."""
+    held_meters = await read_meters(conn)
     try:
         stats = await conn.flow_stats()
         held = {(s.table_id, s.priority, match_from_ofp(s.match)): s.cookie for s in stats}
@@ -69,8 +84,4 @@ async def read_back(conn: SwitchConnection) -> tuple[Held, HeldGroups, set[int]]
         held_groups = {g.group_id: group_from_ofp(g) for g in groups}
     except SrfabricError:
         held_groups = {}  # a switch without groups (the XDP agent) refuses the request
-    try:
-        held_meters = {config.meter_id for config in await conn.meter_config()}
-    except SrfabricError:
-        held_meters = set()  # nor has it meters
     return held, held_groups, held_meters

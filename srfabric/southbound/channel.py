@@ -316,8 +316,9 @@ class SwitchConnection:
             if msg is not None:
                 msg.received_ns = received_ns  # when the read that completed it returned, for setup breakdowns
                 await self._dispatch(msg, deliver)
-        except (SrfabricError, ValueError, KeyError, AttributeError, struct.error) as error:
-            # One odd message must not end the switch's connection.
+        except (SrfabricError, ValueError, KeyError, AttributeError, IndexError, TypeError, AssertionError,
+                struct.error) as error:
+            # One odd message must not end the switch's connection (os-ken asserts on some malformed bodies).
             log.info("switch %#x: ignored message type %d: %s", self.dpid, msg_type, error)
 
     async def _dispatch(self, msg: Any, deliver: Callable[[SwitchConnection, Any], Awaitable[None]]) -> None:
@@ -332,7 +333,7 @@ class SwitchConnection:
                 self.writer.write(reply.buf)
         elif isinstance(msg, parser.OFPErrorMsg):
             sent = describe(self._sent(xid))
-            if sent.startswith(("OFPFlowMod", "OFPGroupMod")):  # packet-out errors (LLDP, ARP) say nothing of tables
+            if sent.startswith(("OFPFlowMod", "OFPGroupMod", "OFPMeterMod")):  # packet-outs' say nothing of tables
                 self._errors.append((xid, f"OFPT_ERROR type={msg.type} code={msg.code} for {sent}"))
             future = self._waiting.get(xid)
             if future is not None and not future.done():  # a request the switch refused

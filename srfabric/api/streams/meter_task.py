@@ -56,15 +56,14 @@ async def read_meters(service: SfcService) -> None:
     held = controller.core.reconciler.installed_meters
     for dpid, conn in list(controller.switches.items()):
         switch = controller.fabric.switches.get(dpid)
-        if switch is None or not held.get(dpid):
+        if switch is None or not held.get(dpid) or dpid not in controller.core.taken:
             continue
-        try:
+        try:  # one switch's failure is its own: the others still report
             stats = await conn.meter_stats()
-        except SrfabricError as error:  # a switch without meters (the XDP agent) refuses the request
-            log.debug("switch %s: no meter counters (%s)", switch.name, error)
-            continue
-        if stats:
-            service.streams.psfp.keep(meter_report(switch.name, [MeterCount.of(s) for s in stats]))
+            if stats:
+                service.streams.psfp.keep(meter_report(switch.name, [MeterCount.of(s) for s in stats]))
+        except (SrfabricError, ValueError, AttributeError) as error:
+            log.info("switch %s: meter counters not read (%s)", switch.name, error)
 
 
 async def watch_meters(service: SfcService, period_s: float = PERIOD_S) -> None:

@@ -4,6 +4,7 @@ no entry uses it; a switch without meters (the XDP agent) refuses such an entry 
 
 from __future__ import annotations
 
+import asyncio
 import struct
 from dataclasses import replace
 
@@ -13,6 +14,7 @@ from os_ken.ofproto import ofproto_v1_3 as ofp
 from os_ken.ofproto import ofproto_v1_3_parser as parser
 
 from srfabric.controller.reconcile import Reconciler
+from srfabric.controller.taking import read_meters
 from srfabric.errors import ModelError
 from srfabric.model.stream import SteeredStream
 from srfabric.model.topo import tsn_fig1
@@ -21,6 +23,7 @@ from srfabric.rules.entries import FlowEntry, Meter, Output, ipv4_number, match
 from srfabric.rules.openflow.ofbind import PROTOCOL, bind_action, flow_add, meter_mod
 from srfabric.rules.openflow.wire import pack_flow_add
 from srfabric.rules.streams.steering import stream_entries
+from srfabric.southbound.channel import SwitchError
 from srfabric.xdp.of_messages import UnsupportedInstruction, parse_flow_mod
 from srfabric_tools.simulate import FakeSwitch, Packet
 
@@ -116,3 +119,30 @@ def test_a_switch_without_meters_refuses_a_metered_entry_by_name() -> None:
     msg.serialize()
     with pytest.raises(UnsupportedInstruction, match="meter 12"):
         parse_flow_mod(bytes(msg.buf))
+
+
+class MeterlessSwitch:
+    """A connection whose meter read-back is refused (``refused`` set) or goes unanswered (not set)."""
+
+    def __init__(self, refused: tuple[int, int] | None) -> None:
+        self.refused, self.dpid, self.sent, self.barriers = refused, 1, [], 0
+
+    async def meter_config(self) -> list[object]:
+        error = SwitchError("switch", "no answer" if self.refused is None else "refused")
+        error.refused = self.refused
+        raise error
+
+    def send(self, msg: object) -> None:
+        self.sent.append(msg)
+
+    async def barrier(self) -> None:
+        self.barriers += 1
+
+
+def test_a_switch_without_meters_holds_none_and_unreadable_meters_are_deleted() -> None:
+    refusing = MeterlessSwitch((ofp.OFPET_BAD_REQUEST, ofp.OFPBRC_BAD_MULTIPART))  # the XDP agent
+    assert asyncio.run(read_meters(refusing)) == set() and refusing.sent == []  # type: ignore[arg-type]
+    silent = MeterlessSwitch(None)
+    assert asyncio.run(read_meters(silent)) == set()  # type: ignore[arg-type]
+    [deleted] = silent.sent
+    assert (deleted.command, deleted.meter_id, silent.barriers) == (ofp.OFPMC_DELETE, ofp.OFPM_ALL, 1)
