@@ -50,7 +50,7 @@ def meter_report(bridge: str, counts: list[MeterCount]) -> PsfpReport:
     return PsfpReport(bridge=bridge, streams=streams)
 
 
-async def read_meters(service: SfcService) -> None:
+async def report_meters(service: SfcService) -> None:
     """One round: each connected switch that holds meters (as the controller last synced it) reports them."""
     controller = service.controller
     held = controller.core.reconciler.installed_meters
@@ -71,7 +71,7 @@ async def watch_meters(service: SfcService, period_s: float = PERIOD_S) -> None:
     while True:
         if service.leader_elsewhere() is None:
             try:
-                await read_meters(service)
+                await report_meters(service)
             except (SrfabricError, OSError, ValueError) as error:  # a failed round must not end the watch
                 log.warning("psfp meters: reading the counters failed: %s", error)
         await asyncio.sleep(period_s)
