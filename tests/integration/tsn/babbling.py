@@ -3,6 +3,7 @@ edge, and its talker babbling at ten times its reservation (numbered UDP frames 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from srfabric.cli.client import SfcClient
@@ -22,9 +23,13 @@ def protected_stream(client: SfcClient, lab: ApiLab) -> tuple[dict[str, Any], st
     return made, edge_view["bridge"]
 
 
-def babble(lab: ApiLab) -> list[Any]:
-    """``FRAMES`` frames at ten times the stream's rate; what its listener received."""
+def babble(lab: ApiLab) -> tuple[list[Any], int]:
+    """``FRAMES`` frames at ten times the stream's rate; what its listener received, and the stream's reservation
+    in frames over the time its talker took to send them (one per period and the bucket of two): a busy host sends
+    more slowly than it asked for, and a meter lets through one frame a period for as long as it takes."""
     babbler = NumberedUdp(lab, "babbler", "h1", "h3", PORT, FRAMES, TIMES * 1_000_000_000 // PERIOD_NS, tagged=False)
     babbler.listen()
     babbler.talk()
-    return babbler.received(timeout=60)
+    received = babbler.received(timeout=60)
+    reserved = math.ceil(babbler.talked() * 1_000_000_000 / PERIOD_NS) + 2
+    return received, max(reserved, SECONDS * 1_000_000_000 // PERIOD_NS + 2)

@@ -14,7 +14,7 @@ from srfabric.errors import SrfabricError
 from srfabric_tools.testbed.api_lab import ApiLab
 
 TALK = """
-import os, socket, struct, time
+import json, os, socket, struct, time
 from srfabric.xdp import frames
 from srfabric.xdp.frer import rtag
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
@@ -26,7 +26,7 @@ for n in range({count}):
     frame = frame[:-4] + struct.pack("!I", n)
     s.send(rtag(n % 65536, frame) if {tagged} else frame)
     time.sleep(max(0.0, start + (n + 1) / {rate} - time.time()))
-open("{out}.part", "w").write(str({count}))
+open("{out}.part", "w").write(json.dumps({{"frames": {count}, "seconds": time.time() - start}}))
 os.replace("{out}.part", "{out}")
 """
 LISTEN = """
@@ -75,11 +75,22 @@ class NumberedUdp:
         spec = self.lab.spec
         talker, listener = spec.hosts[self.talker], spec.hosts[self.listener]
         script = self.lab.workdir / f"{self.name}-talk.py"
+        (self.lab.workdir / f"{self.name}.sent").unlink(missing_ok=True)
         script.write_text(TALK.format(ifname=f"{self.talker}-eth0", count=self.count, dst_mac=listener.mac,
                                       src_mac=talker.mac, src=talker.ip, dst=listener.ip, sport=self.port + 1,
                                       dport=self.port, tagged=self.tagged, rate=self.rate,
                                       out=self.lab.workdir / f"{self.name}.sent"))
         self.lab.cmd(self.talker, f"{sys.executable} {script} &")
+
+    def talked(self, timeout: float = 60.0) -> float:
+        """Seconds the talker took to send its frames (a busy host sends late), once it has sent its last."""
+        done = self.lab.workdir / f"{self.name}.sent"
+        deadline = time.monotonic() + timeout
+        while not done.exists():
+            if time.monotonic() > deadline:
+                raise SrfabricError(self.name, f"the talker did not finish within {timeout} s")
+            time.sleep(0.1)
+        return float(json.loads(done.read_text())["seconds"])
 
     def received(self, timeout: float = 30.0) -> list[tuple[int, int]]:
         """(number, monotonic receive ns) of every frame the listener got, once it has stopped listening."""
