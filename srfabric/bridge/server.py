@@ -1,19 +1,24 @@
-"""netconfd for one bridge, as the agent starts it: the pinned IEEE modules (``--yang``, loaded from there,
-never copied), the SIL library (``make -C bridge``), a startup configuration that holds every port's capability
-leaves (the published ``must`` statements check each edit against them), candidate datastore and confirmed
+"""netconfd for one bridge, as the agent starts it: the pinned IEEE modules (``--yang``, loaded from there, never
+copied; the one netconfd cannot read as published, ``ieee802-dot1q-psfp``, rewritten into the bridge's state
+folder with the same schema tree: ``yang_inline``), the SIL library (``make -C bridge``), a startup configuration
+that holds every port's capability leaves and the bridge component's PSFP limits (the published ``must``
+statements check each edit against them), candidate datastore and confirmed
 commit (netconfd's defaults). With ``--sshd`` it also runs a private OpenSSH server whose ``netconf``
 subsystem reaches this netconfd (for several bridges on one machine); otherwise the machine's sshd carries it
 (``Subsystem netconf /usr/sbin/netconf-subsystem``, ``Port 830``)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from srfabric.bridge.yang_inline import inlined, parse, to_text
 from srfabric.errors import ModelError
 from srfabric.rules.yang.xml_document import to_config
 from srfabric.tsn.gates.capabilities import PortCapabilities
@@ -32,30 +37,55 @@ def end_with_parent() -> None:
 
 
 MODULES = ("ietf-interfaces", "iana-if-type", "ieee802-dot1q-bridge", "ieee802-dot1q-sched", "ieee802-dot1q-types",
-           "ieee802-types", "ieee802-dot1q-sched-bridge", "ietf-yang-types", "ietf-inet-types")
+           "ieee802-types", "ieee802-dot1q-sched-bridge", "ietf-yang-types", "ietf-inet-types",
+           "ieee802-dot1q-psfp-bridge", "ieee802-dot1q-psfp", "ieee802-dot1q-stream-filters-gates",
+           "ieee802-dot1q-stream-filters-gates-bridge", "ieee802-dot1cb-stream-identification",
+           "ieee802-dot1cb-stream-identification-types")
+LOADED = ("ieee802-dot1q-sched-bridge", "ieee802-dot1q-psfp-bridge", "ieee802-dot1cb-stream-identification")
 SIL = Path(__file__).resolve().parents[2] / "build" / "bridge"
 
 
-def startup_config(ports: dict[str, PortCapabilities]) -> str:
-    """The configuration a bridge starts with: each port a bridge port whose table holds its capabilities."""
+def startup_config(ports: dict[str, PortCapabilities], psfp: dict[str, Any] | None = None) -> str:
+    """The configuration a bridge starts with: each port a bridge port whose table holds its capabilities, and
+    with ``psfp`` (``startup_psfp``) its bridge component with its PSFP limits."""
     interfaces = [{"name": name, "type": "iana-if-type:ethernetCsmacd",
                    "ieee802-dot1q-bridge:bridge-port": {
                        "ieee802-dot1q-sched-bridge:gate-parameter-table": idle_table() | caps.to_yang()}}
                   for name, caps in sorted(ports.items())]
-    return to_config({"ietf-interfaces:interfaces": {"interface": interfaces}})
+    return to_config({"ietf-interfaces:interfaces": {"interface": interfaces}, **(psfp or {})})
+
+
+def default_address(bridge: str) -> str:
+    """A locally administered MAC address made from the bridge's name, for a bridge given none.
+
+    >>> default_address("s1")
+    '02-...'
+    """
+    digest = hashlib.sha256(bridge.encode()).digest()
+    return "-".join(f"{byte:02X}" for byte in (0x02, *digest[:5]))
 
 
 def module_folder(yang: Path, into: Path) -> Path:
-    """A folder of links named as netconfd looks modules up (``name.yang``) to the pinned files, top level only
-    (netconfd searches subfolders, and the qrev draft lies in one)."""
+    """A folder of the modules named as netconfd looks them up (``name.yang``), top level only (netconfd
+    searches subfolders, and the qrev draft lies in one): each a link to its pinned file, or, where netconfd
+    cannot read the published text (``yang_inline``), that module rewritten."""
     into.mkdir(parents=True, exist_ok=True)
+    pinned: dict[str, Path] = {}
     for module in MODULES:
         found = sorted(yang.glob(f"{module}@*.yang"))
         if not found:
             raise ModelError("yang", f"{yang} has no {module}@<revision>.yang (the pinned modules' folder)")
-        link = into / f"{module}.yang"
-        link.unlink(missing_ok=True)
-        link.symlink_to(found[-1])
+        pinned[module] = found[-1]
+    parsed = {module: parse(path.read_text()) for module, path in pinned.items()}
+    for module, path in pinned.items():
+        target = into / f"{module}.yang"
+        target.unlink(missing_ok=True)
+        rewritten = inlined(parsed[module], parsed)
+        if rewritten is None:
+            target.symlink_to(path)
+        else:
+            target.write_text(f"// {path.name} rewritten for netconfd: srfabric.bridge.yang_inline\n"
+                              + to_text(rewritten))
     return into
 
 
@@ -68,6 +98,7 @@ class BridgeServer:
     yang: Path
     ports: dict[str, PortCapabilities]
     ssh_port: int = 830
+    psfp: dict[str, Any] | None = None  # the bridge component with its PSFP limits (startup_psfp)
     sil: Path = SIL
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
@@ -86,10 +117,10 @@ class BridgeServer:
         modules = module_folder(self.yang, self.state / "modules")
         startup = self.state / "startup.xml"
         if fresh or not startup.exists():
-            startup.write_text(startup_config(self.ports))
+            startup.write_text(startup_config(self.ports, self.psfp))
         self.socket.unlink(missing_ok=True)
         command = [netconfd, f"--modpath={modules}:{self.sil}", f"--runpath={self.sil}",
-                   "--module=ieee802-dot1q-sched-bridge", "--module=srfabric-bridge", f"--startup={startup}",
+                   *(f"--module={module}" for module in LOADED), "--module=srfabric-bridge", f"--startup={startup}",
                    f"--ncxserver-sockname={self.socket}", "--superuser=root", f"--port={self.ssh_port}",
                    f"--log={self.state / 'netconfd.log'}", "--log-level=warn"]
         env = dict(os.environ, SRFABRIC_BRIDGE_STATE=str(self.state))

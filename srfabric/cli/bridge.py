@@ -39,6 +39,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--cycle-max-ns", type=int, default=1_000_000_000, help="supported-cycle-max, in ns")
     serve.add_argument("--interval-max-ns", type=int, default=1_000_000_000, help="supported-interval-max")
     serve.add_argument("--tick", type=int, default=10, help="tick-granularity, tenths of a ns")
+    serve.add_argument("--address", help="the bridge's MAC address (aa-bb-cc-dd-ee-ff); default: a locally "
+                                          "administered one made from --name")
+    serve.add_argument("--flow-meters", type=int, default=1024, help="max-flow-meter-instances (PSFP); its stream "
+                                                                     "gates take the ports' list, cycle and interval")
     serve.add_argument("--ssh-port", type=int, default=830, help="the SSH port NETCONF sessions arrive on")
     serve.add_argument("--sshd", action="store_true", help="run a private sshd for this bridge")
     serve.add_argument("--listen", default="127.0.0.1", help="the private sshd's address")
@@ -90,15 +94,17 @@ def check(args: argparse.Namespace) -> int:
 def serve(args: argparse.Namespace) -> int:
     from srfabric.bridge.agent import BridgeAgent
     from srfabric.bridge.ports import PortDriver, TaprioPorts, UnappliedPorts
-    from srfabric.bridge.server import BridgeServer
+    from srfabric.bridge.server import BridgeServer, default_address
+    from srfabric.rules.yang.psfp_netconf import startup_psfp
     from srfabric.southbound.gates import tai_now_ns
 
     if args.sshd and args.authorized_keys is None:
         raise SrfabricError("--authorized-keys", "a private sshd (--sshd) needs the keys it lets in")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     caps = capabilities(args)
+    psfp = startup_psfp(args.name, args.address or default_address(args.name), caps, args.flow_meters)
     server = BridgeServer(args.name, args.state.resolve(), args.yang.resolve(), dict.fromkeys(args.ports, caps),
-                          args.ssh_port)
+                          args.ssh_port, psfp)
     ports: PortDriver = TaprioPorts() if args.apply == "taprio" else UnappliedPorts()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -30,6 +30,8 @@ MODULES: dict[str, tuple[str, str]] = {
                                              "dot1cb-sid"),
 }
 NETCONF_BASE = "urn:ietf:params:xml:ns:netconf:base:1.0"
+OPERATION = "ietf-netconf:operation"
+OPERATIONS = frozenset({"merge", "replace", "create", "delete", "remove"})
 
 
 def namespace(module: str) -> str:
@@ -62,15 +64,30 @@ def _member(name: str, value: Any, module: str | None, replace: frozenset[str]) 
     attributes = ""
     if own and own != module:
         attributes, module = f' xmlns="{namespace(own)}"', own
-    if local in replace:
-        attributes += f' xmlns:nc="{NETCONF_BASE}" nc:operation="replace"'
+    operation = _operation(value) or ("replace" if local in replace else None)
+    if operation is not None:
+        attributes += f' xmlns:nc="{NETCONF_BASE}" nc:operation="{operation}"'
     if isinstance(value, dict):
-        body = "".join(_member(child, item, module, replace) for child, item in value.items())
+        body = "".join(_member(child, item, module, replace) for child, item in value.items() if child != "@")
     else:
         text, declared = _scalar(value)
         attributes += declared
         body = escape(text)
     return f"<{local}{attributes}>{body}</{local}>"
+
+
+def _operation(value: Any) -> str | None:
+    """The NETCONF operation a node's metadata asks for (RFC 7952's ``"@"`` member, as libyang writes it).
+
+    >>> print(to_xml({"ietf-interfaces:interfaces": {"interface": [{"@": {OPERATION: "remove"}, "name": "p"}]}}))
+    <interfaces ...><interface xmlns:nc="..." nc:operation="remove"><name>p</name></interface></interfaces>
+    """
+    if not isinstance(value, dict) or "@" not in value:
+        return None
+    operation = value["@"].get(OPERATION) if isinstance(value["@"], dict) else None
+    if operation not in OPERATIONS:
+        raise ModelError(f"@ {OPERATION}", f"{operation!r} is not one of {', '.join(sorted(OPERATIONS))}")
+    return str(operation)
 
 
 def _scalar(value: Any) -> tuple[str, str]:

@@ -55,7 +55,7 @@ class BridgeSession:
         try:
             return action(self._session())
         except RPCError as error:
-            raise ModelError(where, f"{what} refused: {error.tag}: {(error.message or '').strip()[:300]}") from None
+            raise ModelError(where, f"{what} refused: {refusal(error)}") from None
         except (NCClientError, OSError, EOFError, ValueError) as error:  # ValueError: a name no resolver takes
             self.close()
             reason = str(error).strip() or type(error).__name__
@@ -93,3 +93,14 @@ class BridgeSession:
             except Exception:  # noqa: BLE001 - a broken session closes as it can
                 log.debug("session to %s closed uncleanly", self.name)
             self._manager = None
+
+
+def refusal(error: RPCError) -> str:
+    """An ``<rpc-error>`` reply in one line: the first error's tag, then each distinct message (a reply with
+    several errors is one ``RPCError`` holding them, without a tag of its own)."""
+    errors = getattr(error, "errors", None) or [error]
+    tag = getattr(errors[0], "_tag", None) or "error"
+    messages = list(dict.fromkeys(" ".join((getattr(e, "_message", None) or "").split()) for e in errors))
+    shown = "; ".join(m for m in messages if m) or "(no message)"
+    more = f" ({len(errors)} errors)" if len(errors) > 1 else ""
+    return f"{tag}{more}: {shown}"[:400]

@@ -1,0 +1,66 @@
+"""PSFP over NETCONF as data: the bridge component a bridge starts with (its limits, which the published ``must``
+statements read), srfabric's edit (the bridge by key, every stream's entries replaced, the streams gone removed,
+the bridge's own leaves never sent), the handles read back from a reply, and every bad input named; a refusal
+with several ``<rpc-error>``s in one line."""
+
+from __future__ import annotations
+
+import pytest
+from lxml import etree
+from ncclient.operations import RPCError
+
+from srfabric.errors import ModelError
+from srfabric.rules.yang.psfp_document import ROOMY, psfp_document
+from srfabric.rules.yang.psfp_netconf import REPLACED, held_handles, psfp_edit, startup_psfp
+from srfabric.rules.yang.xml_document import to_config
+from srfabric.southbound.netconf.session import refusal
+from tests.unit.tsn.test_psfp import PORTS, edge_plans
+
+SID = "urn:ieee:std:802.1Q:yang:ieee802-dot1cb-stream-identification"
+
+
+def test_the_edit_names_the_bridge_by_key_and_leaves_its_own_leaves_to_it() -> None:
+    plans = edge_plans()
+    edit = psfp_edit(psfp_document("s1", "00-00-00-00-00-01", plans, PORTS, ROOMY), held={plans[0].handle, 99})
+    bridge = edit["ieee802-dot1q-bridge:bridges"]["bridge"][0]
+    assert set(bridge) == {"name", "component"} and set(bridge["component"][0]) == {
+        "name", "ieee802-dot1q-psfp-bridge:flow-meters", "ieee802-dot1q-psfp-bridge:stream-filters",
+        "ieee802-dot1q-psfp-bridge:stream-gates"}
+    gates = bridge["component"][0]["ieee802-dot1q-psfp-bridge:stream-gates"]
+    assert set(gates) == {"stream-gate-instance-table"}  # no capability leaf: the bridge holds its own
+    text = to_config(edit, REPLACED)
+    assert text.count('nc:operation="remove"') == 4  # stream 99 from the identities and the three tables
+    assert text.count('nc:operation="replace"') == 4 * len(plans)
+    assert "ietf-interfaces" not in text and "<address>" not in text
+
+
+def test_the_bridges_limits_and_address_are_checked_before_it_starts() -> None:
+    start = startup_psfp("s1", "02-AA-00-00-00-01", ROOMY, 8)
+    component = start["ieee802-dot1q-bridge:bridges"]["bridge"][0]["component"][0]
+    assert component["ieee802-dot1q-psfp-bridge:stream-gates"]["supported-list-max"] == ROOMY.list_max
+    with pytest.raises(ModelError, match="address.*aa-bb-cc-dd-ee-ff"):
+        startup_psfp("s1", "02:aa:00:00:00:01", ROOMY, 8)
+    with pytest.raises(ModelError, match="max-flow-meter-instances.*between 1 and 4294967295"):
+        startup_psfp("s1", "02-AA-00-00-00-01", ROOMY, 0)
+
+
+@pytest.mark.parametrize(("reply", "named"), [
+    ("<data>", "not XML"),
+    (f'<data><stream-identity xmlns="{SID}"><handle>-1</handle></stream-identity></data>', "handle '-1'"),
+    (f'<data><stream-identity xmlns="{SID}"><handle>4294967296</handle></stream-identity></data>', "uint32"),
+    ("<data>" + " " * (16 * 1024 * 1024) + "</data>", "over the"),
+])
+def test_a_reply_that_is_not_a_bridges_streams_is_named(reply: str, named: str) -> None:
+    with pytest.raises(ModelError, match=named):
+        held_handles(reply, "s1")
+
+
+def test_a_refusal_of_several_errors_is_one_line_with_each_message_once() -> None:
+    base = "urn:ietf:params:xml:ns:netconf:base:1.0"
+    one = (f'<rpc-error xmlns="{base}"><error-type>application</error-type><error-tag>operation-failed</error-tag>'
+           '<error-severity>error</error-severity><error-message>Number of elements\n must not be greater than '
+           'supported-list-max</error-message></rpc-error>')
+    errors = [RPCError(etree.fromstring(one)) for _ in range(3)]
+    text = refusal(RPCError(etree.fromstring(one), errs=errors))
+    assert text == "operation-failed (3 errors): Number of elements must not be greater than supported-list-max"
+    assert refusal(errors[0]).startswith("operation-failed: Number")
