@@ -29,11 +29,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from typing import Any
-from xml.etree import ElementTree
 
 from srfabric.errors import ModelError
 from srfabric.rules.yang.psfp_document import COMPONENT, PSFP, SID, psfp_document
-from srfabric.rules.yang.sched_tables import REPLY_MAX_BYTES
+from srfabric.rules.yang.sched_tables import reply_root
 from srfabric.rules.yang.xml_document import OPERATION, namespace
 from srfabric.tsn.gates.capabilities import PortCapabilities
 
@@ -93,12 +92,7 @@ def held_handles(reply: str | bytes, bridge: str) -> set[int]:
     ...              '</data>', "s1")
     {4}
     """
-    if len(reply) > REPLY_MAX_BYTES:
-        raise ModelError(f"bridge {bridge}", f"a reply of {len(reply)} bytes, over the {REPLY_MAX_BYTES} read")
-    try:
-        root = ElementTree.fromstring(reply)
-    except ElementTree.ParseError as error:
-        raise ModelError(f"bridge {bridge}", f"the reply is not XML ({error})") from None
+    root = reply_root(reply, bridge)
     handles = set()
     for identity in root.iter(f"{{{namespace(SID)}}}stream-identity"):
         text = (identity.findtext(f"{{{namespace(SID)}}}handle") or "").strip()

@@ -53,15 +53,20 @@ class PortTable:
     change_time_ns: int | None = None
 
 
-def port_tables(text: str | bytes, bridge: str) -> dict[str, PortTable]:
-    """Every interface of ``text`` that has a gate-parameter-table, by name; ``ModelError`` naming the bridge,
-    the interface and the node when a node is malformed."""
+def reply_root(text: str | bytes, bridge: str) -> ElementTree.Element:
+    """A bridge's reply as XML; ``ModelError`` naming the bridge when it is too large to read or not XML."""
     if len(text) > REPLY_MAX_BYTES:
         raise ModelError(f"bridge {bridge}", f"a reply of {len(text)} bytes, over the {REPLY_MAX_BYTES} read")
     try:
-        root = ElementTree.fromstring(text)
+        return ElementTree.fromstring(text)
     except ElementTree.ParseError as error:
         raise ModelError(f"bridge {bridge}", f"the reply is not XML ({error})") from None
+
+
+def port_tables(text: str | bytes, bridge: str) -> dict[str, PortTable]:
+    """Every interface of ``text`` that has a gate-parameter-table, by name; ``ModelError`` naming the bridge,
+    the interface and the node when a node is malformed."""
+    root = reply_root(text, bridge)
     tables = {}
     for interface in root.iter(f"{IF}interface"):
         name = interface.findtext(f"{IF}name")
