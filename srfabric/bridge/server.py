@@ -9,7 +9,6 @@ subsystem reaches this netconfd (for several bridges on one machine); otherwise 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import subprocess
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from srfabric.bridge.yang_inline import inlined, parse, to_text
+from srfabric.bridge.yang_text import Statement
 from srfabric.errors import ModelError
 from srfabric.rules.yang.xml_document import to_config
 from srfabric.tsn.gates.capabilities import PortCapabilities
@@ -55,16 +55,6 @@ def startup_config(ports: dict[str, PortCapabilities], psfp: dict[str, Any] | No
     return to_config({"ietf-interfaces:interfaces": {"interface": interfaces}, **(psfp or {})})
 
 
-def default_address(bridge: str) -> str:
-    """A locally administered MAC address made from the bridge's name, for a bridge given none.
-
-    >>> default_address("s1")
-    '02-...'
-    """
-    digest = hashlib.sha256(bridge.encode()).digest()
-    return "-".join(f"{byte:02X}" for byte in (0x02, *digest[:5]))
-
-
 def module_folder(yang: Path, into: Path) -> Path:
     """A folder of the modules named as netconfd looks them up (``name.yang``), top level only (netconfd
     searches subfolders, and the qrev draft lies in one): each a link to its pinned file, or, where netconfd
@@ -76,7 +66,7 @@ def module_folder(yang: Path, into: Path) -> Path:
         if not found:
             raise ModelError("yang", f"{yang} has no {module}@<revision>.yang (the pinned modules' folder)")
         pinned[module] = found[-1]
-    parsed = {module: parse(path.read_text()) for module, path in pinned.items()}
+    parsed = {module: _parsed(path) for module, path in pinned.items()}
     for module, path in pinned.items():
         target = into / f"{module}.yang"
         target.unlink(missing_ok=True)
@@ -87,6 +77,13 @@ def module_folder(yang: Path, into: Path) -> Path:
             target.write_text(f"// {path.name} rewritten for netconfd: srfabric.bridge.yang_inline\n"
                               + to_text(rewritten))
     return into
+
+
+def _parsed(path: Path) -> Statement:
+    try:
+        return parse(path.read_text())
+    except (ModelError, OSError, UnicodeDecodeError) as error:
+        raise ModelError(f"yang {path}", str(error)) from None
 
 
 @dataclass

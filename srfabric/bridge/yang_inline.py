@@ -2,9 +2,11 @@
 ``augment`` inside another ``uses`` (``ieee802-dot1q-psfp`` has such: its stream gates' cycle times, base times
 and gate lists; netconfd then names ``numerator``, ``seconds`` and ``gate-control-entry`` unknown elements).
 Each such ``uses`` is replaced by its grouping's statements, its ``refine`` and ``augment`` applied, the
-grouping's own names given the prefix the module imports its module under. The schema tree is unchanged: the
-tests compare ``yanglint``'s tree of the published module set with that of the rewritten one. A module without
-such a ``uses`` is left as it is (``None``).
+grouping's own names given the prefix the module imports its module under. What it cannot rewrite faithfully
+(a ``when`` or ``if-feature`` on such a ``uses`` or its ``augment``, a prefix inside an XPath expression of
+another module's grouping, a grouping with its own groupings or typedefs) is refused, naming it. For the pinned
+modules the compiled schema is unchanged: the tests compare ``yanglint -f info`` of the published set with the
+rewritten one. A module without such a ``uses`` is left as it is (``None``).
 
 Examples
 --------
@@ -27,6 +29,7 @@ True
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from srfabric.bridge.yang_text import Statement, parse, to_text
@@ -38,7 +41,14 @@ BUILTIN = frozenset({"binary", "bits", "boolean", "decimal64", "empty", "enumera
                      "instance-identifier", "int8", "int16", "int32", "int64", "leafref", "string", "uint8",
                      "uint16", "uint32", "uint64", "union"})
 NAMED = frozenset({"type", "base", "uses", "if-feature"})  # statements whose argument names a module's definition
-LEFT_OUT = frozenset({"description", "reference", "status", "grouping", "typedef"})  # a grouping's own, not its data
+LEFT_OUT = frozenset({"description", "reference", "status"})  # a grouping's own, not its data
+XPATH = frozenset({"must", "when", "path", "default"})  # arguments whose prefixes are not rewritten
+ADDED = frozenset({"must", "if-feature"})  # a refine's statements added to the node's
+REPLACED = frozenset({"description", "reference", "config", "default", "mandatory", "presence", "min-elements",
+                      "max-elements"})  # and those that replace the node's
+DATA = frozenset({"container", "leaf", "leaf-list", "list", "choice", "case", "anydata", "anyxml", "action",
+                  "notification", "input", "output"})
+NAME = re.compile(r"([A-Za-z_][\w.-]*:)?[A-Za-z_][\w.-]*")
 
 
 def inlined(module: Statement, imported: Mapping[str, Statement]) -> Statement | None:
@@ -69,34 +79,48 @@ def _expanded(statements: list[Statement], module: Statement, imported: Mapping[
 
 def _instance(uses: Statement, module: Statement, imported: Mapping[str, Statement]) -> list[Statement]:
     """The grouping ``uses`` names, as ``module`` sees it: its statements with the ``uses``'s refinements."""
-    for unsupported in ("when", "if-feature"):
-        if uses.all(unsupported):
-            raise ModelError(f"yang uses {uses.value}", f"has a {unsupported}, which this rewriting does not keep")
+    where = f"yang uses {uses.value}"
+    _refuse(uses, ("when", "if-feature"), where)
     prefix, _, name = uses.value.rpartition(":")
     source = module if prefix in ("", _prefix(module)) else imported.get(_module_of(module, prefix), None)
     if source is None:
-        raise ModelError(f"yang uses {uses.value}", f"its module (prefix {prefix}) is not among those given")
+        raise ModelError(where, f"its module (prefix {prefix}) is not among those given")
     grouping = next((g for g in source.all("grouping") if g.value == name), None)
     if grouping is None:
-        raise ModelError(f"yang uses {uses.value}", f"{source.value} has no grouping {name}")
+        raise ModelError(where, f"{source.value} has no grouping {name} at its top level")
+    _refuse(grouping, ("grouping", "typedef"), where)  # names scoped to the grouping: not rewritten
     body = [child.copied() for child in grouping.children or [] if child.keyword not in LEFT_OUT]
     if source is not module:
         for statement in body:
             _qualify(statement, source, module)
+    body = _expanded(body, module, imported)  # a refine or augment may name a node a nested uses brings
     for refine in uses.all("refine"):
         _refined(_target(body, refine), refine)
     for augment in uses.all("augment"):
+        _refuse(augment, ("when", "if-feature"), f"{where} augment {augment.value}")  # they bind the added nodes
         target = _target(body, augment)
         target.children = (target.children or []) + [c for c in augment.children or [] if c.keyword not in LEFT_OUT]
     return body
 
 
+def _refuse(statement: Statement, keywords: tuple[str, ...], where: str) -> None:
+    for keyword in keywords:
+        if statement.all(keyword):
+            raise ModelError(where, f"has a {keyword}, which this rewriting does not keep")
+
+
 def _qualify(statement: Statement, source: Statement, module: Statement) -> None:
     """Each name ``statement`` holds from ``source`` (its own, or another module's under ``source``'s prefix)
-    given the prefix ``module`` imports that module under."""
+    given the prefix ``module`` imports that module under. ``ModelError`` for a name this cannot rewrite: a
+    prefix inside an XPath expression or a default, an ``if-feature`` expression."""
     for inner in statement.walk():
+        if inner.keyword in XPATH and ":" in inner.value:
+            raise ModelError(f"yang {inner.keyword} {inner.value}", "names a module's nodes in a grouping of "
+                                                                    f"{source.value}: not rewritten")
         if inner.keyword not in NAMED or (inner.keyword == "type" and inner.value in BUILTIN):
             continue
+        if not NAME.fullmatch(inner.value):
+            raise ModelError(f"yang {inner.keyword} {inner.value}", "is an expression, not a name: not rewritten")
         prefix, _, name = inner.value.rpartition(":")
         home = source.value if prefix in ("", _prefix(source)) else _module_of(source, prefix)
         mine = _prefix(module) if home == module.value else _import_prefix(module, home)
@@ -104,13 +128,15 @@ def _qualify(statement: Statement, source: Statement, module: Statement) -> None
 
 
 def _refined(node: Statement, refine: Statement) -> None:
-    """``refine``'s statements onto ``node``: a ``must`` is added, any other replaces the one ``node`` has."""
+    """``refine``'s statements onto ``node`` (RFC 7950 7.13.2): a ``must`` or ``if-feature`` is added, any other
+    replaces the one ``node`` has; ``ModelError`` for one this does not apply."""
     node.children = node.children or []
     for change in refine.children or []:
-        if change.keyword not in ("must", "description", "reference"):
+        if change.keyword not in ADDED | REPLACED or (change.keyword == "default" and node.keyword == "leaf-list"):
+            raise ModelError(f"yang refine {refine.value}", f"its {change.keyword} is not one this rewriting applies")
+        if change.keyword in REPLACED:
             node.children = [c for c in node.children if c.keyword != change.keyword]
-        if change.keyword not in ("description", "reference"):
-            node.children.append(change.copied())
+        node.children.append(change.copied())
 
 
 def _target(body: list[Statement], where: Statement) -> Statement:
@@ -119,8 +145,7 @@ def _target(body: list[Statement], where: Statement) -> Statement:
     children = body
     for step in where.value.split("/"):
         name = step.rpartition(":")[2]
-        found = next((c for c in children if c.argument is not None and c.value == name
-                      and c.keyword not in ("must", "type", "description", "when")), None)
+        found = next((c for c in children if c.keyword in DATA and c.value == name), None)
         if found is None:
             raise ModelError(f"yang {where.keyword} {where.value}", f"no node {name} in the grouping")
         children = found.children or []

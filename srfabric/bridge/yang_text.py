@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from srfabric.errors import ModelError
 
@@ -34,12 +34,14 @@ class Statement:
     keyword: str
     argument: str | None = None
     children: list[Statement] | None = None
+    column: int = field(default=0, compare=False)  # where the argument began in its source line
 
     @property
     def value(self) -> str:
-        """The argument without its quotes (a name or path; a joined or escaped string stays as written)."""
+        """The argument without its quotes when it is one string (a name or path); strings joined with ``+`` stay
+    as written, and so do escapes."""
         raw = self.argument or ""
-        if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "\"'" and "+" not in raw:
+        if raw[:1] in ("'", '"') and _string_end(raw, 0) == len(raw):
             return raw[1:-1]
         return raw
 
@@ -64,34 +66,40 @@ class Statement:
 
 
 def tokens(text: str) -> Iterator[tuple[str, int]]:
-    """(token, offset): ``{``, ``}``, ``;``, ``+``, a quoted string as written, or a bare word; comments skipped."""
-    at, size = 0, len(text)
+    """(token, offset): ``{``, ``}``, ``;``, ``+`` after a quoted string, a quoted string as written, or a bare word;
+    comments skipped. ``ModelError`` naming the offset of a comment not closed, or of a comment sequence inside an
+    unquoted argument (RFC 7950 6.1.3 allows none there)."""
+    at, size, quoted = 0, len(text), False
     while at < size:
         char = text[at]
         if char.isspace():
             at += 1
-        elif text.startswith("//", at):
-            at = _after(text, "\n", at)
-        elif text.startswith("/*", at):
-            at = _after(text, "*/", at)
-        elif char in "{};+":
+            continue
+        if text.startswith(("//", "/*"), at):
+            at = _after(text, "\n" if text[at + 1] == "/" else "*/", at)
+            continue
+        if char in "{};" or (char == "+" and quoted):
             yield char, at
-            at += 1
-        elif char in "\"'":
-            end = _string_end(text, at)
-            yield text[at:end], at
-            at = end
-        else:
-            end = at
-            while end < size and not text[end].isspace() and text[end] not in "{};" \
-                    and not text.startswith(("//", "/*"), end):
-                end += 1
-            yield text[at:end], at
-            at = end
+            at, quoted = at + 1, False
+            continue
+        end = _string_end(text, at) if char in "\"'" else _word_end(text, at)
+        yield text[at:end], at
+        at, quoted = end, char in "\"'"
+
+
+def _word_end(text: str, at: int) -> int:
+    end = at
+    while end < len(text) and not text[end].isspace() and text[end] not in "{};":
+        end += 1
+    if "//" in text[at:end] or "/*" in text[at:end]:
+        raise ModelError("yang", f"an unquoted argument at offset {at} holds a comment sequence (quote it)")
+    return end
 
 
 def _after(text: str, closing: str, at: int) -> int:
     found = text.find(closing, at + 2)
+    if found < 0 and closing == "*/":
+        raise ModelError("yang", f"a comment opened at offset {at} is not closed")
     return len(text) if found < 0 else found + len(closing)
 
 
@@ -122,11 +130,17 @@ def _statement(text: str, stream: list[tuple[str, int]], at: int) -> tuple[State
     while at < len(stream) and stream[at][0] not in "{};":
         parts.append(stream[at][0])
         at += 1
-    argument = " ".join(parts) if parts else None
+    if not _one_argument(parts):
+        raise ModelError("yang", f"{keyword} at offset {stream[at - len(parts) - 1][1]} has more than one argument "
+                                 "(strings are joined with +)")
+    argument, column = None, 0
+    if parts:  # the argument as written, joins and line breaks kept, and the column it starts at
+        first, last = stream[at - len(parts)][1], stream[at - 1][1] + len(parts[-1])
+        argument, column = text[first:last], first - (text.rfind("\n", 0, first) + 1)
     if at >= len(stream):
         raise ModelError("yang", f"{keyword} is not ended by ; or a block")
     if stream[at][0] == ";":
-        return Statement(keyword, argument), at + 1
+        return Statement(keyword, argument, None, column), at + 1
     if stream[at][0] == "}":
         raise ModelError("yang", f"{keyword} is not ended by ; or a block (offset {stream[at][1]})")
     children: list[Statement] = []
@@ -136,7 +150,15 @@ def _statement(text: str, stream: list[tuple[str, int]], at: int) -> tuple[State
         children.append(child)
     if at >= len(stream):
         raise ModelError("yang", f"the block of {keyword} {argument or ''} is not closed")
-    return Statement(keyword, argument, children), at + 1
+    return Statement(keyword, argument, children, column), at + 1
+
+
+def _one_argument(parts: list[str]) -> bool:
+    """No argument, one bare word, or quoted strings joined by ``+``."""
+    if len(parts) <= 1:
+        return parts[:1] != ["+"]
+    return all((part == "+") == (index % 2 == 1) for index, part in enumerate(parts)) and len(parts) % 2 == 1 \
+        and all(part[0] in "\"'" for part in parts[::2])
 
 
 def _offset(stream: list[tuple[str, int]], at: int, text: str) -> int:
@@ -144,9 +166,22 @@ def _offset(stream: list[tuple[str, int]], at: int, text: str) -> int:
 
 
 def to_text(statement: Statement, indent: int = 0) -> str:
-    """``statement`` as YANG source, two spaces a level."""
-    head = " " * indent + statement.keyword + (f" {statement.argument}" if statement.argument is not None else "")
+    """``statement`` as YANG source, two spaces a level; an argument over several lines moved with its first line,
+    so that a double-quoted string keeps its text (its lines' indent is stripped up to its opening quote's
+    column, RFC 7950 6.1.3)."""
+    head = " " * indent + statement.keyword
+    if statement.argument is not None:
+        head += " " + _moved(statement.argument, len(head) + 1 - statement.column)
     if statement.children is None:
         return head + ";\n"
     inner = "".join(to_text(child, indent + 2) for child in statement.children)
     return f"{head} {{\n{inner}{' ' * indent}}}\n"
+
+
+def _moved(argument: str, by: int) -> str:
+    """Every line of ``argument`` after its first indented ``by`` more columns (fewer when negative)."""
+    first, *rest = argument.split("\n")
+    for index, line in enumerate(rest):
+        indent = len(line) - len(line.lstrip(" \t"))
+        rest[index] = " " * max(0, indent + by) + line[indent:] if line.strip() else line
+    return "\n".join([first, *rest])

@@ -39,10 +39,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--cycle-max-ns", type=int, default=1_000_000_000, help="supported-cycle-max, in ns")
     serve.add_argument("--interval-max-ns", type=int, default=1_000_000_000, help="supported-interval-max")
     serve.add_argument("--tick", type=int, default=10, help="tick-granularity, tenths of a ns")
-    serve.add_argument("--address", help="the bridge's MAC address (aa-bb-cc-dd-ee-ff); default: a locally "
-                                          "administered one made from --name")
-    serve.add_argument("--flow-meters", type=int, default=1024, help="max-flow-meter-instances (PSFP); its stream "
-                                                                     "gates take the ports' list, cycle and interval")
+    serve.add_argument("--address", help="the bridge's MAC address (aa-bb-cc-dd-ee-ff); default: the locally "
+                                          "administered one srfabric's API gives the switch of that name")
+    serve.add_argument("--flow-meters", type=int, default=1024, help="max-flow-meter-instances (PSFP; the published "
+                       "must statement reads it, but bounds no count); its stream gates take the ports' limits")
     serve.add_argument("--ssh-port", type=int, default=830, help="the SSH port NETCONF sessions arrive on")
     serve.add_argument("--sshd", action="store_true", help="run a private sshd for this bridge")
     serve.add_argument("--listen", default="127.0.0.1", help="the private sshd's address")
@@ -94,7 +94,8 @@ def check(args: argparse.Namespace) -> int:
 def serve(args: argparse.Namespace) -> int:
     from srfabric.bridge.agent import BridgeAgent
     from srfabric.bridge.ports import PortDriver, TaprioPorts, UnappliedPorts
-    from srfabric.bridge.server import BridgeServer, default_address
+    from srfabric.bridge.server import BridgeServer
+    from srfabric.rules.yang.psfp_document import edge_address
     from srfabric.rules.yang.psfp_netconf import startup_psfp
     from srfabric.southbound.gates import tai_now_ns
 
@@ -102,7 +103,7 @@ def serve(args: argparse.Namespace) -> int:
         raise SrfabricError("--authorized-keys", "a private sshd (--sshd) needs the keys it lets in")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     caps = capabilities(args)
-    psfp = startup_psfp(args.name, args.address or default_address(args.name), caps, args.flow_meters)
+    psfp = startup_psfp(args.name, args.address or edge_address(args.name), caps, args.flow_meters)
     server = BridgeServer(args.name, args.state.resolve(), args.yang.resolve(), dict.fromkeys(args.ports, caps),
                           args.ssh_port, psfp)
     ports: PortDriver = TaprioPorts() if args.apply == "taprio" else UnappliedPorts()

@@ -20,7 +20,7 @@ from pydantic import Field
 
 from srfabric.api.resources.schemas import Strict
 from srfabric.api.streams.newest import NewestReports
-from srfabric.rules.yang.psfp_document import PSFP, psfp_document
+from srfabric.rules.yang.psfp_document import PSFP, edge_address, psfp_document
 from srfabric.tsn.gates.capabilities import PortCapabilities
 from srfabric.tsn.protect.policing import COUNTERS
 from srfabric.tsn.protect.psfp import DEFAULT_BURST_FRAMES, StreamProtection
@@ -90,13 +90,3 @@ class PsfpBook(NewestReports[PsfpReport]):
     def reported_at(self, bridge: str) -> float | None:
         kept = self.reports.get(bridge)
         return None if kept is None else kept[0]
-
-
-def edge_address(bridge: str) -> str:
-    """A locally administered address standing for an edge switch that reports none, the same for the same name.
-
-    >>> edge_address("s1")
-    '02-00-00-00-73-31'
-    """
-    tail = bridge.encode()[-4:].rjust(4, b"\0")
-    return "-".join(f"{octet:02X}" for octet in b"\x02\x00" + tail)

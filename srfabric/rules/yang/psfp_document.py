@@ -79,6 +79,17 @@ def psfp_document(bridge: str, address: str, plans: Sequence[StreamProtection], 
     }
 
 
+def edge_address(bridge: str) -> str:
+    """A locally administered address standing for a bridge given none, the same for the same name (the API's
+    documents and ``srfabric bridge serve`` use it alike).
+
+    >>> edge_address("s1")
+    '02-00-00-00-73-31'
+    """
+    tail = bridge.encode()[-4:].rjust(4, b"\0")
+    return "-".join(f"{octet:02X}" for octet in b"\x02\x00" + tail)
+
+
 def _identity(plan: StreamProtection, port: str) -> dict[str, Any]:
     identity = plan.identity
     match: dict[str, Any] = {"ip-source": identity.ipv4_source, "ip-destination": identity.ipv4_destination,

@@ -44,7 +44,7 @@ def namespace(module: str) -> str:
 def to_xml(document: dict[str, Any], replace: frozenset[str] = frozenset()) -> str:
     """Every top-level member of ``document`` as XML elements, one after the other; a node named in ``replace``
     carries NETCONF's ``operation="replace"`` (an edit's list replaces the one held, not merged into it by
-    index)."""
+    index), and a node whose ``"@"`` member asks for an operation carries that one instead (``_operation``)."""
     return "".join(_member(name, value, None, replace) for name, value in document.items())
 
 

@@ -1,6 +1,7 @@
 """An edge's per-stream filtering and policing sent to its bridge over NETCONF (``srfabric psfp push``): the
 streams the bridge holds are read, then the edge's document (the API's ``GET /v2.0/srfabric/psfp/{switch}``)
-goes in as one edit, with the streams the edge no longer has removed, into the candidate datastore and a
+goes in as one edit, with what the bridge holds and the edge has not removed (srfabric keeps the bridge's PSFP
+tables: they become the edge's), into the candidate datastore and a
 confirmed commit, confirmed once it is in. The bridge's server validates the edit against the published modules
 and the limits it holds (``startup_psfp``); a refusal names the bridge, and the bridge keeps what it held."""
 
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from srfabric.errors import SrfabricError
-from srfabric.rules.yang.psfp_netconf import HELD_FILTER, REPLACED, held_handles, psfp_edit
+from srfabric.rules.yang.psfp_netconf import REPLACED, Held, held_filter, held_psfp, psfp_edit
 from srfabric.rules.yang.xml_document import to_config
 from srfabric.southbound.netconf.session import BridgeSession
 
@@ -28,15 +29,16 @@ class Pushed:
     removed: list[int]
 
 
-def held_streams(session: BridgeSession) -> set[int]:
-    """The handles of the streams the bridge's running datastore identifies."""
-    reply = session.call("get-config", lambda s: s.get_config("running", filter=("subtree", HELD_FILTER)).data_xml)
-    return held_handles(reply, session.name)
+def held_streams(session: BridgeSession, bridge: str) -> Held:
+    """What the bridge's running datastore holds of PSFP (its bridge component ``bridge``'s tables)."""
+    wanted = held_filter(bridge)  # ncclient makes a list of selections one subtree filter
+    return held_psfp(session.call("get-config", lambda s: s.get_config("running", filter=wanted).data_xml),
+                     session.name)
 
 
 def push_psfp(session: BridgeSession, document: dict[str, Any], confirm_timeout_s: int = 30) -> Pushed:
     """``document`` (``psfp_document``'s) onto the bridge ``session`` reaches, in a confirmed commit."""
-    held = held_streams(session)
+    held = held_streams(session, document["ieee802-dot1q-bridge:bridges"]["bridge"][0]["name"])
     edit = psfp_edit(document, held)
     token = uuid.uuid4().hex
     try:
@@ -47,4 +49,4 @@ def push_psfp(session: BridgeSession, document: dict[str, Any], confirm_timeout_
         raise
     session.confirm(token)  # unconfirmed, the bridge rolls back by itself when its timeout ends
     streams = sorted(i["handle"] for i in edit["ieee802-dot1cb-stream-identification:stream-identity"] if "@" not in i)
-    return Pushed(session.name, streams, sorted(held - set(streams)))
+    return Pushed(session.name, streams, sorted(held.handles - set(streams)))

@@ -56,12 +56,18 @@ def test_an_edges_document_is_committed_read_back_and_its_gone_stream_removed(se
     plans = fig1_plans()
     done = push_psfp(session, psfp_document("s1", "00-00-00-00-00-01", plans, PORTS, ROOMY), confirm_timeout_s=20)
     assert done.streams == sorted(plan.handle for plan in plans) and not done.removed
-    assert held_streams(session) == {plan.handle for plan in plans}
+    assert held_streams(session, "s1").handles == {plan.handle for plan in plans}
     assert gate_lists(session) == {plan.handle: len(plan.gate.intervals) for plan in plans}
     kept = plans[:-1]
-    done = push_psfp(session, psfp_document("s1", "00-00-00-00-00-01", kept, PORTS, ROOMY), confirm_timeout_s=20)
+    document = psfp_document("s1", "00-00-00-00-00-01", kept, PORTS, ROOMY)
+    component = document["ieee802-dot1q-bridge:bridges"]["bridge"][0]["component"][0]
+    for row in component["ieee802-dot1q-psfp-bridge:stream-filters"]["stream-filter-instance-table"]:
+        row |= {"matching-frames-count": 9, "red-frames-count": 1}  # as the API shows it after a report
+    done = push_psfp(session, document, confirm_timeout_s=20)
     assert done.removed == [plans[-1].handle]
-    assert held_streams(session) == {plan.handle for plan in kept}
+    held = held_streams(session, "s1")
+    assert held.handles == {plan.handle for plan in kept}
+    assert list(held.tables.values()) == [{plan.handle for plan in kept}] * 3  # meters, filters and gates
     assert gate_lists(session) == {plan.handle: len(plan.gate.intervals) for plan in kept}
 
 
@@ -72,7 +78,7 @@ def test_a_gate_list_over_the_bridges_limit_is_refused_by_its_server_and_changes
     assert plans, "the edge's plans should have a gate list of more than two entries"
     with pytest.raises(ModelError, match="supported-list-max"):
         push_psfp(session, psfp_document("s1", "00-00-00-00-00-01", plans, PORTS, ROOMY), confirm_timeout_s=20)
-    assert held_streams(session) == set() and gate_lists(session) == {}
+    assert held_streams(session, "s1").handles == set() and gate_lists(session) == {}
 
 
 def test_an_admitted_streams_protection_as_the_api_gives_it_is_taken_by_its_edges_bridge(tmp_path: Path) -> None:
@@ -88,7 +94,7 @@ def test_an_admitted_streams_protection_as_the_api_gives_it_is_taken_by_its_edge
         session = BridgeSession(lab.access()[edge])
         try:
             push_psfp(session, service.streams.psfp.document(edge, plans, ports), confirm_timeout_s=20)
-            assert held_streams(session) == {plan.handle for plan in plans}
+            assert held_streams(session, edge).handles == {plan.handle for plan in plans}
             assert gate_lists(session) == {plan.handle: len(plan.gate.intervals) for plan in plans}
         finally:
             session.close()

@@ -42,6 +42,7 @@ def test_a_babbling_talker_gets_no_more_than_its_reservation_through_its_edge(la
         edge = PinnedEdge("mn-s1")  # the testbed's pin name of s1, h1's switch
         assert follow_round(client, edge, bridge).startswith("1 streams protected (1 written, 0 removed)")
         received, reserved_frames = babble(lab)
+        assert reserved_frames <= FRAMES / 3, "the talker sent so slowly that its reservation is no test of a meter"
         time.sleep(0.5)  # the talker has sent its last frame: the edge has seen it
         follow_round(client, edge, bridge)
         document = client.get(f"/v2.0/srfabric/psfp/{bridge}")

@@ -39,10 +39,23 @@ def test_only_psfp_is_rewritten_and_its_compiled_schema_is_the_published_ones(tm
     assert "uses ieee802:rational-grouping" not in text and "leaf numerator" in text
 
 
-@pytest.mark.parametrize("path", sorted(YANG.glob("*.yang")), ids=lambda p: p.name)
-def test_every_pinned_module_prints_back_as_the_same_statements(path: Path) -> None:
-    module = parse(path.read_text())
-    assert parse(to_text(module)) == module
+def test_every_pinned_module_printed_back_compiles_to_the_same_schema(tmp_path: Path) -> None:
+    printed = tmp_path / "printed"
+    printed.mkdir()
+    published = sorted(YANG.glob("*.yang"))
+    for path in published:
+        text = to_text(parse(path.read_text()))
+        assert to_text(parse(text)) == text
+        (printed / path.name).write_text(text)
+    for path in published:
+        assert info(path, YANG) == info(printed / path.name, printed), path.name
+
+
+def info(path: Path, folder: Path) -> str:
+    done = subprocess.run(["yanglint", "-p", str(folder), "-f", "info", str(path)], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
 
 
 @pytest.mark.parametrize(("text", "named"), [
@@ -51,6 +64,9 @@ def test_every_pinned_module_prints_back_as_the_same_statements(path: Path) -> N
     ("module m { leaf a;", "not closed"),
     ("module m { } leaf b;", "after the module"),
     ("{ }", "keyword expected"),
+    ("module m { reference http://a; }", "comment sequence"),
+    ('module m { d "a" "b"; }', "more than one argument"),
+    ("module m { /* open }", "comment opened at offset 11 is not closed"),
 ])
 def test_text_that_is_not_yang_is_named(text: str, named: str) -> None:
     with pytest.raises(ModelError, match=named):
@@ -62,9 +78,44 @@ def test_text_that_is_not_yang_is_named(text: str, named: str) -> None:
     ("uses nope:g;", "prefix nope"),
     ("uses missing;", "no grouping missing"),
     ("uses g { refine absent { must 'x'; } }", "no node absent"),
+    ("uses g { refine n { units s; } }", "its units is not one"),
+    ("uses g { augment n { when 'x'; leaf z { type uint8; } } }", "augment n.*when"),
+    ("uses nested;", "has a typedef"),
+    ("uses tt:xpath;", "names a module's nodes"),
+    ("uses tt:feature;", "is an expression"),
 ])
 def test_a_uses_the_rewriting_cannot_keep_is_named(inner: str, named: str) -> None:
-    module = parse(f'module m {{ prefix m; grouping g {{ leaf n {{ type uint8; }} }} grouping p {{ uses q {{ '
-                   f'augment "c" {{ {inner} }} }} }} grouping q {{ container c; }} }}')
     with pytest.raises(ModelError, match=named):
-        inlined(module, {})
+        inlined(parse(MODULE.format(inner=inner)), {"t": parse(OTHER)})
+
+
+MODULE = """module m {{ prefix m; import t {{ prefix tt; }}
+  grouping g {{ leaf n {{ type uint8; }} list l {{ key "index"; leaf index {{ type uint8; }} }} }}
+  grouping nested {{ typedef h {{ type uint8; }} leaf n {{ type h; }} }}
+  grouping p {{ uses q {{ augment "c" {{ {inner} }} }} }}
+  grouping q {{ container c; }} }}"""
+OTHER = """module t { prefix t; feature f; feature f2; identity base-id;
+  grouping xpath { leaf x { type uint8; must "../t:y"; } }
+  grouping feature { leaf x { if-feature "f or f2"; type uint8; } }
+  grouping typed { leaf x { type identityref { base base-id; } } uses more; }
+  grouping more { leaf y { if-feature f; type uint8; } } }"""
+
+
+def test_a_refine_adds_musts_and_features_and_replaces_the_rest_on_the_node_it_names_not_a_key() -> None:
+    refine = ("uses g { refine l/index { must 'x'; if-feature tt:f; description 'new'; } "
+              "refine n { mandatory true; description 'n'; } }")
+    rewritten = inlined(parse(MODULE.format(inner=refine)), {"t": parse(OTHER)})
+    assert rewritten is not None
+    container = next(s for s in rewritten.walk() if s.keyword == "augment")
+    leaf_n, listed = container.children or []
+    assert [(c.keyword, c.value) for c in listed.find("leaf").children or []] == [
+        ("type", "uint8"), ("must", "x"), ("if-feature", "tt:f"), ("description", "new")]
+    assert listed.find("key").value == "index" and leaf_n.find("mandatory").value == "true"
+
+
+def test_another_modules_grouping_comes_with_its_names_under_the_prefixes_the_module_imports() -> None:
+    rewritten = inlined(parse(MODULE.format(inner="uses tt:typed;")), {"t": parse(OTHER)})
+    assert rewritten is not None
+    text = to_text(rewritten)
+    assert "base tt:base-id;" in text and "if-feature tt:f;" in text and "leaf y" in text
+

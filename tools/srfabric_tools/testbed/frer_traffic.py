@@ -19,14 +19,14 @@ from srfabric.xdp import frames
 from srfabric.xdp.frer import rtag
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
 s.bind(("{ifname}", 0))
-start = time.time()
+start = time.monotonic()
 for n in range({count}):
     frame = frames.udp_frame(dst_mac={dst_mac}, src_mac={src_mac}, src="{src}", dst="{dst}", sport={sport},
                              dport={dport}, size=96)
     frame = frame[:-4] + struct.pack("!I", n)
     s.send(rtag(n % 65536, frame) if {tagged} else frame)
-    time.sleep(max(0.0, start + (n + 1) / {rate} - time.time()))
-open("{out}.part", "w").write(json.dumps({{"frames": {count}, "seconds": time.time() - start}}))
+    time.sleep(max(0.0, start + (n + 1) / {rate} - time.monotonic()))
+open("{out}.part", "w").write(json.dumps({{"frames": {count}, "seconds": time.monotonic() - start}}))
 os.replace("{out}.part", "{out}")
 """
 LISTEN = """
