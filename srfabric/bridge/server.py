@@ -70,19 +70,24 @@ def module_folder(yang: Path, into: Path) -> Path:
     for module, path in pinned.items():
         target = into / f"{module}.yang"
         target.unlink(missing_ok=True)
-        rewritten = inlined(parsed[module], parsed)
-        if rewritten is None:
+        try:
+            rewritten = inlined(parsed[module], parsed)
+            text = None if rewritten is None else to_text(rewritten)
+        except ModelError as error:
+            raise ModelError(f"yang {path}", f"{error.field}: {error.message}") from None
+        if text is None:
             target.symlink_to(path)
         else:
-            target.write_text(f"// {path.name} rewritten for netconfd: srfabric.bridge.yang_inline\n"
-                              + to_text(rewritten))
+            target.write_text(f"// {path.name} rewritten for netconfd: srfabric.bridge.yang_inline\n{text}")
     return into
 
 
 def _parsed(path: Path) -> Statement:
     try:
         return parse(path.read_text())
-    except (ModelError, OSError, UnicodeDecodeError) as error:
+    except ModelError as error:
+        raise ModelError(f"yang {path}", error.message) from None
+    except (OSError, UnicodeDecodeError) as error:
         raise ModelError(f"yang {path}", str(error)) from None
 
 

@@ -42,7 +42,9 @@ BUILTIN = frozenset({"binary", "bits", "boolean", "decimal64", "empty", "enumera
                      "uint16", "uint32", "uint64", "union"})
 NAMED = frozenset({"type", "base", "uses", "if-feature"})  # statements whose argument names a module's definition
 LEFT_OUT = frozenset({"description", "reference", "status"})  # a grouping's own, not its data
-XPATH = frozenset({"must", "when", "path", "default"})  # arguments whose prefixes are not rewritten
+XPATH = frozenset({"must", "when", "path"})  # arguments whose prefixes are not rewritten
+LITERAL = re.compile(r"'[^']*'|\"[^\"]*\"")  # an XPath expression's string literals, whose colons name nothing
+PREFIXED = re.compile(r"[A-Za-z_][\w.-]*:[A-Za-z_]")
 ADDED = frozenset({"must", "if-feature"})  # a refine's statements added to the node's
 REPLACED = frozenset({"description", "reference", "config", "default", "mandatory", "presence", "min-elements",
                       "max-elements"})  # and those that replace the node's
@@ -88,7 +90,9 @@ def _instance(uses: Statement, module: Statement, imported: Mapping[str, Stateme
     grouping = next((g for g in source.all("grouping") if g.value == name), None)
     if grouping is None:
         raise ModelError(where, f"{source.value} has no grouping {name} at its top level")
-    _refuse(grouping, ("grouping", "typedef"), where)  # names scoped to the grouping: not rewritten
+    for inner in list(grouping.walk())[1:]:  # names scoped inside the grouping are not rewritten
+        _refuse(inner, ("grouping", "typedef"), where)
+    _refuse(grouping, ("grouping", "typedef"), where)
     body = [child.copied() for child in grouping.children or [] if child.keyword not in LEFT_OUT]
     if source is not module:
         for statement in body:
@@ -112,19 +116,31 @@ def _refuse(statement: Statement, keywords: tuple[str, ...], where: str) -> None
 def _qualify(statement: Statement, source: Statement, module: Statement) -> None:
     """Each name ``statement`` holds from ``source`` (its own, or another module's under ``source``'s prefix)
     given the prefix ``module`` imports that module under. ``ModelError`` for a name this cannot rewrite: a
-    prefix inside an XPath expression or a default, an ``if-feature`` expression."""
+    prefix in an XPath expression, an identity as a default, an ``if-feature`` expression, an extension."""
     for inner in statement.walk():
-        if inner.keyword in XPATH and ":" in inner.value:
-            raise ModelError(f"yang {inner.keyword} {inner.value}", "names a module's nodes in a grouping of "
-                                                                    f"{source.value}: not rewritten")
+        where = f"yang {inner.keyword} {inner.value}"
+        if ":" in inner.keyword:
+            raise ModelError(where, f"is an extension in a grouping of {source.value}: not rewritten")
+        if inner.keyword in XPATH and PREFIXED.search(LITERAL.sub("", inner.value)):
+            raise ModelError(where, f"names another module's nodes in a grouping of {source.value}: not rewritten")
+        if inner.all("default") and _may_name(inner):
+            raise ModelError(where, f"its default may name an identity of {source.value}'s: not rewritten")
         if inner.keyword not in NAMED or (inner.keyword == "type" and inner.value in BUILTIN):
             continue
         if not NAME.fullmatch(inner.value):
-            raise ModelError(f"yang {inner.keyword} {inner.value}", "is an expression, not a name: not rewritten")
+            raise ModelError(where, "is an expression, not a name: not rewritten")
         prefix, _, name = inner.value.rpartition(":")
         home = source.value if prefix in ("", _prefix(source)) else _module_of(source, prefix)
         mine = _prefix(module) if home == module.value else _import_prefix(module, home)
         inner.argument = f"{mine}:{name}"
+
+
+def _may_name(leaf: Statement) -> bool:
+    """Whether a default of ``leaf`` may be a name resolved in the grouping's module: its type is an identityref,
+    an instance-identifier, or a typedef this does not look into."""
+    types = leaf.all("type")
+    return bool(types) and (types[0].value in ("identityref", "instance-identifier")
+                            or types[0].value not in BUILTIN)
 
 
 def _refined(node: Statement, refine: Statement) -> None:

@@ -136,7 +136,10 @@ def _statement(text: str, stream: list[tuple[str, int]], at: int) -> tuple[State
     argument, column = None, 0
     if parts:  # the argument as written, joins and line breaks kept, and the column it starts at
         first, last = stream[at - len(parts)][1], stream[at - 1][1] + len(parts[-1])
-        argument, column = text[first:last], first - (text.rfind("\n", 0, first) + 1)
+        line_start = text.rfind("\n", 0, first) + 1
+        argument, column = text[first:last], first - line_start
+        if "\n" in argument and "\t" in text[line_start:first]:  # YANG counts a tab as 8 columns: not moved
+            raise ModelError("yang", f"a multi-line argument at offset {first} follows a tab: not rewritten")
     if at >= len(stream):
         raise ModelError("yang", f"{keyword} is not ended by ; or a block")
     if stream[at][0] == ";":
@@ -156,7 +159,7 @@ def _statement(text: str, stream: list[tuple[str, int]], at: int) -> tuple[State
 def _one_argument(parts: list[str]) -> bool:
     """No argument, one bare word, or quoted strings joined by ``+``."""
     if len(parts) <= 1:
-        return parts[:1] != ["+"]
+        return True
     return all((part == "+") == (index % 2 == 1) for index, part in enumerate(parts)) and len(parts) % 2 == 1 \
         and all(part[0] in "\"'" for part in parts[::2])
 
@@ -179,9 +182,35 @@ def to_text(statement: Statement, indent: int = 0) -> str:
 
 
 def _moved(argument: str, by: int) -> str:
-    """Every line of ``argument`` after its first indented ``by`` more columns (fewer when negative)."""
-    first, *rest = argument.split("\n")
-    for index, line in enumerate(rest):
+    """Every line of ``argument`` after its first indented ``by`` more columns (fewer when negative), but for a line
+    inside a single-quoted string, which YANG keeps as written; ``ModelError`` when a line cannot move so."""
+    lines = argument.split("\n")
+    if by == 0 or len(lines) == 1:
+        return argument
+    for index, in_single in enumerate(_breaks_in_single_quotes(argument), start=1):
+        line = lines[index]
         indent = len(line) - len(line.lstrip(" \t"))
-        rest[index] = " " * max(0, indent + by) + line[indent:] if line.strip() else line
-    return "\n".join([first, *rest])
+        if in_single or not line.strip():
+            continue
+        if "\t" in line[:indent] or indent + by < 0:
+            raise ModelError(f"yang {argument[:40]!r}", f"a line of it cannot move {by} columns (a tab, or too "
+                                                        "little indent): not rewritten")
+        lines[index] = " " * (indent + by) + line[indent:]
+    return "\n".join(lines)
+
+
+def _breaks_in_single_quotes(argument: str) -> list[bool]:
+    """For each line break of ``argument``, whether it lies inside a single-quoted string."""
+    quote, escaped, breaks = "", False, []
+    for char in argument:
+        if char == "\n":
+            breaks.append(quote == "'")
+        if escaped:
+            escaped = False
+        elif quote == '"' and char == "\\":
+            escaped = True
+        elif quote and char == quote:
+            quote = ""
+        elif not quote and char in "\"'":
+            quote = char
+    return breaks

@@ -81,8 +81,7 @@ def psfp_edit(document: dict[str, Any], held: Held | None = None) -> dict[str, A
     component = bridge["component"][0]
     held = held or Held({}, {})
     identities = list(document.get(f"{SID}:stream-identity", []))
-    kept = {identity["handle"] for identity in identities}
-    gone = sorted(index for index, handle in held.identities.items() if handle not in kept)
+    gone = sorted(set(held.identities) - {identity["index"] for identity in identities})
     tables = {}
     for container, (table, key) in TABLES.items():
         rows = [{k: v for k, v in row.items() if k not in COUNTERS}
@@ -120,13 +119,15 @@ def held_filter(bridge: str, component: str = COMPONENT) -> list[str]:
             f"<component><name>{escape(component)}</name>{tables}</component></bridge></bridges>"]
 
 
-def held_psfp(reply: str | bytes, bridge: str) -> Held:
-    """What a bridge's reply (``get-config`` of ``held_filter``) shows it holds; ``ModelError`` naming the bridge
-    and the node of a reply that is not one.
+def held_psfp(reply: str | bytes, bridge: str, name: str, component: str = COMPONENT) -> Held:
+    """What a bridge's reply (``get-config`` of ``held_filter(name, component)``) shows it holds: its identities and
+    the tables of its bridge ``name``'s ``component``. ``ModelError`` naming the bridge when it has no such
+    component (its name is not the switch's), or the node of a reply that is not one.
 
-    >>> sid = namespace(SID)
+    >>> sid, dot1q = namespace(SID), namespace("ieee802-dot1q-bridge")
     >>> held_psfp(f'<data><stream-identity xmlns="{sid}"><index>1</index><handle>4</handle></stream-identity>'
-    ...           '</data>', "s1")
+    ...           f'<bridges xmlns="{dot1q}"><bridge><name>s1</name><component><name>c0</name></component></bridge>'
+    ...           '</bridges></data>', "s1", "s1")
     Held(identities={1: 4}, tables={})
     """
     root = reply_root(reply, bridge)
@@ -135,16 +136,22 @@ def held_psfp(reply: str | bytes, bridge: str) -> Held:
         where = f"bridge {bridge} stream-identity"
         identities[_uint32(identity, f"{{{namespace(SID)}}}index", where)] = _uint32(
             identity, f"{{{namespace(SID)}}}handle", where)
+    dot1q = f"{{{namespace('ieee802-dot1q-bridge')}}}"
+    mine = [held for node in root.iter(f"{dot1q}bridge") if (node.findtext(f"{dot1q}name") or "").strip() == name
+            for held in node.findall(f"{dot1q}component") if (held.findtext(f"{dot1q}name") or "").strip() == component]
+    if not mine:
+        raise ModelError(f"bridge {bridge}", f"holds no bridge {name!r} with a component {component!r}: a bridge's "
+                                             "name must be its switch's (srfabric bridge serve --name)")
     tables: dict[str, set[int]] = {}
     psfp = f"{{{namespace(PSFP)}}}"
     for table, key in TABLES.values():
-        for row in root.iter(f"{psfp}{table}"):
+        for row in mine[0].iter(f"{psfp}{table}"):
             tables.setdefault(table, set()).add(_uint32(row, f"{psfp}{key}", f"bridge {bridge} {table}"))
     return Held(identities, tables)
 
 
 def _uint32(node: ElementTree.Element, leaf: str, where: str) -> int:
     text = (node.findtext(leaf) or "").strip()
-    if not text.isdigit() or int(text) > MAX_METERS:
+    if not (text.isascii() and text.isdigit()) or int(text) > MAX_METERS:
         raise ModelError(where, f"{leaf.rpartition('}')[2]} {text!r} is not a uint32")
     return int(text)

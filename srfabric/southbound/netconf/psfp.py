@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from srfabric.errors import SrfabricError
+from srfabric.rules.yang.psfp_document import COMPONENT
 from srfabric.rules.yang.psfp_netconf import REPLACED, Held, held_filter, held_psfp, psfp_edit
 from srfabric.rules.yang.xml_document import to_config
 from srfabric.southbound.netconf.session import BridgeSession
@@ -29,16 +30,18 @@ class Pushed:
     removed: list[int]
 
 
-def held_streams(session: BridgeSession, bridge: str) -> Held:
-    """What the bridge's running datastore holds of PSFP (its bridge component ``bridge``'s tables)."""
-    wanted = held_filter(bridge)  # ncclient makes a list of selections one subtree filter
+def held_streams(session: BridgeSession, bridge: str, component: str = COMPONENT) -> Held:
+    """What the bridge's running datastore holds of PSFP: its identities, and its bridge ``bridge``'s
+    ``component``'s tables (``ModelError`` when it has none such)."""
+    wanted = held_filter(bridge, component)  # ncclient makes a list of selections one subtree filter
     return held_psfp(session.call("get-config", lambda s: s.get_config("running", filter=wanted).data_xml),
-                     session.name)
+                     session.name, bridge, component)
 
 
 def push_psfp(session: BridgeSession, document: dict[str, Any], confirm_timeout_s: int = 30) -> Pushed:
     """``document`` (``psfp_document``'s) onto the bridge ``session`` reaches, in a confirmed commit."""
-    held = held_streams(session, document["ieee802-dot1q-bridge:bridges"]["bridge"][0]["name"])
+    named = document["ieee802-dot1q-bridge:bridges"]["bridge"][0]
+    held = held_streams(session, named["name"], named["component"][0]["name"])
     edit = psfp_edit(document, held)
     token = uuid.uuid4().hex
     try:

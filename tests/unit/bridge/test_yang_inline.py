@@ -67,6 +67,7 @@ def info(path: Path, folder: Path) -> str:
     ("module m { reference http://a; }", "comment sequence"),
     ('module m { d "a" "b"; }', "more than one argument"),
     ("module m { /* open }", "comment opened at offset 11 is not closed"),
+    ('module m {\n\tdescription "a\n\t\t  b"; }', "follows a tab"),
 ])
 def test_text_that_is_not_yang_is_named(text: str, named: str) -> None:
     with pytest.raises(ModelError, match=named):
@@ -81,8 +82,11 @@ def test_text_that_is_not_yang_is_named(text: str, named: str) -> None:
     ("uses g { refine n { units s; } }", "its units is not one"),
     ("uses g { augment n { when 'x'; leaf z { type uint8; } } }", "augment n.*when"),
     ("uses nested;", "has a typedef"),
-    ("uses tt:xpath;", "names a module's nodes"),
+    ("uses tt:xpath;", "names another module's nodes"),
     ("uses tt:feature;", "is an expression"),
+    ("uses tt:identity-default;", "default may name an identity"),
+    ("uses tt:extended;", "is an extension"),
+    ("uses tt:deep;", "has a typedef"),
 ])
 def test_a_uses_the_rewriting_cannot_keep_is_named(inner: str, named: str) -> None:
     with pytest.raises(ModelError, match=named):
@@ -98,7 +102,10 @@ OTHER = """module t { prefix t; feature f; feature f2; identity base-id;
   grouping xpath { leaf x { type uint8; must "../t:y"; } }
   grouping feature { leaf x { if-feature "f or f2"; type uint8; } }
   grouping typed { leaf x { type identityref { base base-id; } } uses more; }
-  grouping more { leaf y { if-feature f; type uint8; } } }"""
+  grouping more { leaf y { if-feature f; type uint8; must "../x = 'a:b'"; } }
+  grouping identity-default { leaf x { type identityref { base base-id; } default base-id; } }
+  grouping extended { leaf x { type uint8; ext:note "x"; } }
+  grouping deep { container k { typedef loc { type uint8; } leaf y { type loc; } } } }"""
 
 
 def test_a_refine_adds_musts_and_features_and_replaces_the_rest_on_the_node_it_names_not_a_key() -> None:
@@ -119,3 +126,11 @@ def test_another_modules_grouping_comes_with_its_names_under_the_prefixes_the_mo
     text = to_text(rewritten)
     assert "base tt:base-id;" in text and "if-feature tt:f;" in text and "leaf y" in text
 
+
+
+def test_a_moved_argument_keeps_its_text_and_a_single_quoted_string_stays_as_written() -> None:
+    module = parse("module m {\n      description \"a\n                   b\";\n      reference 'c\n   d';\n"
+                   "      default +; }")
+    printed = to_text(module)
+    assert 'description "a\n               b";' in printed  # moved 4 columns left with its quote
+    assert "reference 'c\n   d';" in printed and "default +;" in printed

@@ -18,6 +18,9 @@ from tests.unit.tsn.test_psfp import PORTS, edge_plans
 
 SID = "urn:ieee:std:802.1Q:yang:ieee802-dot1cb-stream-identification"
 PSFP = "urn:ieee:std:802.1Q:yang:ieee802-dot1q-psfp-bridge"
+DOT1Q = "urn:ieee:std:802.1Q:yang:ieee802-dot1q-bridge"
+BRIDGE = (f'<bridges xmlns="{DOT1Q}"><bridge><name>s1</name><component><name>c0</name>{{}}</component></bridge>'
+          "</bridges>")
 
 
 def test_the_edit_names_the_bridge_by_key_and_leaves_its_own_leaves_and_the_counters_to_it() -> None:
@@ -26,7 +29,7 @@ def test_the_edit_names_the_bridge_by_key_and_leaves_its_own_leaves_and_the_coun
     component = document["ieee802-dot1q-bridge:bridges"]["bridge"][0]["component"][0]
     for row in component["ieee802-dot1q-psfp-bridge:stream-filters"]["stream-filter-instance-table"]:
         row |= {"matching-frames-count": 9, "red-frames-count": 1}  # the API's document after a report
-    held = Held({plans[0].handle: plans[0].handle, 40: 99}, {"flow-meter-instance-table": {99},
+    held = Held({plans[0].handle: plans[0].handle, 40: 99, 41: plans[1].handle}, {"flow-meter-instance-table": {99},
                                                             "stream-gate-instance-table": {98}})
     edit = psfp_edit(document, held)
     bridge = edit["ieee802-dot1q-bridge:bridges"]["bridge"][0]
@@ -36,8 +39,9 @@ def test_the_edit_names_the_bridge_by_key_and_leaves_its_own_leaves_and_the_coun
     gates = bridge["component"][0]["ieee802-dot1q-psfp-bridge:stream-gates"]
     assert set(gates) == {"stream-gate-instance-table"}  # no capability leaf: the bridge holds its own
     text = to_config(edit, REPLACED)
-    assert text.count('nc:operation="remove"') == 3  # stream 99's identity (by its index), meter 99 and gate 98
-    assert "<index>40</index>" in text and "<flow-meter-instance-id>99<" in text
+    # identities 40 (stream 99) and 41 (a kept stream's, under another index), meter 99 and gate 98
+    assert text.count('nc:operation="remove"') == 4
+    assert "<index>40</index>" in text and "<index>41</index>" in text and "<flow-meter-instance-id>99<" in text
     assert "<stream-gate-instance-id>98<" in text
     assert text.count('nc:operation="replace"') == 4 * len(plans)
     assert "ietf-interfaces" not in text and "<address>" not in text and "-count>" not in text
@@ -62,21 +66,28 @@ def test_the_bridges_limits_and_address_are_checked_before_it_starts() -> None:
     (f'<data><stream-identity xmlns="{SID}"><handle>1</handle></stream-identity></data>', "index ''"),
     (f'<data><stream-identity xmlns="{SID}"><index>1</index><handle>4294967296</handle></stream-identity></data>',
      "uint32"),
-    (f'<data><flow-meter-instance-table xmlns="{PSFP}"><flow-meter-instance-id>x</flow-meter-instance-id>'
-     "</flow-meter-instance-table></data>", "flow-meter-instance-table.*'x'"),
+    ("<data>" + BRIDGE.format(f'<flow-meters xmlns="{PSFP}"><flow-meter-instance-table><flow-meter-instance-id>'
+                              "x</flow-meter-instance-id></flow-meter-instance-table></flow-meters>") + "</data>",
+     "flow-meter-instance-table.*'x'"),
+    (f'<data><stream-identity xmlns="{SID}"><index>²</index><handle>1</handle></stream-identity></data>', "index"),
     ("<data>" + " " * (16 * 1024 * 1024) + "</data>", "over the"),
 ])
 def test_a_reply_that_is_not_a_bridges_streams_is_named(reply: str, named: str) -> None:
     with pytest.raises(ModelError, match=named):
-        held_psfp(reply, "s1")
+        held_psfp(reply, "s1", "s1")
 
 
 def test_what_a_bridge_holds_is_read_for_its_own_component_only() -> None:
     assert "<name>s&lt;1</name>" in held_filter("s<1")[1]
+    gate = (f'<stream-gates xmlns="{PSFP}"><stream-gate-instance-table><stream-gate-instance-id>{{}}'
+            "</stream-gate-instance-id></stream-gate-instance-table></stream-gates>")
     reply = (f'<data><stream-identity xmlns="{SID}"><index>3</index><handle>7</handle></stream-identity>'
-             f'<stream-gate-instance-table xmlns="{PSFP}"><stream-gate-instance-id>7</stream-gate-instance-id>'
-             "</stream-gate-instance-table></data>")
-    assert held_psfp(reply, "s1") == Held({3: 7}, {"stream-gate-instance-table": {7}})
+             f'<bridges xmlns="{DOT1Q}"><bridge><name>s2</name><component><name>c0</name>{gate.format(8)}'
+             f"</component></bridge><bridge><name>s1</name><component><name>c0</name>{gate.format(7)}"
+             "</component></bridge></bridges></data>")
+    assert held_psfp(reply, "s1", "s1") == Held({3: 7}, {"stream-gate-instance-table": {7}})
+    with pytest.raises(ModelError, match="holds no bridge 's9'.*--name"):
+        held_psfp(reply, "s1", "s9")
 
 
 def test_a_refusal_of_several_errors_is_one_line_with_each_message_once() -> None:

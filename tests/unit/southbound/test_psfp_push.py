@@ -13,6 +13,7 @@ from srfabric.southbound.netconf.psfp import push_psfp
 from tests.unit.tsn.test_psfp import PORTS, edge_plans
 
 SID = "urn:ieee:std:802.1Q:yang:ieee802-dot1cb-stream-identification"
+DOT1Q = "urn:ieee:std:802.1Q:yang:ieee802-dot1q-bridge"
 
 
 class Bridge:
@@ -25,7 +26,9 @@ class Bridge:
 
     def call(self, what: str, action: Any) -> str:
         self.calls.append(what)
-        return f'<data><stream-identity xmlns="{SID}"><index>5</index><handle>99</handle></stream-identity></data>'
+        return (f'<data><stream-identity xmlns="{SID}"><index>5</index><handle>99</handle></stream-identity>'
+                f'<bridges xmlns="{DOT1Q}"><bridge><name>s1</name><component><name>c0</name></component></bridge>'
+                "</bridges></data>")
 
     def edit_and_commit(self, config: str, token: str, confirm_timeout_s: int) -> None:
         self.calls.append(("commit", token, "<index>5</index>" in config, confirm_timeout_s))
