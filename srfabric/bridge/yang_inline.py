@@ -90,9 +90,8 @@ def _instance(uses: Statement, module: Statement, imported: Mapping[str, Stateme
     grouping = next((g for g in source.all("grouping") if g.value == name), None)
     if grouping is None:
         raise ModelError(where, f"{source.value} has no grouping {name} at its top level")
-    for inner in list(grouping.walk())[1:]:  # names scoped inside the grouping are not rewritten
+    for inner in grouping.walk():  # names scoped inside the grouping are not rewritten
         _refuse(inner, ("grouping", "typedef"), where)
-    _refuse(grouping, ("grouping", "typedef"), where)
     body = [child.copied() for child in grouping.children or [] if child.keyword not in LEFT_OUT]
     if source is not module:
         for statement in body:

@@ -38,6 +38,7 @@ from xml.sax.saxutils import escape
 
 from srfabric.errors import ModelError
 from srfabric.rules.yang.psfp_document import COMPONENT, PSFP, SID, psfp_document
+from srfabric.rules.yang.psfp_read import U32
 from srfabric.rules.yang.sched_tables import reply_root
 from srfabric.rules.yang.xml_document import OPERATION, namespace
 from srfabric.tsn.gates.capabilities import PortCapabilities
@@ -51,7 +52,6 @@ TABLES = {"flow-meters": ("flow-meter-instance-table", "flow-meter-instance-id")
           "stream-gates": ("stream-gate-instance-table", "stream-gate-instance-id")}
 REPLACED = frozenset({"stream-identity", *(table for table, _ in TABLES.values())})  # entries replaced, not merged
 MAC = re.compile(r"[0-9a-fA-F]{2}(-[0-9a-fA-F]{2}){5}")  # ieee802-types' mac-address
-MAX_METERS = 4_294_967_295  # max-flow-meter-instances is a uint32
 NAME_MAX = 32  # a bridge's and a component's name (ieee802-dot1q-types' name-type)
 
 
@@ -63,8 +63,8 @@ def startup_psfp(bridge: str, address: str, gates: PortCapabilities, meters: int
         raise ModelError("bridge name", f"{bridge!r} is not 1 to {NAME_MAX} printable characters (dot1q-types' name)")
     if not MAC.fullmatch(address):
         raise ModelError("address", f"{address!r} is not a MAC address as ieee802-types writes one (aa-bb-cc-dd-ee-ff)")
-    if not 1 <= meters <= MAX_METERS:
-        raise ModelError("max-flow-meter-instances (--flow-meters)", f"{meters} is not between 1 and {MAX_METERS}")
+    if not 1 <= meters <= U32:
+        raise ModelError("max-flow-meter-instances (--flow-meters)", f"{meters} is not between 1 and {U32}")
     return {"ieee802-dot1q-bridge:bridges": {"bridge": [{
         "name": bridge, "address": address, "bridge-type": "ieee802-dot1q-bridge:customer-vlan-bridge",
         "component": [{
@@ -152,6 +152,6 @@ def held_psfp(reply: str | bytes, bridge: str, name: str, component: str = COMPO
 
 def _uint32(node: ElementTree.Element, leaf: str, where: str) -> int:
     text = (node.findtext(leaf) or "").strip()
-    if not (text.isascii() and text.isdigit()) or int(text) > MAX_METERS:
+    if not (text.isascii() and text.isdigit()) or int(text) > U32:
         raise ModelError(where, f"{leaf.rpartition('}')[2]} {text!r} is not a uint32")
     return int(text)

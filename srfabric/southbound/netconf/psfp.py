@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from srfabric.errors import SrfabricError
-from srfabric.rules.yang.psfp_document import COMPONENT
+from srfabric.rules.yang.psfp_document import COMPONENT, SID
 from srfabric.rules.yang.psfp_netconf import REPLACED, Held, held_filter, held_psfp, psfp_edit
 from srfabric.rules.yang.xml_document import to_config
 from srfabric.southbound.netconf.session import BridgeSession
@@ -51,5 +51,5 @@ def push_psfp(session: BridgeSession, document: dict[str, Any], confirm_timeout_
             session.discard()  # the candidate back to what runs: the next edit starts clean
         raise
     session.confirm(token)  # unconfirmed, the bridge rolls back by itself when its timeout ends
-    streams = sorted(i["handle"] for i in edit["ieee802-dot1cb-stream-identification:stream-identity"] if "@" not in i)
+    streams = sorted(identity["handle"] for identity in document.get(f"{SID}:stream-identity", []))
     return Pushed(session.name, streams, sorted(held.handles - set(streams)))

@@ -64,6 +64,10 @@ class NumberedUdp:
     def received_file(self) -> Path:
         return self.lab.workdir / f"{self.name}.received"
 
+    @property
+    def sent_file(self) -> Path:
+        return self.lab.workdir / f"{self.name}.sent"
+
     def listen(self) -> None:
         self.received_file.unlink(missing_ok=True)
         script = self.lab.workdir / f"{self.name}-listen.py"
@@ -75,31 +79,29 @@ class NumberedUdp:
         spec = self.lab.spec
         talker, listener = spec.hosts[self.talker], spec.hosts[self.listener]
         script = self.lab.workdir / f"{self.name}-talk.py"
-        (self.lab.workdir / f"{self.name}.sent").unlink(missing_ok=True)
+        self.sent_file.unlink(missing_ok=True)
         script.write_text(TALK.format(ifname=f"{self.talker}-eth0", count=self.count, dst_mac=listener.mac,
                                       src_mac=talker.mac, src=talker.ip, dst=listener.ip, sport=self.port + 1,
                                       dport=self.port, tagged=self.tagged, rate=self.rate,
-                                      out=self.lab.workdir / f"{self.name}.sent"))
+                                      out=self.sent_file))
         self.lab.cmd(self.talker, f"{sys.executable} {script} &")
 
     def talked(self, timeout: float = 60.0) -> float:
         """Seconds the talker took to send its frames (a busy host sends late), once it has sent its last."""
-        done = self.lab.workdir / f"{self.name}.sent"
-        deadline = time.monotonic() + timeout
-        while not done.exists():
-            if time.monotonic() > deadline:
-                raise SrfabricError(self.name, f"the talker did not finish within {timeout} s")
-            time.sleep(0.1)
-        return float(json.loads(done.read_text())["seconds"])
+        self._wait_for(self.sent_file, timeout, "the talker did not finish")
+        return float(json.loads(self.sent_file.read_text())["seconds"])
 
     def received(self, timeout: float = 30.0) -> list[tuple[int, int]]:
         """(number, monotonic receive ns) of every frame the listener got, once it has stopped listening."""
-        deadline = time.monotonic() + timeout
-        while not self.received_file.exists():
-            if time.monotonic() > deadline:
-                raise SrfabricError(self.name, f"the listener wrote nothing within {timeout} s")
-            time.sleep(0.1)
+        self._wait_for(self.received_file, timeout, "the listener wrote nothing")
         return [(int(n), int(at)) for n, at in json.loads(self.received_file.read_text())]
+
+    def _wait_for(self, done: Path, timeout: float, failed: str) -> None:
+        deadline = time.monotonic() + timeout
+        while not done.exists():
+            if time.monotonic() > deadline:
+                raise SrfabricError(self.name, f"{failed} within {timeout} s")
+            time.sleep(0.1)
 
 
 def with_a_cut(lab: ApiLab, flow: NumberedUdp, cut_after_s: float, link: tuple[str, str]) -> dict[str, float | int]:
